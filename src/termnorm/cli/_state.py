@@ -1,0 +1,3 @@
+"""Process-wide CLI flags set by the root callback."""
+
+DEBUG = False

@@ -1,0 +1,56 @@
+"""The ``termnorm`` command: one Typer app, one sub-module per command group.
+
+Errors from termnorm (bad input, mismatched artifacts) print one line on stderr and exit 1;
+``--debug`` shows the full traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import typer
+
+from termnorm.cli import _state
+
+app = typer.Typer(
+    name="termnorm",
+    help="Normalize medical terms to concept IDs with knowledge-infused term embeddings.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on error."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress details."),
+) -> None:
+    """termnorm: terminologies in, concept IDs out."""
+    _state.DEBUG = debug
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
+def _register() -> None:
+    """Attach the command groups (imports are cheap: heavy work happens inside commands)."""
+    from termnorm.cli import register_all
+
+    register_all(app)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    _register()
+    try:
+        app(args=argv, standalone_mode=True)
+    except SystemExit:
+        raise
+    except Exception as exc:  # one line, unless --debug
+        if _state.DEBUG or "--debug" in (argv if argv is not None else sys.argv):
+            raise
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(1) from None

@@ -1,0 +1,69 @@
+"""Typed records that every terminology loader yields, and the load report they fill.
+
+A loader turns one source (RRF, OBO, TSV, ...) into three streams of records:
+:class:`Concept`, :class:`Term`, :class:`Relation`. Concept IDs are always namespaced,
+``NAMESPACE:LOCAL`` (``UMLS:C0027051``, ``HP:0001250``, ``MESH:D003920``, ``OMIM:222100``,
+``ICD10CM:I21.9``), so sources combined into one KG never collide by accident, while sources
+that share a namespace (MEDIC's and HPO's OMIM diseases) merge on purpose.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Concept:
+    """One concept: its ID, display name, semantic types and alternative IDs (xrefs)."""
+
+    concept_id: str
+    name: str
+    semantic_types: tuple[str, ...] = ()
+    alt_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One surface form of a concept."""
+
+    concept_id: str
+    term: str
+    lang: str = "en"
+    source: str = ""
+    is_preferred: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """A directed edge ``head --relation--> tail`` between two concept IDs."""
+
+    head: str
+    relation: str
+    tail: str
+
+
+@dataclass
+class LoadReport:
+    """Counts of what a loader read, kept and dropped (with the reason), per record kind.
+
+    Nothing is dropped silently: every ``drop`` names a reason that the CLI prints.
+    """
+
+    source: str
+    read: Counter[str] = field(default_factory=Counter)
+    kept: Counter[str] = field(default_factory=Counter)
+    dropped: Counter[str] = field(default_factory=Counter)
+
+    def drop(self, reason: str, n: int = 1) -> None:
+        """Count ``n`` records dropped for ``reason``."""
+        self.dropped[reason] += n
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready view (used in the KG card and the CLI summary)."""
+        return {
+            "source": self.source,
+            "read": dict(self.read),
+            "kept": dict(self.kept),
+            "dropped": dict(self.dropped),
+        }
