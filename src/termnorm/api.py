@@ -1,0 +1,226 @@
+"""The public Python API: thin functions over lazily built, cached objects.
+
+>>> import termnorm
+>>> termnorm.normalize("heart attack")            # top-5 Candidates from the default index
+>>> termnorm.normalize(["MI", "HTN"], index="idx/medic", k=1)
+>>> termnorm.normalize_file("terms.csv", "terms.normalized.csv", index="idx/medic")
+
+``index`` is a :class:`~termnorm.index.TermIndex`, an index folder, or ``None`` for the
+default index (HPO + all-MiniLM-L6-v2, built once into the user cache with a progress bar).
+Indexes, encoders and normalizers are cached per folder (reloaded when ``index.json``
+changes) so repeated calls cost only the query encoding and search.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, overload
+
+from termnorm.encoders.transformer import DEFAULT_MAX_LENGTH
+from termnorm.index import Backend, TermIndex, parse_bytes
+from termnorm.index.term_index import CARD_NAME
+from termnorm.kg import KnowledgeGraph
+from termnorm.search.candidate import Candidate
+from termnorm.search.normalizer import Normalizer, SearchMode
+
+if TYPE_CHECKING:
+    from termnorm.encoders import TermEncoder
+    from termnorm.evaluation.synonyms import SynonymSource
+    from termnorm.search.batch import BatchReport
+    from termnorm.search.domain import SearchSpace
+    from termnorm.search.strategies import VectorMatcher
+
+__all__ = [
+    "add_synonyms",
+    "build_index",
+    "get_normalizer",
+    "get_strategy",
+    "load_index",
+    "load_kg",
+    "normalize",
+    "normalize_file",
+]
+
+IndexLike = TermIndex | str | Path | None
+
+_lock = threading.RLock()
+_indexes: dict[tuple[str, float], TermIndex] = {}
+_encoders: dict[tuple[str, str, int], TermEncoder] = {}
+_default_dir: Path | None = None
+_normalizers: weakref.WeakKeyDictionary[TermIndex, dict[str, Normalizer]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def load_kg(path: str | Path) -> KnowledgeGraph:
+    """Read a KG folder written by ``termnorm kg build``."""
+    return KnowledgeGraph.load(path)
+
+
+def load_index(path: str | Path) -> TermIndex:
+    """Read an index folder (cached until its ``index.json`` changes); nothing is re-encoded."""
+    folder = Path(path).resolve()
+    card = folder / CARD_NAME
+    key = (str(folder), card.stat().st_mtime if card.is_file() else 0.0)
+    with _lock:
+        if key not in _indexes:
+            _indexes[key] = TermIndex.load(folder)
+        return _indexes[key]
+
+
+def build_index(
+    kg_dir: str | Path,
+    model: str | Path | None = None,
+    pooling: str | None = None,
+    backend: Backend | str = Backend.AUTO,
+    out: str | Path | None = None,
+    memory_budget: int | str | None = None,
+    max_length: int = DEFAULT_MAX_LENGTH,
+    batch_size: int = 256,
+    show_progress: bool = True,
+) -> TermIndex:
+    """Encode a KG folder's terms with ``model`` (default all-MiniLM-L6-v2) and index them.
+
+    Saved to ``out`` when given. ``memory_budget`` (bytes or ``"4GB"``) steers the automatic
+    backend choice; ``None`` means half of this machine's memory.
+    """
+    from termnorm.encoders import TermEncoder
+
+    kg = KnowledgeGraph.load(kg_dir)
+    encoder = TermEncoder.load(model, pooling=pooling, max_length=max_length)
+    budget = parse_bytes(memory_budget) if memory_budget is not None else None
+    index = TermIndex.build(
+        kg, encoder, backend, budget, batch_size, show_progress=show_progress, kg_path=kg_dir
+    )
+    if out is not None:
+        index.save(out)
+    with _lock:
+        _encoders[_encoder_key(index)] = encoder
+    return index
+
+
+def _encoder_key(index: TermIndex) -> tuple[str, str, int]:
+    model = index.card["model"]
+    return (str(model["fingerprint"]), str(model["pooling"]), int(model["max_length"]))
+
+
+def _resolve(index: IndexLike) -> TermIndex:
+    if isinstance(index, TermIndex):
+        return index
+    if index is None:
+        return load_index(_default_index_dir())
+    return load_index(index)
+
+
+def _default_index_dir() -> Path:
+    """The default index folder, built on first use (progress bar) and then reused."""
+    global _default_dir
+    from termnorm.index.default import default_index, default_index_dir
+
+    with _lock:
+        if _default_dir is None:
+            _default_dir = default_index_dir()
+        if not (_default_dir / CARD_NAME).is_file():
+            default_index()
+        return _default_dir
+
+
+def get_normalizer(index: IndexLike = None, mode: SearchMode | str = "term") -> Normalizer:
+    """The (cached) :class:`Normalizer` of ``index`` with the index's own encoder."""
+    resolved = _resolve(index)
+    mode = SearchMode(mode)
+    with _lock:
+        per_index = _normalizers.setdefault(resolved, {})
+        if mode.value not in per_index:
+            key = _encoder_key(resolved)
+            if key not in _encoders:
+                _encoders[key] = resolved.load_encoder()
+            per_index[mode.value] = Normalizer(resolved, _encoders[key], mode)
+        return per_index[mode.value]
+
+
+@overload
+def normalize(  # type: ignore[overload-overlap]  # a str is also a Sequence[str]
+    terms: str, index: IndexLike = None, k: int = 5, mode: str = "term"
+) -> list[Candidate]: ...
+@overload
+def normalize(
+    terms: Sequence[str], index: IndexLike = None, k: int = 5, mode: str = "term"
+) -> list[list[Candidate]]: ...
+def normalize(
+    terms: str | Sequence[str], index: IndexLike = None, k: int = 5, mode: str = "term"
+) -> list[Candidate] | list[list[Candidate]]:
+    """Top-``k`` concepts for one term (a list) or for each of several terms (a list of lists).
+
+    Raises :class:`~termnorm.search.QueryError` for an empty, whitespace-only, non-text or
+    over-long term.
+    """
+    normalizer = get_normalizer(index, mode)
+    if isinstance(terms, str):
+        return normalizer.normalize(terms, k)
+    return normalizer.normalize_batch(list(terms), k)
+
+
+def normalize_file(
+    input: str | Path,
+    output: str | Path,
+    index: IndexLike = None,
+    column: str | None = None,
+    k: int = 1,
+    mode: str = "term",
+    show_progress: bool = True,
+) -> BatchReport:
+    """Normalize a column of a CSV/TSV/JSONL/Parquet file into ``output`` (same rows, in order,
+    with ``concept_id``, ``concept_name``, ``score``, ``matched_term``, ``error`` added; see
+    :mod:`termnorm.search.batch`)."""
+    from termnorm.search.batch import normalize_file as run
+
+    return run(get_normalizer(index, mode), input, output, column, k, show_progress=show_progress)
+
+
+def add_synonyms(
+    index: IndexLike, synonyms: SynonymSource, format: str | None = None
+) -> SearchSpace:
+    """``index`` plus domain synonyms, for the D/OD search strategies (see :func:`get_strategy`).
+
+    ``synonyms``: a ``concept_id<TAB>text`` file, any annotated mention file ``termnorm eval``
+    reads, or ``(concept_id, text)`` pairs. Only the new texts are encoded; the index itself
+    is not changed (``space.synonym_report`` counts what was kept and dropped, and why).
+    """
+    from termnorm.evaluation.synonyms import load_synonyms
+    from termnorm.search.domain import SearchSpace
+
+    normalizer = get_normalizer(index)
+    space = SearchSpace.from_index(normalizer.index, normalizer.encoder)
+    return space.with_synonyms(load_synonyms(synonyms, format))[0]
+
+
+def get_strategy(
+    strategy: str = "o-t",
+    index: IndexLike | SearchSpace = None,
+    synonyms: SynonymSource | None = None,
+    threshold: float = 0.95,
+) -> VectorMatcher:
+    """A search strategy or sieve (``"o-t"``, ``"od-c"``, ``"d-t+od-t"``, ...) as a matcher.
+
+    >>> space = termnorm.api.add_synonyms("idx/medic", "my_terms.tsv")
+    >>> termnorm.api.get_strategy("d-t+od-t", space).normalize("primary HPT")
+    """
+    from termnorm.search.domain import SearchSpace
+    from termnorm.search.sieve import build_strategy
+
+    if isinstance(index, SearchSpace):
+        space = index
+        if synonyms is not None:
+            from termnorm.evaluation.synonyms import load_synonyms
+
+            space = space.with_synonyms(load_synonyms(synonyms))[0]
+    elif synonyms is not None:
+        space = add_synonyms(index, synonyms)
+    else:
+        normalizer = get_normalizer(index)
+        space = SearchSpace.from_index(normalizer.index, normalizer.encoder)
+    return build_strategy(space, strategy, threshold)

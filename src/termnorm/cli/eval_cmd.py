@@ -1,0 +1,284 @@
+"""``termnorm eval ...``: measure indexes, baselines and models on benchmarks.
+
+``eval_app`` is the ``eval`` sub-app; this module adds ``eval normalize``. Another evaluator
+adds its command from its own module, without touching this one::
+
+    # cli/eval_mcsm_cmd.py
+    from termnorm.cli.eval_cmd import eval_app
+
+    def register(app: typer.Typer) -> None:   # app unused: eval_app is already attached
+        @eval_app.command("mcsm")
+        def mcsm(...) -> None: ...
+
+plus one line ``eval_mcsm_cmd.register(app)`` in ``cli/__init__.py`` *after*
+``eval_cmd.register(app)``. :func:`termnorm.cli._output.print_metrics` prints a metrics dict
+the same way (``--json`` flat, unprefixed). Heavy imports stay inside the command functions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from termnorm.cli._output import json_ready, print_json, unprefixed
+from termnorm.cli._strategy import (
+    DEFAULT_SIEVE_THRESHOLD,
+    STRATEGY_HELP,
+    SYNONYMS_HELP,
+    THRESHOLD_HELP,
+    strategy_matcher,
+)
+from termnorm.evaluation.composite import CompositeRule
+from termnorm.evaluation.datasets.mention import MentionFormat
+from termnorm.search.lexical.kinds import LexicalKind
+
+if TYPE_CHECKING:
+    from termnorm.evaluation.normalization import NormalizationReport
+    from termnorm.search.candidate import Matcher
+
+__all__ = ["eval_app", "ks_up_to", "register"]
+
+eval_app = typer.Typer(
+    name="eval",
+    help="Measure indexes, lexical baselines and models on benchmark datasets.",
+    no_args_is_help=True,
+)
+
+STANDARD_KS = (1, 3, 5, 10)
+_NORMALIZE_EXAMPLES = """
+Examples:
+
+  termnorm eval normalize --index medic_idx ../shared/benchmarks/ncbi_disease/NCBIdevelopset_corpus.txt
+
+  termnorm eval normalize --baseline tfidf --kg medic_kg NCBIdevelopset_corpus.txt --json
+
+  termnorm eval normalize --zero-shot --model MODEL_DIR cadec/CADEC_0 psytar/fold_1
+
+  termnorm eval normalize --index medic_idx NCBIdevelopset_corpus.txt --synonyms NCBItrainset_corpus.txt --strategy d-t+od-t
+"""
+
+
+def ks_up_to(k: int) -> tuple[int, ...]:
+    """The standard cut-offs 1, 3, 5, 10 up to ``k``, and ``k`` itself."""
+    if k < 1:
+        raise typer.BadParameter(f"-k must be at least 1, got {k}", param_hint="-k")
+    return tuple(sorted({x for x in STANDARD_KS if x <= k} | {k}))
+
+
+def _index_matcher(index_dir: Path, model: Path | None, mode: str) -> Matcher:
+    from termnorm.index import TermIndex
+    from termnorm.search.normalizer import Normalizer
+
+    index = TermIndex.load(index_dir)
+    return Normalizer(index, index.load_encoder(model), mode=mode)
+
+
+def _baseline_matcher(kind: LexicalKind, kg_dir: Path) -> Matcher:
+    from termnorm.kg.graph import KnowledgeGraph
+    from termnorm.search.lexical import make_lexical_matcher
+
+    return make_lexical_matcher(kind, KnowledgeGraph.load(kg_dir))
+
+
+def _check_sources(
+    paths: list[Path],
+    index: Path | None,
+    baseline: LexicalKind | None,
+    kg: Path | None,
+    zero_shot: bool,
+) -> None:
+    if zero_shot:
+        if index is not None:
+            raise typer.BadParameter("--zero-shot searches each fold's targets; drop --index")
+        return
+    if len(paths) != 1:
+        raise typer.BadParameter("give one MENTIONS file (several only with --zero-shot)")
+    if (index is None) == (baseline is None):
+        raise typer.BadParameter("give either --index INDEX_DIR or --baseline KIND --kg KG_DIR")
+    if baseline is not None and kg is None:
+        raise typer.BadParameter("--baseline needs --kg KG_DIR (the KG to match against)")
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.2f}"
+
+
+def normalization_table(metrics: dict[str, Any], ks: tuple[int, ...], title: str) -> Table:
+    """Rows simple / composite (any, parts) / all; columns n, acc@k (%), MRR (%)."""
+    table = Table(title=title)
+    table.add_column("mentions")
+    table.add_column("n", justify="right")
+    for k in ks:
+        table.add_column(f"acc@{k} %", justify="right")
+    table.add_column("MRR %", justify="right")
+    groups = [("simple", "", "n_simple"), ("composite (any)", "composite_", "n_composite")]
+    groups += [("composite (parts)", "composite_parts_", "n_composite")]
+    groups += [("all linkable", "all_", "")]
+    for label, key, count in groups:
+        if f"{key}mrr" not in metrics:
+            continue
+        n = metrics[count] if count else metrics["n_simple"] + metrics["n_composite"]
+        rates = [_rate(metrics.get(f"{key}acc@{k}")) for k in ks]
+        table.add_row(label, str(n), *rates, _rate(metrics[f"{key}mrr"]))
+    table.caption = (
+        f"unlinkable (not scored): {metrics['n_unlinkable']}   blank: {metrics['n_blank']}"
+        f"   matcher errors: {metrics['n_failed']}"
+    )
+    return table
+
+
+def _emit(
+    metrics: dict[str, Any], ks: tuple[int, ...], json_out: bool, info: dict[str, Any]
+) -> None:
+    if json_out:
+        head = {key: value for key, value in info.items() if key != "per_fold"}
+        tail = {"per_fold": info["per_fold"]} if "per_fold" in info else {}
+        print_json({**head, **metrics, **tail})
+        return
+    title = f"{info['matcher']} on {', '.join(info['datasets'])}"
+    if "per_fold" in info:
+        title += f" (zero-shot, mean of {len(info['per_fold'])} folds)"
+    Console().print(normalization_table(metrics, ks, title))
+
+
+@eval_app.command("normalize", epilog=_NORMALIZE_EXAMPLES)
+def normalize_cmd(
+    mentions: list[Path] = typer.Argument(
+        ..., help="Mention file or folder (with --zero-shot: one or more fold folders)."
+    ),
+    index: Path | None = typer.Option(None, "--index", help="Index folder to evaluate."),
+    fmt: MentionFormat | None = typer.Option(
+        None, "--format", help="Mention format (detected when omitted)."
+    ),
+    k: int = typer.Option(10, "-k", help="Largest cut-off: acc@1,3,5,10 up to k are reported."),
+    json_out: bool = typer.Option(False, "--json", help="Print flat JSON (acc@1, mrr, n, ...)."),
+    baseline: LexicalKind | None = typer.Option(
+        None, "--baseline", help="Evaluate a lexical baseline instead of an index (needs --kg)."
+    ),
+    kg: Path | None = typer.Option(None, "--kg", help="KG folder the baseline matches against."),
+    predictions: Path | None = typer.Option(
+        None, "--predictions", help="Write one JSON line per mention (top-k, ranks) here."
+    ),
+    zero_shot: bool = typer.Option(
+        False, "--zero-shot", help="CODER protocol: search each fold's standard.txt only."
+    ),
+    model: Path | None = typer.Option(
+        None,
+        "--model",
+        help="Encoder folder (zero-shot; default built-in; with --index: override).",
+    ),
+    pooling: str | None = typer.Option(None, "--pooling", help="cls|mean (zero-shot model)."),
+    mode: str = typer.Option("term", "--mode", help="term|concept vectors (with --index)."),
+    composite_rule: CompositeRule = typer.Option(
+        CompositeRule.ANY, "--composite-rule", help="How composites count in the 'all' figures."
+    ),
+    synonyms: Path | None = typer.Option(None, "--synonyms", help=SYNONYMS_HELP, exists=True),
+    strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
+    sieve_threshold: float = typer.Option(
+        DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
+    ),
+) -> None:
+    """acc@k and MRR of an index, a baseline or a model (zero-shot) on annotated mentions."""
+    _check_sources(mentions, index, baseline, kg, zero_shot)
+    if (strategy or synonyms) and index is None:
+        raise typer.BadParameter("--strategy and --synonyms search an index: give --index")
+    search = (strategy, synonyms, sieve_threshold) if strategy or synonyms else None
+    ks = ks_up_to(k)
+    if zero_shot:
+        metrics, info = _run_zero_shot(mentions, ks, baseline, model, pooling, predictions)
+    else:
+        metrics, info = _run_single(
+            mentions[0], fmt, ks, index, baseline, kg, model, mode, composite_rule, predictions,
+            search,
+        )  # fmt: skip
+    _emit(metrics, ks, json_out, info)
+
+
+def _run_single(
+    path: Path,
+    fmt: MentionFormat | None,
+    ks: tuple[int, ...],
+    index: Path | None,
+    baseline: LexicalKind | None,
+    kg: Path | None,
+    model: Path | None,
+    mode: str,
+    composite_rule: CompositeRule,
+    predictions: Path | None,
+    search: tuple[str | None, Path | None, float] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    from termnorm.evaluation.datasets import detect_format, read_mentions
+    from termnorm.evaluation.normalization import NormalizationEvaluator
+
+    fmt = fmt or detect_format(path)
+    evaluator = NormalizationEvaluator(read_mentions(path, fmt), ks, composite_rule=composite_rule)
+    if index is not None:
+        matcher = _index_matcher(index, model, mode)
+        if search is not None:  # --strategy / --synonyms
+            matcher = strategy_matcher(matcher, *search)  # type: ignore[arg-type]
+    else:
+        assert baseline is not None and kg is not None  # _check_sources
+        matcher = _baseline_matcher(baseline, kg)
+    report = evaluator.evaluate(matcher)
+    if predictions is not None:
+        report.write_predictions(predictions)
+    info = {"datasets": [str(path)], "format": fmt.value, "matcher": matcher.name, "ks": list(ks)}
+    return json_ready(unprefixed(report.metrics, evaluator.prefix)), info
+
+
+def _run_zero_shot(
+    folds: list[Path],
+    ks: tuple[int, ...],
+    baseline: LexicalKind | None,
+    model: Path | None,
+    pooling: str | None,
+    predictions: Path | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    from termnorm.evaluation.zero_shot import ZeroShotEvaluator
+
+    evaluator = ZeroShotEvaluator(folds, ks)
+    if baseline is not None:
+        from termnorm.search.lexical import make_lexical_matcher
+
+        kind = baseline
+        report = evaluator.evaluate(lambda kg: make_lexical_matcher(kind, kg))
+        matcher_name = kind.value
+    else:
+        from termnorm.encoders import TermEncoder
+
+        encoder = TermEncoder.load(model, pooling=pooling)
+        report = evaluator.evaluate(encoder)
+        matcher_name = f"embedding ({model or 'default model'})"
+    if predictions is not None:
+        _write_fold_predictions(report.folds, predictions)
+    prefix = f"{evaluator.name}_"
+    info: dict[str, Any] = {
+        "datasets": [str(f) for f in folds],
+        "format": MentionFormat.TSV.value,
+        "matcher": matcher_name,
+        "protocol": "zero-shot",
+        "ks": list(ks),
+        "per_fold": {
+            label: json_ready(unprefixed(r.metrics, prefix)) for label, r in report.folds.items()
+        },
+    }
+    return json_ready(unprefixed(report.metrics, prefix)), info
+
+
+def _write_fold_predictions(folds: dict[str, NormalizationReport], path: Path) -> None:
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for label, report in folds.items():
+            for result in report.results:
+                fh.write(json.dumps({"fold": label, **result.to_dict()}, ensure_ascii=False) + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the ``eval`` sub-app (with every command added to ``eval_app``) to ``app``."""
+    app.add_typer(eval_app, name="eval")

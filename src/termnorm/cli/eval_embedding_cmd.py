@@ -1,0 +1,232 @@
+"""``termnorm eval mcsm|relation|clustering|relatedness|linkpred``: embedding benchmarks.
+
+The commands are added to the ``eval`` sub-app of :mod:`termnorm.cli.eval_cmd` when this
+module is imported (``register`` only imports it). ``--model`` defaults to the built-in
+default model; ``--json`` prints flat metrics with plain names (``mcsm_mean``, ``accuracy``,
+``f1``, ``spearman``, ``mrr``, ...). Heavy imports stay inside the command functions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from termnorm.cli._output import json_ready, print_json
+from termnorm.cli.eval_cmd import eval_app
+
+if TYPE_CHECKING:
+    from termnorm.encoders import TermEncoder
+    from termnorm.kg import KnowledgeGraph
+
+__all__ = ["register"]
+
+_COUNTS = {"concepts", "pairs", "evaluated", "labels", "train", "test", "triplets", "dropped"}
+_COUNTS |= {"test_pairs", "test_positive_pairs", "k", "skipped_concepts"}
+
+MODEL_HELP = "Encoder folder (default: the built-in all-MiniLM-L6-v2)."
+POOLING_HELP = "cls|mean (default: the folder's own, else mean)."
+KG_HELP = "KG folder (from 'termnorm kg build')."
+JSON_HELP = "Print flat JSON with plain metric names."
+
+
+def _encoder(model: Path | None, pooling: str | None) -> TermEncoder:
+    from termnorm.encoders import TermEncoder
+
+    return TermEncoder.load(model, pooling=pooling)
+
+
+def _kg(path: Path) -> KnowledgeGraph:
+    from termnorm.kg import KnowledgeGraph
+
+    return KnowledgeGraph.load(path)
+
+
+def _choice(value: str, option: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise typer.BadParameter(f"must be one of {', '.join(allowed)}", param_hint=option)
+
+
+def _emit(metrics: dict[str, Any], json_out: bool, title: str, info: dict[str, Any]) -> None:
+    """JSON (info first, counts as integers) or a metric/value table."""
+    plain = json_ready({k: v for k, v in metrics.items() if isinstance(v, float | int)})
+    plain = {k: int(v) if k in _COUNTS and v is not None else v for k, v in plain.items()}
+    extra = {k: v for k, v in metrics.items() if not isinstance(v, float | int)}
+    if json_out:
+        print_json({**info, **plain, **extra})
+        return
+    table = Table(title=title)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key, value in plain.items():
+        shown = "-" if value is None else f"{value:.4f}" if isinstance(value, float) else value
+        table.add_row(key, str(shown))
+    Console().print(table)
+
+
+@eval_app.command(
+    "mcsm",
+    epilog="Examples:\n\n  termnorm eval mcsm --kg hpo_kg\n\n"
+    "  termnorm eval mcsm --kg umls_kg --model MODEL_DIR -k 40 --vectors mean --json",
+)
+def mcsm_cmd(
+    kg: Path = typer.Option(..., "--kg", help=KG_HELP + " Concepts need semantic types."),
+    model: Path | None = typer.Option(None, "--model", help=MODEL_HELP),
+    pooling: str | None = typer.Option(None, "--pooling", help=POOLING_HELP),
+    k: int = typer.Option(40, "-k", min=1, help="Neighbourhood size (CODER: 40, max ≈ 11.09)."),
+    vectors: str = typer.Option("name", "--vectors", help="name: preferred name; mean: synonyms."),
+    types: list[str] | None = typer.Option(None, "--type", help="Only this type (repeatable)."),
+    max_per_type: int | None = typer.Option(
+        None, "--max-concepts-per-type", help="Seeded sample of concepts per type."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the sample."),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """MCSM per semantic type of the KG and their mean (with standard deviations)."""
+    from termnorm.evaluation.mcsm import MCSMEvaluator
+
+    _choice(vectors, "--vectors", ("name", "mean"))
+    evaluator = MCSMEvaluator(_kg(kg), k, vectors, types, 2, max_per_type, seed)
+    result = evaluator.evaluate(_encoder(model, pooling))
+    if json_out:
+        print_json({"kg": str(kg), "model": str(model or "default"), **result.to_dict()})
+        return
+    table = Table(title=f"MCSM (k={result.k}, max {result.to_dict()['max']:.2f}) on {kg}")
+    for column in ("semantic type", "concepts", "MCSM", "std"):
+        table.add_column(column, justify="left" if column == "semantic type" else "right")
+    for t in result.types:
+        table.add_row(t.semantic_type, str(t.concepts), f"{t.mean:.2f}", f"{t.std:.2f}")
+    table.add_section()
+    table.add_row(
+        "mean over types", str(result.concepts), f"{result.mean:.2f}", f"{result.mean_std:.2f}"
+    )
+    Console().print(table)
+
+
+@eval_app.command(
+    "relation",
+    epilog="Examples:\n\n  termnorm eval relation --kg hpo_kg --max-triplets 5000\n\n"
+    "  termnorm eval relation --kg kg --model MODEL_DIR --mode fine-tune --epochs 5 --json",
+)
+def relation_cmd(
+    kg: Path = typer.Option(..., "--kg", help=KG_HELP + " Its relations are the labels."),
+    model: Path | None = typer.Option(None, "--model", help=MODEL_HELP),
+    pooling: str | None = typer.Option(None, "--pooling", help=POOLING_HELP),
+    mode: str = typer.Option("feature", "--mode", help="feature (frozen) or fine-tune."),
+    epochs: int = typer.Option(50, "--epochs", min=1, help="Training epochs (CODER: 50)."),
+    max_triplets: int | None = typer.Option(
+        None, "--max-triplets", help="Seeded sample of triplets (big KGs)."
+    ),
+    test_fraction: float = typer.Option(0.2, "--test-fraction", help="Held-out share."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the sample, split and batches."),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Relation classification softmax(W (e_h; e_t) + b): accuracy on held-out triplets."""
+    from termnorm.evaluation.relation_classification import RelationClassificationEvaluator
+
+    _choice(mode, "--mode", ("feature", "fine-tune"))
+    evaluator = RelationClassificationEvaluator(
+        _kg(kg),
+        mode=mode,
+        epochs=epochs,
+        test_fraction=test_fraction,
+        max_triplets=max_triplets,
+        seed=seed,
+    )
+    result = evaluator.evaluate(_encoder(model, pooling))
+    info = {"kg": str(kg), "model": str(model or "default"), "mode": evaluator.mode.value}
+    _emit(result.to_dict(), json_out, f"relation classification ({mode}) on {kg}", info)
+
+
+@eval_app.command(
+    "clustering",
+    epilog="Examples:\n\n  termnorm eval clustering --kg hpo_kg\n\n"
+    "  termnorm eval clustering --kg kg --model MODEL_DIR --max-concepts 2000 --json",
+)
+def clustering_cmd(
+    kg: Path = typer.Option(..., "--kg", help=KG_HELP + " Synonyms = terms of a concept."),
+    model: Path | None = typer.Option(None, "--model", help=MODEL_HELP),
+    pooling: str | None = typer.Option(None, "--pooling", help=POOLING_HELP),
+    max_concepts: int = typer.Option(1000, "--max-concepts", help="Concepts per split."),
+    tune_fraction: float = typer.Option(0.5, "--tune-fraction", help="Share used to pick θ."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the split and samples."),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Synonym pairs by cosine ≥ θ: θ tuned on some concepts, P/R/F1 on the others."""
+    from termnorm.evaluation.clustering import ClusteringEvaluator
+
+    evaluator = ClusteringEvaluator(
+        _kg(kg), tune_fraction=tune_fraction, max_concepts=max_concepts, seed=seed
+    )
+    result = evaluator.evaluate(_encoder(model, pooling))
+    info = {
+        "kg": str(kg),
+        "model": str(model or "default"),
+        "tune_concepts": len(evaluator.tune_concepts),
+        "test_concepts": len(evaluator.test_concepts),
+    }
+    _emit(result.metrics(), json_out, f"clustering pairs on {kg}", info)
+
+
+@eval_app.command(
+    "relatedness",
+    epilog="Examples:\n\n  termnorm eval relatedness ../shared/benchmarks/mayosrs/MiniMayoSRS.csv\n\n"
+    "  termnorm eval relatedness umnsrs/umnsrs-sim.txt --model MODEL_DIR --json",
+)
+def relatedness_cmd(
+    pairs: Path = typer.Argument(..., help="Pair file: MayoSRS CSV or term1<TAB>term2<TAB>score."),
+    model: Path | None = typer.Option(None, "--model", help=MODEL_HELP),
+    pooling: str | None = typer.Option(None, "--pooling", help=POOLING_HELP),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Spearman and Pearson between cosine and human scores, with coverage."""
+    from termnorm.evaluation.relatedness import RelatednessEvaluator
+
+    evaluator = RelatednessEvaluator(pairs)
+    result = evaluator.evaluate(_encoder(model, pooling))
+    info = {"pairs_file": str(pairs), "model": str(model or "default")}
+    details = result.to_dict()
+    if not json_out and result.skipped:
+        typer.echo(
+            f"{len(result.skipped)} pair(s) could not be embedded: {details['skipped']}", err=True
+        )
+    _emit(details, json_out, f"relatedness on {pairs}", info)
+
+
+@eval_app.command(
+    "linkpred",
+    epilog="Examples:\n\n  termnorm eval linkpred --kg hpo_kg --model MODEL_DIR\n\n"
+    "  termnorm eval linkpred --kg heldout_kg --model MODEL_DIR --test-fraction 0.5 --json",
+)
+def linkpred_cmd(
+    kg: Path = typer.Option(..., "--kg", help=KG_HELP + " Candidates and known triplets."),
+    model: Path = typer.Option(
+        ..., "--model", help="Model folder with relations/ (termnorm train)."
+    ),
+    pooling: str | None = typer.Option(None, "--pooling", help=POOLING_HELP),
+    test_fraction: float = typer.Option(0.2, "--test-fraction", help="Share of triplets ranked."),
+    max_triplets: int = typer.Option(2000, "--max-triplets", help="At most this many ranked."),
+    raw: bool = typer.Option(False, "--raw", help="Do not filter other known tails."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the sample."),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """hits@1/3/10, MR and MRR of ranking tails by the model's relation head S_rel."""
+    from termnorm.evaluation.link_prediction import LinkPredictionEvaluator
+
+    evaluator = LinkPredictionEvaluator(
+        _kg(kg),
+        filtered=not raw,
+        test_fraction=test_fraction,
+        max_triplets=max_triplets,
+        seed=seed,
+    )
+    metrics = evaluator.evaluate(_encoder(model, pooling))
+    info = {"kg": str(kg), "model": str(model), "filtered": not raw}
+    _emit(dict(metrics), json_out, f"link prediction on {kg}", info)
+
+
+def register(app: typer.Typer) -> None:
+    """Nothing to attach: importing this module added the commands to ``eval``."""

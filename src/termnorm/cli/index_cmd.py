@@ -1,0 +1,124 @@
+"""``termnorm index build`` and ``termnorm index info``: make and inspect index folders.
+
+Registering is cheap (help texts come from :class:`termnorm.index.config.IndexBuildConfig`);
+the encoder and KG load when a command runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from termnorm.index.base import Backend
+from termnorm.index.config import IndexBuildConfig, field_help
+
+BUILD_HELP = """Encode every term of a KG and write an index folder (vectors, tables, index.json).
+
+Terms ("T") and concept mean vectors ("C") are both indexed. The backend is chosen from the number of vectors and --memory-budget unless forced with --backend: exact search for small KGs, faiss flat, HNSW or IVF-PQ as they grow or memory gets tight.
+
+Examples:
+
+  termnorm index build --kg kg/medic --out idx/medic
+
+  termnorm index build --kg kg/hpo --model models/coder --pooling cls --out idx/hpo-coder
+
+  termnorm index build --kg kg/umls --backend faiss-ivfpq --memory-budget 8GB --out idx/umls
+"""
+
+INFO_HELP = """Show what an index folder was built from: model, KG, backend, counts.
+
+Examples:
+
+  termnorm index info idx/medic
+
+  termnorm index info idx/medic --json
+"""
+
+
+def _h(name: str) -> str:
+    return field_help(IndexBuildConfig, name)
+
+
+def _summary(info: dict[str, Any]) -> list[tuple[str, str]]:
+    """Key/value rows for the human-readable ``index info`` / ``index build`` output."""
+    model, kg, backend = info["model"], info["kg"], info["backend"]
+    counts = info.get("counts", {})
+    return [
+        ("path", str(info.get("path"))),
+        ("model", f"{model['path']} ({model['pooling']}, max_length {model['max_length']})"),
+        ("model fingerprint", str(model["fingerprint"])),
+        ("dimension", str(model["dimension"])),
+        ("kg", f"{kg.get('path') or kg.get('source') or '(in memory)'}"),
+        ("kg fingerprint", str(kg.get("fingerprint") or "-")),
+        ("terms", f"{counts.get('terms')} ({backend['terms']['backend']})"),
+        ("concepts", f"{counts.get('concepts')} ({backend['concepts']['backend']})"),
+        ("dropped", ", ".join(f"{k} {v}" for k, v in counts.items() if k not in _SHOWN and v)),
+        ("termnorm", str(info.get("termnorm_version"))),
+        ("created", str(info.get("created"))),
+    ]
+
+
+_SHOWN = {"terms", "concepts", "distinct_strings", "names_added_as_terms"}
+
+
+def _print_info(info: dict[str, Any], json_out: bool) -> None:
+    if json_out:
+        typer.echo(json.dumps(info, indent=2, ensure_ascii=False, default=str))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(show_header=False, box=None)
+    for key, value in _summary(info):
+        table.add_row(key, value or "-")
+    Console().print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the ``index`` group to ``app``."""
+    group = typer.Typer(help="Build and inspect term indexes.", no_args_is_help=True)
+
+    @group.command("build", help=BUILD_HELP)
+    def build(
+        kg: Path = typer.Option(..., "--kg", help=_h("kg_dir")),
+        out: Path = typer.Option(..., "--out", help=_h("out")),
+        model: Path | None = typer.Option(None, "--model", help=_h("model")),
+        pooling: str | None = typer.Option(None, "--pooling", help=_h("pooling")),
+        backend: Backend = typer.Option(Backend.AUTO, "--backend", help=_h("backend")),
+        memory_budget: str | None = typer.Option(None, "--memory-budget", help=_h("memory_budget")),
+        max_length: int = typer.Option(32, "--max-length", help=_h("max_length")),
+        batch_size: int = typer.Option(256, "--batch-size", help=_h("batch_size")),
+        json_out: bool = typer.Option(False, "--json", help="Print the index card as JSON."),
+    ) -> None:
+        from termnorm.api import build_index
+
+        if pooling is not None and pooling not in ("cls", "mean"):
+            raise typer.BadParameter("--pooling must be cls or mean")
+        index = build_index(
+            kg,
+            model=model,
+            pooling=pooling,
+            backend=backend,
+            out=out,
+            memory_budget=memory_budget,
+            max_length=max_length,
+            batch_size=batch_size,
+            show_progress=True,
+        )
+        _print_info(index.info(), json_out)
+
+    @group.command("info", help=INFO_HELP)
+    def info(
+        index_dir: Path = typer.Argument(..., help="Index folder."),
+        json_out: bool = typer.Option(False, "--json", help="Print the index card as JSON."),
+    ) -> None:
+        from termnorm._artifacts import read_card
+        from termnorm.index.term_index import CARD_NAME
+
+        card = read_card(index_dir, CARD_NAME, "index")
+        _print_info({"path": str(index_dir), **card}, json_out)
+
+    app.add_typer(group, name="index")

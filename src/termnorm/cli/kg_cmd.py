@@ -1,0 +1,233 @@
+"""``termnorm kg build`` and ``termnorm kg info``: compile terminologies into a KG folder.
+
+Registering is cheap (no pandas import); the KG modules load when a command runs. The
+format names below mirror :class:`termnorm.kg.build.KGFormat` (a test keeps them in sync).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.kg.build import SourceSpec
+
+FORMAT_NAMES = ("umls", "obo", "hpo", "icd10cm", "medic", "tsv", "biosyn")
+BUILTIN = "builtin"
+
+BUILD_HELP = """Compile one or more terminologies into a KG folder (Parquet tables + kg.json).
+
+SOURCE is a file or folder (a UMLS META folder, an .obo file, a MEDIC file, a TSV/CSV or BioSyn dictionary); leave it out, or write 'builtin', for the built-in HPO (obo, hpo) and ICD-10-CM (icd10cm).
+
+Add more sources with --add FORMAT\\[:PATH]\\[#key=value,...]; concepts with the same ID merge. Source flags (--lang, --prefix, ...) apply to every source that takes them; '#key=value' options after an --add apply to that source only.
+
+Examples:
+
+  termnorm kg build --format hpo --out kg/hpo
+
+  termnorm kg build /data/umls/2024AA/META --format umls --sab MSH,SNOMEDCT_US --one-direction --out kg/umls
+
+  termnorm kg build ../shared/benchmarks/medic/medic_06Jul2012.txt --format medic --add hpo:builtin --out kg/medic_hpo
+
+  termnorm kg build dict.tsv --format tsv --prefix MYDICT --add 'biosyn:train_dictionary.txt#prefix=MESH' --out kg/dict
+"""
+
+# Source flag -> the loader option field it sets (on every source whose options have it).
+_FLAG_FIELDS = {
+    "--lang": "langs",
+    "--sab": "sabs",
+    "--keep-suppressed": "keep_suppressed",
+    "--synonym-scopes": "synonym_scopes",
+    "--no-annotations": "with_annotations",
+    "--one-direction": "one_direction",
+    "--prefix": "prefix",
+}
+
+
+def parse_add(value: str) -> SourceSpec:
+    """``FORMAT[:PATH][#key=value,...]`` → a :class:`SourceSpec` (PATH ``builtin`` = none).
+
+    A list value continues over commas until the next ``key=``:
+    ``hpo#databases=OMIM,ORPHA,with_annotations=true``.
+    """
+    from termnorm.kg.build import KGFormat, SourceSpec
+
+    spec, options = value, {}
+    head, sep, tail = value.rpartition("#")
+    if sep and "=" in tail:
+        spec = head
+        key = ""
+        for item in tail.split(","):
+            name, eq, val = item.partition("=")
+            if eq and name.strip():
+                key = name.strip()
+                options[key] = val.strip()
+            elif key:
+                options[key] += "," + item.strip()
+            else:
+                raise ValueError(f"expected key=value after '#', got {item!r}")
+    fmt, _, path = spec.partition(":")
+    path = path.strip()
+    return SourceSpec(KGFormat.parse(fmt), None if path in ("", BUILTIN) else Path(path), options)
+
+
+def _primary(source: str | None, fmt: str | None) -> SourceSpec | None:
+    """The SOURCE argument as a spec (its format given or inferred); None when absent."""
+    from termnorm.kg.build import KGFormat, SourceSpec
+
+    if source is None and fmt is None:
+        return None
+    path = None if source in (None, BUILTIN) else Path(str(source))
+    return SourceSpec(KGFormat.parse(fmt or _infer_format(path)), path, {})
+
+
+def _infer_format(path: Path | None) -> str:
+    """Format of a SOURCE given without --format: a UMLS folder or an .obo file."""
+    if path is not None and path.suffix == ".obo":
+        return "obo"
+    if path is not None and path.is_dir() and any(path.glob("**/MRCONSO.RRF*")):
+        return "umls"
+    raise ValueError(
+        f"cannot tell the format of {path}; pass --format {{{','.join(FORMAT_NAMES)}}}"
+    )
+
+
+def _with_flags(specs: list[SourceSpec], flags: dict[str, Any]) -> list[SourceSpec]:
+    """Apply the source flags to every spec whose format takes them (per-spec options win)."""
+    import dataclasses
+
+    from termnorm.kg.build import FORMATS, SourceSpec
+
+    out = []
+    used: set[str] = set()
+    for spec in specs:
+        fields = {f.name for f in dataclasses.fields(FORMATS[spec.format].options)}
+        options = dict(spec.options)
+        for flag, value in flags.items():
+            name = _FLAG_FIELDS[flag]
+            if name in fields:
+                used.add(flag)
+                options.setdefault(name, value)
+        out.append(SourceSpec(spec.format, spec.path, options))
+    unused = sorted(set(flags) - used)
+    if unused:
+        raise ValueError(f"{', '.join(unused)} does not apply to any of the given sources")
+    return out
+
+
+def _split_list(values: list[str] | None) -> list[str]:
+    """Repeated and comma-separated values, flattened."""
+    return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the ``kg`` command group (``build``, ``info``) to ``app``."""
+    kg_app = typer.Typer(help="Compile and inspect knowledge graphs.", no_args_is_help=True)
+    app.add_typer(kg_app, name="kg")
+
+    @kg_app.command("build", help=BUILD_HELP)
+    def build(
+        source: str | None = typer.Argument(None, help="File/folder, or 'builtin'."),
+        fmt: str | None = typer.Option(
+            None, "--format", "-f", help=f"Format of SOURCE: {', '.join(FORMAT_NAMES)}."
+        ),
+        add: list[str] | None = typer.Option(
+            None, "--add", help="Another source: FORMAT\\[:PATH]\\[#key=value,...] (repeatable)."
+        ),
+        out: Path = typer.Option(..., "--out", "-o", help="KG folder to write."),
+        lang: list[str] | None = typer.Option(
+            None, "--lang", help="umls: languages kept (LAT codes, e.g. ENG,FRE). Default ENG."
+        ),
+        sab: list[str] | None = typer.Option(
+            None,
+            "--sab",
+            help="umls: source vocabularies kept (e.g. MSH,SNOMEDCT_US). Default all.",
+        ),
+        keep_suppressed: bool = typer.Option(
+            False, "--keep-suppressed", help="umls: keep suppressible rows (SUPPRESS O/E/Y)."
+        ),
+        synonym_scopes: list[str] | None = typer.Option(
+            None, "--synonym-scopes", help="obo/hpo: synonym scopes kept. Default EXACT,RELATED."
+        ),
+        no_annotations: bool = typer.Option(
+            False,
+            "--no-annotations",
+            help="hpo: leave out the disease annotations (phenotype.hpoa).",
+        ),
+        one_direction: bool = typer.Option(
+            False, "--one-direction", help="umls: keep one direction of inverse relation pairs."
+        ),
+        prefix: str | None = typer.Option(
+            None, "--prefix", help="tsv/biosyn: namespace of IDs without one. Default LOCAL."
+        ),
+        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    ) -> None:
+        from termnorm.kg.build import build_kg_to_dir
+
+        specs = [s for s in [_primary(source, fmt)] if s is not None]
+        specs += [parse_add(a) for a in add or []]
+        if not specs:
+            raise ValueError("give a SOURCE with --format, or at least one --add")
+        flags: dict[str, Any] = {
+            "--lang": _split_list(lang) or None,
+            "--sab": _split_list(sab) or None,
+            "--keep-suppressed": keep_suppressed or None,
+            "--synonym-scopes": _split_list(synonym_scopes) or None,
+            "--no-annotations": False if no_annotations else None,
+            "--one-direction": one_direction or None,
+            "--prefix": prefix,
+        }
+        specs = _with_flags(specs, {k: v for k, v in flags.items() if v is not None})
+        card, _ = build_kg_to_dir(specs, out)
+        if json_out:
+            typer.echo(json.dumps({"out": str(out), **card}, indent=2, default=str))
+        else:
+            _print_summary(card, title=f"KG written to {out}")
+
+    @kg_app.command("info")
+    def info(
+        kg_dir: Path = typer.Argument(..., help="KG folder written by 'termnorm kg build'."),
+        json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
+    ) -> None:
+        """Print a KG folder's card: sources, options, counts, load reports, fingerprint.
+
+        Example: termnorm kg info kg/hpo
+        """
+        from termnorm._artifacts import read_card
+        from termnorm.kg.graph import CARD_NAME
+
+        card = read_card(kg_dir, CARD_NAME, "kg")
+        if json_out:
+            typer.echo(json.dumps(card, indent=2, default=str))
+        else:
+            _print_summary(card, title=str(kg_dir))
+
+
+def _print_summary(card: dict[str, Any], title: str) -> None:
+    """A rich table: per source what was read, kept and dropped (each reason), then KG totals."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("", style="bold")
+    table.add_column("item", overflow="fold")
+    table.add_column("count", justify="right", no_wrap=True)
+    for report in card.get("reports", []):
+        table.add_row("source", f"[bold cyan]{report.get('source', '')}[/bold cyan]", "")
+        for section in ("read", "kept", "dropped"):
+            for item, count in _largest_first(report.get(section, {})):
+                table.add_row(section, item, f"{count:,}")
+        table.add_section()
+    for item, count in card.get("counts", {}).items():
+        table.add_row("KG", item, f"{int(count):,}")
+    console = Console()
+    console.print(table)
+    console.print(f"fingerprint {card.get('fingerprint', '?')}  created {card.get('created', '?')}")
+
+
+def _largest_first(counts: dict[str, Any]) -> list[tuple[str, int]]:
+    """``(key, count)`` pairs, largest count first."""
+    return sorted(((k, int(n)) for k, n in counts.items()), key=lambda kv: -kv[1])

@@ -1,0 +1,152 @@
+"""``termnorm normalize``: terms on the command line, or a column of a file, to concept IDs.
+
+Without ``--index`` the default index (HPO + all-MiniLM-L6-v2) is used, built once into the
+user cache on first use. Registering is cheap; the index loads when the command runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from termnorm.cli._strategy import (
+    DEFAULT_SIEVE_THRESHOLD,
+    STRATEGY_HELP,
+    SYNONYMS_HELP,
+    THRESHOLD_HELP,
+    strategy_matcher,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.search.normalizer import Normalizer, RowResult
+
+NORMALIZE_HELP = """Normalize terms to the top-k concepts of an index (score, matched term, concept name).
+
+Give TERMs, or a file with --input FILE --output FILE (CSV, TSV, JSONL or Parquet). The output has the same rows in the same order plus concept_id, concept_name, score, matched_term and error columns; with -k above 1 also a candidates column holding the top-k as a JSON list. A row that cannot be normalized (empty, whitespace-only, not text, too long) keeps its place with the reason in error.
+
+Without --index the default index (HPO + all-MiniLM-L6-v2) is built on first use, once, with a progress bar, and cached in the user cache folder.
+
+Examples:
+
+  termnorm normalize "heart attack"
+
+  termnorm normalize "MI" "high blood pressure" --index idx/medic -k 3 --json
+
+  termnorm normalize --index idx/medic --input mentions.csv --output mentions.norm.csv --column mention
+
+  termnorm normalize --index idx/medic --mode concept --input terms.jsonl --output out.jsonl -k 5
+
+  termnorm normalize "primary HPT" --index idx/medic --synonyms my_terms.tsv --strategy d-t+od-t
+"""
+
+DEFAULT_K_TERMS = 5
+DEFAULT_K_FILES = 1
+
+
+def _print_results(terms: list[str], results: list[RowResult], json_out: bool) -> None:
+    if json_out:
+        payload: list[dict[str, Any]] = [
+            {"query": term, "candidates": [c._asdict() for c in result.candidates]}
+            for term, result in zip(terms, results, strict=True)
+        ]
+        typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table()
+    for name, justify in (("query", "left"), ("#", "right"), ("concept", "left")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    table.add_column("name")
+    table.add_column("score", justify="right")
+    table.add_column("matched term")
+    for term, result in zip(terms, results, strict=True):
+        for c in result.candidates:
+            shown = term if c.rank == 1 else ""
+            table.add_row(
+                shown, str(c.rank), c.concept_id, c.name, f"{c.score:.4f}", c.matched_term
+            )
+        table.add_section()
+    Console().print(table)
+
+
+def _normalizer(index: Path | None, mode: str, max_chars: int) -> Normalizer:
+    from termnorm import api
+
+    if index is None:
+        from termnorm.index.default import default_index_dir
+        from termnorm.index.term_index import CARD_NAME
+
+        folder = default_index_dir()
+        if not (folder / CARD_NAME).is_file():
+            typer.echo(
+                f"building the default index (HPO + all-MiniLM-L6-v2) once into {folder}",
+                err=True,
+            )
+    normalizer = api.get_normalizer(index, mode)
+    normalizer.max_chars = max_chars
+    return normalizer
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``normalize`` to ``app``."""
+
+    @app.command("normalize", help=NORMALIZE_HELP)
+    def normalize(
+        terms: list[str] | None = typer.Argument(None, help="Terms to normalize."),
+        index: Path | None = typer.Option(
+            None, "--index", help="Index folder (default: the built-in HPO index)."
+        ),
+        input: Path | None = typer.Option(None, "--input", help="File to normalize."),
+        output: Path | None = typer.Option(None, "--output", help="Where to write the result."),
+        column: str | None = typer.Option(
+            None, "--column", help="Text column of --input (default: 'term', else the first)."
+        ),
+        k: int | None = typer.Option(
+            None, "-k", "--k", min=1, help="Concepts per term (default 5; 1 for files)."
+        ),
+        mode: str = typer.Option(
+            "term", "--mode", help="term: search term vectors; concept: concept mean vectors."
+        ),
+        max_chars: int = typer.Option(1000, "--max-chars", help="Longest accepted term."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        synonyms: Path | None = typer.Option(None, "--synonyms", help=SYNONYMS_HELP, exists=True),
+        strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
+        sieve_threshold: float = typer.Option(
+            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
+        ),
+    ) -> None:
+        from termnorm.search.normalizer import SearchMode
+        from termnorm.search.query import QueryError
+
+        if mode not in {m.value for m in SearchMode}:
+            raise typer.BadParameter("--mode must be term or concept")
+        if input is None and output is not None:
+            raise typer.BadParameter("--output needs --input FILE")
+        if input is not None and (output is None or terms):
+            raise typer.BadParameter("--input needs --output FILE and no TERM arguments")
+        if input is None and not terms:
+            raise typer.BadParameter("give TERM arguments, or --input FILE --output FILE")
+        normalizer = _normalizer(index, mode, max_chars)
+        if strategy is not None or synonyms is not None:
+            normalizer = strategy_matcher(normalizer, strategy, synonyms, sieve_threshold)
+        if input is not None and output is not None:
+            from termnorm.search.batch import normalize_file
+
+            report = normalize_file(
+                normalizer, input, output, column, k or DEFAULT_K_FILES, show_progress=True
+            )
+            if json_out:
+                typer.echo(json.dumps(report.to_dict(), indent=2))
+            else:
+                typer.echo(f"wrote {report.rows} rows ({report.errors} with errors) to {output}")
+            return
+        queries = list(terms or [])
+        results = normalizer.normalize_rows(queries, k or DEFAULT_K_TERMS)
+        for row, result in enumerate(results):
+            if result.error is not None:
+                raise QueryError(f"{queries[row]!r}: {result.error}")
+        _print_results(queries, results, json_out)

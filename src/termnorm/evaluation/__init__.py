@@ -1,0 +1,78 @@
+"""Evaluators and benchmark datasets.
+
+Every evaluator has one shape: ``evaluator(model_or_matcher) -> {"<name>_<metric>": float}``
+with a ``primary_metric``. Names resolve lazily (``_LAZY``: public name -> module), so that
+importing one submodule, as the CLI does for its option choices, loads nothing else; an
+evaluator module adds its public names to ``_LAZY`` and ``__all__``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.evaluation.clustering import ClusteringEvaluator
+    from termnorm.evaluation.composite import CompositeRule, split_composite
+    from termnorm.evaluation.datasets import Mention, MentionFormat, MentionKind, read_mentions
+    from termnorm.evaluation.embedding import ConceptVector, Embedder
+    from termnorm.evaluation.link_prediction import LinkPredictionEvaluator
+    from termnorm.evaluation.mcsm import MCSMEvaluator
+    from termnorm.evaluation.normalization import NormalizationEvaluator, NormalizationReport
+    from termnorm.evaluation.relatedness import RelatednessEvaluator, read_pairs
+    from termnorm.evaluation.relation_classification import (
+        RelationClassificationEvaluator,
+        RelationMode,
+    )
+    from termnorm.evaluation.zero_shot import ZeroShotEvaluator, ZeroShotReport
+
+__all__ = [
+    "ClusteringEvaluator",
+    "CompositeRule",
+    "ConceptVector",
+    "Embedder",
+    "LinkPredictionEvaluator",
+    "MCSMEvaluator",
+    "Mention",
+    "MentionFormat",
+    "MentionKind",
+    "NormalizationEvaluator",
+    "NormalizationReport",
+    "RelatednessEvaluator",
+    "RelationClassificationEvaluator",
+    "RelationMode",
+    "ZeroShotEvaluator",
+    "ZeroShotReport",
+    "read_mentions",
+    "read_pairs",
+    "split_composite",
+]
+
+_LAZY = {
+    "CompositeRule": "composite",
+    "split_composite": "composite",
+    "Mention": "datasets",
+    "MentionFormat": "datasets",
+    "MentionKind": "datasets",
+    "read_mentions": "datasets",
+    "NormalizationEvaluator": "normalization",
+    "NormalizationReport": "normalization",
+    "ZeroShotEvaluator": "zero_shot",
+    "ZeroShotReport": "zero_shot",
+    "ClusteringEvaluator": "clustering",
+    "ConceptVector": "embedding",
+    "Embedder": "embedding",
+    "LinkPredictionEvaluator": "link_prediction",
+    "MCSMEvaluator": "mcsm",
+    "RelatednessEvaluator": "relatedness",
+    "read_pairs": "relatedness",
+    "RelationClassificationEvaluator": "relation_classification",
+    "RelationMode": "relation_classification",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module defining ``name`` on first use."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"termnorm.evaluation.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'termnorm.evaluation' has no attribute {name!r}")

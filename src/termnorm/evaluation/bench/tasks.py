@@ -1,0 +1,140 @@
+"""One function per evaluator kind: build the evaluator for a dataset, run it on a model.
+
+Each returns ``(metrics, details)``: metrics without the evaluator's prefix (``acc@1``,
+``spearman``, ``f1``, ...) and JSON-ready details for the plots (θ sweeps, per-type rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from termnorm.evaluation.bench.spec import DatasetSpec, EvaluatorKind, ModelSpec
+
+if TYPE_CHECKING:
+    from termnorm.evaluation.bench.runner import MemoEncoder, _Runner
+
+__all__ = ["run_task", "unprefixed"]
+
+Outcome = tuple[dict[str, float], dict[str, Any]]
+
+
+def unprefixed(metrics: Mapping[str, float], name: str) -> dict[str, float]:
+    """``{"<name>_f1": x}`` → ``{"f1": x}`` (keys without the prefix are kept as they are)."""
+    prefix = f"{name}_"
+    return {k.removeprefix(prefix): float(v) for k, v in metrics.items()}
+
+
+def _matcher(
+    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+) -> Any:
+    assert ds.kg is not None
+    if model.baseline is not None:
+        from termnorm.search.lexical import make_lexical_matcher
+
+        return make_lexical_matcher(model.baseline, runner.kg(ds.kg))
+    from termnorm.search.normalizer import Normalizer
+
+    assert encoder is not None
+    return Normalizer(runner.index(encoder, ds.kg), encoder, mode=ds.mode)
+
+
+def _normalization(
+    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+) -> Outcome:
+    from termnorm.evaluation.datasets import read_mentions
+    from termnorm.evaluation.normalization import NormalizationEvaluator
+
+    assert ds.path is not None
+    evaluator = NormalizationEvaluator(
+        read_mentions(ds.path, ds.format), name="normalize", **ds.options
+    )
+    return unprefixed(evaluator(_matcher(runner, model, encoder, ds)), "normalize"), {}
+
+
+def _zero_shot(
+    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+) -> Outcome:
+    from termnorm.evaluation.zero_shot import ZeroShotEvaluator
+
+    assert ds.path is not None
+    evaluator = ZeroShotEvaluator([ds.path], name="zeroshot", **ds.options)
+    if model.baseline is not None:
+        from termnorm.search.lexical import make_lexical_matcher
+
+        kind = model.baseline
+        return unprefixed(evaluator(lambda kg: make_lexical_matcher(kind, kg)), "zeroshot"), {}
+    return unprefixed(evaluator(encoder), "zeroshot"), {}  # type: ignore[arg-type]
+
+
+def _mcsm(
+    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+) -> Outcome:
+    from termnorm.evaluation.mcsm import MCSMEvaluator
+
+    assert ds.kg is not None and encoder is not None
+    result = MCSMEvaluator(runner.kg(ds.kg), **ds.options).evaluate(encoder)
+    return result.metrics(), result.to_dict()
+
+
+def _clustering(
+    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+) -> Outcome:
+    from termnorm.evaluation.clustering import ClusteringEvaluator
+
+    assert ds.kg is not None and encoder is not None
+    result = ClusteringEvaluator(runner.kg(ds.kg), **ds.options).evaluate(encoder)
+    return result.metrics(), result.to_dict()
+
+
+def _relation(
+    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+) -> Outcome:
+    from termnorm.evaluation.relation_classification import (
+        RelationClassificationEvaluator,
+        RelationMode,
+    )
+
+    assert ds.kg is not None and encoder is not None
+    evaluator = RelationClassificationEvaluator(runner.kg(ds.kg), **ds.options)
+    # fine-tuning trains a copy of the transformer itself, not the memo around it
+    target = encoder.encoder if evaluator.mode is RelationMode.FINE_TUNE else encoder
+    result = evaluator.evaluate(target)
+    return result.metrics(), result.to_dict()
+
+
+def _relatedness(
+    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+) -> Outcome:
+    from termnorm.evaluation.relatedness import RelatednessEvaluator
+
+    assert ds.path is not None and encoder is not None
+    result = RelatednessEvaluator(ds.path, **ds.options).evaluate(encoder)
+    return result.metrics(), result.to_dict()
+
+
+def _linkpred(
+    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+) -> Outcome:
+    from termnorm.evaluation.link_prediction import LinkPredictionEvaluator
+
+    assert ds.kg is not None and encoder is not None
+    return LinkPredictionEvaluator(runner.kg(ds.kg), **ds.options).evaluate(encoder), {}
+
+
+_TASKS: dict[EvaluatorKind, Callable[..., Outcome]] = {
+    EvaluatorKind.NORMALIZATION: _normalization,
+    EvaluatorKind.ZERO_SHOT: _zero_shot,
+    EvaluatorKind.MCSM: _mcsm,
+    EvaluatorKind.CLUSTERING: _clustering,
+    EvaluatorKind.RELATION: _relation,
+    EvaluatorKind.RELATEDNESS: _relatedness,
+    EvaluatorKind.LINKPRED: _linkpred,
+}
+
+
+def run_task(
+    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+) -> Outcome:
+    """Run the evaluator of ``ds`` on ``model`` (its encoder, or its baseline matcher)."""
+    return _TASKS[ds.evaluator](runner, model, encoder, ds)

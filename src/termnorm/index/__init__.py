@@ -1,0 +1,51 @@
+"""Vectors → searchable store: exact and faiss backends, and the saved term index.
+
+Names resolve lazily, so importing a light submodule (``termnorm.index.config`` for the CLI's
+help texts) does not load pandas or pyarrow.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__all__ = [
+    "Backend",
+    "BackendSpec",
+    "ExactIndex",
+    "FaissIndex",
+    "SearchResult",
+    "TermIndex",
+    "VectorIndex",
+    "choose_backend",
+    "exact_search",
+    "merge_results",
+    "parse_bytes",
+]
+
+_WHERE = {
+    "Backend": "base",
+    "SearchResult": "base",
+    "VectorIndex": "base",
+    "BackendSpec": "choose",
+    "choose_backend": "choose",
+    "parse_bytes": "choose",
+    "ExactIndex": "exact",
+    "exact_search": "exact",
+    "merge_results": "exact",
+    "FaissIndex": "faiss_backend",
+    "TermIndex": "term_index",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.index.base import Backend, SearchResult, VectorIndex
+    from termnorm.index.choose import BackendSpec, choose_backend, parse_bytes
+    from termnorm.index.exact import ExactIndex, exact_search, merge_results
+    from termnorm.index.faiss_backend import FaissIndex
+    from termnorm.index.term_index import TermIndex
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"termnorm.index.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'termnorm.index' has no attribute {name!r}")

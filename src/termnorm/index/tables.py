@@ -1,0 +1,90 @@
+"""The term and concept tables an index is built from, and the concept mean vectors.
+
+Cleaning (every drop is counted, the counts go into ``index.json``):
+
+* a concept listed twice keeps its first row (``duplicate_concepts``);
+* empty terms, terms of unknown concepts and repeated (concept, term) pairs are dropped
+  (``empty_terms``, ``orphan_terms``, ``duplicate_terms``);
+* a concept without any term gets its name as a term (``names_added_as_terms``); one with
+  neither term nor name is dropped (``concepts_without_text``).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+
+from termnorm.kg import KnowledgeGraph
+
+__all__ = ["concept_means", "concept_table", "term_table"]
+
+logger = logging.getLogger(__name__)
+
+_CHUNK = 1 << 16
+
+
+def _text(series: pd.Series) -> pd.Series:
+    """Strings with missing values as ``""`` and surrounding whitespace removed."""
+    return series.fillna("").astype(str).str.strip()
+
+
+def concept_table(kg: KnowledgeGraph) -> tuple[pd.DataFrame, dict[str, int]]:
+    """``concept_id, name, semantic_types, alt_ids`` with unique IDs, and drop counts."""
+    concepts = kg.concepts[["concept_id", "name", "semantic_types", "alt_ids"]].copy()
+    concepts["name"] = _text(concepts["name"])
+    duplicated = concepts["concept_id"].duplicated()
+    concepts = concepts[~duplicated]
+    usable = kg.terms["concept_id"][_text(kg.terms["term"]) != ""]
+    has_term = concepts["concept_id"].isin(set(usable))
+    no_text = ~has_term & (concepts["name"] == "")
+    concepts = concepts[~no_text].reset_index(drop=True)
+    counts = {
+        "duplicate_concepts": int(duplicated.sum()),
+        "concepts_without_text": int(no_text.sum()),
+    }
+    for reason, n in counts.items():
+        if n:
+            logger.warning("dropped %d concepts: %s", n, reason)
+    return concepts, counts
+
+
+def term_table(kg: KnowledgeGraph, concepts: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
+    """``concept_id, term`` rows to encode (KG order, then names added as terms), and counts."""
+    terms = kg.terms[["concept_id", "term"]].copy()
+    terms["term"] = _text(terms["term"])
+    empty = terms["term"] == ""
+    orphan = ~empty & ~terms["concept_id"].isin(set(concepts["concept_id"]))
+    terms = terms[~empty & ~orphan]
+    duplicated = terms.duplicated(["concept_id", "term"])
+    terms = terms[~duplicated]
+    missing = concepts[~concepts["concept_id"].isin(set(terms["concept_id"]))]
+    named = missing[["concept_id", "name"]].rename(columns={"name": "term"})
+    terms = pd.concat([terms, named], ignore_index=True)
+    counts = {
+        "empty_terms": int(empty.sum()),
+        "orphan_terms": int(orphan.sum()),
+        "duplicate_terms": int(duplicated.sum()),
+        "names_added_as_terms": len(named),
+    }
+    for reason in ("empty_terms", "orphan_terms"):
+        if counts[reason]:
+            logger.warning("dropped %d terms: %s", counts[reason], reason)
+    return terms.reset_index(drop=True), counts
+
+
+def concept_means(
+    term_vectors: np.ndarray, term_concept: np.ndarray, n_concepts: int
+) -> np.ndarray:
+    """Row ``j``: the L2-normalised mean of the term vectors whose concept row is ``j``.
+
+    ``c_j = Σ_{i: concept(i)=j} t_i / ‖Σ_{i: concept(i)=j} t_i‖`` (a zero sum stays zero).
+    """
+    sums = np.zeros((n_concepts, term_vectors.shape[1]), dtype=np.float32)
+    for start in range(0, len(term_vectors), _CHUNK):  # bounded temporaries (memory-mapped input)
+        block = np.asarray(term_vectors[start : start + _CHUNK], dtype=np.float32)
+        np.add.at(sums, term_concept[start : start + _CHUNK], block)
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    sums /= np.maximum(norms, 1e-12)
+    return sums

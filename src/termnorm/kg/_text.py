@@ -1,0 +1,88 @@
+"""Small helpers shared by the loaders: reading lines, term keys, the record union.
+
+``iter_lines`` yields ``(line_number, text)`` with the line ending removed, so every loader
+can name the file and line in an :class:`~termnorm.errors.InputFormatError`. Files ending in
+``.gz`` are decompressed on the fly; a UTF-8 byte-order mark is ignored.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TextIO
+
+from termnorm.errors import InputFormatError
+from termnorm.kg.records import Concept, LoadReport, Relation, Term
+
+Record = Concept | Term | Relation
+"""What a loader yields: a concept before its terms; relations may come at any time."""
+
+
+def open_text(path: Path) -> TextIO:
+    """Open ``path`` for reading as UTF-8 text (``.gz`` transparently); missing → clear error."""
+    if not path.is_file():
+        raise InputFormatError(path, None, "file not found")
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line_number, line)`` for each line of ``path`` (1-based, line ending stripped)."""
+    with open_text(path) as fh:
+        try:
+            for number, line in enumerate(fh, start=1):
+                yield number, line.rstrip("\r\n")
+        except UnicodeDecodeError as exc:
+            raise InputFormatError(path, None, f"not UTF-8 text ({exc.reason})") from None
+
+
+def clean(text: str) -> str:
+    """Collapse runs of whitespace and strip: the form in which a term is stored."""
+    return " ".join(text.split())
+
+
+def term_key(text: str) -> str:
+    """Key under which two surface forms of one concept count as duplicates (case-insensitive)."""
+    return clean(text).casefold()
+
+
+def dedup_terms(
+    concept_id: str, items: Iterable[tuple[str, str, str]], report: LoadReport
+) -> list[Term]:
+    """Terms from ``(text, lang, source)`` items, the first kept one preferred.
+
+    Whitespace is collapsed; empty strings are dropped with reason ``term: empty``, repeats
+    (case-insensitive) with ``term: duplicate (case-insensitive)``; kept terms are counted
+    under ``kept["terms"]``.
+    """
+    terms: list[Term] = []
+    seen: set[str] = set()
+    for raw, lang, source in items:
+        text = clean(raw)
+        key = text.casefold()
+        if not text:
+            report.drop("term: empty")
+        elif key in seen:
+            report.drop("term: duplicate (case-insensitive)")
+        else:
+            seen.add(key)
+            terms.append(Term(concept_id, text, lang=lang, source=source, is_preferred=not terms))
+    report.kept["terms"] += len(terms)
+    return terms
+
+
+def concept_terms(
+    concept_id: str,
+    name: str,
+    synonyms: Iterable[str],
+    report: LoadReport,
+    *,
+    lang: str = "en",
+    source: str = "",
+) -> list[Term]:
+    """The name (preferred) then each synonym, deduplicated and counted (see :func:`dedup_terms`)."""
+    items = [(text, lang, source) for text in [name, *synonyms]]
+    return dedup_terms(concept_id, items, report)

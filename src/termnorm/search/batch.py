@@ -1,0 +1,176 @@
+"""Normalize a column of a CSV/TSV/JSONL/Parquet file, row for row.
+
+Contract: the output has exactly one row per input row, in order, with every input column
+unchanged and these columns appended:
+
+``concept_id``, ``concept_name``, ``score``, ``matched_term``
+    the best concept (empty/null when the row failed); scores rounded to 6 decimals;
+``candidates`` (only when ``k > 1``)
+    the top-``k`` as a list of ``{rank, concept_id, concept_name, score, matched_term}``:
+    a JSON string in CSV/TSV/Parquet, a native list in JSONL;
+``error``
+    empty/null, or why the row could not be normalized (empty, whitespace-only, not text,
+    too long).
+
+The text column is ``column``, else ``term`` when present, else the first column. The
+output format follows the output suffix (the input's format when the suffix is unknown). The file is streamed in chunks and written
+atomically (a failed run leaves no output file).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from tqdm.auto import tqdm
+
+from termnorm.errors import InputFormatError
+from termnorm.io.tables import (
+    SUFFIXES,
+    Record,
+    TableFormat,
+    TableReader,
+    atomic_file,
+    detect_format,
+    open_reader,
+    open_writer,
+)
+from termnorm.search.candidate import Candidate
+from termnorm.search.normalizer import Normalizer, RowResult
+
+__all__ = ["DEFAULT_CHUNK_ROWS", "BatchReport", "added_columns", "normalize_file", "text_column"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CHUNK_ROWS = 4096
+SCORE_DECIMALS = 6
+_TOP1 = {"concept_id": pa.string(), "concept_name": pa.string(), "score": pa.float64()}
+_TYPES = {**_TOP1, "matched_term": pa.string(), "candidates": pa.string(), "error": pa.string()}
+
+
+@dataclass
+class BatchReport:
+    """What :func:`normalize_file` did."""
+
+    input: Path
+    output: Path
+    column: str
+    rows: int = 0
+    errors: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for ``--json``."""
+        return {
+            "input": str(self.input),
+            "output": str(self.output),
+            "column": self.column,
+            "rows": self.rows,
+            "errors": self.errors,
+        }
+
+
+def added_columns(k: int) -> list[str]:
+    """Names of the columns appended to every row for a top-``k`` run."""
+    top = ["concept_id", "concept_name", "score", "matched_term"]
+    return [*top, "candidates", "error"] if k > 1 else [*top, "error"]
+
+
+def text_column(reader: TableReader, column: str | None) -> str:
+    """``column`` (checked), else ``term`` when present, else the first column."""
+    if column is not None:
+        if column not in reader.columns:
+            raise InputFormatError(
+                reader.path, None, f"no column {column!r}; columns are {reader.columns}"
+            )
+        return column
+    if not reader.columns:
+        raise InputFormatError(reader.path, None, "the file has no column (is it empty?)")
+    return "term" if "term" in reader.columns else reader.columns[0]
+
+
+def _candidate_dict(c: Candidate) -> dict[str, Any]:
+    return {
+        "rank": c.rank,
+        "concept_id": c.concept_id,
+        "concept_name": c.name,
+        "score": round(c.score, SCORE_DECIMALS),
+        "matched_term": c.matched_term,
+    }
+
+
+def _fields(result: RowResult, k: int, native_lists: bool) -> dict[str, Any]:
+    """The appended columns of one row."""
+    best = result.candidates[0] if result.candidates else None
+    fields: dict[str, Any] = {
+        "concept_id": best.concept_id if best else None,
+        "concept_name": best.name if best else None,
+        "score": round(best.score, SCORE_DECIMALS) if best else None,
+        "matched_term": best.matched_term if best else None,
+    }
+    if k > 1:
+        listed = [_candidate_dict(c) for c in result.candidates]
+        fields["candidates"] = (
+            listed if native_lists else (json.dumps(listed, ensure_ascii=False) if best else None)
+        )
+    fields["error"] = result.error
+    return fields
+
+
+def _output_schema(reader: TableReader, k: int) -> pa.Schema | None:
+    """Input types (when known) + the appended columns' types."""
+    if reader.schema is None:
+        return None
+    added = [pa.field(name, _TYPES[name]) for name in added_columns(k)]
+    return pa.schema([*reader.schema, *added])
+
+
+def normalize_file(
+    normalizer: Normalizer,
+    input: str | Path,
+    output: str | Path,
+    column: str | None = None,
+    k: int = 1,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    show_progress: bool = True,
+) -> BatchReport:
+    """Normalize ``column`` of ``input`` into ``output`` (see the module docstring)."""
+    input, output = Path(input), Path(output)
+    reader = open_reader(input)
+    out_format = SUFFIXES.get(output.suffix.lower(), detect_format(input))
+    name = text_column(reader, column)
+    added = added_columns(k)
+    clash = [c for c in added if c in reader.columns]
+    if clash:
+        raise InputFormatError(
+            input,
+            None,
+            f"already has column(s) {', '.join(clash)} (is it a termnorm output?); "
+            "rename or drop them first",
+        )
+    native = out_format is TableFormat.JSONL
+    schema = _output_schema(reader, k) if out_format is TableFormat.PARQUET else None
+    report = BatchReport(input, output, name)
+    bar = tqdm(total=reader.num_rows, desc="normalizing", unit="row", disable=not show_progress)
+    try:
+        with (
+            atomic_file(output) as tmp,
+            open_writer(tmp, out_format, [*reader.columns, *added], schema) as writer,
+        ):
+            for records in reader.chunks(chunk_rows):
+                results = normalizer.normalize_rows([r.get(name) for r in records], k)
+                rows: list[Record] = [
+                    {**r, **_fields(res, k, native)}
+                    for r, res in zip(records, results, strict=True)
+                ]
+                writer.write(rows)
+                report.rows += len(rows)
+                report.errors += sum(res.error is not None for res in results)
+                bar.update(len(rows))
+    finally:
+        bar.close()
+    logger.info("normalized %d rows (%d errors) into %s", report.rows, report.errors, output)
+    return report

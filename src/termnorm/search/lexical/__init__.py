@@ -1,0 +1,46 @@
+"""Lexical baselines: exact match, character n-gram TF-IDF and edit distance, as Matchers.
+
+``make_lexical_matcher(LexicalKind.TFIDF, kg)`` builds one by name (the CLI's
+``--baseline``); each is a :class:`~termnorm.search.Matcher` over a KG's terms, so the
+evaluators score it side by side with embedding indexes. The matcher classes are imported
+on first use, so importing this package stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from termnorm.search.lexical.kinds import LexicalKind, make_lexical_matcher
+
+if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.search.lexical.dictionary import TermDictionary, normalize_text
+    from termnorm.search.lexical.edit import EditDistanceMatcher
+    from termnorm.search.lexical.exact import ExactMatcher
+    from termnorm.search.lexical.tfidf import TfidfMatcher
+
+__all__ = [
+    "EditDistanceMatcher",
+    "ExactMatcher",
+    "LexicalKind",
+    "TermDictionary",
+    "TfidfMatcher",
+    "make_lexical_matcher",
+    "normalize_text",
+]
+
+_LAZY = {
+    "EditDistanceMatcher": "edit",
+    "ExactMatcher": "exact",
+    "TermDictionary": "dictionary",
+    "TfidfMatcher": "tfidf",
+    "normalize_text": "dictionary",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a matcher class (and its dependencies) when it is first asked for."""
+    if name in _LAZY:
+        module = importlib.import_module(f"termnorm.search.lexical.{_LAZY[name]}")
+        return getattr(module, name)
+    raise AttributeError(f"module 'termnorm.search.lexical' has no attribute {name!r}")

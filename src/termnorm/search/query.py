@@ -1,0 +1,58 @@
+"""Validation of query texts, shared by the normalizer, batch files, the API and the CLI.
+
+A query is accepted when it is a ``str`` that is not empty or whitespace-only after
+stripping and is at most ``max_chars`` characters long; it is used stripped. Anything else
+gets a one-line message saying what is wrong and what to do, raised as :class:`QueryError`
+(or, for files, written into the row's ``error`` column).
+"""
+
+from __future__ import annotations
+
+import math
+
+from termnorm.errors import TermnormError
+
+__all__ = ["DEFAULT_MAX_CHARS", "QueryError", "query_problem", "validate_query"]
+
+DEFAULT_MAX_CHARS = 1000
+
+
+class QueryError(TermnormError, ValueError):
+    """A query cannot be normalized (empty, whitespace-only, not text, too long)."""
+
+    def __init__(self, message: str, row: int | None = None) -> None:
+        super().__init__(message if row is None else f"row {row}: {message}")
+        self.row = row
+
+
+def _is_missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def query_problem(value: object, max_chars: int = DEFAULT_MAX_CHARS) -> str | None:
+    """What is wrong with ``value`` as a query, or ``None`` when it is usable."""
+    if _is_missing(value):
+        return "empty input: no text given"
+    if not isinstance(value, str):
+        shown = repr(value)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        return f"not text: got {type(value).__name__} {shown}; give a term as a string"
+    text = value.strip()
+    if not value:
+        return "empty input: give a term to normalize"
+    if not text:
+        return "whitespace-only input: give a term to normalize"
+    if len(text) > max_chars:
+        return (
+            f"input too long: {len(text)} characters, the limit is {max_chars}; "
+            "shorten it or raise the limit (max_chars / --max-chars)"
+        )
+    return None
+
+
+def validate_query(value: object, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+    """``value`` stripped, or :class:`QueryError` explaining why it is not a usable query."""
+    problem = query_problem(value, max_chars)
+    if problem is not None:
+        raise QueryError(problem)
+    return str(value).strip()

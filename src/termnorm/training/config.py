@@ -1,0 +1,268 @@
+"""Configuration of one training job (``termnorm train``): a dataclass whose field help the CLI reuses.
+
+Defaults are the recommended CPU recipe (see README "Results"); ``TrainConfig.paper()`` gives
+CODER's full-size settings (k = 128, m = 8, lr 2e-5, 10k warm-up, 100k steps, accumulation 8).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from termnorm.encoders.pooling import Pooling
+
+__all__ = ["FIELD_HELP", "LossKind", "Precision", "TrainConfig"]
+
+
+class LossKind(str, Enum):
+    """Which objective to train (``+sty`` adds the semantic-type classification loss)."""
+
+    CODER = "coder"  # L_MS + 1.0 · L_rel (cos(M_rᵀ e_h, e_t))
+    MS = "ms"  # synonym-only L_MS (SapBERT-like baseline)
+    TRANSE = "transe"  # L_MS + 0.1 · L_rel,T (−‖e_h + r − e_t‖, α 0.2, β 5)
+    TRANSE_MARGIN = "transe-margin"  # L_MS + 1.0 · margin TransE, corrupted tails (CODER v1)
+    CODER_STY = "coder+sty"
+    MS_STY = "ms+sty"
+    TRANSE_MARGIN_STY = "transe-margin+sty"
+    TRIPLET = "triplet"  # batch-hard soft-margin triplet, Train:O/OD texts (training/triplet.py)
+
+    @property
+    def relation(self) -> str | None:
+        """``matrix``, ``transe``, ``transe-margin`` or ``None`` (synonym-only)."""
+        base = self.value.split("+")[0]
+        return {"coder": "matrix", "ms": None, "triplet": None}.get(base, base)
+
+    @property
+    def sty(self) -> bool:
+        """Whether the semantic-type loss is on."""
+        return self.value.endswith("+sty")
+
+
+class Precision(str, Enum):
+    """Autocast dtype: ``auto`` = bf16 where the device supports it (CUDA fp16 otherwise)."""
+
+    AUTO = "auto"
+    FP32 = "fp32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+
+
+def _h(text: str) -> dict[str, str]:
+    """Field metadata holding the help text the CLI shows."""
+    return {"help": text}
+
+
+@dataclass
+class TrainConfig:
+    """Everything that determines a training run (saved in checkpoints and the model card)."""
+
+    kg: Path | None = field(default=None, metadata=_h("KG folder written by 'termnorm kg build'."))
+    out: Path | None = field(
+        default=None, metadata=_h("Output model folder (sentence-transformers layout).")
+    )
+    base_model: Path | None = field(
+        default=None, metadata=_h("Start model folder (default: all-MiniLM-L6-v2).")
+    )
+    pooling: Pooling | None = field(
+        default=None, metadata=_h("cls or mean (default: the model's own, else mean).")
+    )
+    loss: LossKind = field(
+        default=LossKind.CODER, metadata=_h("Objective: " + ", ".join(k.value for k in LossKind))
+    )
+    steps: int = field(default=1500, metadata=_h("Optimizer steps."))
+    k: int = field(default=64, metadata=_h("Triplet slots per batch (the batch holds 2k terms)."))
+    m: int = field(
+        default=4, metadata=_h("Repeats of each sampled triplet in a batch (2 <= m <= sqrt(k)).")
+    )
+    synonym_share: float = field(
+        default=0.5,
+        metadata=_h(
+            "Share of the k slots filled with synonym-only groups (1.0 when the KG has none)."
+        ),
+    )
+    lang_balanced: bool = field(
+        default=False, metadata=_h("Draw a language first, then a term (multilingual KGs).")
+    )
+    lr: float = field(default=5e-5, metadata=_h("Peak learning rate (AdamW)."))
+    weight_decay: float = field(default=0.01, metadata=_h("AdamW weight decay."))
+    relation_lr: float | None = field(
+        default=None, metadata=_h("Learning rate of relation/STY heads (default: lr).")
+    )
+    warmup: float = field(
+        default=0.06, metadata=_h("Warm-up steps: a count (>= 1) or a share of --steps (< 1).")
+    )
+    grad_accum: int = field(
+        default=1, metadata=_h("Gradient accumulation (micro-batches per step).")
+    )
+    max_grad_norm: float = field(default=1.0, metadata=_h("Gradient clipping norm (0 = off)."))
+    max_length: int = field(default=24, metadata=_h("Max tokens per term."))
+    precision: Precision = field(default=Precision.AUTO, metadata=_h("fp32, bf16, fp16 or auto."))
+    freeze_embeddings: bool = field(
+        default=False, metadata=_h("Freeze the token/position embeddings.")
+    )
+    freeze_layers: int = field(default=0, metadata=_h("Freeze the lowest N transformer layers."))
+    hard_negatives: bool = field(
+        default=True, metadata=_h("Compose batches of concepts near each other (CODER++-style).")
+    )
+    hard_share: float = field(
+        default=0.75, metadata=_h("Share of slots composed from near-concept clusters.")
+    )
+    hard_refresh: int = field(
+        default=250, metadata=_h("Re-embed concept names every N steps to refresh neighbours.")
+    )
+    hard_neighbours: int = field(default=16, metadata=_h("Neighbours kept per concept."))
+    hard_cluster: int = field(default=4, metadata=_h("Concept groups per near-concept cluster."))
+    hard_max_concepts: int = field(
+        default=300_000, metadata=_h("Embed at most this many concepts when mining.")
+    )
+    rel_weight: float | None = field(
+        default=None, metadata=_h("Weight μ of the relation loss (default per --loss).")
+    )
+    sty_weight: float = field(
+        default=0.1, metadata=_h("Weight of the semantic-type loss (the '+sty' objectives).")
+    )
+    transe_margin: float = field(default=1.0, metadata=_h("Margin γ of the transe-margin loss."))
+    seed: int = field(default=13, metadata=_h("Random seed (sampling, dropout, init of heads)."))
+    log_every: int = field(default=10, metadata=_h("Write a JSONL log record every N steps."))
+    checkpoint_every: int = field(
+        default=500, metadata=_h("Save a resumable checkpoint every N steps (0 = off).")
+    )
+    keep_checkpoints: int = field(
+        default=2, metadata=_h("Checkpoints kept on disk (plus the best one).")
+    )
+    clean_checkpoints: bool = field(
+        default=True, metadata=_h("Delete the checkpoints once the run has finished.")
+    )
+    overwrite: bool = field(
+        default=False, metadata=_h("Replace an existing, non-empty --out folder.")
+    )
+    dev: Path | None = field(
+        default=None, metadata=_h("Mention file for periodic dev evaluation (acc@1).")
+    )
+    dev_format: str | None = field(
+        default=None, metadata=_h("Format of the dev mention file (see 'termnorm eval').")
+    )
+    dev_kg: Path | None = field(
+        default=None, metadata=_h("KG whose terms the dev mentions are matched to (default: --kg).")
+    )
+    eval_every: int = field(
+        default=0, metadata=_h("Evaluate on --dev every N steps (0 = only at the end).")
+    )
+    keep_best: bool = field(
+        default=True, metadata=_h("With --dev, the output holds the best model by dev acc@1.")
+    )
+    device: str | None = field(
+        default=None, metadata=_h("cpu, cuda, cuda:1 ... (default: cuda when present).")
+    )
+    threads: int | None = field(
+        default=None, metadata=_h("torch CPU threads (default: torch's choice).")
+    )
+    encode_batch: int = field(
+        default=256, metadata=_h("Batch size when embedding concepts or dev terms.")
+    )
+    # --loss triplet (termnorm.training.triplet)
+    train_data: str = field(
+        default="o", metadata=_h("--loss triplet: o = ontology synonyms, od = plus --mentions.")
+    )
+    mentions: tuple[str, ...] = field(
+        default=(), metadata=_h("--train-data od: annotated training mention files.")
+    )
+    mentions_format: str | None = field(
+        default=None, metadata=_h("Format of --mentions (detected when omitted).")
+    )
+    od_ratio: float = field(
+        default=1 / 3, metadata=_h("--train-data od: |D|/|O| after repeating the mentions.")
+    )
+    texts_per_concept: int = field(
+        default=2, metadata=_h("--loss triplet: texts per group, anchor + K-1 positives.")
+    )
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def rel_weight_value(self) -> float:
+        """μ: the explicit --rel-weight, else 1.0 (coder, transe-margin) or 0.1 (transe)."""
+        if self.rel_weight is not None:
+            return self.rel_weight
+        return 0.1 if self.loss.relation == "transe" else 1.0
+
+    @property
+    def warmup_steps(self) -> int:
+        """Warm-up as a step count."""
+        return int(self.warmup) if self.warmup >= 1 else round(self.warmup * self.steps)
+
+    def validate(self) -> None:
+        """Fail fast on impossible settings, naming the flag."""
+        if self.k < 2:
+            raise ValueError(f"--k must be at least 2 (got {self.k})")
+        if self.m < 2 or self.m > math.isqrt(self.k):
+            raise ValueError(
+                f"--m must satisfy 2 <= m <= sqrt(k) = {math.sqrt(self.k):.2f} (got m={self.m}, "
+                f"k={self.k}); raise --k or lower --m"
+            )
+        if not 0.0 <= self.synonym_share <= 1.0:
+            raise ValueError(f"--synonym-share must be in [0, 1] (got {self.synonym_share})")
+        if not 0.0 <= self.hard_share <= 1.0:
+            raise ValueError(f"--hard-share must be in [0, 1] (got {self.hard_share})")
+        if self.steps < 1 or self.grad_accum < 1:
+            raise ValueError("--steps and --grad-accum must be at least 1")
+        if self.hard_cluster < 2 and self.hard_negatives:
+            raise ValueError("--hard-cluster must be at least 2")
+        if self.dev is not None and self.dev_format is None:
+            raise ValueError("--dev needs --dev-format")
+
+    # ------------------------------------------------------------------ (de)serialisation
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (paths and enums as strings)."""
+        out: dict[str, Any] = {}
+        for key, value in asdict(self).items():
+            out[key] = value.value if isinstance(value, Enum) else value
+            if isinstance(value, Path):
+                out[key] = str(value)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        """Inverse of :meth:`to_dict` (unknown keys are ignored)."""
+        kinds = {f.name: f for f in fields(cls)}
+        kw: dict[str, Any] = {}
+        for key, value in data.items():
+            if key not in kinds:
+                continue
+            if key in {"kg", "out", "base_model", "dev", "dev_kg"} and value is not None:
+                value = Path(value)
+            elif key == "mentions":
+                value = tuple(str(v) for v in value or ())
+            elif key == "loss":
+                value = LossKind(value)
+            elif key == "precision":
+                value = Precision(value)
+            elif key == "pooling" and value is not None:
+                value = Pooling(value)
+            kw[key] = value
+        return cls(**kw)
+
+    @classmethod
+    def paper(cls, **overrides: Any) -> TrainConfig:
+        """CODER_ENG's full-size settings (GPU): k 128, m 8, lr 2e-5, 100k steps, accum 8."""
+        base: dict[str, Any] = dict(
+            k=128,
+            m=8,
+            lr=2e-5,
+            steps=100_000,
+            warmup=10_000,
+            grad_accum=8,
+            max_length=32,
+            synonym_share=0.0,
+            hard_negatives=False,
+            freeze_layers=0,
+            freeze_embeddings=False,
+            weight_decay=0.0,
+        )
+        base.update(overrides)
+        return cls(**base)
+
+
+FIELD_HELP: dict[str, str] = {f.name: f.metadata.get("help", "") for f in fields(TrainConfig)}

@@ -1,0 +1,284 @@
+"""Batches of terms drawn from a knowledge graph, as CODER samples them.
+
+A batch has k *slots* (h_i, r_i, t_i), i = 1..k, and holds 2k terms: ``terms[i]`` is a term of
+h_i and ``terms[k + i]`` a term of t_i. Slots come in groups of m identical triplets
+(2 ≤ m ≤ √k; the last group is shorter when m does not divide k), so every concept in a batch
+has positives and negatives. A share of the groups are *synonym-only* (h = t = one concept,
+no relation, ``rel_idx = -1``) so that concepts with few or no relations are reached too.
+Each concept occurrence draws its own term (without replacement inside a group while the
+concept has unused terms; optionally a language first, then a term).
+
+Hard-negative composition (CODER++-style): after :meth:`KGSampler.set_neighbours` a share of
+the groups is built as clusters around a random seed concept: its nearest concepts in the
+current embedding space (synonym groups) or triplets whose heads are near the seed's head
+(relation groups).
+
+Sampling is counter-based: batch ``(step, shard)`` depends only on ``(seed, step, shard)`` and
+the neighbour table, so resuming or sharding over DDP ranks / accumulation micro-batches
+(``shard = rank · accum + micro``) reproduces the same stream.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from termnorm.kg import KnowledgeGraph
+from termnorm.training.hard_negatives import nearest_neighbours
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Batch", "KGSampler"]
+
+
+@dataclass
+class Batch:
+    """2k terms (heads then tails) with their concept labels and the k slots' relations."""
+
+    terms: list[str]  # [2k]
+    labels: torch.Tensor  # [2k] concept index
+    rel_idx: torch.Tensor  # [k] relation label index, -1 for synonym-only slots
+    corrupted: torch.Tensor  # [k] index into terms of a term of another concept (TransE)
+    sty: torch.Tensor | None = None  # [2k, T] semantic-type targets
+
+    @property
+    def k(self) -> int:
+        """Number of slots."""
+        return len(self.rel_idx)
+
+
+class KGSampler:
+    """Draws :class:`Batch` es from a KG.
+
+    Args:
+        kg: the knowledge graph.
+        k: slots per batch (≥ 2).
+        m: repeats per sampled triplet (2 ≤ m ≤ √k).
+        synonym_share: share of groups that are synonym-only (forced to 1 without relations).
+        lang_balanced: choose a language uniformly, then a term of that language.
+        seed: base seed.
+        hard_share: share of groups built from near-concept clusters (once neighbours exist).
+        hard_cluster: groups per cluster.
+        with_types: also return semantic-type targets.
+    """
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        k: int,
+        m: int,
+        synonym_share: float = 0.5,
+        lang_balanced: bool = False,
+        seed: int = 0,
+        hard_share: float = 0.0,
+        hard_cluster: int = 4,
+        with_types: bool = False,
+    ) -> None:
+        if k < 2:
+            raise ValueError(f"k must be at least 2 (got {k})")
+        if m < 2 or m > math.isqrt(k):
+            raise ValueError(f"m must satisfy 2 <= m <= sqrt(k) = {math.sqrt(k):.2f} (got {m})")
+        self.k, self.m, self.seed = k, m, seed
+        self.lang_balanced = lang_balanced
+        self.hard_share, self.hard_cluster = hard_share, max(2, hard_cluster)
+        terms = kg.terms.sort_values("concept_id", kind="stable")
+        ids, first = np.unique(terms["concept_id"].to_numpy(dtype=str), return_index=True)
+        self.concept_ids: list[str] = ids.tolist()
+        self.index = {cid: i for i, cid in enumerate(self.concept_ids)}
+        self.term_text: np.ndarray = terms["term"].to_numpy(dtype=object)
+        self.term_lang: np.ndarray = terms["lang"].fillna("").to_numpy(dtype=object)
+        self.offsets = np.append(first, len(terms)).astype(np.int64)  # [C + 1]
+        names = kg.concept_names()
+        self.names = [names.get(c) or str(self.term_text[first[i]]) for i, c in enumerate(ids)]
+        sizes = np.diff(self.offsets)
+        self.syn_pool = np.flatnonzero(sizes >= 2) if (sizes >= 2).any() else np.arange(len(ids))
+        self._init_relations(kg)
+        self.synonym_share = 1.0 if self.n_triplets == 0 else synonym_share
+        self.type_labels: list[str] = []
+        self.concept_types: list[list[int]] = []
+        if with_types:
+            self._init_types(kg)
+        self.neighbours: np.ndarray | None = None  # [C, n]
+
+    # ------------------------------------------------------------------ setup
+    def _init_relations(self, kg: KnowledgeGraph) -> None:
+        rel = kg.relations
+        h = rel["head"].map(self.index)
+        t = rel["tail"].map(self.index)
+        ok = h.notna() & t.notna() & (rel["head"] != rel["tail"])
+        dropped = int((~ok).sum())
+        if dropped:
+            logger.info(
+                "sampler: %d relations skipped (self-loop or concept without term)", dropped
+            )
+        rel = rel[ok]
+        self.relation_labels: list[str] = sorted(rel["relation"].unique().tolist())
+        lab = {r: i for i, r in enumerate(self.relation_labels)}
+        self.heads = h[ok].to_numpy(dtype=np.int64)
+        self.rels = rel["relation"].map(lab).to_numpy(dtype=np.int64)
+        self.tails = t[ok].to_numpy(dtype=np.int64)
+        self.n_triplets = len(self.heads)
+        order = np.argsort(self.heads, kind="stable")
+        self.by_head = order  # triplet indices sorted by head
+        self.head_offsets = np.searchsorted(self.heads[order], np.arange(len(self.concept_ids) + 1))
+
+    def _init_types(self, kg: KnowledgeGraph) -> None:
+        types = dict(zip(kg.concepts["concept_id"], kg.concepts["semantic_types"], strict=True))
+        self.type_labels = sorted({t for c in self.concept_ids for t in (types.get(c) or [])})
+        lab = {t: i for i, t in enumerate(self.type_labels)}
+        self.concept_types = [[lab[t] for t in (types.get(c) or [])] for c in self.concept_ids]
+
+    # ------------------------------------------------------------------ hard negatives
+    def set_neighbours(self, neighbours: np.ndarray | None) -> None:
+        """Install a nearest-concept table ``[C, n]`` (-1 = none), or remove it."""
+        self.neighbours = None if neighbours is None else np.asarray(neighbours, dtype=np.int64)
+
+    def refresh(
+        self,
+        encode: Callable[[list[str]], np.ndarray],
+        n: int = 16,
+        max_concepts: int = 300_000,
+    ) -> None:
+        """Embed one name per concept with ``encode`` and rebuild the neighbour table.
+
+        Above ``max_concepts`` a fixed (seeded) subset is embedded; the others get no row.
+        """
+        c = len(self.concept_ids)
+        subset = np.arange(c)
+        if c > max_concepts:
+            subset = np.sort(np.random.default_rng([self.seed, 7]).choice(c, max_concepts, False))
+        vectors = encode([self.names[i] for i in subset])  # [c', d]
+        local = nearest_neighbours(vectors, n)  # [c', n] positions in subset
+        table = np.full((c, n), -1, dtype=np.int64)
+        table[subset] = np.where(local >= 0, subset[np.clip(local, 0, None)], -1)
+        self.set_neighbours(table)
+
+    # ------------------------------------------------------------------ batches
+    def batch(self, step: int, shard: int = 0) -> Batch:
+        """The batch of ``(step, shard)``: deterministic given the seed and neighbour table."""
+        rng = np.random.default_rng([self.seed, step, shard])
+        sizes = [self.m] * (self.k // self.m) + ([self.k % self.m] if self.k % self.m else [])
+        n_groups = len(sizes)
+        n_syn = round(self.synonym_share * n_groups)
+        groups = self._relation_groups(rng, n_groups - n_syn) + self._synonym_groups(rng, n_syn)
+        heads, rels, tails = [], [], []
+        head_terms: list[str] = []
+        tail_terms: list[str] = []
+        for (h, r, t), size in zip(groups, sizes, strict=True):
+            heads += [h] * size
+            rels += [r] * size
+            tails += [t] * size
+            if h == t:  # synonym-only: 2·size terms of one concept
+                drawn = self._draw_terms(rng, h, 2 * size)
+                head_terms += drawn[:size]
+                tail_terms += drawn[size:]
+            else:
+                head_terms += self._draw_terms(rng, h, size)
+                tail_terms += self._draw_terms(rng, t, size)
+        labels = np.array(heads + tails, dtype=np.int64)  # [2k]
+        sty = self._sty_targets(labels) if self.type_labels else None
+        return Batch(
+            terms=head_terms + tail_terms,
+            labels=torch.from_numpy(labels),
+            rel_idx=torch.tensor(rels, dtype=torch.long),
+            corrupted=torch.from_numpy(self._corrupt(rng, labels)),
+            sty=sty,
+        )
+
+    def _relation_groups(self, rng: np.random.Generator, n: int) -> list[tuple[int, int, int]]:
+        if n <= 0:
+            return []
+        out: list[int] = []
+        n_hard = round(self.hard_share * n) if self.neighbours is not None else 0
+        while len(out) < n_hard:
+            seed = int(rng.integers(self.n_triplets))
+            out.append(seed)
+            near = self._near(int(self.heads[seed]))
+            cands = np.concatenate(
+                [self.by_head[self.head_offsets[c] : self.head_offsets[c + 1]] for c in near]
+                + [np.empty(0, dtype=np.int64)]
+            )
+            cands = cands[cands != seed]
+            take = min(len(cands), self.hard_cluster - 1, n_hard - len(out))
+            out += rng.choice(cands, take, replace=False).tolist() if take > 0 else []
+        out += rng.integers(self.n_triplets, size=n - len(out)).tolist()
+        return [(int(self.heads[i]), int(self.rels[i]), int(self.tails[i])) for i in out[:n]]
+
+    def _synonym_groups(self, rng: np.random.Generator, n: int) -> list[tuple[int, int, int]]:
+        if n <= 0:
+            return []
+        out: list[int] = []
+        n_hard = round(self.hard_share * n) if self.neighbours is not None else 0
+        while len(out) < n_hard:
+            seed = int(rng.choice(self.syn_pool))
+            near = self._near(seed)[1:]
+            take = min(len(near), self.hard_cluster - 1, n_hard - len(out) - 1)
+            out += [seed] + (rng.choice(near, take, replace=False).tolist() if take > 0 else [])
+        out += rng.choice(self.syn_pool, size=n - len(out)).tolist()
+        return [(int(c), -1, int(c)) for c in out[:n]]
+
+    def _near(self, concept: int) -> np.ndarray:
+        """The concept followed by its neighbours (no -1 entries)."""
+        assert self.neighbours is not None
+        row = self.neighbours[concept]
+        return np.concatenate([[concept], row[row >= 0]]).astype(np.int64)
+
+    def _draw_terms(self, rng: np.random.Generator, concept: int, count: int) -> list[str]:
+        lo, hi = int(self.offsets[concept]), int(self.offsets[concept + 1])
+        if self.lang_balanced:
+            langs = self.term_lang[lo:hi]
+            choices = np.unique(langs)
+            picks = []
+            for lang in rng.choice(choices, size=count):
+                pool = np.flatnonzero(langs == lang)
+                picks.append(lo + int(rng.choice(pool)))
+            return [str(self.term_text[i]) for i in picks]
+        perm = rng.permutation(hi - lo)
+        return [str(self.term_text[lo + perm[i % len(perm)]]) for i in range(count)]
+
+    def _corrupt(self, rng: np.random.Generator, labels: np.ndarray) -> np.ndarray:
+        """For each slot i, a batch position holding a concept other than t_i (or t_i's own)."""
+        k = len(labels) // 2
+        out = np.empty(k, dtype=np.int64)
+        for i in range(k):
+            other = np.flatnonzero(labels != labels[k + i])
+            out[i] = int(rng.choice(other)) if len(other) else k + i
+        return out
+
+    def _sty_targets(self, labels: np.ndarray) -> torch.Tensor:
+        out = torch.zeros(len(labels), len(self.type_labels))
+        for row, c in enumerate(labels):
+            types = self.concept_types[c]
+            if types:
+                out[row, types] = 1.0 / len(types)
+        return out
+
+    # ------------------------------------------------------------------ state
+    def state_dict(self) -> dict[str, Any]:
+        """What a checkpoint needs to reproduce the batch stream."""
+        return {"seed": self.seed, "neighbours": self.neighbours}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        self.seed = int(state["seed"])
+        self.set_neighbours(state.get("neighbours"))
+
+    def stats(self) -> dict[str, int]:
+        """Counts the sampler works with (for the model card)."""
+        return {
+            "concepts_with_terms": len(self.concept_ids),
+            "terms": len(self.term_text),
+            "triplets": self.n_triplets,
+            "relation_labels": len(self.relation_labels),
+            "semantic_types": len(self.type_labels),
+        }
+
+    def describe(self, labels: Sequence[int]) -> list[str]:
+        """Concept IDs of label indices (debugging, tests)."""
+        return [self.concept_ids[i] for i in labels]

@@ -1,0 +1,134 @@
+"""``termnorm bench`` on tiny fixtures: a Markdown report with PNGs, cached on the rerun."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from termnorm.errors import InputFormatError
+from termnorm.evaluation.bench import load_spec, run_bench, write_report
+from termnorm.losses.relation_head import RelationHead
+
+pytest.importorskip("matplotlib")
+
+
+@pytest.fixture()
+def suite(tmp_path: Path, tiny_bert_path: Path, tiny_kg_dir: Path) -> Path:
+    """Data, two models (one with a relation head), baselines, every evaluator."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "mentions.tsv").write_text(
+        "0001\theart attack\n0002\thigh blood pressure\n0004\tasthma attack\n0006\tlung infection\n"
+    )
+    fold = data / "fold_0"
+    fold.mkdir()
+    (fold / "standard.txt").write_text("100\tback pain\n200\theadache\n300\tnausea\n")
+    (fold / "test.txt").write_text("100\tpain in my back\n200\thead ache\n300\tfeel sick\n")
+    (data / "pairs.tsv").write_text(
+        "heart attack\tmyocardial infarction\t9\nasthma\tmigraine\t1\nanemia\tanaemia\t10\n"
+        "lung disease\tpneumonia\t6\ndiabetes\tthyroid removal\t0.5\n"
+    )
+    shutil.copytree(tiny_kg_dir, data / "kg")
+    relational = tmp_path / "models" / "relational"
+    shutil.copytree(tiny_bert_path, relational)
+    RelationHead(["isa", "risk_factor_of"], 32).save(relational)
+    spec = {
+        "name": "tiny",
+        "data_root": "data",
+        "models": {
+            "tiny": {"path": str(tiny_bert_path), "pooling": "mean"},
+            "tiny-rel": {"path": "models/relational", "pooling": "mean"},
+        },
+        "baselines": ["exact", "tfidf"],
+        "kgs": {"tiny": {"path": "kg"}},
+        "datasets": {
+            "mentions": {"evaluator": "normalization", "path": "mentions.tsv", "kg": "tiny"},
+            "fold": {"evaluator": "zero-shot", "path": "fold_0"},
+            "pairs": {"evaluator": "relatedness", "path": "pairs.tsv"},
+            "tiny-mcsm": {"evaluator": "mcsm", "kg": "tiny", "options": {"k": 5}},
+            "tiny-clusters": {"evaluator": "clustering", "kg": "tiny"},
+            "tiny-rel": {"evaluator": "relation", "kg": "tiny", "options": {"epochs": 5}},
+            "tiny-lp": {
+                "evaluator": "linkpred",
+                "kg": "tiny",
+                "options": {"test_fraction": 0.4},
+            },
+        },
+        "tsne": {"kg": "tiny", "concepts": 5, "types": 3, "per_type": 3},
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def test_bench_writes_report_and_plots_then_hits_the_cache(suite: Path, tmp_path: Path) -> None:
+    spec = load_spec(suite)
+    cache = tmp_path / "cache"
+    first = run_bench(spec, cache_dir=cache)
+    assert not [c.error for c in first.cells if c.error]
+    cells = {(c.model, c.dataset): c for c in first.cells}
+    assert cells[("exact", "tiny-mcsm")].note == "baselines have no vectors"
+    assert cells[("tiny", "tiny-lp")].note == "no relation head"
+    assert "mrr" in cells[("tiny-rel", "tiny-lp")].metrics
+    # exact match finds 3 of 4 mentions: "asthma attack" is no term of the KG
+    assert cells[("exact", "mentions")].metrics["acc@1"] == pytest.approx(0.75)
+    assert "spearman" in cells[("tiny", "pairs")].metrics
+
+    out = tmp_path / "report"
+    report = write_report(first, out, "termnorm bench suite.yaml --out report")
+    text = report.read_text()
+    assert "termnorm bench suite.yaml --out report" in text
+    assert "## Normalization: acc@1 (%)" in text and "**" in text
+    assert "| model | fold | mentions |" in text  # datasets in suite order
+    for png in ("acc_at_k.png", "mcsm_per_type.png", "clustering_f1_theta.png", "tsne_tiny.png"):
+        assert (out / png).stat().st_size > 1000, png
+        assert f"({png})" in text
+    assert (out / "results.json").is_file()
+
+    second = run_bench(spec, cache_dir=cache)
+    assert second.cache_misses == 0
+    assert all(c.cached for c in second.cells if c.note is None)
+    assert [c.metrics for c in second.cells] == [c.metrics for c in first.cells]
+
+
+def test_bench_cli_runs_a_restricted_suite(suite: Path, tmp_path: Path, capsys) -> None:
+    from termnorm.cli.main import main
+
+    out = tmp_path / "cli-report"
+    args = ["bench", str(suite), "--out", str(out), "--cache-dir", str(tmp_path / "c")]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, "--model", "exact", "--dataset", "mentions"])
+    assert exit_info.value.code == 0
+    assert "wrote" in capsys.readouterr().out
+    text = (out / "report.md").read_text()
+    assert "--model exact --dataset mentions" in text
+
+
+def test_suite_errors_name_the_file(tmp_path: Path) -> None:
+    with pytest.raises(InputFormatError, match=r"nope\.yaml: benchmark suite file not found"):
+        load_spec(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("models: {m: default}\ndatasets:\n  d: {evaluator: relatedness, path: x.tsv}\n")
+    with pytest.raises(InputFormatError, match=r"bad\.yaml: dataset 'd': .*x\.tsv not found"):
+        load_spec(bad)
+    bad.write_text("models: {m: default}\ndatasets:\n  d: {evaluator: magic}\n")
+    with pytest.raises(InputFormatError, match="evaluator must be one of"):
+        load_spec(bad)
+    bad.write_text("models: {m: default}\ndatasets:\n  d: {evaluator: mcsm, kg: none}\n")
+    with pytest.raises(InputFormatError, match="needs a kg"):
+        load_spec(bad)
+    bad.write_text("modles: {}\n")
+    with pytest.raises(InputFormatError, match=r"unknown key\(s\) \['modles'\]"):
+        load_spec(bad)
+
+
+def test_shipped_dev_suite_parses() -> None:
+    from conftest import require_benchmarks
+
+    require_benchmarks()
+    spec = load_spec(Path(__file__).resolve().parents[1] / "benchmarks" / "dev.yaml")
+    names = {d.name for d in spec.datasets}
+    assert {"ncbi-devel", "bc5cdr-dev", "cadec-0", "psytar-1", "mayosrs", "umnsrs-sim"} <= names

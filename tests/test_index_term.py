@@ -1,0 +1,202 @@
+"""TermIndex: build (T and C vectors, cleaning counts), save/load without re-encoding,
+model-mismatch refusal, every backend, and extra terms attached at search time."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from _index_fakes import TABLE, KeyedEncoder, known_kg, unit
+from conftest import build_tiny_bert
+from termnorm.encoders import Pooling, TermEncoder
+from termnorm.errors import ArtifactMismatchError, EmptyResultError
+from termnorm.index import Backend, TermIndex
+from termnorm.kg import KnowledgeGraph
+
+
+@pytest.fixture(autouse=True)
+def one_faiss_thread() -> Iterator[None]:
+    faiss = pytest.importorskip("faiss")
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    yield
+    faiss.omp_set_num_threads(before)
+
+
+def test_term_and_concept_vectors_are_known() -> None:
+    index = TermIndex.build(known_kg(), KeyedEncoder(), show_progress=False)
+    assert index.terms["term"].tolist()[:2] == ["alpha disease", "alpha syndrome"]
+    np.testing.assert_allclose(index.term_vectors[1], TABLE["alpha syndrome"])
+    # C vector of A:1 = normalised mean of its two term vectors
+    mean = TABLE["alpha disease"] + TABLE["alpha syndrome"]
+    row = index.concept_row("A:1")
+    np.testing.assert_allclose(index.concept_vectors[row], mean / np.linalg.norm(mean), rtol=1e-6)
+    hit = index.search_terms(TABLE["q alpha"], 2)
+    assert index.terms["term"].iloc[hit.ids[0]].tolist() == ["alpha disease", "alpha syndrome"]
+    assert hit.scores[0, 0] == pytest.approx(1.0)
+    assert (
+        index.concepts["concept_id"].iloc[index.search_concepts(TABLE["q alpha"], 1).ids[0, 0]]
+        == "A:1"
+    )
+    assert index.alt_ids("C:3") == ["OMIM:333"] and index.alt_ids("nope") == []
+
+
+def test_each_distinct_string_is_encoded_once() -> None:
+    encoder = KeyedEncoder()
+    kg = known_kg(extra_terms=[("B:2", "alpha disease")])  # same string, another concept
+    index = TermIndex.build(kg, encoder, show_progress=False)
+    assert len(index.terms) == 8
+    assert sum(len(c) for c in encoder.calls) == 7
+    assert index.card["counts"]["distinct_strings"] == 7
+
+
+def test_cleaning_is_counted_not_silent() -> None:
+    concepts = [
+        {"concept_id": "A:1", "name": "alpha disease"},
+        {"concept_id": "A:1", "name": "again"},  # duplicate concept
+        {"concept_id": "N:1", "name": "named only"},  # no term: name becomes a term
+        {"concept_id": "E:1", "name": ""},  # no term, no name: dropped
+    ]
+    terms = [
+        {"concept_id": "A:1", "term": "alpha disease"},
+        {"concept_id": "A:1", "term": "alpha disease"},  # duplicate pair
+        {"concept_id": "A:1", "term": "   "},  # empty
+        {"concept_id": "X:1", "term": "orphan"},  # unknown concept
+    ]
+    index = TermIndex.build(
+        KnowledgeGraph.from_records(concepts, terms), KeyedEncoder(), show_progress=False
+    )
+    counts = index.card["counts"]
+    assert (counts["terms"], counts["concepts"]) == (2, 2)
+    assert counts["duplicate_concepts"] == 1 and counts["concepts_without_text"] == 1
+    assert counts["duplicate_terms"] == 1 and counts["empty_terms"] == 1
+    assert counts["orphan_terms"] == 1 and counts["names_added_as_terms"] == 1
+    assert index.terms.values.tolist() == [["A:1", "alpha disease"], ["N:1", "named only"]]
+
+
+def test_a_kg_without_terms_is_refused() -> None:
+    kg = KnowledgeGraph.from_records(
+        [{"concept_id": "E:1", "name": ""}], [{"concept_id": "E:1", "term": " "}]
+    )
+    with pytest.raises(EmptyResultError, match="no usable term"):
+        TermIndex.build(kg, KeyedEncoder(), show_progress=False)
+
+
+def test_save_load_round_trip_without_reencoding(
+    tiny_kg_dir: Path,
+    tiny_encoder: TermEncoder,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    index = TermIndex.build(
+        KnowledgeGraph.load(tiny_kg_dir), tiny_encoder, show_progress=False, kg_path=tiny_kg_dir
+    )
+    index.save(tmp_path / "idx")
+
+    def no_encoding(*args: object, **kwargs: object) -> None:
+        raise AssertionError("load must not re-encode")
+
+    monkeypatch.setattr(TermEncoder, "encode", no_encoding)
+    loaded = TermIndex.load(tmp_path / "idx")
+    np.testing.assert_array_equal(loaded.term_vectors, index.term_vectors)
+    np.testing.assert_array_equal(loaded.concept_vectors, index.concept_vectors)
+    assert loaded.terms.equals(index.terms)
+    assert loaded.concepts["alt_ids"].tolist() == index.concepts["alt_ids"].tolist()
+    card = json.loads((tmp_path / "idx" / "index.json").read_text())
+    assert card["model"]["fingerprint"] == tiny_encoder.fingerprint
+    assert card["model"]["pooling"] == "mean" and card["model"]["max_length"] == 32
+    assert card["model"]["dimension"] == 32
+    assert card["kg"]["fingerprint"] == KnowledgeGraph.load(tiny_kg_dir).fingerprint
+    assert card["kg"]["path"] == str(tiny_kg_dir.resolve())
+    assert card["backend"]["terms"]["backend"] == "exact"
+    assert card["counts"]["terms"] == 34 and card["termnorm_version"]
+    queries = index.term_vectors[:3]
+    assert (
+        loaded.search_terms(queries, 4).ids.tolist() == index.search_terms(queries, 4).ids.tolist()
+    )
+
+
+def test_query_with_another_model_is_refused(
+    tiny_kg: KnowledgeGraph, tiny_encoder: TermEncoder, tiny_bert_path: Path, tmp_path: Path
+) -> None:
+    index = TermIndex.build(tiny_kg, tiny_encoder, show_progress=False)
+    index.save(tmp_path / "idx")
+    loaded = TermIndex.load(tmp_path / "idx")
+    loaded.check_encoder(tiny_encoder)  # same model: accepted
+    other = TermEncoder.load(build_tiny_bert(tmp_path / "other", seed=1), device="cpu")
+    with pytest.raises(ArtifactMismatchError, match=r"was built with model .* query encoder is"):
+        loaded.check_encoder(other)
+    cls = TermEncoder.load(tiny_bert_path, pooling=Pooling.CLS, device="cpu")
+    with pytest.raises(ArtifactMismatchError, match=r"pooling mean.*pooling cls"):
+        loaded.check_encoder(cls)
+
+
+def test_load_encoder_uses_the_card(tiny_kg: KnowledgeGraph, tiny_encoder: TermEncoder) -> None:
+    index = TermIndex.build(tiny_kg, tiny_encoder, show_progress=False)
+    assert index.load_encoder(device="cpu").fingerprint == tiny_encoder.fingerprint
+    index.card["model"]["path"] = "/nowhere/model"
+    with pytest.raises(ArtifactMismatchError, match="is not there any more"):
+        index.load_encoder()
+
+
+def test_not_an_index_folder(tmp_path: Path) -> None:
+    with pytest.raises(ArtifactMismatchError, match="not a termnorm index folder"):
+        TermIndex.load(tmp_path)
+
+
+def test_other_format_version_is_refused(tmp_path: Path) -> None:
+    TermIndex.build(known_kg(), KeyedEncoder(), show_progress=False).save(tmp_path / "idx")
+    card_path = tmp_path / "idx" / "index.json"
+    card = json.loads(card_path.read_text())
+    card["format_version"] = 99
+    card_path.write_text(json.dumps(card))
+    with pytest.raises(ArtifactMismatchError, match="rebuild it with 'termnorm index build'"):
+        TermIndex.load(tmp_path / "idx")
+
+
+@pytest.mark.parametrize(
+    "backend", [Backend.EXACT, Backend.FAISS_FLAT, Backend.FAISS_HNSW, Backend.FAISS_IVFPQ]
+)
+def test_every_backend_finds_the_known_answer_and_survives_reload(
+    backend: Backend, tmp_path: Path
+) -> None:
+    index = TermIndex.build(known_kg(), KeyedEncoder(), backend=backend, show_progress=False)
+    assert index.card["backend"]["terms"]["backend"] == backend.value
+    index.save(tmp_path / "idx")
+    loaded = TermIndex.load(tmp_path / "idx")
+    for ix in (index, loaded):
+        hit = ix.search_terms(TABLE["q alpha"], 1)
+        assert ix.terms["term"].iat[int(hit.ids[0, 0])] == "alpha disease"
+        assert hit.scores[0, 0] == pytest.approx(1.0, abs=1e-5)  # exact score, even for PQ
+    assert (tmp_path / "idx" / "term_index").is_dir() == backend.is_faiss
+
+
+def test_extra_terms_are_searched_but_not_saved(tmp_path: Path) -> None:
+    index = TermIndex.build(known_kg(), KeyedEncoder(), show_progress=False)
+    n = len(index.terms)
+    near_gamma = unit(0, 0, 1, 0.1)
+    index.add_terms(["B:2"], ["b-ish gamma"], near_gamma[None, :])
+    hit = index.search_terms(unit(0, 0, 1, 0.1), 1)
+    assert int(hit.ids[0, 0]) == n and index.terms["term"].iat[n] == "b-ish gamma"
+    assert index.term_concept[n] == index.concept_row("B:2")
+    with pytest.raises(ValueError, match="unknown concept ids: Q:1"):
+        index.add_terms(["Q:1"], ["x"], near_gamma[None, :])
+    index.save(tmp_path / "idx")
+    assert len(TermIndex.load(tmp_path / "idx").terms) == n
+
+
+def test_search_matrix_searches_any_vectors() -> None:
+    vectors = np.stack([TABLE["beta disease"], TABLE["alpha disease"]])
+    assert TermIndex.search_matrix(vectors, TABLE["q alpha"], 1).ids.tolist() == [[1]]
+
+
+def test_cli_config_defaults_follow_the_encoder() -> None:
+    from termnorm.encoders import DEFAULT_MAX_LENGTH
+    from termnorm.index.config import IndexBuildConfig, field_help
+
+    assert IndexBuildConfig(kg_dir=Path("kg")).max_length == DEFAULT_MAX_LENGTH
+    assert "memory" in field_help(IndexBuildConfig, "memory_budget").lower()

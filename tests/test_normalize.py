@@ -1,0 +1,137 @@
+"""Normalizer: known answers, dedup, over-fetch, deterministic ties, modes, input checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from _index_fakes import TABLE, KeyedEncoder, known_kg, unit
+from termnorm.errors import ArtifactMismatchError
+from termnorm.index import TermIndex
+from termnorm.kg import KnowledgeGraph
+from termnorm.search import Candidate, Matcher, Normalizer, QueryError
+
+
+@pytest.fixture()
+def normalizer() -> Normalizer:
+    encoder = KeyedEncoder()
+    return Normalizer(TermIndex.build(known_kg(), encoder, show_progress=False), encoder)
+
+
+def test_is_a_matcher(normalizer: Normalizer) -> None:
+    assert isinstance(normalizer, Matcher)
+    assert normalizer.name == "embedding-term"
+
+
+def test_known_answer_with_dedup(normalizer: Normalizer) -> None:
+    top = normalizer.normalize("q alpha", k=2)
+    # A:1 appears once (at "alpha disease", cos 1), not again at "alpha syndrome" (cos 3/√10)
+    assert top[0] == Candidate("A:1", "alpha disease", pytest.approx(1.0), "alpha disease", 1)
+    assert (top[1].concept_id, top[1].matched_term, top[1].rank) == ("B:2", "beta variant", 2)
+    assert top[1].score == pytest.approx(1 / np.sqrt(10), rel=1e-6)
+
+
+def test_ties_break_by_concept_id(normalizer: Normalizer) -> None:
+    # Z:9's term is earlier in the table, the tie still goes to the smaller ID Z:1
+    top = normalizer.normalize("q zeta", k=2)
+    assert [c.concept_id for c in top] == ["Z:1", "Z:9"]
+    assert top[0].score == top[1].score
+    assert normalizer.normalize("q zeta", k=1)[0].concept_id == "Z:1"
+
+
+def test_tie_beyond_the_first_fetch_is_resolved() -> None:
+    # 40 concepts share one vector; the smallest ID's term is the very last row
+    ids = [f"T:{i:02d}" for i in range(40, 0, -1)]
+    concepts = [{"concept_id": c, "name": c} for c in ids]
+    table = {c: TABLE["q zeta"] for c in ids} | {"q zeta": TABLE["q zeta"]}
+    kg = KnowledgeGraph.from_records(concepts, [{"concept_id": c, "term": c} for c in ids])
+    encoder = KeyedEncoder(table)
+    norm = Normalizer(TermIndex.build(kg, encoder, show_progress=False), encoder)
+    assert [c.concept_id for c in norm.normalize("q zeta", k=3)] == ["T:01", "T:02", "T:03"]
+
+
+def test_overfetch_fills_k_distinct_concepts() -> None:
+    # A:1 has 30 more synonyms nearer the query than anything of B:2
+    extra = [f"alpha {i}" for i in range(30)]
+    table = dict(TABLE) | {t: unit(1, 0.01 * (i + 1)) for i, t in enumerate(extra)}
+    encoder = KeyedEncoder(table)
+    kg = known_kg(extra_terms=[("A:1", t) for t in extra])
+    norm = Normalizer(TermIndex.build(kg, encoder, show_progress=False), encoder)
+    top = norm.normalize("q alpha", k=3)  # the first fetch (19 terms) holds only A:1
+    # then B:2 ("beta variant", cos 1/√10); C:3, Z:1, Z:9 tie at cos 0 → smallest ID
+    assert [c.concept_id for c in top] == ["A:1", "B:2", "C:3"]
+
+
+def test_k_larger_than_the_kg(normalizer: Normalizer) -> None:
+    top = normalizer.normalize("q alpha", k=50)
+    assert len(top) == 5 and [c.rank for c in top] == [1, 2, 3, 4, 5]
+
+
+def test_concept_mode_uses_mean_vectors() -> None:
+    encoder = KeyedEncoder()
+    index = TermIndex.build(known_kg(), encoder, show_progress=False)
+    norm = Normalizer(index, encoder, mode="concept")
+    top = norm.normalize("q alpha", k=1)[0]
+    mean = TABLE["alpha disease"] + TABLE["alpha syndrome"]
+    assert top.concept_id == "A:1" and top.matched_term == "alpha disease"  # the name
+    assert top.score == pytest.approx(float(mean[0] / np.linalg.norm(mean)), rel=1e-6)
+
+
+def test_extra_terms_added_to_the_index_are_matched() -> None:
+    encoder = KeyedEncoder()
+    index = TermIndex.build(known_kg(), encoder, show_progress=False)
+    norm = Normalizer(index, encoder)
+    index.add_terms(["C:3"], ["ALPHA-like gamma"], TABLE["q alpha"][None, :])
+    top = norm.normalize("q alpha", k=2)
+    assert [(c.concept_id, c.matched_term) for c in top] == [
+        ("A:1", "alpha disease"),
+        ("C:3", "ALPHA-like gamma"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("", "empty input"),
+        ("   \t", "whitespace-only input"),
+        (None, "empty input: no text given"),
+        (float("nan"), "empty input: no text given"),
+        (42, "not text: got int 42"),
+        (["a"], "not text: got list"),
+        ("x" * 1001, "input too long: 1001 characters, the limit is 1000"),
+    ],
+)
+def test_bad_inputs_get_a_clear_message(
+    normalizer: Normalizer, value: object, message: str
+) -> None:
+    rows = normalizer.normalize_rows([value, "q alpha"], k=1)
+    assert rows[0].candidates == [] and message in (rows[0].error or "")
+    assert rows[1].error is None and rows[1].candidates[0].concept_id == "A:1"
+    with pytest.raises(QueryError, match=f"row 0: {message[:12]}"):
+        normalizer.normalize_batch([value], k=1)  # type: ignore[list-item]
+
+
+def test_input_is_stripped_and_limit_configurable() -> None:
+    encoder = KeyedEncoder()
+    norm = Normalizer(
+        TermIndex.build(known_kg(), encoder, show_progress=False), encoder, max_chars=5
+    )
+    with pytest.raises(QueryError, match="the limit is 5"):
+        norm.normalize("q alpha")
+    assert norm.normalize("  zeta  ", k=1)[0].concept_id == "Z:1"
+    assert encoder.calls[-1] == ["zeta"]
+
+
+def test_bad_k(normalizer: Normalizer) -> None:
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        normalizer.normalize("q alpha", k=0)
+
+
+def test_alt_ids(normalizer: Normalizer) -> None:
+    assert normalizer.alt_ids("C:3") == ["OMIM:333"]
+
+
+def test_an_encoder_other_than_the_index_one_is_refused() -> None:
+    index = TermIndex.build(known_kg(), KeyedEncoder(), show_progress=False)
+    with pytest.raises(ArtifactMismatchError, match=r"fingerprint keyed-1.*fingerprint keyed-2"):
+        Normalizer(index, KeyedEncoder(fingerprint="keyed-2"))

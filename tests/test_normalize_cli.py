@@ -1,0 +1,147 @@
+"""``termnorm index build|info`` and ``termnorm normalize`` through the real entry point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import make_tiny_kg
+from termnorm import api
+from termnorm.cli.main import main
+from termnorm.kg import KnowledgeGraph
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of ``termnorm ARGV``."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out = capsys.readouterr()
+    code = exc.value.code
+    return (code if isinstance(code, int) else 1), out.out, out.err
+
+
+@pytest.fixture(autouse=True)
+def fresh_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(api, "_indexes", {})
+    monkeypatch.setattr(api, "_encoders", {})
+    monkeypatch.setattr(api, "_default_dir", None)
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture()
+def index_dir(
+    tiny_kg_dir: Path, tiny_bert_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> Path:
+    out = tmp_path / "idx"
+    code, stdout, _ = run(
+        ["index", "build", "--kg", str(tiny_kg_dir), "--model", str(tiny_bert_path),
+         "--out", str(out), "--backend", "exact", "--memory-budget", "1GB"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0 and "model fingerprint" in stdout
+    return out
+
+
+@pytest.mark.parametrize("command", [["index", "build"], ["index", "info"], ["normalize"]])
+def test_help_has_examples(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run([*command, "--help"], capsys)
+    assert code == 0 and "Examples" in out and "termnorm " + " ".join(command) in out
+
+
+def test_index_info(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["index", "info", str(index_dir), "--json"], capsys)
+    card = json.loads(out)
+    assert code == 0 and card["counts"]["terms"] == 34
+    assert card["backend"]["terms"]["backend"] == "exact"
+    code, out, _ = run(["index", "info", str(index_dir)], capsys)
+    assert code == 0 and "34 (exact)" in out
+
+
+def test_normalize_terms_json(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        ["normalize", "heart attack", "MI", "--index", str(index_dir), "-k", "3", "--json"],
+        capsys,
+    )
+    payload = json.loads(out)
+    assert code == 0 and [p["query"] for p in payload] == ["heart attack", "MI"]
+    first = payload[0]["candidates"]
+    assert [c["rank"] for c in first] == [1, 2, 3]
+    assert set(first[0]) == {"concept_id", "name", "score", "matched_term", "rank"}
+
+
+def test_normalize_terms_table(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["normalize", "asthma", "--index", str(index_dir), "-k", "2"], capsys)
+    assert code == 0 and "asthma" in out and "matched term" in out and "T:" in out
+
+
+def test_normalize_file(
+    index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text('{"mention": "heart attack"}\n{"mention": ""}\n')
+    code, out, _ = run(
+        ["normalize", "--index", str(index_dir), "--input", str(src), "--output", str(dst),
+         "--column", "mention", "--json"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0 and json.loads(out)["rows"] == 2 and json.loads(out)["errors"] == 1
+    rows = [json.loads(line) for line in dst.read_text().splitlines()]
+    assert rows[0]["concept_id"] and rows[1]["error"].startswith("empty input")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["normalize", "  "], "whitespace-only input"),
+        (["normalize", "x" * 20, "--max-chars", "10"], "input too long"),
+        (["normalize", "MI", "--index", "{tmp}"], "not a termnorm index folder"),
+        (["normalize", "MI", "--mode", "fuzzy"], "--mode must be term or concept"),
+        (["normalize"], "give TERM arguments"),
+        (["normalize", "--input", "a.csv"], "--input needs --output"),
+        (["normalize", "--input", "nope.csv", "--output", "o.csv"], "no such file"),
+    ],
+)
+def test_errors_are_one_line_and_non_zero(
+    argv: list[str],
+    message: str,
+    index_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    if "--index" not in argv:
+        argv += ["--index", str(index_dir)]
+    code, _, err = run(argv, capsys)
+    assert code != 0 and message in err
+
+
+def test_index_build_refuses_a_bad_pooling(
+    tiny_kg_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(
+        ["index", "build", "--kg", str(tiny_kg_dir), "--pooling", "max", "--out", str(tmp_path)],
+        capsys,
+    )
+    assert code != 0 and "--pooling must be cls or mean" in err
+
+
+def test_normalize_without_index_builds_the_default_once(
+    monkeypatch: pytest.MonkeyPatch, tiny_bert_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from termnorm.index import default
+
+    built: list[int] = []
+
+    def tiny_default_kg() -> KnowledgeGraph:
+        built.append(1)
+        return make_tiny_kg()
+
+    monkeypatch.setattr(default, "default_kg", tiny_default_kg)
+    monkeypatch.setattr(default, "default_model_path", lambda: tiny_bert_path)
+    code, out, err = run(["normalize", "heart attack", "--json"], capsys)
+    assert code == 0 and len(json.loads(out)[0]["candidates"]) == 5
+    assert "building the default index" in err
+    code, _, err = run(["normalize", "heart attack", "--json"], capsys)
+    assert code == 0 and "building" not in err and built == [1]
