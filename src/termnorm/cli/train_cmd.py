@@ -52,6 +52,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("train")
     def train(
+        ctx: typer.Context,
         kg: Path = typer.Option(..., "--kg", help=H["kg"], exists=True, file_okay=False),
         out: Path = typer.Option(..., "--out", help=H["out"]),
         base_model: Path | None = typer.Option(None, "--base-model", help=H["base_model"]),
@@ -123,11 +124,8 @@ def register(app: typer.Typer) -> None:
         values: dict[str, Any] = {}
         if config_json is not None:
             values.update(json.loads(config_json.read_text()))
-        import click
-
-        ctx = click.get_current_context()
         for key, value in given.items():
-            if key in {"resume", "config_json"} or key not in H:
+            if key in {"ctx", "resume", "config_json"} or key not in H:
                 continue
             source = ctx.get_parameter_source(key)
             if config_json is None or source is None or source.name != "DEFAULT":
