@@ -80,16 +80,22 @@ def test_training_lowers_the_loss_and_writes_a_sentence_transformers_folder(
     assert not torch.equal(head.weight[0], torch.eye(head.dim))  # trained
 
 
-def test_output_folder_indexes_with_the_term_index(
-    tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
+def test_output_folder_builds_an_index_with_the_cli(
+    tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tiny_kg_dir: Path, tmp_path: Path
 ) -> None:
+    from termnorm.cli.main import main
     from termnorm.index import TermIndex
 
     out = tmp_path / "model"
     Trainer(_config(tiny_bert_path, out, steps=2, loss="ms"), kg=tiny_kg).train()
-    index = TermIndex.build(tiny_kg, TermEncoder.load(out, device="cpu"), show_progress=False)
-    assert index.term_vectors.shape == (len(tiny_kg.terms), 32)
     assert not (out / "relations").exists()  # synonym-only: no relation head
+    index_dir = tmp_path / "index"
+    args = ["index", "build", "--kg", str(tiny_kg_dir), "--model", str(out), "--out"]
+    with pytest.raises(SystemExit) as done:
+        main([*args, str(index_dir)])
+    assert done.value.code in (0, None)
+    index = TermIndex.load(index_dir)
+    assert index.term_vectors.shape == (len(tiny_kg.terms), 32)
 
 
 @pytest.mark.parametrize("loss", [k.value for k in LossKind if k is not LossKind.TRIPLET])

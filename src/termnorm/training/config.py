@@ -116,7 +116,8 @@ class TrainConfig:
     hard_neighbours: int = field(default=16, metadata=_h("Neighbours kept per concept."))
     hard_cluster: int = field(default=4, metadata=_h("Concept groups per near-concept cluster."))
     hard_max_concepts: int = field(
-        default=300_000, metadata=_h("Embed at most this many concepts when mining.")
+        default=10_000,
+        metadata=_h("Concepts embedded per neighbour refresh (a new random subset each time)."),
     )
     rel_weight: float | None = field(
         default=None, metadata=_h("Weight μ of the relation loss (default per --loss).")

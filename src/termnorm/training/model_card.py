@@ -77,6 +77,7 @@ def write_model_card(
     final_metrics: dict[str, float],
     best: dict[str, Any] | None,
     selected: str,
+    runtime: dict[str, Any] | None = None,
 ) -> Path:
     """Write ``out/README.md`` (and the loss plot); return the card's path."""
     records, evals = read_log(log_path)
@@ -104,6 +105,7 @@ def write_model_card(
                 ("wall time (s)", round(float(last.get("elapsed_s", 0.0)), 1)),
                 ("median terms/s", round(speeds[len(speeds) // 2], 1) if speeds else "n/a"),
                 ("peak RSS (MiB)", round(float(last.get("rss_mb", 0.0)), 1)),
+                *sorted((runtime or {}).items()),
             ]
         ),
     ]

@@ -105,6 +105,8 @@ class KGSampler:
         if with_types:
             self._init_types(kg)
         self.neighbours: np.ndarray | None = None  # [C, n]
+        self.hard_syn_seeds: np.ndarray = self.syn_pool
+        self.hard_rel_seeds: np.ndarray = np.arange(self.n_triplets)
 
     # ------------------------------------------------------------------ setup
     def _init_relations(self, kg: KnowledgeGraph) -> None:
@@ -138,21 +140,33 @@ class KGSampler:
     def set_neighbours(self, neighbours: np.ndarray | None) -> None:
         """Install a nearest-concept table ``[C, n]`` (-1 = none), or remove it."""
         self.neighbours = None if neighbours is None else np.asarray(neighbours, dtype=np.int64)
+        if self.neighbours is None:
+            return
+        # cluster seeds: concepts (synonym groups) and triplets (relation groups) whose
+        # concept has a neighbour row, so every cluster can grow
+        has_row: np.ndarray = np.asarray((self.neighbours >= 0).any(axis=1))  # [C]
+        syn_seeds = self.syn_pool[has_row[self.syn_pool]]
+        self.hard_syn_seeds = syn_seeds if len(syn_seeds) else self.syn_pool
+        rel_seeds = np.flatnonzero(has_row[self.heads]) if self.n_triplets else np.empty(0)
+        self.hard_rel_seeds = rel_seeds if len(rel_seeds) else np.arange(self.n_triplets)
 
     def refresh(
         self,
         encode: Callable[[list[str]], np.ndarray],
         n: int = 16,
         max_concepts: int = 300_000,
+        step: int = 0,
     ) -> None:
         """Embed one name per concept with ``encode`` and rebuild the neighbour table.
 
-        Above ``max_concepts`` a fixed (seeded) subset is embedded; the others get no row.
+        Above ``max_concepts`` a random subset (drawn from the seed and ``step``, so each
+        refresh covers other concepts) is embedded and searched; the others get no row.
         """
         c = len(self.concept_ids)
         subset = np.arange(c)
         if c > max_concepts:
-            subset = np.sort(np.random.default_rng([self.seed, 7]).choice(c, max_concepts, False))
+            rng = np.random.default_rng([self.seed, 7, step])
+            subset = np.sort(rng.choice(c, max_concepts, replace=False))
         vectors = encode([self.names[i] for i in subset])  # [c', d]
         local = nearest_neighbours(vectors, n)  # [c', n] positions in subset
         table = np.full((c, n), -1, dtype=np.int64)
@@ -197,7 +211,7 @@ class KGSampler:
         out: list[int] = []
         n_hard = round(self.hard_share * n) if self.neighbours is not None else 0
         while len(out) < n_hard:
-            seed = int(rng.integers(self.n_triplets))
+            seed = int(rng.choice(self.hard_rel_seeds))
             out.append(seed)
             near = self._near(int(self.heads[seed]))
             cands = np.concatenate(
@@ -216,7 +230,7 @@ class KGSampler:
         out: list[int] = []
         n_hard = round(self.hard_share * n) if self.neighbours is not None else 0
         while len(out) < n_hard:
-            seed = int(rng.choice(self.syn_pool))
+            seed = int(rng.choice(self.hard_syn_seeds))
             near = self._near(seed)[1:]
             take = min(len(near), self.hard_cluster - 1, n_hard - len(out) - 1)
             out += [seed] + (rng.choice(near, take, replace=False).tolist() if take > 0 else [])

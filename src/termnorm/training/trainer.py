@@ -198,7 +198,7 @@ class Trainer:
         try:
             while step < c.steps:
                 if c.hard_negatives and step % c.hard_refresh == 0:
-                    self._refresh_neighbours()
+                    self._refresh_neighbours(step)
                 tick = time.perf_counter()
                 parts = self._step(step)
                 step += 1
@@ -244,7 +244,7 @@ class Trainer:
             batch = self.sampler.batch(step, shard)
             tokens = self.encoder.tokenize(batch.terms)
             sync = micro == c.grad_accum - 1 or not info.enabled
-            ctx = self.wrapped.no_sync() if not sync else _null()  # type: ignore[operator]
+            ctx = self.wrapped.no_sync() if not sync else contextlib.nullcontext()  # type: ignore[operator]
             with ctx, autocast(info.device, self.dtype):
                 parts = self.wrapped(tokens, batch)
             self.scaler.scale(parts["loss"] / c.grad_accum).backward()
@@ -260,7 +260,7 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         return totals
 
-    def _refresh_neighbours(self) -> None:
+    def _refresh_neighbours(self, step: int) -> None:
         c = self.config
 
         def encode(names: list[str]) -> Any:
@@ -268,7 +268,7 @@ class Trainer:
                 return self.encoder.encode(names, batch_size=c.encode_batch)
 
         tick = time.perf_counter()
-        self.sampler.refresh(encode, c.hard_neighbours, c.hard_max_concepts)
+        self.sampler.refresh(encode, c.hard_neighbours, c.hard_max_concepts, step)
         logger.info("hard negatives: neighbour table rebuilt in %.1fs", time.perf_counter() - tick)
 
     # ------------------------------------------------------------------ evaluation
@@ -333,6 +333,12 @@ class Trainer:
                 final_metrics=final,
                 best=self.best,
                 selected="best" if use_best else "last",
+                runtime={
+                    "device": str(self.info.device),
+                    "processes": self.info.world_size,
+                    "autocast": str(self.dtype).replace("torch.", "") if self.dtype else "off",
+                    "torch threads": torch.get_num_threads(),
+                },
             )
             if self.config.clean_checkpoints:
                 shutil.rmtree(self.out / ckpt.CHECKPOINTS_DIR, ignore_errors=True)
@@ -369,14 +375,6 @@ class Trainer:
             if flag and self._stop_signal is None:
                 self._stop_signal = signal.SIGTERM
         return flag
-
-
-class _null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def _required(value: Path | None, flag: str) -> Path:

@@ -66,7 +66,9 @@ def _table(
     best: list[float | None] = []
     for j, rule in enumerate(better):
         values = [v for _, vals in rows if isinstance(v := vals[j], float) and not math.isnan(v)]
-        best.append((max(values) if rule == "max" else min(values)) if values and rule else None)
+        # bold only marks a winner when there is a comparison to win
+        ranked = len(values) > 1 and rule is not None
+        best.append((max(values) if rule == "max" else min(values)) if ranked else None)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, vals in rows:
         cells = [label]
@@ -145,7 +147,7 @@ def _transposed(
     lines = ["| type | " + " | ".join(models) + " |", "|" + "---|" * (len(models) + 1)]
     for label, vals in rows:
         numbers = [v for v in vals if isinstance(v, float) and not math.isnan(v)]
-        top = max(numbers) if numbers else None
+        top = max(numbers) if len(numbers) > 1 else None
         shown = [
             v
             if isinstance(v, str)
@@ -277,6 +279,8 @@ def _figures(plots: dict[str, list[Path]], out: Path) -> list[str]:
 def _timing(results: BenchResults) -> list[str]:
     lines = [
         "## Cells: time, cache, notes",
+        "",
+        "The first cell of a model on a KG includes encoding the KG and building its index.",
         "",
         "| model | dataset | evaluator | seconds | status |",
     ]
