@@ -124,7 +124,7 @@ class _StopAt(Trainer):
     def _step(self, step: int) -> dict[str, float]:
         parts = super()._step(step)
         if step + 1 == self.stop_at:
-            self._stop_signal = 15
+            self.stop.signal = 15
         return parts
 
 

@@ -7,8 +7,10 @@
 from __future__ import annotations
 
 from enum import Enum
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # torch is imported by the caller; the enum stays import-free
+    import torch
 
 
 class Pooling(str, Enum):

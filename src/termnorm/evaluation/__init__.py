@@ -8,8 +8,9 @@ evaluator module adds its public names to ``_LAZY`` and ``__all__``.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from termnorm._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.evaluation.clustering import ClusteringEvaluator
@@ -71,8 +72,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import the module defining ``name`` on first use."""
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"termnorm.evaluation.{_LAZY[name]}"), name)
-    raise AttributeError(f"module 'termnorm.evaluation' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -6,8 +6,9 @@ help texts) does not load pandas or pyarrow.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from termnorm._lazy import lazy_getattr
 
 __all__ = [
     "Backend",
@@ -45,7 +46,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from termnorm.index.term_index import TermIndex
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(f"termnorm.index.{_WHERE[name]}"), name)
-    raise AttributeError(f"module 'termnorm.index' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _WHERE)

@@ -17,9 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import resource
 import shutil
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
@@ -46,6 +43,7 @@ from termnorm.training.optim import (
     freeze,
     resolve_precision,
 )
+from termnorm.training.run_control import StopFlag, append_log, peak_rss_mb, truncate_log
 from termnorm.training.sampler import KGSampler
 
 logger = logging.getLogger(__name__)
@@ -55,6 +53,8 @@ __all__ = ["LOG_FILE", "DevEvaluator", "TrainResult", "Trainer"]
 LOG_FILE = "train_log.jsonl"
 CONFIG_FILE = "training_config.json"
 DevEvaluator = Callable[[TermEncoder], dict[str, float]]
+# settings that may change between a run and its resumption without a warning
+_RUNTIME_KEYS = {"device", "threads", "overwrite", "log_every", "checkpoint_every", "eval_every"}
 
 
 @dataclass
@@ -67,11 +67,6 @@ class TrainResult:
     signal: int | None = None
     final_metrics: dict[str, float] = field(default_factory=dict)
     best: dict[str, Any] | None = None
-
-
-def peak_rss_mb() -> float:
-    """Peak resident memory of this process in MiB (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 class Trainer:
@@ -102,7 +97,6 @@ class Trainer:
         self.primary = primary_metric
         self.info = dist_info or init_distributed(config.device)
         self.kg = kg if kg is not None else KnowledgeGraph.load(_required(config.kg, "--kg"))
-        self._stop_signal: int | None = None
         self.best: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ setup
@@ -171,6 +165,13 @@ class Trainer:
             barrier(self.info)
             return 0
         state = ckpt.load_checkpoint(latest, "cpu")
+        changed = sorted(
+            key
+            for key, value in self.config.to_dict().items()
+            if key not in _RUNTIME_KEYS and state["config"].get(key, value) != value
+        )
+        if changed:
+            logger.warning("resuming with changed settings: %s", ", ".join(changed))
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
@@ -179,7 +180,7 @@ class Trainer:
         ckpt.restore_rng(state["rng"])
         step = int(state["step"])
         if self.info.is_main:
-            _truncate_log(self.out / LOG_FILE, step)
+            truncate_log(self.out / LOG_FILE, step)
         logger.info("resumed from %s (step %d)", latest, step)
         return step
 
@@ -189,7 +190,8 @@ class Trainer:
         self._setup()
         start = self._prepare_out(resume)
         c, info = self.config, self.info
-        previous = self._install_signals()
+        self.stop = StopFlag(info)
+        self.stop.install()
         bar = tqdm(
             total=c.steps, initial=start, desc="train", unit="step", disable=not info.is_main
         )
@@ -222,14 +224,14 @@ class Trainer:
                     )
                 if c.eval_every and step % c.eval_every == 0 and step < c.steps:
                     self._evaluate(step)
-                if self._should_stop():
+                if self.stop.check():
                     self._checkpoint(step)
-                    return TrainResult(self.out, step, True, self._stop_signal, best=self.best)
+                    return TrainResult(self.out, step, True, self.stop.signal, best=self.best)
                 if c.checkpoint_every and step % c.checkpoint_every == 0 and step < c.steps:
                     self._checkpoint(step)
         finally:
             bar.close()
-            self._restore_signals(previous)
+            self.stop.restore()
         final = self._evaluate(step) if self.evaluator is not None else {}
         self._finish(step, final)
         return TrainResult(self.out, step, False, None, final, self.best)
@@ -345,51 +347,10 @@ class Trainer:
         barrier(self.info)
 
     def _log(self, record: dict[str, Any]) -> None:
-        with (self.out / LOG_FILE).open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record, default=float) + "\n")
-
-    # ------------------------------------------------------------------ signals
-    def _install_signals(self) -> dict[int, Any]:
-        previous: dict[int, Any] = {}
-
-        def handler(signum: int, _frame: Any) -> None:
-            logger.warning("signal %d: checkpointing after the current step", signum)
-            self._stop_signal = signum
-
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(ValueError):  # not the main thread: no handler
-                previous[sig] = signal.signal(sig, handler)
-        return previous
-
-    @staticmethod
-    def _restore_signals(previous: dict[int, Any]) -> None:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-    def _should_stop(self) -> bool:
-        flag = self._stop_signal is not None
-        if self.info.enabled and dist.is_initialized():
-            t = torch.tensor([1.0 if flag else 0.0], device=self.info.device)
-            dist.all_reduce(t, op=dist.ReduceOp.MAX)
-            flag = bool(t.item() > 0)
-            if flag and self._stop_signal is None:
-                self._stop_signal = signal.SIGTERM
-        return flag
+        append_log(self.out / LOG_FILE, record)
 
 
 def _required(value: Path | None, flag: str) -> Path:
     if value is None:
         raise ValueError(f"{flag} is required")
     return value
-
-
-def _truncate_log(path: Path, step: int) -> None:
-    """Drop log records written after ``step`` (a resumed run rewrites them)."""
-    if not path.is_file():
-        return
-    kept = [
-        line
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip() and json.loads(line).get("step", 0) <= step
-    ]
-    path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
