@@ -22,6 +22,7 @@ import argparse
 import json
 import logging
 import platform
+import re
 import sys
 import time
 from pathlib import Path
@@ -37,6 +38,7 @@ from termnorm.index import TermIndex
 from termnorm.kg import KnowledgeGraph
 from termnorm.kg.build import KGFormat, SourceSpec, build_kg
 
+NOTES = "<!-- notes: kept when the table is regenerated -->"
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT.parent / "shared" / "benchmarks"
 RUNS = ROOT / "runs" / "sieve"
@@ -82,13 +84,20 @@ def training_budget(model: str) -> str:
     cfg = json.loads(cfg_file.read_text())
     records = [json.loads(x) for x in log_file.read_text().splitlines() if x.strip()]
     wall = max((r.get("elapsed_s", 0.0) for r in records), default=0.0)
-    mentions = ", ".join(Path(m).name for m in cfg.get("mentions", ())) or "-"
-    return (
+    text = (
         f"Train:{cfg['train_data'].upper()}, {cfg['steps']} steps × {2 * cfg['k']} texts "
         f"(K={cfg['texts_per_concept']}), lr {cfg['lr']}, max length {cfg['max_length']}, "
-        f"precision {cfg['precision']}, D/O {cfg['od_ratio']:.2f} from {mentions}; "
-        f"{wall / 60:.1f} min wall"
+        f"precision {cfg['precision']}, {wall / 60:.1f} min wall on the shared 2-core CPU"
     )
+    card = (folder / "README.md").read_text() if (folder / "README.md").is_file() else ""
+    sizes = dict(re.findall(r"\| sampled (\w+) \| (\d+) \|", card))
+    if cfg["train_data"] == "od":
+        mentions = " + ".join(Path(m).name for m in cfg.get("mentions", ()))
+        text += (
+            f"; D = {mentions} mentions repeated to |D|/|O| = {cfg['od_ratio']:.2f} "
+            f"(|D| = {sizes.get('domain_texts', '?')}, |O| = {sizes.get('ontology_texts', '?')})"
+        )
+    return text
 
 
 def grid(args: argparse.Namespace) -> None:
@@ -124,7 +133,9 @@ def grid(args: argparse.Namespace) -> None:
         "Command:",
         "",
         "```bash",
-        "python benchmarks/sieve_grid.py grid " + " ".join(f"--model {m}" for m in args.model),
+        "python benchmarks/sieve_grid.py grid "
+        + " ".join(f"--model {m}" for m in args.model)
+        + (f" --out {args.out}" if args.out else ""),
         "```",
         "",
         "Models:",
@@ -137,7 +148,11 @@ def grid(args: argparse.Namespace) -> None:
     ]
     text = "\n".join(lines) + "\n"
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        out = Path(args.out)
+        old = out.read_text(encoding="utf-8") if out.is_file() else ""
+        if NOTES in old:  # hand-written notes below the marker survive a re-run
+            text += "\n" + NOTES + old.split(NOTES, 1)[1]
+        out.write_text(text, encoding="utf-8")
     print(text)
 
 

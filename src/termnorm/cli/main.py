@@ -7,6 +7,7 @@ Errors from termnorm (bad input, mismatched artifacts) print one line on stderr 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import typer
@@ -44,6 +45,9 @@ def _register() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    args = argv if argv is not None else sys.argv[1:]
+    if not {"-v", "--verbose"} & set(args):  # per-load weight bars of transformers are noise
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     _register()
     try:
         app(args=argv, standalone_mode=True)
