@@ -16,4 +16,4 @@ test: lint
 	$(PY) -m pytest -q
 
 bench:
-	$(PY) benchmarks/run_foundation.py
+	termnorm bench benchmarks/dev.yaml --out reports/dev

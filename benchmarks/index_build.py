@@ -1,7 +1,7 @@
 """Time and memory to build an index for a KG folder, and single-term query latency on it.
 
     python benchmarks/index_build.py KG_DIR [--model MODEL_DIR] [--backend auto] [--queries 200]
-                                            [--threads N] [--json]
+                                            [--threads N] [--index DIR] [--json]
 
 Prints build time (encoding + indexing), peak RSS of this process, index size on disk,
 load time, and the latency of normalizing one term at a time (median and p95 over
@@ -46,14 +46,18 @@ def percentile(values: list[float], q: float) -> float:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     kg = KnowledgeGraph.load(args.kg)
     encoder = TermEncoder.load(args.model, pooling=args.pooling)
-    start = time.perf_counter()
-    index = TermIndex.build(
-        kg, encoder, backend=args.backend, batch_size=args.batch_size, kg_path=args.kg
-    )
-    build_s = time.perf_counter() - start
-    rss_build = peak_rss_mib()
-    out = Path(args.out or tempfile.mkdtemp(prefix="termnorm-bench-")) / "index"
-    index.save(out)
+    if args.index is not None:  # latency only, on an index built earlier
+        build_s, rss_build, out = float("nan"), float("nan"), args.index
+        index = TermIndex.load(out)
+    else:
+        start = time.perf_counter()
+        index = TermIndex.build(
+            kg, encoder, backend=args.backend, batch_size=args.batch_size, kg_path=args.kg
+        )
+        build_s = time.perf_counter() - start
+        rss_build = peak_rss_mib()
+        out = Path(args.out or tempfile.mkdtemp(prefix="termnorm-bench-")) / "index"
+        index.save(out)
     start = time.perf_counter()
     loaded = TermIndex.load(out)
     load_s = time.perf_counter() - start
@@ -97,6 +101,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("-k", type=int, default=5)
     parser.add_argument("--out", type=Path, default=None, help="where to write the index")
+    parser.add_argument("--index", type=Path, default=None, help="skip the build: time this index")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
