@@ -107,9 +107,14 @@ def evaluate(model: str | None, name: str, sets: list[str], max_length: int) -> 
     out: dict[str, float] = {}
     for kg_name in dict.fromkeys(DEV_SETS[key][2] for key in sets):
         tick = time.perf_counter()
-        kg = KnowledgeGraph.load(KGS / kg_name)
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            index = TermIndex.build(kg, encoder, backend="exact", show_progress=False)
+        cached = RUNS / "index" / f"{name}__{kg_name}"  # reused by later evals of this model
+        if (cached / "index.json").is_file():
+            index = TermIndex.load(cached)
+        else:
+            kg = KnowledgeGraph.load(KGS / kg_name)
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                index = TermIndex.build(kg, encoder, backend="exact", show_progress=False)
+            index.save(cached)
         out[f"{kg_name}_index_s"] = round(time.perf_counter() - tick, 1)
         matcher = Normalizer(index, encoder)
         for key in sets:
@@ -118,15 +123,19 @@ def evaluate(model: str | None, name: str, sets: list[str], max_length: int) -> 
                 continue
             evaluator = NormalizationEvaluator(read_mentions(path, fmt), ks=(1, 5), name=key)
             with torch.autocast("cpu", dtype=torch.bfloat16):
-                metrics = evaluator(matcher)
+                report = evaluator.evaluate(matcher)
+            report.write_predictions(RUNS / "predictions" / f"{name}__{key}.jsonl")
+            metrics = report.metrics
             out[f"{key}_acc@1"] = metrics[f"{key}_acc@1"]
             out[f"{key}_acc@5"] = metrics[f"{key}_acc@5"]
             out[f"{key}_n"] = metrics[f"{key}_n_simple"]
             print(key, {k: v for k, v in out.items() if k.startswith(key)}, flush=True)
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     (RUNS / "eval").mkdir(parents=True, exist_ok=True)
-    record = {"name": name, "model": model, **out}
-    (RUNS / "eval" / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n")
+    path = RUNS / "eval" / f"{name}.json"
+    record = json.loads(path.read_text()) if path.is_file() else {}  # merge with earlier sets
+    record.update({"name": name, "model": model, **out})
+    path.write_text(json.dumps(record, indent=2) + "\n")
     return out
 
 
