@@ -199,7 +199,7 @@ def relatedness_cmd(
 @eval_app.command(
     "linkpred",
     epilog="Examples:\n\n  termnorm eval linkpred --kg hpo_kg --model MODEL_DIR\n\n"
-    "  termnorm eval linkpred --kg heldout_kg --model MODEL_DIR --test-fraction 0.5 --json",
+    "  termnorm eval linkpred --kg kg --model MODEL_DIR --triplets kg_train/heldout_relations.parquet",
 )
 def linkpred_cmd(
     kg: Path = typer.Option(..., "--kg", help=KG_HELP + " Candidates and known triplets."),
@@ -211,16 +211,35 @@ def linkpred_cmd(
     max_triplets: int = typer.Option(2000, "--max-triplets", help="At most this many ranked."),
     raw: bool = typer.Option(False, "--raw", help="Do not filter other known tails."),
     seed: int = typer.Option(0, "--seed", help="Seed of the sample."),
+    triplets: Path | None = typer.Option(
+        None,
+        "--triplets",
+        help="Rank exactly these held-out edges (Parquet head/relation/tail, from 'termnorm kg split').",
+    ),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """hits@1/3/10, MR and MRR of ranking tails by the model's relation head S_rel."""
+    import pandas as pd
+
+    from termnorm.errors import InputFormatError
     from termnorm.evaluation.link_prediction import LinkPredictionEvaluator
 
+    explicit = None
+    if triplets is not None:
+        if not triplets.is_file():
+            raise InputFormatError(
+                triplets, None, "no such file; write one with 'termnorm kg split'"
+            )
+        explicit = pd.read_parquet(triplets)
+        missing = {"head", "relation", "tail"} - set(explicit.columns)
+        if missing:
+            raise InputFormatError(triplets, None, f"missing columns {sorted(missing)}")
     evaluator = LinkPredictionEvaluator(
         _kg(kg),
         filtered=not raw,
         test_fraction=test_fraction,
         max_triplets=max_triplets,
+        triplets=explicit,
         seed=seed,
     )
     metrics = evaluator.evaluate(_encoder(model, pooling))

@@ -205,6 +205,49 @@ def register(app: typer.Typer) -> None:
         else:
             _print_summary(card, title=str(kg_dir))
 
+    @kg_app.command("split")
+    def split(
+        kg_dir: Path = typer.Argument(..., help="KG folder written by 'termnorm kg build'."),
+        out: Path = typer.Option(..., "--out", "-o", help="Training KG folder to write."),
+        test_fraction: float = typer.Option(
+            0.2, "--test-fraction", help="Share of each relation label's triplets held out."
+        ),
+        seed: int = typer.Option(0, "--seed", help="Seed of the split."),
+        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    ) -> None:
+        """Hold relation triplets out for link prediction: a training KG + the held-out edges.
+
+        The training KG (same concepts and terms, fewer relations) goes to OUT, the held-out
+        triplets to OUT/heldout_relations.parquet. Train on OUT, then rank the held-out edges:
+
+          termnorm kg split kg/hpo --out kg/hpo_train
+
+          termnorm train --kg kg/hpo_train --out models/coder
+
+          termnorm eval linkpred --kg kg/hpo --model models/coder --triplets kg/hpo_train/heldout_relations.parquet
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from termnorm.kg.graph import RELATIONS_SCHEMA, KnowledgeGraph
+        from termnorm.kg.split import HELDOUT_FILE, holdout_relations
+
+        train, heldout = holdout_relations(KnowledgeGraph.load(kg_dir), test_fraction, seed)
+        train.save(out)
+        table = pa.Table.from_pandas(heldout, schema=RELATIONS_SCHEMA, preserve_index=False)
+        pq.write_table(table, out / HELDOUT_FILE)
+        result = {
+            "out": str(out),
+            "heldout": str(out / HELDOUT_FILE),
+            "train_relations": len(train.relations),
+            "heldout_relations": len(heldout),
+        }
+        if json_out:
+            typer.echo(json.dumps(result, indent=2))
+        else:
+            for key, value in result.items():
+                typer.echo(f"{key:18s} {value}")
+
 
 def _print_summary(card: dict[str, Any], title: str) -> None:
     """A rich table: per source what was read, kept and dropped (each reason), then KG totals."""

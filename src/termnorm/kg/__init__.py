@@ -4,6 +4,7 @@ from termnorm.kg.build import KGFormat, SourceSpec, build_kg, build_kg_to_dir
 from termnorm.kg.graph import KnowledgeGraph
 from termnorm.kg.ids import id_key, namespaced
 from termnorm.kg.records import Concept, LoadReport, Relation, Term
+from termnorm.kg.split import holdout_relations
 
 __all__ = [
     "Concept",
@@ -15,6 +16,7 @@ __all__ = [
     "Term",
     "build_kg",
     "build_kg_to_dir",
+    "holdout_relations",
     "id_key",
     "namespaced",
 ]

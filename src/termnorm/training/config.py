@@ -80,7 +80,8 @@ class TrainConfig:
     synonym_share: float = field(
         default=0.5,
         metadata=_h(
-            "Share of the k slots filled with synonym-only groups (1.0 when the KG has none)."
+            "Share of the k slots filled with synonym-only groups (1.0 without relations or "
+            "with a synonym-only --loss)."
         ),
     )
     lang_balanced: bool = field(

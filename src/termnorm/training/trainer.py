@@ -112,7 +112,7 @@ class Trainer:
             self.kg,
             c.k,
             c.m,
-            c.synonym_share,
+            c.synonym_share if c.loss.relation else 1.0,  # synonym-only objectives
             c.lang_balanced,
             c.seed,
             hard_share=c.hard_share if c.hard_negatives else 0.0,
