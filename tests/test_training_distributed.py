@@ -34,6 +34,7 @@ SCRIPT = textwrap.dedent(
     config = TrainConfig.from_dict(dict(
         base_model={base!r}, out=str(out), steps=6, k=8, m=2, lr=1e-3, warmup=1,
         max_length=16, device="cpu", precision="fp32", hard_refresh=3, log_every=1,
+        freeze_embeddings=False, freeze_layers=0,
         checkpoint_every=0, grad_accum=accum, seed=5,
     ))
     trainer = Trainer(config, kg=make_tiny_kg(), dist_info=info)

@@ -34,6 +34,10 @@ def _config(base: Path, out: Path, **kw: object) -> TrainConfig:
         log_every=1,
         checkpoint_every=0,
         seed=3,
+        freeze_embeddings=False,  # the tiny BERT has 2 layers: train them all
+        freeze_layers=0,
+        synonym_share=0.5,
+        loss="coder",
     )
     defaults.update(kw)
     return TrainConfig.from_dict(defaults)

@@ -39,6 +39,11 @@ def _train_cmd(kg: Path, base: Path, out: Path, *extra: str) -> list[str]:
         "fp32",
         "--device",
         "cpu",
+        "--loss",
+        "coder",  # relation matrices must survive the interruption too
+        "--no-freeze-embeddings",
+        "--freeze-layers",
+        "0",
         "--log-every",
         "1",
         "--checkpoint-every",

@@ -117,6 +117,7 @@ def test_train_triplet_od_from_the_cli(
         app, "train", "--kg", tiny_kg_dir, "--out", out, "--base-model", tiny_bert_path,
         "--loss", "triplet", "--train-data", "od", "--mentions", mentions, "--od-ratio", "0.5",
         "--steps", "2", "--k", "4", "--m", "2", "--precision", "fp32", "--device", "cpu",
+        "--no-freeze-embeddings", "--freeze-layers", "0",
     )  # fmt: skip
     assert json.loads(printed)["steps"] == 2
     card = (out / "README.md").read_text()

@@ -63,6 +63,8 @@ def _config(out: Path, bert: Path, steps: int, **kw: object) -> TrainConfig:
         precision=Precision.FP32,
         log_every=1,
         device="cpu",
+        freeze_embeddings=False,
+        freeze_layers=0,
         **kw,  # type: ignore[arg-type]
     )
 

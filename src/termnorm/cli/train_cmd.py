@@ -114,7 +114,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Train an encoder on a KG with CODER's losses; write a sentence-transformers folder.
 
-        Example: termnorm train --kg kg/hpo --out models/hpo-coder
+        Examples: termnorm train --kg kg/hpo --out models/hpo (the CPU recipe: synonym-only MS
+        loss with hard negatives, 1,500 steps); add --loss coder for CODER's relation loss.
         """
         from termnorm.kg import KnowledgeGraph
         from termnorm.training import Trainer

@@ -75,6 +75,11 @@ def freeze(model: nn.Module, embeddings: bool, layers: int) -> int:
         )
     if blocks is not None and layers > len(blocks):
         raise ValueError(f"--freeze-layers {layers} exceeds the model's {len(blocks)} layers")
+    if embeddings and blocks is not None and layers == len(blocks):
+        raise ValueError(
+            f"--freeze-embeddings with --freeze-layers {layers} freezes every layer of this "
+            f"{len(blocks)}-layer model, leaving nothing to train; lower --freeze-layers"
+        )
     parts: list[nn.Module] = [base.embeddings] if embeddings else []  # type: ignore[list-item]
     parts += list(blocks[:layers]) if layers and blocks is not None else []
     n = 0
