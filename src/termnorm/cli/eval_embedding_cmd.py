@@ -219,21 +219,10 @@ def linkpred_cmd(
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """hits@1/3/10, MR and MRR of ranking tails by the model's relation head S_rel."""
-    import pandas as pd
-
-    from termnorm.errors import InputFormatError
     from termnorm.evaluation.link_prediction import LinkPredictionEvaluator
+    from termnorm.kg.split import load_heldout
 
-    explicit = None
-    if triplets is not None:
-        if not triplets.is_file():
-            raise InputFormatError(
-                triplets, None, "no such file; write one with 'termnorm kg split'"
-            )
-        explicit = pd.read_parquet(triplets)
-        missing = {"head", "relation", "tail"} - set(explicit.columns)
-        if missing:
-            raise InputFormatError(triplets, None, f"missing columns {sorted(missing)}")
+    explicit = load_heldout(triplets) if triplets is not None else None
     evaluator = LinkPredictionEvaluator(
         _kg(kg),
         filtered=not raw,

@@ -226,19 +226,14 @@ def register(app: typer.Typer) -> None:
 
           termnorm eval linkpred --kg kg/hpo --model models/coder --triplets kg/hpo_train/heldout_relations.parquet
         """
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        from termnorm.kg.graph import RELATIONS_SCHEMA, KnowledgeGraph
-        from termnorm.kg.split import HELDOUT_FILE, holdout_relations
+        from termnorm.kg.graph import KnowledgeGraph
+        from termnorm.kg.split import holdout_relations, save_heldout
 
         train, heldout = holdout_relations(KnowledgeGraph.load(kg_dir), test_fraction, seed)
         train.save(out)
-        table = pa.Table.from_pandas(heldout, schema=RELATIONS_SCHEMA, preserve_index=False)
-        pq.write_table(table, out / HELDOUT_FILE)
         result = {
             "out": str(out),
-            "heldout": str(out / HELDOUT_FILE),
+            "heldout": str(save_heldout(heldout, out)),
             "train_relations": len(train.relations),
             "heldout_relations": len(heldout),
         }

@@ -3,17 +3,24 @@
 ``holdout_relations(kg, test_fraction, seed)`` returns ``(train_kg, heldout)``: for every relation
 label independently, ``round(test_fraction · n_label)`` of its triplets (seeded permutation, at
 least one triplet of the label always stays in training) go to ``heldout``; concepts and terms are
-unchanged, so the held-out tails stay searchable candidates.
+unchanged, so the held-out tails stay searchable candidates. ``save_heldout`` writes the edges
+as ``HELDOUT_FILE`` (the KG's relations schema) and ``load_heldout`` reads them back, checked.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from termnorm.kg.graph import KnowledgeGraph
+from termnorm.errors import InputFormatError
+from termnorm.io.tables import atomic_file
+from termnorm.kg.graph import RELATIONS_SCHEMA, KnowledgeGraph
 
-__all__ = ["HELDOUT_FILE", "holdout_relations"]
+__all__ = ["HELDOUT_FILE", "holdout_relations", "load_heldout", "save_heldout"]
 
 HELDOUT_FILE = "heldout_relations.parquet"
 
@@ -51,3 +58,24 @@ def holdout_relations(
         },
     )
     return train, heldout
+
+
+def save_heldout(heldout: pd.DataFrame, folder: str | Path) -> Path:
+    """Write held-out triplets to ``folder/HELDOUT_FILE`` (atomically); return the path."""
+    path = Path(folder) / HELDOUT_FILE
+    table = pa.Table.from_pandas(heldout, schema=RELATIONS_SCHEMA, preserve_index=False)
+    with atomic_file(path) as tmp:
+        pq.write_table(table, tmp)
+    return path
+
+
+def load_heldout(path: str | Path) -> pd.DataFrame:
+    """Read triplets written by :func:`save_heldout`; a clear error if absent or malformed."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputFormatError(path, None, "no such file; write one with 'termnorm kg split'")
+    triplets = pd.read_parquet(path)
+    missing = {"head", "relation", "tail"} - set(triplets.columns)
+    if missing:
+        raise InputFormatError(path, None, f"missing columns {sorted(missing)}")
+    return triplets
