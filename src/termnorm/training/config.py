@@ -170,7 +170,11 @@ class TrainConfig:
     )
     # --loss triplet (termnorm.training.triplet)
     train_data: str = field(
-        default="o", metadata=_h("--loss triplet: o = ontology synonyms, od = plus --mentions.")
+        default="o",
+        metadata=_h(
+            "o = KG terms only; od = plus --mentions (triplet: the mentions repeated to "
+            "--od-ratio; CODER losses: each mention joins its concept's terms)."
+        ),
     )
     mentions: tuple[str, ...] = field(
         default=(), metadata=_h("--train-data od: annotated training mention files.")

@@ -97,6 +97,7 @@ def write_model_card(
             [("fingerprint", kg_card.get("fingerprint", ""))]
             + [(f"KG {k}", v) for k, v in kg_counts.items()]
             + [(f"sampled {k}", v) for k, v in sampler_stats.items()]
+            + [(f"domain {k}", v) for k, v in kg_card.get("domain_terms", {}).items()]
         ),
         "## Throughput\n\n"
         + _table(
