@@ -9,7 +9,10 @@ import pytest
 
 from termnorm.cli.main import main
 from termnorm.kg import KnowledgeGraph
+from termnorm.training import KGSampler
 from termnorm.training.domain_terms import DOMAIN_SOURCE, add_domain_terms
+
+_MENTIONS = [("heart attacks", ("T:0001",)), ("high bp", ("T:0002",)), ("raised bp", ("T:0002",))]
 
 
 def test_mentions_become_terms_of_their_concept(tiny_kg: KnowledgeGraph) -> None:
@@ -46,6 +49,30 @@ def test_mentions_become_terms_of_their_concept(tiny_kg: KnowledgeGraph) -> None
 def test_no_usable_mention_fails_with_the_reasons(tiny_kg: KnowledgeGraph) -> None:
     with pytest.raises(ValueError, match=r"no usable training mention.*composite"):
         add_domain_terms(tiny_kg, [("a and b", ("T:0001", "T:0002"))])
+
+
+def test_domain_groups_pair_mentions_with_kg_terms(tiny_kg: KnowledgeGraph) -> None:
+    kg = add_domain_terms(tiny_kg, _MENTIONS)
+    k, m = 16, 2  # 8 groups, all synonym-only; half of them domain groups
+    sampler = KGSampler(kg, k=k, m=m, synonym_share=1.0, seed=1, domain_share=0.5)
+    assert sampler.stats()["domain_terms"] == 3 and sampler.stats()["domain_concepts"] == 2
+    mentions = {t for t, _ in _MENTIONS}
+    terms_of = kg.terms_by_concept()
+    for step in range(6):
+        b = sampler.batch(step)
+        heads, tails = b.terms[:k], b.terms[k:]
+        concepts = sampler.describe(b.labels.tolist())
+        for i in range(k // 2, k):  # the last 4 groups: mention head, KG-term tail, one concept
+            assert heads[i] in mentions and tails[i] not in mentions
+            assert concepts[i] == concepts[k + i] and heads[i] in terms_of[concepts[i]]
+            assert tails[i] in terms_of[concepts[i]]
+    plain = KGSampler(kg, k=k, m=m, synonym_share=1.0, seed=1)
+    assert plain.domain_share == 0.0
+
+
+def test_domain_share_without_domain_terms_fails(tiny_kg: KnowledgeGraph) -> None:
+    with pytest.raises(ValueError, match="--train-data od"):
+        KGSampler(tiny_kg, k=8, m=2, domain_share=0.25)
 
 
 def _train(args: list[str]) -> int:

@@ -122,6 +122,9 @@ def register(app: typer.Typer) -> None:
         mentions_format: str | None = typer.Option(
             None, "--mentions-format", help=H["mentions_format"]
         ),
+        domain_share: float = typer.Option(
+            _D.domain_share, "--domain-share", help=H["domain_share"]
+        ),
         od_ratio: float = typer.Option(_D.od_ratio, "--od-ratio", help=H["od_ratio"]),
         texts_per_concept: int = typer.Option(
             _D.texts_per_concept, "--texts-per-concept", help=H["texts_per_concept"]

@@ -182,8 +182,16 @@ class TrainConfig:
     mentions_format: str | None = field(
         default=None, metadata=_h("Format of --mentions (detected when omitted).")
     )
+    domain_share: float = field(
+        default=0.25,
+        metadata=_h(
+            "--train-data od, CODER losses: share of synonym groups pairing training mentions "
+            "with their concept's KG terms."
+        ),
+    )
     od_ratio: float = field(
-        default=1 / 3, metadata=_h("--train-data od: |D|/|O| after repeating the mentions.")
+        default=1 / 3,
+        metadata=_h("--train-data od, --loss triplet: |D|/|O| after repeating the mentions."),
     )
     texts_per_concept: int = field(
         default=2, metadata=_h("--loss triplet: texts per group, anchor + K-1 positives.")
@@ -196,6 +204,11 @@ class TrainConfig:
         if self.rel_weight is not None:
             return self.rel_weight
         return 0.1 if self.loss.relation == "transe" else 1.0
+
+    @property
+    def uses_domain_groups(self) -> bool:
+        """CODER's sampler draws domain groups: ``--train-data od`` with a non-triplet loss."""
+        return self.train_data == "od" and self.loss is not LossKind.TRIPLET
 
     @property
     def warmup_steps(self) -> int:
@@ -213,6 +226,8 @@ class TrainConfig:
             )
         if not 0.0 <= self.synonym_share <= 1.0:
             raise ValueError(f"--synonym-share must be in [0, 1] (got {self.synonym_share})")
+        if not 0.0 <= self.domain_share <= 1.0:
+            raise ValueError(f"--domain-share must be in [0, 1] (got {self.domain_share})")
         if not 0.0 <= self.hard_share <= 1.0:
             raise ValueError(f"--hard-share must be in [0, 1] (got {self.hard_share})")
         if self.steps < 1 or self.grad_accum < 1:

@@ -8,6 +8,12 @@ no relation, ``rel_idx = -1``) so that concepts with few or no relations are rea
 Each concept occurrence draws its own term (without replacement inside a group while the
 concept has unused terms; optionally a language first, then a term).
 
+Domain groups (``--train-data od``): a ``domain_share`` of the synonym-only groups are drawn
+from concepts that have training-mention terms (``source == "domain"``, see
+:mod:`termnorm.training.domain_terms`) as well as KG terms; their heads are mentions and their
+tails KG terms of that concept, so every such group holds mention↔KG-term positives (the
+language balancing does not apply to them).
+
 Hard-negative composition (CODER++-style): after :meth:`KGSampler.set_neighbours` a share of
 the groups is built as clusters around a random seed concept: its nearest concepts in the
 current embedding space (synonym groups) or triplets whose heads are near the seed's head
@@ -30,6 +36,7 @@ import numpy as np
 import torch
 
 from termnorm.kg import KnowledgeGraph
+from termnorm.training.domain_terms import DOMAIN_SOURCE
 from termnorm.training.hard_negatives import nearest_neighbours
 
 logger = logging.getLogger(__name__)
@@ -66,6 +73,7 @@ class KGSampler:
         hard_share: share of groups built from near-concept clusters (once neighbours exist).
         hard_cluster: groups per cluster.
         with_types: also return semantic-type targets.
+        domain_share: share of synonym-only groups that are domain groups (see module doc).
     """
 
     def __init__(
@@ -79,6 +87,7 @@ class KGSampler:
         hard_share: float = 0.0,
         hard_cluster: int = 4,
         with_types: bool = False,
+        domain_share: float = 0.0,
     ) -> None:
         if k < 2:
             raise ValueError(f"k must be at least 2 (got {k})")
@@ -98,6 +107,7 @@ class KGSampler:
         self.names = [names.get(c) or str(self.term_text[first[i]]) for i, c in enumerate(ids)]
         sizes = np.diff(self.offsets)
         self.syn_pool = np.flatnonzero(sizes >= 2) if (sizes >= 2).any() else np.arange(len(ids))
+        self._init_domain(terms["source"].to_numpy(dtype=object) == DOMAIN_SOURCE, domain_share)
         self._init_relations(kg)
         self.synonym_share = 1.0 if self.n_triplets == 0 else synonym_share
         self.type_labels: list[str] = []
@@ -129,6 +139,19 @@ class KGSampler:
         order = np.argsort(self.heads, kind="stable")
         self.by_head = order  # triplet indices sorted by head
         self.head_offsets = np.searchsorted(self.heads[order], np.arange(len(self.concept_ids) + 1))
+
+    def _init_domain(self, is_domain: np.ndarray, share: float) -> None:
+        self.term_domain = is_domain  # [T]
+        starts = self.offsets[:-1]
+        n_domain = np.add.reduceat(is_domain.astype(np.int64), starts)  # [C]
+        n_kg = np.diff(self.offsets) - n_domain
+        self.domain_pool = np.flatnonzero((n_domain > 0) & (n_kg > 0))
+        if share > 0 and len(self.domain_pool) == 0:
+            raise ValueError(
+                "--domain-share > 0 but no concept has both a training-mention term and a KG "
+                "term; pass --train-data od with --mentions, or set --domain-share 0"
+            )
+        self.domain_share = share
 
     def _init_types(self, kg: KnowledgeGraph) -> None:
         types = dict(zip(kg.concepts["concept_id"], kg.concepts["semantic_types"], strict=True))
@@ -180,15 +203,23 @@ class KGSampler:
         sizes = [self.m] * (self.k // self.m) + ([self.k % self.m] if self.k % self.m else [])
         n_groups = len(sizes)
         n_syn = round(self.synonym_share * n_groups)
-        groups = self._relation_groups(rng, n_groups - n_syn) + self._synonym_groups(rng, n_syn)
+        n_dom = round(self.domain_share * n_syn)
+        groups = (
+            self._relation_groups(rng, n_groups - n_syn)
+            + self._synonym_groups(rng, n_syn - n_dom)
+            + [(int(c), -1, int(c)) for c in rng.choice(self.domain_pool, size=n_dom)]
+        )
         heads, rels, tails = [], [], []
         head_terms: list[str] = []
         tail_terms: list[str] = []
-        for (h, r, t), size in zip(groups, sizes, strict=True):
+        for g, ((h, r, t), size) in enumerate(zip(groups, sizes, strict=True)):
             heads += [h] * size
             rels += [r] * size
             tails += [t] * size
-            if h == t:  # synonym-only: 2·size terms of one concept
+            if g >= n_groups - n_dom:  # domain group: mentions, then KG terms of one concept
+                head_terms += self._draw_terms(rng, h, size, domain=True)
+                tail_terms += self._draw_terms(rng, h, size, domain=False)
+            elif h == t:  # synonym-only: 2·size terms of one concept
                 drawn = self._draw_terms(rng, h, 2 * size)
                 head_terms += drawn[:size]
                 tail_terms += drawn[size:]
@@ -243,8 +274,16 @@ class KGSampler:
         row = self.neighbours[concept]
         return np.concatenate([[concept], row[row >= 0]]).astype(np.int64)
 
-    def _draw_terms(self, rng: np.random.Generator, concept: int, count: int) -> list[str]:
+    def _draw_terms(
+        self, rng: np.random.Generator, concept: int, count: int, domain: bool | None = None
+    ) -> list[str]:
+        """``count`` terms of ``concept``; only its mention (``True``) or KG (``False``) terms
+        when ``domain`` is given."""
         lo, hi = int(self.offsets[concept]), int(self.offsets[concept + 1])
+        if domain is not None:
+            pool = lo + np.flatnonzero(self.term_domain[lo:hi] == domain)
+            perm = rng.permutation(pool)
+            return [str(self.term_text[perm[i % len(perm)]]) for i in range(count)]
         if self.lang_balanced:
             langs = self.term_lang[lo:hi]
             choices = np.unique(langs)
@@ -291,6 +330,8 @@ class KGSampler:
             "triplets": self.n_triplets,
             "relation_labels": len(self.relation_labels),
             "semantic_types": len(self.type_labels),
+            "domain_terms": int(self.term_domain.sum()),
+            "domain_concepts": len(self.domain_pool),
         }
 
     def describe(self, labels: Sequence[int]) -> list[str]:

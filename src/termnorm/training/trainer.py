@@ -118,6 +118,7 @@ class Trainer:
             hard_share=c.hard_share if c.hard_negatives else 0.0,
             hard_cluster=c.hard_cluster,
             with_types=c.loss.sty,
+            domain_share=c.domain_share if c.uses_domain_groups else 0.0,
         )
         if c.loss.sty and not self.sampler.type_labels:
             logger.warning("the KG has no semantic types: the STY loss is off")
