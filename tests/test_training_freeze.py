@@ -41,3 +41,5 @@ def test_defaults_are_the_recommended_cpu_recipe() -> None:
     assert (c.steps, c.k, c.m, c.synonym_share, c.lr) == (1500, 64, 2, 0.75, 5e-5)
     assert (c.freeze_embeddings, c.freeze_layers, c.max_length) == (True, 2, 24)
     assert c.hard_negatives and (c.hard_share, c.hard_refresh) == (0.75, 250)
+    assert c.train_data == "o" and c.domain_share == 0.5  # README: --train-data od recipe
+    assert not c.uses_domain_groups and TrainConfig(train_data="od").uses_domain_groups

@@ -183,7 +183,7 @@ class TrainConfig:
         default=None, metadata=_h("Format of --mentions (detected when omitted).")
     )
     domain_share: float = field(
-        default=0.25,
+        default=0.5,
         metadata=_h(
             "--train-data od, CODER losses: share of synonym groups pairing training mentions "
             "with their concept's KG terms."
