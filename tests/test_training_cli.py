@@ -8,17 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from termnorm.cli.main import main
+from _cli import run_main
 
 _COMMON = ["--k", "8", "--m", "2", "--max-length", "16", "--precision", "fp32", "--device", "cpu"]
 _COMMON += ["--no-freeze-embeddings", "--freeze-layers", "0"]  # the tiny BERT has 2 layers
-
-
-def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as done:
-        main(args)
-    captured = capsys.readouterr()
-    return int(done.value.code or 0), captured.out, captured.err
 
 
 def test_train_with_dev_mentions_reports_and_keeps_the_best_model(
@@ -27,7 +20,7 @@ def test_train_with_dev_mentions_reports_and_keeps_the_best_model(
     dev = tmp_path / "dev.tsv"
     dev.write_text("T:0001\tcardiac infarction\nT:0002\tHTN\nT:0006\tpneumonitis\n")
     out = tmp_path / "model"
-    code, stdout, _ = _run(
+    code, stdout, _ = run_main(
         [
             "train",
             "--kg",
@@ -67,7 +60,7 @@ def test_config_file_supplies_defaults_and_flags_override(
     cfg.write_text(json.dumps({"steps": 3, "loss": "ms", "lr": 0.5, "hard_max_concepts": 5}))
     out = tmp_path / "model"
     args = ["train", "--kg", str(tiny_kg_dir), "--out", str(out), "--config", str(cfg)]
-    code, _, _ = _run(
+    code, _, _ = run_main(
         [*args, "--base-model", str(tiny_bert_path), "--lr", "1e-4", *_COMMON], capsys
     )
     assert code == 0
@@ -92,7 +85,7 @@ def test_impossible_settings_are_one_line_errors(
     message: str,
 ) -> None:
     extra = [e.format(kg=tiny_kg_dir) for e in extra]
-    code, _, err = _run(
+    code, _, err = run_main(
         ["train", "--kg", str(tiny_kg_dir), "--out", str(tmp_path / "m"), *extra], capsys
     )
     assert code == 1

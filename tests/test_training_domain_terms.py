@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from termnorm.cli.main import main
+from _cli import run_main
 from termnorm.kg import KnowledgeGraph
 from termnorm.training import KGSampler
 from termnorm.training.domain_terms import DOMAIN_SOURCE, add_domain_terms
@@ -75,12 +75,6 @@ def test_domain_share_without_domain_terms_fails(tiny_kg: KnowledgeGraph) -> Non
         KGSampler(tiny_kg, k=8, m=2, domain_share=0.25)
 
 
-def _train(args: list[str]) -> int:
-    with pytest.raises(SystemExit) as done:
-        main(["train", *args])
-    return int(done.value.code or 0)
-
-
 def test_train_ms_od_from_the_cli(
     tiny_bert_path: Path, tiny_kg_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -90,15 +84,18 @@ def test_train_ms_od_from_the_cli(
     common = ["--kg", str(tiny_kg_dir), "--base-model", str(tiny_bert_path), "--steps", "2"]
     common += ["--k", "8", "--m", "2", "--precision", "fp32", "--device", "cpu"]
     common += ["--no-freeze-embeddings", "--freeze-layers", "0", "--loss", "ms"]
-    code = _train([*common, "--out", str(out), "--train-data", "od", "--mentions", str(mentions)])
-    assert code == 0 and json.loads(capsys.readouterr().out)["steps"] == 2
+    args = ["train", *common, "--out", str(out), "--train-data", "od", "--mentions", str(mentions)]
+    code, stdout, _ = run_main(args, capsys)
+    assert code == 0 and json.loads(stdout)["steps"] == 2
     card = (out / "README.md").read_text()
     assert "| domain terms_added | 2 |" in card
     assert "| sampled terms | 36 |" in card  # the tiny KG's 34 terms + 2 domain terms
     config = json.loads((out / "training_config.json").read_text())
     assert config["train_data"] == "od" and config["mentions"] == [str(mentions)]
 
-    code = _train([*common, "--out", str(tmp_path / "m2"), "--mentions", str(mentions)])
-    assert code != 0 and "--train-data od" in capsys.readouterr().err
-    code = _train([*common, "--out", str(tmp_path / "m3"), "--train-data", "od"])
-    assert code != 0 and "--mentions FILE" in capsys.readouterr().err
+    args = ["train", *common, "--out", str(tmp_path / "m2"), "--mentions", str(mentions)]
+    code, _, stderr = run_main(args, capsys)
+    assert code != 0 and "--train-data od" in stderr
+    args = ["train", *common, "--out", str(tmp_path / "m3"), "--train-data", "od"]
+    code, _, stderr = run_main(args, capsys)
+    assert code != 0 and "--mentions FILE" in stderr

@@ -18,14 +18,10 @@ __all__ = ["triplet_trainer_factory"]
 
 def triplet_trainer_factory(config: TrainConfig) -> Callable[..., Trainer]:
     """``(config, kg=, evaluator=, dist_info=) -> TripletTrainer`` with the mentions read."""
-    from termnorm.evaluation.synonyms import read_synonyms
+    from termnorm.cli._train_data import read_train_mentions
     from termnorm.training.triplet import TripletTrainer
-    from termnorm.training.triplet_data import TrainData
 
-    train_data = TrainData(config.train_data)
-    if train_data is TrainData.O and config.mentions:
-        raise ValueError("--mentions is for --train-data od; drop it or pass --train-data od")
-    pairs = [p for path in config.mentions for p in read_synonyms(path, config.mentions_format)]
+    pairs = read_train_mentions(config)
 
     def make(cfg: TrainConfig, **kwargs: Any) -> Trainer:
         return TripletTrainer(cfg, mentions=pairs or None, **kwargs)

@@ -19,7 +19,7 @@ from termnorm.training.config import LossKind, Precision, TrainConfig
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["build_dev_evaluator", "register", "with_domain_terms"]
+__all__ = ["build_dev_evaluator", "register"]
 
 _D = TrainConfig()
 
@@ -45,24 +45,6 @@ def build_dev_evaluator(
         return evaluator(Normalizer(index, encoder))
 
     return evaluate
-
-
-def with_domain_terms(config: TrainConfig, graph: Any) -> Any:
-    """``graph`` plus the ``--mentions`` as domain terms for ``--train-data od``, else as is."""
-    from termnorm.training.triplet_data import TrainData
-
-    train_data = TrainData(config.train_data)
-    if train_data is TrainData.O:
-        if config.mentions:
-            raise ValueError("--mentions is for --train-data od; drop it or pass --train-data od")
-        return graph
-    if not config.mentions:
-        raise ValueError("--train-data od needs annotated training mentions (--mentions FILE)")
-    from termnorm.evaluation.synonyms import read_synonyms
-    from termnorm.training.domain_terms import add_domain_terms
-
-    pairs = [p for path in config.mentions for p in read_synonyms(path, config.mentions_format)]
-    return add_domain_terms(graph, pairs)
 
 
 def register(app: typer.Typer) -> None:
@@ -170,6 +152,8 @@ def register(app: typer.Typer) -> None:
 
             make = triplet_trainer_factory(config)
         else:  # CODER's losses: Train:OD mentions join the KG's terms
+            from termnorm.cli._train_data import with_domain_terms
+
             graph = with_domain_terms(config, graph)
         try:
             result = make(config, kg=graph, evaluator=evaluator, dist_info=info).train(
