@@ -6,6 +6,10 @@ import pytest
 
 from termnorm.cli.main import main
 
+# `termnorm train` flags for the 2-layer tiny BERT on CPU: small batches, fp32, nothing frozen
+TINY_TRAIN_ARGS = ["--k", "8", "--m", "2", "--max-length", "16", "--precision", "fp32"]
+TINY_TRAIN_ARGS += ["--device", "cpu", "--no-freeze-embeddings", "--freeze-layers", "0"]
+
 
 def run_main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """``termnorm ARGS`` → (exit code, stdout, stderr)."""

@@ -8,10 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from _cli import run_main
-
-_COMMON = ["--k", "8", "--m", "2", "--max-length", "16", "--precision", "fp32", "--device", "cpu"]
-_COMMON += ["--no-freeze-embeddings", "--freeze-layers", "0"]  # the tiny BERT has 2 layers
+from _cli import TINY_TRAIN_ARGS, run_main
 
 
 def test_train_with_dev_mentions_reports_and_keeps_the_best_model(
@@ -37,7 +34,7 @@ def test_train_with_dev_mentions_reports_and_keeps_the_best_model(
             str(dev),
             "--dev-format",
             "tsv",
-            *_COMMON,
+            *TINY_TRAIN_ARGS,
         ],
         capsys,
     )
@@ -61,7 +58,7 @@ def test_config_file_supplies_defaults_and_flags_override(
     out = tmp_path / "model"
     args = ["train", "--kg", str(tiny_kg_dir), "--out", str(out), "--config", str(cfg)]
     code, _, _ = run_main(
-        [*args, "--base-model", str(tiny_bert_path), "--lr", "1e-4", *_COMMON], capsys
+        [*args, "--base-model", str(tiny_bert_path), "--lr", "1e-4", *TINY_TRAIN_ARGS], capsys
     )
     assert code == 0
     saved = json.loads((out / "training_config.json").read_text())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from _cli import run_main
+from _cli import TINY_TRAIN_ARGS, run_main
 from termnorm.kg import KnowledgeGraph
 from termnorm.training import KGSampler
 from termnorm.training.domain_terms import DOMAIN_SOURCE, add_domain_terms
@@ -82,8 +82,7 @@ def test_train_ms_od_from_the_cli(
     mentions.write_text("0001\theart attacks\n0002\thigh bp\n0004|0009\tasthma\n")
     out = tmp_path / "model"
     common = ["--kg", str(tiny_kg_dir), "--base-model", str(tiny_bert_path), "--steps", "2"]
-    common += ["--k", "8", "--m", "2", "--precision", "fp32", "--device", "cpu"]
-    common += ["--no-freeze-embeddings", "--freeze-layers", "0", "--loss", "ms"]
+    common += [*TINY_TRAIN_ARGS, "--loss", "ms"]
     args = ["train", *common, "--out", str(out), "--train-data", "od", "--mentions", str(mentions)]
     code, stdout, _ = run_main(args, capsys)
     assert code == 0 and json.loads(stdout)["steps"] == 2
