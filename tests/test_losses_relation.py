@@ -37,6 +37,22 @@ def test_matrix_head_applies_m_transpose_to_the_head() -> None:
     torch.testing.assert_close(head.score(h, torch.zeros(3, dtype=torch.long), t), expected)
 
 
+def test_matrix_projection_of_mixed_relations_matches_per_row_products() -> None:
+    torch.manual_seed(4)
+    head = RelationHead(["a", "b", "c"], 5)
+    with torch.no_grad():
+        head.weight.copy_(torch.randn(3, 5, 5))
+    h = torch.randn(6, 5)
+    rel = torch.tensor([2, 0, 2, 2, 0, 0])  # "b" unused
+    got = head.project(h, rel)
+    expected = torch.stack([head.weight[r].T @ h[i] for i, r in enumerate(rel.tolist())])
+    torch.testing.assert_close(got, expected)
+    got.sum().backward()
+    assert head.weight.grad is not None
+    assert torch.count_nonzero(head.weight.grad[1]) == 0  # only used matrices get a gradient
+    assert torch.count_nonzero(head.weight.grad[0]) > 0
+
+
 def test_identity_relation_loss_equals_ms_loss_on_cosine() -> None:
     torch.manual_seed(2)
     heads, tails = torch.randn(8, 6), torch.randn(8, 6)
@@ -49,7 +65,7 @@ def test_identity_relation_loss_equals_ms_loss_on_cosine() -> None:
     assert got.item() == pytest.approx(expected.item(), rel=1e-6)
 
 
-def test_synonym_rows_are_ignored_and_a_relation_less_batch_gives_zero() -> None:
+def test_synonym_rows_are_candidates_not_anchors_and_a_relation_less_batch_gives_zero() -> None:
     torch.manual_seed(3)
     heads = torch.randn(4, 6, requires_grad=True)
     tails = torch.randn(4, 6)
@@ -57,10 +73,11 @@ def test_synonym_rows_are_ignored_and_a_relation_less_batch_gives_zero() -> None
     rel = torch.tensor([0, 0, -1, -1])
     labels = torch.tensor([5, 5, 7, 7])
     part = loss_fn(heads, rel, tails, labels)
-    sim = F.normalize(heads[:2], dim=-1) @ F.normalize(tails[:2], dim=-1).T
-    ones = torch.ones(2, 2, dtype=torch.bool)
+    # anchors: the 2 relation rows; candidates: all 4 tails (the synonym rows' are negatives)
+    sim = F.normalize(heads[:2], dim=-1) @ F.normalize(tails, dim=-1).T  # [2, 4]
+    pos = torch.tensor([[True, True, False, False]] * 2)
     assert part.item() == pytest.approx(
-        multi_similarity_from_similarity(sim, ones, ~ones).item(), rel=1e-6
+        multi_similarity_from_similarity(sim, pos, ~pos).item(), rel=1e-6
     )
     none = loss_fn(heads, torch.full((4,), -1), tails, labels)
     assert none.item() == 0.0

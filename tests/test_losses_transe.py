@@ -21,6 +21,15 @@ def test_transe_head_scores_negative_translation_distance() -> None:
     torch.testing.assert_close(head.score(h, rel, t), expected, atol=1e-5, rtol=1e-5)
 
 
+def test_transe_distance_is_exact_near_zero() -> None:
+    # ‖p‖² + ‖t‖² − 2p·t would leave ~1e-7 of rounding, i.e. a distance of ~3e-4
+    torch.manual_seed(2)
+    head = RelationHead(["r"], 64, "transe")
+    t = torch.randn(8, 64)
+    dist = -head.score(t, torch.zeros(8, dtype=torch.long), t).diagonal()
+    assert float(dist.detach().max()) < 1e-5
+
+
 def test_transe_ms_lambda_is_set_once_from_the_first_batch() -> None:
     torch.manual_seed(1)
     loss_fn = TransEMSLoss(RelationHead(["r"], 6, "transe"))

@@ -70,7 +70,8 @@ def test_config_file_supplies_defaults_and_flags_override(
     ("extra", "message"),
     [
         (["--k", "16", "--m", "5"], r"--m must satisfy 2 <= m <= sqrt\(k\)"),
-        (["--k", "1"], "--k must be at least 2"),
+        (["--k", "1"], "--k must be at least 4"),
+        (["--config", "{tmp}/bad.json"], "unknown TrainConfig key.s. stepz"),
         (["--dev", "{kg}/kg.json"], "--dev needs --dev-format"),
     ],
 )
@@ -81,7 +82,8 @@ def test_impossible_settings_are_one_line_errors(
     extra: list[str],
     message: str,
 ) -> None:
-    extra = [e.format(kg=tiny_kg_dir) for e in extra]
+    (tmp_path / "bad.json").write_text('{"stepz": 3}')
+    extra = [e.format(kg=tiny_kg_dir, tmp=tmp_path) for e in extra]
     code, _, err = run_main(
         ["train", "--kg", str(tiny_kg_dir), "--out", str(tmp_path / "m"), *extra], capsys
     )

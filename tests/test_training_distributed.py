@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from transformers import AutoModel
 
 SCRIPT = textwrap.dedent(
     """
@@ -29,13 +30,13 @@ SCRIPT = textwrap.dedent(
     from termnorm.training.distributed import cleanup, init_distributed
 
     torch.set_num_threads(1)
-    out, accum = Path(sys.argv[1]), int(sys.argv[2])
+    out, accum, loss = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     info = init_distributed("cpu")
     config = TrainConfig.from_dict(dict(
         base_model={base!r}, out=str(out), steps=6, k=8, m=2, lr=1e-3, warmup=1,
         max_length=16, device="cpu", precision="fp32", hard_refresh=3, log_every=1,
         freeze_embeddings=False, freeze_layers=0,
-        checkpoint_every=0, grad_accum=accum, seed=5,
+        checkpoint_every=0, grad_accum=accum, seed=5, loss=loss, synonym_share=0.5,
     ))
     trainer = Trainer(config, kg=make_tiny_kg(), dist_info=info)
     trainer.train()
@@ -46,8 +47,9 @@ SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("loss", ["coder", "transe"])  # matrix head; data-derived λ_rel
 def test_two_ranks_train_like_two_accumulated_micro_batches(
-    tiny_bert_path: Path, tmp_path: Path
+    tiny_bert_path: Path, tmp_path: Path, loss: str
 ) -> None:
     torchrun = shutil.which("torchrun")
     if torchrun is None:
@@ -64,6 +66,7 @@ def test_two_ranks_train_like_two_accumulated_micro_batches(
             str(script),
             str(tmp_path / "ddp"),
             "1",
+            loss,
         ],
         capture_output=True,
         text=True,
@@ -71,7 +74,7 @@ def test_two_ranks_train_like_two_accumulated_micro_batches(
     )
     assert ddp.returncode == 0, ddp.stderr[-3000:]
     single = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "single"), "2"],
+        [sys.executable, str(script), str(tmp_path / "single"), "2", loss],
         capture_output=True,
         text=True,
         timeout=600,
@@ -80,11 +83,15 @@ def test_two_ranks_train_like_two_accumulated_micro_batches(
     rank0 = torch.load(tmp_path / "ddp-rank0.pt")
     rank1 = torch.load(tmp_path / "ddp-rank1.pt")
     one = torch.load(tmp_path / "single-rank0.pt")
-    base = torch.load(tmp_path / "single-rank0.pt")  # keys
+    init = AutoModel.from_pretrained(str(tiny_bert_path)).state_dict()
+    assert rank0.keys() == one.keys()
     moved = 0
-    for name in base:
+    for name in one:
         torch.testing.assert_close(rank0[name], rank1[name], rtol=0, atol=0)
         torch.testing.assert_close(rank0[name], one[name], rtol=1e-4, atol=1e-5)
-        moved += int(rank0[name].dtype.is_floating_point)
-    assert moved > 0
+        start = init.get(name.removeprefix("model."))
+        moved += int(start is not None and not torch.equal(start, one[name]))
+    assert moved > 10  # the encoder really trained
+    w = one["relation.head.weight"]  # matrices start at I, translations at 0
+    assert not torch.equal(w, torch.eye(32).expand_as(w) if w.dim() == 3 else torch.zeros_like(w))
     assert (tmp_path / "ddp" / "model.safetensors").is_file()

@@ -150,8 +150,46 @@ def test_resume_gives_the_same_parameters_as_an_uninterrupted_run(
     for name in a:
         torch.testing.assert_close(a[name], b[name], rtol=0, atol=0)
     torch.testing.assert_close(RelationHead.load(full).weight, RelationHead.load(cut).weight)
-    steps = [json.loads(x)["step"] for x in (cut / "train_log.jsonl").read_text().splitlines()]
-    assert steps == list(range(1, 13))
+    log = [json.loads(x) for x in (cut / "train_log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log] == list(range(1, 13))
+    elapsed = [r["elapsed_s"] for r in log]  # wall time carries over the resume
+    assert elapsed == sorted(elapsed)
+    # --resume on a finished folder (checkpoints cleaned) refuses instead of retraining
+    with pytest.raises(ArtifactMismatchError, match=r"holds no checkpoint.*--overwrite"):
+        Trainer(_config(tiny_bert_path, cut, loss="coder+sty"), kg=tiny_kg).train(True)
+    assert (cut / "model.safetensors").is_file()
+
+
+def test_logged_lr_is_the_rate_each_step_used(
+    tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
+) -> None:
+    out = tmp_path / "m"
+    Trainer(_config(tiny_bert_path, out, loss="ms", hard_negatives=False), kg=tiny_kg).train()
+    lrs = [json.loads(x)["lr"] for x in (out / "train_log.jsonl").read_text().splitlines()]
+    # warm-up 2 of 12 steps: (s+1)/2 for s < 2, then (12 - s)/10, at step index s = 0..11
+    expected = [2e-3 * f for f in (0.5, 1.0, *[(12 - s) / 10 for s in range(2, 12)])]
+    assert lrs == pytest.approx(expected)
+
+
+def test_a_signal_during_the_final_evaluation_checkpoints_the_last_step(
+    tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
+) -> None:
+    out = tmp_path / "m"
+    cfg = _config(tiny_bert_path, out, steps=4, loss="ms", hard_negatives=False)
+    holder: list[Trainer] = []
+
+    def evaluator(encoder: TermEncoder) -> dict[str, float]:
+        holder[0].stop.signal = 15  # SIGTERM arrives while the final evaluation runs
+        return {"dev_acc@1": 0.5}
+
+    trainer = Trainer(cfg, kg=tiny_kg, evaluator=evaluator)
+    holder.append(trainer)
+    first = trainer.train()
+    assert first.interrupted and first.steps == 4
+    assert latest_checkpoint(out) is not None and not (out / "model.safetensors").exists()
+    second = Trainer(cfg, kg=tiny_kg, evaluator=lambda e: {"dev_acc@1": 0.5}).train(True)
+    assert second.steps == 4 and not second.interrupted
+    assert (out / "model.safetensors").is_file()
 
 
 def test_kg_without_relations_trains_synonym_only_with_a_warning(
@@ -160,7 +198,7 @@ def test_kg_without_relations_trains_synonym_only_with_a_warning(
     bare = KnowledgeGraph.from_records(tiny_kg.concepts, tiny_kg.terms, None)
     with caplog.at_level(logging.WARNING):
         Trainer(_config(tiny_bert_path, tmp_path / "m", steps=2), kg=bare).train()
-    assert "no relations: training synonym-only" in caplog.text
+    assert "no usable relation" in caplog.text and "training synonym-only" in caplog.text
     assert not (tmp_path / "m" / "relations").exists()
 
 
@@ -187,8 +225,16 @@ def test_bad_settings_and_existing_output_fail_fast(
 ) -> None:
     with pytest.raises(ValueError, match=r"--m must satisfy 2 <= m <= sqrt\(k\)"):
         Trainer(_config(tiny_bert_path, tmp_path / "x", k=16, m=5), kg=tiny_kg)
-    with pytest.raises(ValueError, match="--k must be at least 2"):
-        Trainer(_config(tiny_bert_path, tmp_path / "x", k=1, m=2), kg=tiny_kg)
+    with pytest.raises(ValueError, match="--k must be at least 4"):
+        Trainer(_config(tiny_bert_path, tmp_path / "x", k=2, m=2), kg=tiny_kg)
+    for bad, message in (
+        ({"hard_refresh": 0}, "--hard-refresh"),
+        ({"log_every": 0}, "--log-every must be at least 1"),
+        ({"warmup": 20}, r"--warmup 20 means 20 warm-up steps, outside \[0, --steps 12\]"),
+        ({"checkpoint_every": -1}, "--checkpoint-every must be >= 0"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            Trainer(_config(tiny_bert_path, tmp_path / "x", **bad), kg=tiny_kg)
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "file").write_text("x")
     with pytest.raises(ArtifactMismatchError, match=r"--resume .* --overwrite"):

@@ -155,7 +155,8 @@ def test_semantic_type_targets(tiny_kg: KnowledgeGraph) -> None:
 @pytest.mark.parametrize(
     ("k", "m", "message"),
     [
-        (1, 2, "k must be at least 2"),
+        (1, 2, "k must be at least 4"),
+        (3, 2, "k must be at least 4"),
         (16, 5, r"m must satisfy 2 <= m <= sqrt\(k\)"),
         (16, 1, "m must"),
     ],
@@ -166,3 +167,21 @@ def test_impossible_settings_fail_fast(
     with pytest.raises(ValueError, match=message):
         KGSampler(tiny_kg, k=k, m=m)
     assert math.isqrt(16) == 4
+
+
+def test_when_m_does_not_divide_k_every_triplet_still_appears_m_times(
+    tiny_kg: KnowledgeGraph,
+) -> None:
+    sampler = KGSampler(tiny_kg, k=11, m=3, synonym_share=0.5, seed=1)
+    for step in range(5):
+        b = sampler.batch(step)
+        assert len(b.terms) == 22
+        slots = list(
+            zip(b.labels[:11].tolist(), b.labels[11:].tolist(), b.rel_idx.tolist(), strict=True)
+        )
+        runs, start = [], 0  # groups are contiguous runs of one (head, tail, relation)
+        for i in range(1, 12):
+            if i == 11 or slots[i] != slots[start]:
+                runs.append(i - start)
+                start = i
+        assert min(runs) >= 3, runs

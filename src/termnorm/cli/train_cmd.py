@@ -60,6 +60,13 @@ def register(app: typer.Typer) -> None:
         loss: LossKind = typer.Option(_D.loss, "--loss", help=H["loss"]),
         steps: int = typer.Option(_D.steps, "--steps", help=H["steps"]),
         lr: float = typer.Option(_D.lr, "--lr", help=H["lr"]),
+        weight_decay: float = typer.Option(
+            _D.weight_decay, "--weight-decay", help=H["weight_decay"]
+        ),
+        relation_lr: float | None = typer.Option(None, "--relation-lr", help=H["relation_lr"]),
+        max_grad_norm: float = typer.Option(
+            _D.max_grad_norm, "--max-grad-norm", help=H["max_grad_norm"]
+        ),
         k: int = typer.Option(_D.k, "--k", help=H["k"]),
         m: int = typer.Option(_D.m, "--m", help=H["m"]),
         synonym_share: float = typer.Option(
@@ -85,20 +92,43 @@ def register(app: typer.Typer) -> None:
         ),
         hard_share: float = typer.Option(_D.hard_share, "--hard-share", help=H["hard_share"]),
         hard_refresh: int = typer.Option(_D.hard_refresh, "--hard-refresh", help=H["hard_refresh"]),
+        hard_neighbours: int = typer.Option(
+            _D.hard_neighbours, "--hard-neighbours", help=H["hard_neighbours"]
+        ),
+        hard_cluster: int = typer.Option(_D.hard_cluster, "--hard-cluster", help=H["hard_cluster"]),
+        hard_max_concepts: int = typer.Option(
+            _D.hard_max_concepts, "--hard-max-concepts", help=H["hard_max_concepts"]
+        ),
         rel_weight: float | None = typer.Option(None, "--rel-weight", help=H["rel_weight"]),
+        sty_weight: float = typer.Option(_D.sty_weight, "--sty-weight", help=H["sty_weight"]),
+        transe_margin: float = typer.Option(
+            _D.transe_margin, "--transe-margin", help=H["transe_margin"]
+        ),
         seed: int = typer.Option(_D.seed, "--seed", help=H["seed"]),
         dev: Path | None = typer.Option(None, "--dev", help=H["dev"], exists=True),
         dev_format: str | None = typer.Option(None, "--dev-format", help=H["dev_format"]),
         dev_kg: Path | None = typer.Option(None, "--dev-kg", help=H["dev_kg"], exists=True),
         eval_every: int = typer.Option(_D.eval_every, "--eval-every", help=H["eval_every"]),
+        keep_best: bool = typer.Option(
+            _D.keep_best, "--keep-best/--keep-last", help=H["keep_best"]
+        ),
         checkpoint_every: int = typer.Option(
             _D.checkpoint_every, "--checkpoint-every", help=H["checkpoint_every"]
+        ),
+        keep_checkpoints: int = typer.Option(
+            _D.keep_checkpoints, "--keep-checkpoints", help=H["keep_checkpoints"]
+        ),
+        clean_checkpoints: bool = typer.Option(
+            _D.clean_checkpoints,
+            "--clean-checkpoints/--no-clean-checkpoints",
+            help=H["clean_checkpoints"],
         ),
         log_every: int = typer.Option(_D.log_every, "--log-every", help=H["log_every"]),
         resume: bool = typer.Option(False, "--resume", help="Continue from the newest checkpoint."),
         overwrite: bool = typer.Option(False, "--overwrite", help=H["overwrite"]),
         device: str | None = typer.Option(None, "--device", help=H["device"]),
         threads: int | None = typer.Option(None, "--threads", help=H["threads"]),
+        encode_batch: int = typer.Option(_D.encode_batch, "--encode-batch", help=H["encode_batch"]),
         train_data: str = typer.Option(_D.train_data, "--train-data", help=H["train_data"]),
         mentions: list[Path] = typer.Option([], "--mentions", help=H["mentions"]),
         mentions_format: str | None = typer.Option(
@@ -127,7 +157,7 @@ def register(app: typer.Typer) -> None:
         given = dict(locals())
         values: dict[str, Any] = {}
         if config_json is not None:
-            values.update(json.loads(config_json.read_text()))
+            values.update(TrainConfig.check_keys(json.loads(config_json.read_text()), config_json))
         for key, value in given.items():
             if key in {"ctx", "resume", "config_json"} or key not in H:
                 continue

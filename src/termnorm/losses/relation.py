@@ -28,7 +28,9 @@ class RelationLoss(nn.Module):
     """MS loss between relation-transformed heads and tails; owns the :class:`RelationHead`.
 
     ``forward(heads [k, d], rel_idx [k], tails [k, d], tail_labels [k]) -> scalar``.
-    Rows with ``rel_idx < 0`` (synonym-only slots) are ignored; a batch without any relation
+    Rows with ``rel_idx < 0`` (synonym-only slots) are not anchors, but their second terms
+    stay among the candidate tails (the paper's candidates are all tails of the batch); a
+    batch without any relation
     returns a zero that still depends on the head's parameters (so DDP and backward never see
     an unused parameter).
 
@@ -62,7 +64,7 @@ class RelationLoss(nn.Module):
     def similarity(
         self, heads: torch.Tensor, rel_idx: torch.Tensor, tails: torch.Tensor
     ) -> torch.Tensor:
-        """S_rel [k, k] between anchors (heads [k, d], rel_idx [k]) and tails [k, d]."""
+        """S_rel [a, c] between anchors (heads [a, d], rel_idx [a]) and tails [c, d]."""
         return self.head.score(heads.float(), rel_idx, tails.float())
 
     def forward(
@@ -77,15 +79,15 @@ class RelationLoss(nn.Module):
         zero = self.head.weight.sum() * 0.0
         if not bool(keep.any()):
             return zero + heads.sum() * 0.0
-        h, t = heads[keep], tails[keep]  # [k', d]
+        h = heads[keep]  # [k', d]
         r = rel_idx.to(heads.device)[keep]  # [k']
-        lab = tail_labels.to(heads.device)[keep]  # [k']
-        sim = self.similarity(h, r, t)  # [k', k']
+        lab = tail_labels.to(heads.device)  # [k]
+        sim = self.similarity(h, r, tails)  # [k', k]: every tail of the batch is a candidate
         if float(self.lam_ready) < 0.5:
             with torch.no_grad():
                 self.lam_value.fill_(float(sim.detach().mean()))
                 self.lam_ready.fill_(1.0)
-        pos = lab.unsqueeze(1) == lab.unsqueeze(0)  # [k', k'] τ_rel
+        pos = lab[keep].unsqueeze(1) == lab.unsqueeze(0)  # [k', k] τ_rel
         loss = multi_similarity_from_similarity(
             sim,
             pos,

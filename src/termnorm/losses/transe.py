@@ -8,7 +8,8 @@
 
 The paper uses raw [CLS] vectors (initial distance ≈ 28, so λ_rel = 28 in its sign
 convention); here ê are L2-normalised so that the saved relation head scores exactly the
-vectors the saved encoder outputs, and λ_rel is measured on the first batch instead of fixed.
+vectors the saved encoder outputs, and λ_rel is measured instead of fixed: on shard 0 of
+step 0, before training, alike on every DDP rank (``Trainer._calibrate_relation_scale``).
 
 ``TransEMarginLoss`` (CODER arXiv v1, §3.2 task 2, appendix B.1)::
 

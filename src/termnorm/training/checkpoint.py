@@ -37,14 +37,14 @@ _STEP = re.compile(r"^step-(\d+)$")
 
 
 def capture_rng() -> dict[str, Any]:
-    """Python, NumPy, torch (and CUDA) RNG states."""
+    """Python, NumPy, torch and (when in use) the current CUDA device's RNG states."""
     state: dict[str, Any] = {
         "python": random.getstate(),
         "numpy": np.random.get_state(),
         "torch": torch.get_rng_state(),
     }
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state()  # this process's device only
     return state
 
 
@@ -53,8 +53,8 @@ def restore_rng(state: dict[str, Any]) -> None:
     random.setstate(state["python"])
     np.random.set_state(state["numpy"])
     torch.set_rng_state(state["torch"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+    if isinstance(state.get("cuda"), torch.Tensor) and torch.cuda.is_available():
+        torch.cuda.set_rng_state(state["cuda"])  # onto the current device, whatever it is
 
 
 def step_checkpoints(out: Path) -> list[tuple[int, Path]]:

@@ -217,8 +217,8 @@ class TrainConfig:
 
     def validate(self) -> None:
         """Fail fast on impossible settings, naming the flag."""
-        if self.k < 2:
-            raise ValueError(f"--k must be at least 2 (got {self.k})")
+        if self.k < 4:
+            raise ValueError(f"--k must be at least 4, as m >= 2 needs m*m <= k (got {self.k})")
         if self.m < 2 or self.m > math.isqrt(self.k):
             raise ValueError(
                 f"--m must satisfy 2 <= m <= sqrt(k) = {math.sqrt(self.k):.2f} (got m={self.m}, "
@@ -230,8 +230,31 @@ class TrainConfig:
             raise ValueError(f"--domain-share must be in [0, 1] (got {self.domain_share})")
         if not 0.0 <= self.hard_share <= 1.0:
             raise ValueError(f"--hard-share must be in [0, 1] (got {self.hard_share})")
-        if self.steps < 1 or self.grad_accum < 1:
-            raise ValueError("--steps and --grad-accum must be at least 1")
+        for flag, value in (
+            ("--steps", self.steps),
+            ("--grad-accum", self.grad_accum),
+            ("--log-every", self.log_every),
+            ("--keep-checkpoints", self.keep_checkpoints),
+            ("--encode-batch", self.encode_batch),
+        ):
+            if value < 1:
+                raise ValueError(f"{flag} must be at least 1 (got {value})")
+        for flag, value in (
+            ("--checkpoint-every", self.checkpoint_every),
+            ("--eval-every", self.eval_every),
+        ):
+            if value < 0:
+                raise ValueError(f"{flag} must be >= 0, 0 = never (got {value})")
+        if self.warmup < 0 or self.warmup_steps > self.steps:
+            raise ValueError(
+                f"--warmup {self.warmup} means {self.warmup_steps} warm-up steps, outside "
+                f"[0, --steps {self.steps}]: give a share < 1 or fewer steps"
+            )
+        if self.hard_negatives and (self.hard_refresh < 1 or self.hard_neighbours < 1):
+            raise ValueError(
+                "--hard-refresh and --hard-neighbours must be at least 1 "
+                "(or pass --no-hard-negatives)"
+            )
         if self.hard_cluster < 2 and self.hard_negatives:
             raise ValueError("--hard-cluster must be at least 2")
         if self.dev is not None and self.dev_format is None:
@@ -248,8 +271,22 @@ class TrainConfig:
         return out
 
     @classmethod
+    def check_keys(cls, data: dict[str, Any], source: object) -> dict[str, Any]:
+        """``data`` unchanged when every key is a field; else ``ValueError`` naming the strays
+        (a misspelt key in a ``--config`` file must not be ignored silently)."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError(
+                f"{source}: unknown TrainConfig key(s) {', '.join(unknown)}; valid keys are the "
+                f"'termnorm train' flags with '_' for '-', e.g. {', '.join(sorted(names)[:6])}, ..."
+            )
+        return data
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        """Inverse of :meth:`to_dict` (unknown keys are ignored)."""
+        """Inverse of :meth:`to_dict` (unknown keys are ignored: checkpoints of older
+        versions load; user files go through :meth:`check_keys` first)."""
         kinds = {f.name: f for f in fields(cls)}
         kw: dict[str, Any] = {}
         for key, value in data.items():

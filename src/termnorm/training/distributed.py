@@ -64,6 +64,12 @@ def init_distributed(device: str | None = None) -> DistInfo:
     if world > 1:
         if want_cuda and device in (None, "cuda"):
             dev = torch.device("cuda", local)
+        elif want_cuda:
+            raise ValueError(
+                f"--device {device} would put all {world} torchrun processes on one GPU; "
+                "pass --device cuda (each process takes GPU LOCAL_RANK) and choose the GPUs "
+                "with CUDA_VISIBLE_DEVICES"
+            )
         else:
             dev = torch.device(device or "cpu")
         if dev.type == "cuda":

@@ -86,8 +86,18 @@ class CoderModel(nn.Module):
         return pool(hidden, tokens["attention_mask"], self.pooling)
 
     def forward(self, tokens: dict[str, torch.Tensor], batch: Batch) -> dict[str, torch.Tensor]:
-        """Loss parts ``{"loss", "ms", ["rel"], ["sty"]}`` for one batch."""
+        """Loss parts ``{"loss", "ms", ["rel"], ["sty"]}`` for one batch.
+
+        The encoder runs under the caller's autocast; the losses always run in float32
+        (a bf16 cosine is off by up to 0.004, which β = 50 turns into ~20 % noise on each
+        negative pair's weight, and bf16 cannot represent small updates of M_r ≈ I).
+        """
         emb = self.embed(tokens).float()  # [2k, d]
+        with torch.autocast(device_type=emb.device.type, enabled=False):
+            return self._losses(emb, batch)
+
+    def _losses(self, emb: torch.Tensor, batch: Batch) -> dict[str, torch.Tensor]:
+        """The loss parts of float32 term vectors ``[2k, d]`` (heads, then tails)."""
         k = batch.k
         labels = batch.labels.to(emb.device)
         parts = {"ms": self.ms(emb, labels)}

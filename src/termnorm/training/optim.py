@@ -105,7 +105,13 @@ def build_optimizer(
         {"params": no_decay, "weight_decay": 0.0},
     ]
     if heads:
-        groups.append({"params": heads, "weight_decay": 0.0, "lr": config.relation_lr or config.lr})
+        groups.append(
+            {
+                "params": heads,
+                "weight_decay": 0.0,
+                "lr": config.lr if config.relation_lr is None else config.relation_lr,
+            }
+        )
     return torch.optim.AdamW(groups, lr=config.lr)  # type: ignore[arg-type]
 
 

@@ -89,8 +89,8 @@ class KGSampler:
         with_types: bool = False,
         domain_share: float = 0.0,
     ) -> None:
-        if k < 2:
-            raise ValueError(f"k must be at least 2 (got {k})")
+        if k < 4:
+            raise ValueError(f"k must be at least 4, as m >= 2 needs m*m <= k (got {k})")
         if m < 2 or m > math.isqrt(k):
             raise ValueError(f"m must satisfy 2 <= m <= sqrt(k) = {math.sqrt(k):.2f} (got {m})")
         self.k, self.m, self.seed = k, m, seed
@@ -200,7 +200,8 @@ class KGSampler:
     def batch(self, step: int, shard: int = 0) -> Batch:
         """The batch of ``(step, shard)``: deterministic given the seed and neighbour table."""
         rng = np.random.default_rng([self.seed, step, shard])
-        sizes = [self.m] * (self.k // self.m) + ([self.k % self.m] if self.k % self.m else [])
+        sizes = [self.m] * (self.k // self.m)  # k >= m*m, so there are at least m groups
+        sizes[-1] += self.k % self.m  # the remainder joins the last group: every triplet >= m times
         n_groups = len(sizes)
         n_syn = round(self.synonym_share * n_groups)
         n_dom = round(self.domain_share * n_syn)

@@ -28,6 +28,7 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
+from termnorm._artifacts import atomic_dir
 from termnorm.encoders import TermEncoder
 from termnorm.errors import ArtifactMismatchError
 from termnorm.kg import KnowledgeGraph
@@ -98,6 +99,9 @@ class Trainer:
         self.info = dist_info or init_distributed(config.device)
         self.kg = kg if kg is not None else KnowledgeGraph.load(_required(config.kg, "--kg"))
         self.best: dict[str, Any] | None = None
+        self.elapsed_before = 0.0  # wall time of earlier sessions of a resumed run
+        self.t0 = time.perf_counter()
+        self.lr = 0.0  # learning rate of the last optimizer step
 
     # ------------------------------------------------------------------ setup
     def _setup(self) -> None:
@@ -106,8 +110,6 @@ class Trainer:
             torch.set_num_threads(c.threads)
         torch.manual_seed(c.seed)
         self.encoder = TermEncoder.load(c.base_model, c.pooling, c.max_length, info.device)
-        if c.loss.relation and len(self.kg.relations) == 0:
-            logger.warning("the KG has no relations: training synonym-only (MS loss)")
         self.sampler = KGSampler(
             self.kg,
             c.k,
@@ -120,6 +122,12 @@ class Trainer:
             with_types=c.loss.sty,
             domain_share=c.domain_share if c.uses_domain_groups else 0.0,
         )
+        if c.loss.relation and self.sampler.n_triplets == 0:
+            logger.warning(
+                "the KG has no usable relation (%d in the table, none between concepts with "
+                "terms): training synonym-only (MS loss)",
+                len(self.kg.relations),
+            )
         if c.loss.sty and not self.sampler.type_labels:
             logger.warning("the KG has no semantic types: the STY loss is off")
         self.model = CoderModel(
@@ -149,14 +157,20 @@ class Trainer:
     def _prepare_out(self, resume: bool) -> int:
         """Check the output folder; restore the newest checkpoint when resuming."""
         latest = ckpt.latest_checkpoint(self.out) if resume else None
-        if resume and latest is None:
-            logger.warning("--resume: no checkpoint in %s; starting from step 0", self.out)
         busy = latest is None and self.out.exists() and any(self.out.iterdir())
-        if busy and not (self.config.overwrite or resume):
+        if busy and resume and not self.config.overwrite:
+            raise ArtifactMismatchError(
+                f"--resume: {self.out} holds no checkpoint (a finished run removes its "
+                "checkpoints, or this is not a training folder); nothing to continue. Pass "
+                "--overwrite to train again from step 0 there, or choose another --out"
+            )
+        if busy and not self.config.overwrite:
             raise ArtifactMismatchError(
                 f"{self.out} exists and is not empty; pass --resume to continue a run "
                 "there or --overwrite to replace it"
             )
+        if resume and latest is None:
+            logger.warning("--resume: no checkpoint in %s; starting from step 0", self.out)
         barrier(self.info)
         if latest is None:
             if self.info.is_main:
@@ -176,7 +190,10 @@ class Trainer:
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
+        if "scaler" in state:
+            self.scaler.load_state_dict(state["scaler"])
         self.sampler.load_state_dict(state["sampler"])
+        self.elapsed_before = float(state.get("elapsed_s", 0.0))
         self.best = state.get("best")
         ckpt.restore_rng(state["rng"])
         step = int(state["step"])
@@ -190,6 +207,7 @@ class Trainer:
         """Run (or continue) the job; returns when done or after a signal."""
         self._setup()
         start = self._prepare_out(resume)
+        self._calibrate_relation_scale()
         c, info = self.config, self.info
         self.stop = StopFlag(info)
         self.stop.install()
@@ -197,7 +215,7 @@ class Trainer:
             total=c.steps, initial=start, desc="train", unit="step", disable=not info.is_main
         )
         step = start
-        t0 = time.perf_counter()
+        self.t0 = time.perf_counter()
         try:
             while step < c.steps:
                 if c.hard_negatives and step % c.hard_refresh == 0:
@@ -215,11 +233,11 @@ class Trainer:
                     self._log(
                         {
                             "step": step,
-                            "lr": self.scheduler.get_last_lr()[0],
+                            "lr": self.lr,
                             **parts,
                             "s_per_step": dt,
                             "terms_per_s": terms_per_s,
-                            "elapsed_s": time.perf_counter() - t0,
+                            "elapsed_s": self._elapsed(),
                             "rss_mb": peak_rss_mb(),
                         }
                     )
@@ -230,12 +248,34 @@ class Trainer:
                     return TrainResult(self.out, step, True, self.stop.signal, best=self.best)
                 if c.checkpoint_every and step % c.checkpoint_every == 0 and step < c.steps:
                     self._checkpoint(step)
+            bar.close()
+            final = self._evaluate(step) if self.evaluator is not None else {}
+            if self.stop.check():  # a signal during the final evaluation: keep the last step
+                self._checkpoint(step)
+                return TrainResult(self.out, step, True, self.stop.signal, best=self.best)
+            self._finish(step, final)  # a signal from here on is noted; the run completes
         finally:
             bar.close()
             self.stop.restore()
-        final = self._evaluate(step) if self.evaluator is not None else {}
-        self._finish(step, final)
         return TrainResult(self.out, step, False, None, final, self.best)
+
+    def _elapsed(self) -> float:
+        """Training wall time in seconds, earlier sessions of a resumed run included."""
+        return self.elapsed_before + time.perf_counter() - self.t0
+
+    def _calibrate_relation_scale(self) -> None:
+        """Set a data-derived λ_rel (TransE-MS) from shard 0 of step 0 on every rank.
+
+        Done before training, identically on all processes, so that DDP ranks (which draw
+        different shards) and a single process agree on λ_rel from the first step on.
+        """
+        rel = getattr(self.model, "relation", None)  # the triplet objective has none
+        ready = getattr(rel, "lam_ready", None)
+        if ready is None or float(ready) >= 0.5:
+            return  # fixed λ, or restored from a checkpoint
+        batch = self.sampler.batch(0, 0)
+        with torch.no_grad(), autocast(self.info.device, self.dtype):
+            self.model(self.encoder.tokenize(batch.terms), batch)
 
     def _step(self, step: int) -> dict[str, float]:
         c, info = self.config, self.info
@@ -259,6 +299,7 @@ class Trainer:
             torch.nn.utils.clip_grad_norm_(params, c.max_grad_norm)
         self.scaler.step(self.optimizer)
         self.scaler.update()
+        self.lr = float(self.scheduler.get_last_lr()[0])  # the rate this step used
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         return totals
@@ -285,7 +326,8 @@ class Trainer:
             score = metrics.get(self.primary)
             if score is not None and (self.best is None or score > self.best["score"]):
                 self.best = {"step": step, "score": score, "metrics": metrics}
-                self._save_model(self.out / ckpt.CHECKPOINTS_DIR / "best")
+                with atomic_dir(self.out / ckpt.CHECKPOINTS_DIR / "best") as tmp:
+                    self._save_model(tmp)  # a kill mid-save keeps the previous best
             logger.info("step %d: %s", step, {k: round(v, 4) for k, v in metrics.items()})
         barrier(self.info)
         return metrics
@@ -298,6 +340,8 @@ class Trainer:
                 "optimizer": self.optimizer.state_dict(),
                 "scheduler": self.scheduler.state_dict(),
                 "sampler": self.sampler.state_dict(),
+                "scaler": self.scaler.state_dict(),
+                "elapsed_s": self._elapsed(),
                 "best": self.best,
                 "config": self.config.to_dict(),
             }
