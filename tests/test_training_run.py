@@ -75,7 +75,8 @@ def test_training_lowers_the_loss_and_writes_a_sentence_transformers_folder(
     # SentenceTransformer loads it and agrees with TermEncoder.encode
     from sentence_transformers import SentenceTransformer
 
-    texts = ["heart attack", "asthma", "甲状腺肿物切除术"]
+    # trained at 16 tokens; the long text needs ~28 and must not be cut at 16 by either
+    texts = ["heart attack", "asthma", "甲状腺肿物切除术", " ".join(["severe"] * 25) + " asthma"]
     st = SentenceTransformer(str(out), device="cpu").encode(texts, convert_to_numpy=True)
     ours = TermEncoder.load(out, device="cpu").encode(texts)
     np.testing.assert_allclose(st, ours, atol=1e-5)

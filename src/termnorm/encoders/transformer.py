@@ -140,8 +140,12 @@ class TermEncoder:
         """Output vector size."""
         return int(self.model.config.hidden_size)
 
-    def save(self, out: str | Path) -> Path:
-        """Write a sentence-transformers folder (Transformer → Pooling → Normalize)."""
+    def save(self, out: str | Path, max_seq_length: int | None = None) -> Path:
+        """Write a sentence-transformers folder (Transformer → Pooling → Normalize).
+
+        ``max_seq_length`` (default: this encoder's ``max_length``) is the truncation length
+        that ``SentenceTransformer(out)`` will use.
+        """
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(str(out), safe_serialization=True)
@@ -161,7 +165,9 @@ class TermEncoder:
         )
         (out / "2_Normalize").mkdir(exist_ok=True)
         (out / "sentence_bert_config.json").write_text(
-            json.dumps({"max_seq_length": self.max_length, "do_lower_case": False})
+            json.dumps(
+                {"max_seq_length": max_seq_length or self.max_length, "do_lower_case": False}
+            )
         )
         (out / "modules.json").write_text(
             json.dumps(

@@ -29,7 +29,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
 from termnorm._artifacts import atomic_dir
-from termnorm.encoders import TermEncoder
+from termnorm.encoders import DEFAULT_MAX_LENGTH, TermEncoder
 from termnorm.errors import ArtifactMismatchError
 from termnorm.kg import KnowledgeGraph
 from termnorm.training import checkpoint as ckpt
@@ -350,7 +350,9 @@ class Trainer:
         barrier(self.info)
 
     def _save_model(self, folder: Path) -> None:
-        self.encoder.save(folder)
+        # the inference length, not the (shorter) training one: SentenceTransformer(folder)
+        # then truncates where TermEncoder.load(folder) does
+        self.encoder.save(folder, max(self.config.max_length, DEFAULT_MAX_LENGTH))
         head = self.model.relation_head
         if head is not None:
             head.save(folder)
