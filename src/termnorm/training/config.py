@@ -17,7 +17,19 @@ from typing import Any
 
 from termnorm.encoders.pooling import Pooling
 
-__all__ = ["FIELD_HELP", "LossKind", "Precision", "TrainConfig"]
+__all__ = ["FIELD_HELP", "LossKind", "Precision", "TrainConfig", "check_batch_shape"]
+
+
+def check_batch_shape(k: int, m: int, flag: str = "") -> None:
+    """``ValueError`` unless 2 <= m <= sqrt(k) (so k >= 4); ``flag`` prefixes the names
+    (``"--"`` in CLI messages)."""
+    if k < 4:
+        raise ValueError(f"{flag}k must be at least 4, as m >= 2 needs m*m <= k (got {k})")
+    if m < 2 or m > math.isqrt(k):
+        raise ValueError(
+            f"{flag}m must satisfy 2 <= m <= sqrt(k) = {math.sqrt(k):.2f} (got m={m}, "
+            f"k={k}); raise {flag}k or lower {flag}m"
+        )
 
 
 class LossKind(str, Enum):
@@ -217,13 +229,7 @@ class TrainConfig:
 
     def validate(self) -> None:
         """Fail fast on impossible settings, naming the flag."""
-        if self.k < 4:
-            raise ValueError(f"--k must be at least 4, as m >= 2 needs m*m <= k (got {self.k})")
-        if self.m < 2 or self.m > math.isqrt(self.k):
-            raise ValueError(
-                f"--m must satisfy 2 <= m <= sqrt(k) = {math.sqrt(self.k):.2f} (got m={self.m}, "
-                f"k={self.k}); raise --k or lower --m"
-            )
+        check_batch_shape(self.k, self.m, "--")
         if not 0.0 <= self.synonym_share <= 1.0:
             raise ValueError(f"--synonym-share must be in [0, 1] (got {self.synonym_share})")
         if not 0.0 <= self.domain_share <= 1.0:

@@ -27,7 +27,6 @@ the neighbour table, so resuming or sharding over DDP ranks / accumulation micro
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +35,7 @@ import numpy as np
 import torch
 
 from termnorm.kg import KnowledgeGraph
+from termnorm.training.config import check_batch_shape
 from termnorm.training.domain_terms import DOMAIN_SOURCE
 from termnorm.training.hard_negatives import nearest_neighbours
 
@@ -89,10 +89,7 @@ class KGSampler:
         with_types: bool = False,
         domain_share: float = 0.0,
     ) -> None:
-        if k < 4:
-            raise ValueError(f"k must be at least 4, as m >= 2 needs m*m <= k (got {k})")
-        if m < 2 or m > math.isqrt(k):
-            raise ValueError(f"m must satisfy 2 <= m <= sqrt(k) = {math.sqrt(k):.2f} (got {m})")
+        check_batch_shape(k, m)
         self.k, self.m, self.seed = k, m, seed
         self.lang_balanced = lang_balanced
         self.hard_share, self.hard_cluster = hard_share, max(2, hard_cluster)
