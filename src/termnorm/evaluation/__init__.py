@@ -25,6 +25,12 @@ if TYPE_CHECKING:  # pragma: no cover
         RelationClassificationEvaluator,
         RelationMode,
     )
+    from termnorm.evaluation.significance import (
+        PairedComparison,
+        compare_runs,
+        mcnemar_p,
+        read_correctness,
+    )
     from termnorm.evaluation.zero_shot import ZeroShotEvaluator, ZeroShotReport
 
 __all__ = [
@@ -39,11 +45,15 @@ __all__ = [
     "MentionKind",
     "NormalizationEvaluator",
     "NormalizationReport",
+    "PairedComparison",
     "RelatednessEvaluator",
     "RelationClassificationEvaluator",
     "RelationMode",
     "ZeroShotEvaluator",
     "ZeroShotReport",
+    "compare_runs",
+    "mcnemar_p",
+    "read_correctness",
     "read_mentions",
     "read_pairs",
     "split_composite",
@@ -69,6 +79,10 @@ _LAZY = {
     "read_pairs": "relatedness",
     "RelationClassificationEvaluator": "relation_classification",
     "RelationMode": "relation_classification",
+    "PairedComparison": "significance",
+    "compare_runs": "significance",
+    "mcnemar_p": "significance",
+    "read_correctness": "significance",
 }
 
 

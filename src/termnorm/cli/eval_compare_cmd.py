@@ -1,0 +1,115 @@
+"""``termnorm eval compare BASE RUN [RUN ...]``: is a model better than a baseline, per mention?
+
+Reads prediction files written by ``termnorm eval normalize --predictions`` on the same
+mentions and prints, per run, acc@k, Δ, the discordant counts and the exact McNemar p; then
+the runs pooled per mention (seeds of one recipe) with a paired-bootstrap confidence interval
+and p (:mod:`termnorm.evaluation.significance`). ``--json`` prints the same as one object.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from termnorm.cli._output import print_json
+from termnorm.cli.eval_cmd import eval_app
+
+if TYPE_CHECKING:
+    from termnorm.evaluation.significance import PairedComparison
+
+__all__ = ["register"]
+
+_EXAMPLES = """
+Examples:
+
+  termnorm eval normalize --index medic_idx NCBIdevelopset_corpus.txt --predictions base.jsonl
+
+  termnorm eval compare base.jsonl trained.jsonl
+
+  termnorm eval compare base.jsonl seed13.jsonl seed7.jsonl seed21.jsonl --json
+"""
+
+
+def _labels(paths: list[Path]) -> list[str]:
+    """File stems where they tell the files apart, else the paths as given."""
+    stems = [path.stem for path in paths]
+    return stems if len(set(stems)) == len(stems) else [str(path) for path in paths]
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def _table(result: PairedComparison) -> Table:
+    table = Table(title=f"acc@{result.k} on {result.n} mentions, paired with {result.base_name}")
+    for name, justify in [("run", "left"), ("acc", "right"), ("Δ", "right")]:
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for name in ("only base", "only run", "McNemar p"):
+        table.add_column(name, justify="right")
+    table.add_row(result.base_name, _pct(result.base_accuracy), "", "", "", "")
+    for run in result.runs:
+        table.add_row(
+            run.name,
+            _pct(run.accuracy),
+            f"{100 * run.delta:+.1f}",
+            str(run.only_base),
+            str(run.only_run),
+            f"{run.mcnemar_p:.3g}",
+        )
+    return table
+
+
+def _pooled_line(result: PairedComparison) -> str:
+    label = "pooled over runs" if len(result.runs) > 1 else "bootstrap"
+    return (
+        f"{label}: acc {_pct(result.mean_accuracy)}, Δ {100 * result.delta:+.1f} "
+        f"[{100 * result.ci_low:+.1f}, {100 * result.ci_high:+.1f}] "
+        f"({100 * result.confidence:.0f}% paired bootstrap, {result.n_boot} draws), "
+        f"{result.bootstrap_p_text}"
+    )
+
+
+@eval_app.command("compare", epilog=_EXAMPLES)
+def compare_cmd(
+    base: Path = typer.Argument(..., help="Predictions of the baseline (JSONL)."),
+    runs: list[Path] = typer.Argument(
+        ..., help="Predictions of one or more runs (e.g. seeds of one recipe), same mentions."
+    ),
+    k: int = typer.Option(1, "-k", min=1, help="Compare acc@k (a mention counts if rank ≤ k)."),
+    n_boot: int = typer.Option(10_000, "--bootstrap", min=1, help="Bootstrap draws."),
+    confidence: float = typer.Option(0.95, "--confidence", help="Confidence of the interval."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap draws."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Paired acc@k of runs against a baseline: McNemar per run, bootstrap pooled."""
+    from termnorm.evaluation.significance import compare_runs, read_correctness
+
+    if len(set(runs)) != len(runs):
+        raise typer.BadParameter("give each run file once", param_hint="RUNS")
+    names = _labels([base, *runs])
+    try:
+        result = compare_runs(
+            read_correctness(base, k),
+            {name: read_correctness(path, k) for name, path in zip(names[1:], runs, strict=True)},
+            base_name=names[0],
+            k=k,
+            n_boot=n_boot,
+            confidence=confidence,
+            seed=seed,
+        )
+    except (FileNotFoundError, ValueError) as err:
+        raise typer.BadParameter(str(err)) from err
+    if json_out:
+        print_json(result.to_dict())
+        return
+    console = Console()
+    console.print(_table(result))
+    console.print(_pooled_line(result))
+
+
+def register(app: typer.Typer) -> None:
+    """Nothing to attach: importing this module added ``compare`` to ``eval``."""

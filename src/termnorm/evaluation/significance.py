@@ -1,0 +1,235 @@
+"""Is a model better than a baseline on the same mentions? Paired tests on acc@k.
+
+Both sides are scored on the same mentions, so the tests are paired (per mention), which is
+far more sensitive than comparing two accuracies:
+
+- **Exact McNemar test**, one run against the baseline. With b = mentions only the baseline
+  gets right and c = mentions only the run gets right,
+  ``p = min(1, 2 · P(X ≤ min(b, c)))`` for ``X ~ Binomial(b + c, 1/2)``.
+- **Paired bootstrap over mentions**, for one run or several runs of one recipe (seeds).
+  With ``a_i`` the baseline's correctness on mention i and ``y_si`` run s's, the per-mention
+  difference is ``d_i = mean_s(y_si) − a_i`` and the effect is ``Δ = mean_i d_i``. Mentions
+  are resampled with replacement ``n_boot`` times; the confidence interval is the percentile
+  interval of the resampled Δ, and ``p = min(1, 2 · min(P*(Δ* ≤ 0), P*(Δ* ≥ 0)))`` (two-sided
+  percentile bootstrap), floored at ``1 / n_boot``, the resolution of ``n_boot`` draws. Averaging the seeds per mention keeps the mentions (not the runs) as
+  the unit of resampling, so several seeds answer "is the recipe better?", not "is this draw?".
+
+Mentions are read from prediction files (``termnorm eval normalize --predictions``), one
+JSON object per mention; only simple (non-composite) mentions count, and every file must
+hold the same mentions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "PairedComparison",
+    "RunComparison",
+    "compare_runs",
+    "mcnemar_p",
+    "read_correctness",
+]
+
+MentionKey = tuple[str, str, int | None, int | None, str]
+
+
+def mcnemar_p(b: int, c: int) -> float:
+    """Exact two-sided McNemar p-value of b vs c discordant pairs (see module doc)."""
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be >= 0, got b={b}, c={c}")
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def _correct(row: Mapping[str, Any], k: int) -> bool:
+    if k == 1 and "correct_at_1" in row:
+        return bool(row["correct_at_1"])
+    rank = row.get("rank")
+    return rank is not None and int(rank) <= k
+
+
+def read_correctness(path: str | Path, k: int = 1) -> dict[MentionKey, bool]:
+    """``{mention key: correct at k}`` for the simple mentions of one predictions file.
+
+    The key is (fold, location, start, end, text), so zero-shot files with several folds work.
+
+    Raises:
+        FileNotFoundError: when ``path`` does not exist.
+        ValueError: when a line is not a prediction record or a mention appears twice.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: no predictions file; write one with "
+            "'termnorm eval normalize ... --predictions FILE'"
+        )
+    out: dict[MentionKey, bool] = {}
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if "kind" not in row or "text" not in row or "rank" not in row:
+                raise ValueError(
+                    f"{path}:{number}: not a prediction record (needs kind, text, rank); "
+                    "use the file 'termnorm eval normalize --predictions' writes"
+                )
+            if row["kind"] != "simple":
+                continue
+            key = (
+                str(row.get("fold", "")),
+                str(row.get("location", "")),
+                row.get("start"),
+                row.get("end"),
+                row["text"],
+            )
+            if key in out:
+                raise ValueError(f"{path}:{number}: mention {key} appears twice")
+            out[key] = _correct(row, k)
+    return out
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    """One run against the baseline: accuracy, the discordant counts and McNemar's p."""
+
+    name: str
+    accuracy: float
+    delta: float
+    only_base: int
+    only_run: int
+    mcnemar_p: float
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """The baseline, each run, and the seed-pooled bootstrap effect (see module doc)."""
+
+    n: int
+    k: int
+    base_name: str
+    base_accuracy: float
+    runs: tuple[RunComparison, ...]
+    mean_accuracy: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    bootstrap_p: float
+    n_boot: int
+
+    @property
+    def bootstrap_p_text(self) -> str:
+        """The bootstrap p for display, ``p = …``, or ``p ≤ 1/n_boot`` when no draw crossed 0."""
+        if self.bootstrap_p <= 1.0 / self.n_boot:
+            return f"p ≤ {1.0 / self.n_boot:.2g}"
+        return f"p = {self.bootstrap_p:.3g}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (runs as a list of dicts)."""
+        out = asdict(self)
+        out["runs"] = [asdict(run) for run in self.runs]
+        return out
+
+
+def _aligned(
+    base: Mapping[MentionKey, bool], runs: Sequence[Mapping[MentionKey, bool]], names: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    keys = sorted(base, key=repr)
+    for name, run in zip(names, runs, strict=True):
+        if run.keys() != base.keys():
+            missing, extra = len(base.keys() - run.keys()), len(run.keys() - base.keys())
+            raise ValueError(
+                f"{name} was scored on other mentions than the baseline ({missing} of the "
+                f"baseline's missing, {extra} extra): compare predictions of the same dataset"
+            )
+    a = np.array([base[key] for key in keys], dtype=np.float64)
+    y = np.array([[run[key] for key in keys] for run in runs], dtype=np.float64)
+    return a, y
+
+
+def _run_comparison(name: str, row: np.ndarray, a: np.ndarray) -> RunComparison:
+    only_base = int(((a == 1) & (row == 0)).sum())
+    only_run = int(((row == 1) & (a == 0)).sum())
+    return RunComparison(
+        name=name,
+        accuracy=float(row.mean()),
+        delta=float(row.mean() - a.mean()),
+        only_base=only_base,
+        only_run=only_run,
+        mcnemar_p=mcnemar_p(only_base, only_run),
+    )
+
+
+def _bootstrap(
+    d: np.ndarray, n_boot: int, confidence: float, seed: int
+) -> tuple[float, float, float]:
+    rng = np.random.default_rng(seed)
+    n = d.shape[0]
+    draws = np.empty(n_boot, dtype=np.float64)
+    for start in range(0, n_boot, 1000):  # bounded memory: 1000 × n indices at a time
+        stop = min(n_boot, start + 1000)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        draws[start:stop] = d[idx].mean(axis=1)
+    tail = (1.0 - confidence) / 2
+    low, high = np.quantile(draws, [tail, 1.0 - tail])
+    p = min(1.0, 2 * min(float(np.mean(draws <= 0)), float(np.mean(draws >= 0))))
+    p = max(p, 1.0 / n_boot)
+    return float(low), float(high), p
+
+
+def compare_runs(
+    base: Mapping[MentionKey, bool],
+    runs: Mapping[str, Mapping[MentionKey, bool]],
+    *,
+    base_name: str = "base",
+    k: int = 1,
+    n_boot: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> PairedComparison:
+    """Each run against ``base`` (McNemar) and all runs pooled per mention (bootstrap).
+
+    Raises:
+        ValueError: no runs, no mentions, runs scored on other mentions than ``base``, or
+            ``n_boot``/``confidence`` out of range.
+    """
+    if not runs:
+        raise ValueError("compare_runs needs at least one run besides the baseline")
+    if not base:
+        raise ValueError("the baseline has no simple mention to compare on")
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    names = list(runs)
+    a, y = _aligned(base, [runs[name] for name in names], names)
+    n = a.shape[0]
+    per_run = tuple(_run_comparison(name, row, a) for name, row in zip(names, y, strict=True))
+    d = y.mean(axis=0) - a
+    low, high, p = _bootstrap(d, n_boot, confidence, seed)
+    return PairedComparison(
+        n=n,
+        k=k,
+        base_name=base_name,
+        base_accuracy=float(a.mean()),
+        runs=per_run,
+        mean_accuracy=float(y.mean()),
+        delta=float(d.mean()),
+        ci_low=low,
+        ci_high=high,
+        confidence=confidence,
+        bootstrap_p=p,
+        n_boot=n_boot,
+    )
