@@ -178,8 +178,9 @@ def _bootstrap(
     rng = np.random.default_rng(seed)
     n = d.shape[0]
     draws = np.empty(n_boot, dtype=np.float64)
-    for start in range(0, n_boot, 1000):  # bounded memory: 1000 × n indices at a time
-        stop = min(n_boot, start + 1000)
+    chunk = max(1, 4_000_000 // n)  # bounded memory: about 4M indices (32 MB) at a time
+    for start in range(0, n_boot, chunk):
+        stop = min(n_boot, start + chunk)
         idx = rng.integers(0, n, size=(stop - start, n))
         draws[start:stop] = d[idx].mean(axis=1)
     tail = (1.0 - confidence) / 2
