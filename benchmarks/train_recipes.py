@@ -249,7 +249,7 @@ def compare(base: str, others: list[str], sets: list[str]) -> None:
                 f"{head} pooled ({len(result.runs)} runs) | {100 * result.base_accuracy:.1f} "
                 f"| {100 * result.mean_accuracy:.1f} | {100 * result.delta:+.1f} "
                 f"[{100 * result.ci_low:+.1f}, {100 * result.ci_high:+.1f}] | | "
-                f"| bootstrap {result.bootstrap_p_text} |"
+                f"| bootstrap {result.bootstrap_p:.2g} |"
             )
 
 

@@ -7,9 +7,12 @@ import math
 from pathlib import Path
 
 import pytest
-from tests._cli import run_main
 
+from _cli import run_main
+from termnorm.errors import InputFormatError
 from termnorm.evaluation.significance import compare_runs, mcnemar_p, read_correctness
+
+MENTIONS = "0001\tHeart-attack\n0003\tdiabetis\n0004|0009\tasthma\n-1\tbroken leg\n"
 
 
 def _key(i: int) -> tuple[str, str, int, int, str]:
@@ -20,30 +23,22 @@ def _outcomes(values: list[int]) -> dict[tuple[str, str, int, int, str], bool]:
     return {_key(i): bool(v) for i, v in enumerate(values)}
 
 
-def _write_predictions(path: Path, correct: list[int], ranks: list[int | None]) -> Path:
-    rows = [
-        {
-            "text": f"m{i}",
-            "kind": "simple",
-            "location": f"doc:{i}",
-            "start": 0,
-            "end": 5,
-            "correct_at_1": bool(c),
-            "rank": r,
-        }
-        for i, (c, r) in enumerate(zip(correct, ranks, strict=True))
-    ]
-    rows.append(
-        {
-            "text": "a and b",
-            "kind": "composite",
-            "location": "doc:x",
-            "start": 0,
-            "end": 7,
-            "correct_at_1": False,
-            "rank": None,
-        }
-    )
+def _row(i: int | str, rank: int | None, kind: str = "simple", top: int = 5) -> dict:
+    return {
+        "text": f"m{i}",
+        "kind": kind,
+        "location": f"/data/set/doc:{i}",
+        "start": 0,
+        "end": 5,
+        "correct_at_1": rank == 1,
+        "rank": rank,
+        "predictions": [{"concept_id": f"C{j}"} for j in range(top)],
+    }
+
+
+def _write(path: Path, ranks: list[int | None], top: int = 5) -> Path:
+    rows = [_row(i, rank, top=top) for i, rank in enumerate(ranks)]
+    rows.append(_row("x", None, kind="composite", top=top))
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     return path
 
@@ -79,8 +74,7 @@ def test_a_run_right_everywhere_the_base_fails_is_significant() -> None:
     assert math.isclose(result.delta, 0.30)
     assert result.runs[0].only_run == 30 and result.runs[0].only_base == 0
     assert result.ci_low > 0.15 and result.ci_high <= 0.45
-    assert result.bootstrap_p == 1 / 2000  # no draw at or below 0: floored at 1 / n_boot
-    assert result.bootstrap_p_text == "p ≤ 0.0005"
+    assert result.bootstrap_p == 2 / 2001  # no draw crosses 0: (0 + 1) / (n_boot + 1), twice
     assert result.runs[0].mcnemar_p < 1e-8
 
 
@@ -95,49 +89,89 @@ def test_seeds_are_pooled_per_mention() -> None:
     assert result.ci_low <= 0.25 <= result.ci_high
 
 
-def test_bootstrap_is_seeded() -> None:
-    base = _outcomes([1, 0] * 20)
-    run = _outcomes([1, 1, 0, 1] * 10)
-    first = compare_runs(base, {"r": run}, n_boot=300, seed=5)
-    again = compare_runs(base, {"r": run}, n_boot=300, seed=5)
+def test_repeating_a_run_does_not_narrow_the_interval() -> None:
+    """Mentions, not runs × mentions, are resampled: two copies of a run change nothing."""
+    base = _outcomes([1, 0] * 40)
+    run = _outcomes([1, 1, 0, 1] * 20)
+    once = compare_runs(base, {"r": run}, n_boot=3000, seed=9)
+    twice = compare_runs(base, {"r": run, "r2": dict(run)}, n_boot=3000, seed=9)
+    assert (once.ci_low, once.ci_high, once.bootstrap_p) == (
+        twice.ci_low,
+        twice.ci_high,
+        twice.bootstrap_p,
+    )
+
+
+def test_bootstrap_is_seeded_and_chunked_draws_agree() -> None:
+    base = {("", f"d:{i}", 0, 1, "t"): bool(i % 2) for i in range(5000)}
+    run = {key: bool(i % 3) for i, key in enumerate(base)}
+    first = compare_runs(base, {"r": run}, n_boot=2500, seed=5)  # 800 draws per chunk here
+    again = compare_runs(base, {"r": run}, n_boot=2500, seed=5)
     assert (first.ci_low, first.ci_high, first.bootstrap_p) == (
         again.ci_low,
         again.ci_high,
         again.bootstrap_p,
     )
+    assert first.ci_low < first.delta < first.ci_high
 
 
-def test_runs_on_other_mentions_are_refused() -> None:
+def test_bad_arguments_are_refused() -> None:
     base = _outcomes([1, 0, 1])
     other = {**_outcomes([1, 0]), ("", "doc:9", 0, 5, "m9"): True}
-    with pytest.raises(ValueError, match="other mentions than the baseline"):
+    with pytest.raises(ValueError, match=r"other mentions than the baseline .*e\.g\. missing"):
         compare_runs(base, {"other": other})
     with pytest.raises(ValueError, match="at least one run"):
         compare_runs(base, {})
+    with pytest.raises(ValueError, match="no mention"):
+        compare_runs({}, {"r": base})
     with pytest.raises(ValueError, match="confidence"):
         compare_runs(base, {"r": base}, confidence=1.5)
+    with pytest.raises(ValueError, match="n_boot"):
+        compare_runs(base, {"r": base}, n_boot=0)
 
 
 def test_read_correctness_skips_composites_and_uses_rank_for_k(tmp_path: Path) -> None:
-    path = _write_predictions(tmp_path / "p.jsonl", [1, 0, 0], [1, 3, None])
+    path = _write(tmp_path / "p.jsonl", [1, 3, None])
     assert list(read_correctness(path, 1).values()) == [True, False, False]
     assert list(read_correctness(path, 5).values()) == [True, True, False]
-    (tmp_path / "bad.jsonl").write_text('{"concept_id": "X"}\n')
-    with pytest.raises(ValueError, match="not a prediction record"):
-        read_correctness(tmp_path / "bad.jsonl")
+    assert next(iter(read_correctness(path)))[1] == "doc:0"  # file name and line, no directory
+    with pytest.raises(InputFormatError, match=r"top 5 candidates only.*-k 10"):
+        read_correctness(path, 10)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"concept_id": "X"}\n', r"bad\.jsonl:1: not a prediction record"),
+        ("id\ttext\n", r"bad\.jsonl:1: not a prediction record"),
+        ("5\n", r"bad\.jsonl:1: not a prediction record"),
+        (json.dumps(_row(0, 1)) + "\n" + json.dumps(_row(0, 2)) + "\n", r":2: mention .* twice"),
+        (json.dumps(_row(0, None, kind="composite")) + "\n", "no simple"),
+        ("", "no simple"),
+    ],
+)
+def test_read_correctness_errors(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content)
+    with pytest.raises(InputFormatError, match=message):
+        read_correctness(path)
+
+
+def test_missing_file_says_how_to_make_one(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="--predictions"):
         read_correctness(tmp_path / "missing.jsonl")
 
 
 def test_cli_compare_json_and_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    base = _write_predictions(tmp_path / "base.jsonl", [1, 0, 0, 1], [1, 2, None, 1])
-    s1 = _write_predictions(tmp_path / "s1.jsonl", [1, 1, 0, 1], [1, 1, 4, 1])
-    s2 = _write_predictions(tmp_path / "s2.jsonl", [1, 1, 1, 0], [1, 1, 1, 2])
+    base = _write(tmp_path / "base.jsonl", [1, 2, None, 1])
+    s1 = _write(tmp_path / "s1.jsonl", [1, 1, 4, 1])
+    s2 = _write(tmp_path / "s2.jsonl", [1, 1, 1, 2])
     code, out, err = run_main(
         ["eval", "compare", str(base), str(s1), str(s2), "--json", "--bootstrap", "300"], capsys
     )
     assert code == 0, err
     result = json.loads(out)
+    assert result["base_file"] == str(base) and result["run_files"] == [str(s1), str(s2)]
     assert result["n"] == 4 and result["base_name"] == "base"
     assert [r["name"] for r in result["runs"]] == ["s1", "s2"]
     assert [(r["only_base"], r["only_run"]) for r in result["runs"]] == [(0, 1), (1, 2)]
@@ -147,23 +181,30 @@ def test_cli_compare_json_and_table(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_cli_compare_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    base = _write_predictions(tmp_path / "base.jsonl", [1, 0], [1, None])
-    other = _write_predictions(tmp_path / "other.jsonl", [1, 0, 1], [1, None, 1])
+    base = _write(tmp_path / "base.jsonl", [1, None])
+    other = _write(tmp_path / "other.jsonl", [1, None, 1])
     code, _, err = run_main(["eval", "compare", str(base), str(other)], capsys)
-    assert code == 2 and "other mentions than the baseline" in " ".join(err.split())
+    assert code == 1 and "other mentions than the baseline" in " ".join(err.split())
     code, _, err = run_main(["eval", "compare", str(base), str(tmp_path / "nope.jsonl")], capsys)
-    assert code == 2 and "--predictions" in " ".join(err.split())
+    assert code == 1 and err.startswith("error:") and "--predictions" in err
+    code, _, err = run_main(["eval", "compare", str(base), str(base)], capsys)
+    assert code == 2 and "each file once" in " ".join(err.split())
 
 
 def test_compare_reads_what_eval_normalize_writes(
     tiny_kg_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    mentions = tmp_path / "mentions.tsv"
-    mentions.write_text("0001\tHeart-attack\n0003\tdiabetis\n0004|0009\tasthma\n-1\tbroken leg\n")
+    (tmp_path / "a").mkdir()
+    mentions = tmp_path / "a" / "mentions.tsv"
+    mentions.write_text(MENTIONS)
     paths = {}
-    for kind in ("exact", "tfidf"):
+    # the same dataset, read through two spellings of its path
+    for kind, spelled in (
+        ("exact", mentions),
+        ("tfidf", tmp_path / "a" / ".." / "a" / "mentions.tsv"),
+    ):
         paths[kind] = tmp_path / f"{kind}.jsonl"
-        args = ["eval", "normalize", "--baseline", kind, "--kg", str(tiny_kg_dir), str(mentions)]
+        args = ["eval", "normalize", "--baseline", kind, "--kg", str(tiny_kg_dir), str(spelled)]
         code, _, err = run_main([*args, "--predictions", str(paths[kind]), "--json"], capsys)
         assert code == 0, err
     code, out, err = run_main(

@@ -3,7 +3,8 @@
 Reads prediction files written by ``termnorm eval normalize --predictions`` on the same
 mentions and prints, per run, acc@k, Δ, the discordant counts and the exact McNemar p; then
 the runs pooled per mention (seeds of one recipe) with a paired-bootstrap confidence interval
-and p (:mod:`termnorm.evaluation.significance`). ``--json`` prints the same as one object.
+and p (:mod:`termnorm.evaluation.significance`). ``--json`` prints the same as one object,
+input files first. Unreadable or mismatched files end with one ``error:`` line and exit 1.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def _pooled_line(result: PairedComparison) -> str:
         f"{label}: acc {_pct(result.mean_accuracy)}, Δ {100 * result.delta:+.1f} "
         f"[{100 * result.ci_low:+.1f}, {100 * result.ci_high:+.1f}] "
         f"({100 * result.confidence:.0f}% paired bootstrap, {result.n_boot} draws), "
-        f"{result.bootstrap_p_text}"
+        f"p = {result.bootstrap_p:.2g}"
     )
 
 
@@ -81,30 +82,30 @@ def compare_cmd(
     ),
     k: int = typer.Option(1, "-k", min=1, help="Compare acc@k (a mention counts if rank ≤ k)."),
     n_boot: int = typer.Option(10_000, "--bootstrap", min=1, help="Bootstrap draws."),
-    confidence: float = typer.Option(0.95, "--confidence", help="Confidence of the interval."),
+    confidence: float = typer.Option(
+        0.95, "--confidence", min=0.5, max=0.9999, help="Confidence of the interval."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap draws."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Paired acc@k of runs against a baseline: McNemar per run, bootstrap pooled."""
     from termnorm.evaluation.significance import compare_runs, read_correctness
 
-    if len(set(runs)) != len(runs):
-        raise typer.BadParameter("give each run file once", param_hint="RUNS")
-    names = _labels([base, *runs])
-    try:
-        result = compare_runs(
-            read_correctness(base, k),
-            {name: read_correctness(path, k) for name, path in zip(names[1:], runs, strict=True)},
-            base_name=names[0],
-            k=k,
-            n_boot=n_boot,
-            confidence=confidence,
-            seed=seed,
-        )
-    except (FileNotFoundError, ValueError) as err:
-        raise typer.BadParameter(str(err)) from err
+    files = [base, *runs]
+    if len({path.resolve() for path in files}) != len(files):
+        raise typer.BadParameter("give each file once (the baseline is not also a run)")
+    names = _labels(files)
+    result = compare_runs(
+        read_correctness(base, k),
+        {name: read_correctness(path, k) for name, path in zip(names[1:], runs, strict=True)},
+        base_name=names[0],
+        k=k,
+        n_boot=n_boot,
+        confidence=confidence,
+        seed=seed,
+    )
     if json_out:
-        print_json(result.to_dict())
+        print_json({"base_file": str(base), "run_files": list(map(str, runs)), **result.to_dict()})
         return
     console = Console()
     console.print(_table(result))

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from termnorm.evaluation.significance import (
         PairedComparison,
+        RunComparison,
         compare_runs,
         mcnemar_p,
         read_correctness,
@@ -49,6 +50,7 @@ __all__ = [
     "RelatednessEvaluator",
     "RelationClassificationEvaluator",
     "RelationMode",
+    "RunComparison",
     "ZeroShotEvaluator",
     "ZeroShotReport",
     "compare_runs",
@@ -80,6 +82,7 @@ _LAZY = {
     "RelationClassificationEvaluator": "relation_classification",
     "RelationMode": "relation_classification",
     "PairedComparison": "significance",
+    "RunComparison": "significance",
     "compare_runs": "significance",
     "mcnemar_p": "significance",
     "read_correctness": "significance",

@@ -10,13 +10,16 @@ far more sensitive than comparing two accuracies:
   With ``a_i`` the baseline's correctness on mention i and ``y_si`` run s's, the per-mention
   difference is ``d_i = mean_s(y_si) − a_i`` and the effect is ``Δ = mean_i d_i``. Mentions
   are resampled with replacement ``n_boot`` times; the confidence interval is the percentile
-  interval of the resampled Δ, and ``p = min(1, 2 · min(P*(Δ* ≤ 0), P*(Δ* ≥ 0)))`` (two-sided
-  percentile bootstrap), floored at ``1 / n_boot``, the resolution of ``n_boot`` draws. Averaging the seeds per mention keeps the mentions (not the runs) as
-  the unit of resampling, so several seeds answer "is the recipe better?", not "is this draw?".
+  interval of the resampled Δ*, and with ``c = min(#{Δ* ≤ 0}, #{Δ* ≥ 0})`` the two-sided
+  p-value is ``p = min(1, 2 · (c + 1) / (n_boot + 1))`` (so never below ``2 / (n_boot + 1)``,
+  the resolution of ``n_boot`` draws). The runs are held fixed: the interval covers the
+  sampling of mentions, not seed-to-seed variation, which the per-run rows show.
 
 Mentions are read from prediction files (``termnorm eval normalize --predictions``), one
-JSON object per mention; only simple (non-composite) mentions count, and every file must
-hold the same mentions.
+JSON object per mention. Only simple (single-concept) mentions count, every file must hold
+the same mentions, and each must list at least k candidates for acc@k. A mention is keyed by
+its fold, its file name and line (not the full path, so the same dataset read through another
+path still matches), offsets and text.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from termnorm.errors import InputFormatError
 
 __all__ = [
     "PairedComparison",
@@ -52,21 +57,38 @@ def mcnemar_p(b: int, c: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def _correct(row: Mapping[str, Any], k: int) -> bool:
-    if k == 1 and "correct_at_1" in row:
-        return bool(row["correct_at_1"])
-    rank = row.get("rank")
-    return rank is not None and int(rank) <= k
+def _record(path: Path, number: int, line: str) -> dict[str, Any]:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError:
+        row = None
+    if not isinstance(row, dict) or not {"kind", "text", "rank", "predictions"} <= row.keys():
+        raise InputFormatError(
+            path,
+            number,
+            "not a prediction record (needs kind, text, rank, predictions); use the file "
+            "'termnorm eval normalize ... --predictions FILE' writes",
+        )
+    return row
+
+
+def _portable(location: object) -> str:
+    """``/any/dir/file:12`` → ``file:12``: the mention's place, whatever path was typed."""
+    where, _, line = str(location).rpartition(":")
+    if not line.isdigit():
+        return Path(str(location)).name
+    return f"{Path(where).name}:{line}"
 
 
 def read_correctness(path: str | Path, k: int = 1) -> dict[MentionKey, bool]:
-    """``{mention key: correct at k}`` for the simple mentions of one predictions file.
+    """``{mention key: rank ≤ k}`` for the simple mentions of one predictions file.
 
-    The key is (fold, location, start, end, text), so zero-shot files with several folds work.
+    The key is (fold, file name and line, start, end, text); see the module doc.
 
     Raises:
         FileNotFoundError: when ``path`` does not exist.
-        ValueError: when a line is not a prediction record or a mention appears twice.
+        InputFormatError: a line that is not a prediction record, a mention listed twice, a
+            file with no simple mention, or one listing fewer than ``k`` candidates.
     """
     path = Path(path)
     if not path.is_file():
@@ -75,28 +97,36 @@ def read_correctness(path: str | Path, k: int = 1) -> dict[MentionKey, bool]:
             "'termnorm eval normalize ... --predictions FILE'"
         )
     out: dict[MentionKey, bool] = {}
+    listed = 0
     with path.open(encoding="utf-8") as fh:
         for number, line in enumerate(fh, 1):
             if not line.strip():
                 continue
-            row = json.loads(line)
-            if "kind" not in row or "text" not in row or "rank" not in row:
-                raise ValueError(
-                    f"{path}:{number}: not a prediction record (needs kind, text, rank); "
-                    "use the file 'termnorm eval normalize --predictions' writes"
-                )
+            row = _record(path, number, line)
+            listed = max(listed, len(row["predictions"]))
             if row["kind"] != "simple":
                 continue
             key = (
                 str(row.get("fold", "")),
-                str(row.get("location", "")),
+                _portable(row.get("location", "")),
                 row.get("start"),
                 row.get("end"),
                 row["text"],
             )
             if key in out:
-                raise ValueError(f"{path}:{number}: mention {key} appears twice")
-            out[key] = _correct(row, k)
+                raise InputFormatError(path, number, f"mention {key} is listed twice")
+            out[key] = row["rank"] is not None and int(row["rank"]) <= k
+    if not out:
+        raise InputFormatError(
+            path, None, "no simple (single-concept) mention: compare scores simple mentions only"
+        )
+    if listed < k:
+        raise InputFormatError(
+            path,
+            None,
+            f"lists the top {listed} candidates only; for acc@{k} re-run "
+            f"'termnorm eval normalize ... -k {k} --predictions FILE'",
+        )
     return out
 
 
@@ -129,13 +159,6 @@ class PairedComparison:
     bootstrap_p: float
     n_boot: int
 
-    @property
-    def bootstrap_p_text(self) -> str:
-        """The bootstrap p for display, ``p = …``, or ``p ≤ 1/n_boot`` when no draw crossed 0."""
-        if self.bootstrap_p <= 1.0 / self.n_boot:
-            return f"p ≤ {1.0 / self.n_boot:.2g}"
-        return f"p = {self.bootstrap_p:.3g}"
-
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (runs as a list of dicts)."""
         out = asdict(self)
@@ -149,10 +172,13 @@ def _aligned(
     keys = sorted(base, key=repr)
     for name, run in zip(names, runs, strict=True):
         if run.keys() != base.keys():
-            missing, extra = len(base.keys() - run.keys()), len(run.keys() - base.keys())
+            missing = sorted(base.keys() - run.keys(), key=repr)
+            extra = sorted(run.keys() - base.keys(), key=repr)
+            example = f"; e.g. missing {missing[0]}" if missing else f"; e.g. extra {extra[0]}"
             raise ValueError(
-                f"{name} was scored on other mentions than the baseline ({missing} of the "
-                f"baseline's missing, {extra} extra): compare predictions of the same dataset"
+                f"{name} was scored on other mentions than the baseline ({len(missing)} of the "
+                f"baseline's missing, {len(extra)} extra{example}): compare predictions of "
+                "the same dataset"
             )
     a = np.array([base[key] for key in keys], dtype=np.float64)
     y = np.array([[run[key] for key in keys] for run in runs], dtype=np.float64)
@@ -178,15 +204,15 @@ def _bootstrap(
     rng = np.random.default_rng(seed)
     n = d.shape[0]
     draws = np.empty(n_boot, dtype=np.float64)
-    chunk = max(1, 4_000_000 // n)  # bounded memory: about 4M indices (32 MB) at a time
+    chunk = max(1, 4_000_000 // n)  # bounded memory: ~4M indices and their gather (64 MB)
     for start in range(0, n_boot, chunk):
         stop = min(n_boot, start + chunk)
         idx = rng.integers(0, n, size=(stop - start, n))
         draws[start:stop] = d[idx].mean(axis=1)
     tail = (1.0 - confidence) / 2
     low, high = np.quantile(draws, [tail, 1.0 - tail])
-    p = min(1.0, 2 * min(float(np.mean(draws <= 0)), float(np.mean(draws >= 0))))
-    p = max(p, 1.0 / n_boot)
+    crossing = min(int(np.sum(draws <= 0)), int(np.sum(draws >= 0)))
+    p = min(1.0, 2 * (crossing + 1) / (n_boot + 1))
     return float(low), float(high), p
 
 
@@ -209,7 +235,7 @@ def compare_runs(
     if not runs:
         raise ValueError("compare_runs needs at least one run besides the baseline")
     if not base:
-        raise ValueError("the baseline has no simple mention to compare on")
+        raise ValueError("the baseline has no mention to compare on")
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
     if not 0.0 < confidence < 1.0:
