@@ -94,18 +94,15 @@ def hpo_mentions(out: Path) -> None:
     """Carry the NCBI-disease and BC5CDR train mentions to HPO: a ``concept<TAB>text`` file.
 
     A MEDIC concept maps to an HP phenotype when one of its names equals one of the
-    phenotype's names (lower-cased, punctuation to spaces) and exactly one HP concept matches;
+    phenotype's names (after the exact-match baseline's ``normalize_text``) and exactly one HP concept matches;
     a mention keeps its text and takes that HP id. Composite, unlinkable and unmapped mentions
     are dropped. The file feeds ``termnorm train --train-data od --mentions FILE``.
     """
-    import re
     from collections import Counter, defaultdict
 
     from termnorm.evaluation.synonyms import read_synonyms
     from termnorm.kg import KnowledgeGraph
-
-    def norm(text: str) -> str:
-        return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+    from termnorm.search.lexical.dictionary import normalize_text as norm
 
     hpo_terms = KnowledgeGraph.load(KGS / "hpo_eval").terms
     by_name: dict[str, set[str]] = defaultdict(set)
