@@ -2,7 +2,7 @@
 
 Usage (from the repo root; logs and results go under runs/, which git ignores)::
 
-    python benchmarks/train_recipes.py kgs                       # build the four KGs
+    python benchmarks/train_recipes.py kgs                       # build the five KGs
     python benchmarks/train_recipes.py eval --model M --name X   # dev acc@1/@5 -> runs/eval/X.json
     python benchmarks/train_recipes.py hpo-mentions              # disease train mentions -> HPO
     python benchmarks/train_recipes.py table                     # markdown table of runs/eval/*.json
@@ -130,8 +130,8 @@ def hpo_mentions(out: Path) -> None:
     """Carry the NCBI-disease and BC5CDR train mentions to HPO: a ``concept<TAB>text`` file.
 
     A MEDIC concept maps to an HP phenotype when one of its names equals one of the
-    phenotype's names (after the exact-match baseline's ``normalize_text``) and exactly one HP concept matches;
-    a mention keeps its text and takes that HP id. Composite, unlinkable and unmapped mentions
+    phenotype's names (after the exact-match baseline's ``normalize_text``) and exactly one HP
+    concept matches; a mention keeps its text and takes that HP id. Composite, unlinkable and unmapped mentions
     are dropped. The file feeds ``termnorm train --train-data od --mentions FILE``.
     """
     from collections import Counter, defaultdict
