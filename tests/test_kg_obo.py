@@ -180,3 +180,65 @@ def test_malformed_hpoa(tmp_path: Path) -> None:
     (tmp_path / "phenotype.hpoa").write_text("#version: x\nOMIM:1\tname\t\tHP:0000001\n")
     with pytest.raises(InputFormatError, match=r"phenotype\.hpoa:2: expected 12 tab-separated"):
         list(load_hpo(tmp_path, LoadReport("hpo")))
+
+
+# HP terms some OMIM/ORPHA disease has (NOT rows and DECIPHER left out), plus is_a ancestors
+USED = {
+    "HP:0000001", "HP:0000118", "HP:0000005", "HP:0000006", "HP:0000707", "HP:0001626",
+    "HP:0000478", "HP:0012638", "HP:0001250", "HP:0002069", "HP:0001263", "HP:0001627",
+    "HP:0001631", "HP:0000505", "HP:0011003", "HP:0002315", "HP:0000622",
+}  # fmt: skip
+
+
+def test_hpo_used_only_keeps_annotated_terms_and_ancestors() -> None:
+    report = LoadReport("hpo")
+    options = HpoOptions(with_annotations=False, used_only=True)
+    records = list(load_hpo(HPO_DIR, report, options))
+    kept = {c.concept_id for c in _of(records, Concept)}
+    assert kept == USED  # Blindness, Growth abnormality and Short stature are left out
+    assert report.dropped["concept: outside the selected subset"] == 3
+    assert report.read["annotations"] == 0  # read for the subset, not counted as the KG's
+    edges = _of(records, Relation)
+    assert all(r.head in USED and r.tail in USED for r in edges)
+    assert Relation("HP:0011003", "is_a", "HP:0012638") in edges
+    assert Relation("HP:0001631", "part_of", "HP:0001627") in edges
+    assert {t.concept_id for t in _of(records, Term)} == USED
+
+
+def test_hpo_used_only_with_annotations_and_databases() -> None:
+    report = LoadReport("hpo")
+    records = list(load_hpo(HPO_DIR, report, HpoOptions(used_only=True)))
+    concepts = {c.concept_id for c in _of(records, Concept)}
+    assert concepts == USED | {"OMIM:607208", "OMIM:108800", "ORPHA:33069", "ORPHA:3346",
+                               "OMIM:157300"}  # fmt: skip
+    assert report.read["annotations"] == 15  # counted once
+    decipher = HpoOptions(with_annotations=False, used_only=True, databases=("DECIPHER",))
+    records = list(load_hpo(HPO_DIR, LoadReport("hpo"), decipher))
+    assert {c.concept_id for c in _of(records, Concept)} == {
+        "HP:0004322", "HP:0001507", "HP:0000118", "HP:0000001"
+    }  # fmt: skip
+
+
+def test_hpo_used_only_errors(tmp_path: Path) -> None:
+    nothing = HpoOptions(used_only=True, with_annotations=False, databases=("MONDO",))
+    with pytest.raises(InputFormatError, match="no annotation of the selected databases"):
+        list(load_hpo(HPO_DIR, LoadReport("hpo"), nothing))
+    (tmp_path / "hp.obo").write_text(OBO.read_text())
+    no_file = HpoOptions(used_only=True, with_annotations=False)
+    with pytest.raises(InputFormatError, match=r"annotation file not found.*drop used_only"):
+        list(load_hpo(tmp_path, LoadReport("hpo"), no_file))
+
+
+def test_obo_subset_drops_edges_to_left_out_terms(tmp_path: Path) -> None:
+    obo = tmp_path / "toy.obo"
+    obo.write_text(
+        "ontology: toy\n\n[Term]\nid: TOY:1\nname: root\n\n"
+        "[Term]\nid: TOY:2\nname: kept\nis_a: TOY:1\nrelationship: part_of TOY:3\n\n"
+        "[Term]\nid: TOY:3\nname: other\nis_a: TOY:1\n"
+    )
+    report = LoadReport("obo")
+    records = list(load_obo(obo, report, subset=frozenset({"TOY:2"})))
+    assert [c.concept_id for c in _of(records, Concept)] == ["TOY:1", "TOY:2"]
+    assert _of(records, Relation) == [Relation("TOY:2", "is_a", "TOY:1")]
+    assert report.dropped["relation: endpoint outside the selected subset"] == 1
+    assert report.dropped["concept: outside the selected subset"] == 1

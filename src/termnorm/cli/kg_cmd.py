@@ -42,6 +42,7 @@ _FLAG_FIELDS = {
     "--keep-suppressed": "keep_suppressed",
     "--synonym-scopes": "synonym_scopes",
     "--no-annotations": "with_annotations",
+    "--used-only": "used_only",
     "--one-direction": "one_direction",
     "--prefix": "prefix",
 }
@@ -157,6 +158,11 @@ def register(app: typer.Typer) -> None:
             "--no-annotations",
             help="hpo: leave out the disease annotations (phenotype.hpoa).",
         ),
+        used_only: bool = typer.Option(
+            False,
+            "--used-only",
+            help="hpo: keep only phenotypes some disease has, plus their is_a ancestors.",
+        ),
         one_direction: bool = typer.Option(
             False, "--one-direction", help="umls: keep one direction of inverse relation pairs."
         ),
@@ -177,6 +183,7 @@ def register(app: typer.Typer) -> None:
             "--keep-suppressed": keep_suppressed or None,
             "--synonym-scopes": _split_list(synonym_scopes) or None,
             "--no-annotations": False if no_annotations else None,
+            "--used-only": used_only or None,
             "--one-direction": one_direction or None,
             "--prefix": prefix,
         }

