@@ -140,3 +140,25 @@ def test_biosyn_malformed(tmp_path: Path) -> None:
     path.write_text("D1||ok\nD2|name only\n")
     with pytest.raises(InputFormatError, match=r"dict\.txt:2: expected 'ID\|\|name'"):
         list(load_biosyn(path, LoadReport("biosyn")))
+
+
+def test_medic_html_entities_decoded(tmp_path: Path) -> None:
+    path = tmp_path / "medic.txt"
+    path.write_text(
+        "D000544||Alzheimer&apos;s Disease|Alzheimer Disease\n"
+        "D007721||Kienb&#246;ck Disease|Kienbock&apos;s disease|Kienbock Disease\n"
+        "D003920||Diabetes Mellitus\n"
+    )
+    report = LoadReport("medic")
+    records = list(load_medic(path, report))
+    terms = [t.term for t in _of(records, Term)]
+    assert terms == [
+        "Alzheimer's Disease",
+        "Alzheimer Disease",
+        "Kienböck Disease",
+        "Kienbock's disease",
+        "Kienbock Disease",
+        "Diabetes Mellitus",
+    ]
+    assert _of(records, Concept)[1].name == "Kienböck Disease"
+    assert report.read["lines with HTML entities (decoded)"] == 2

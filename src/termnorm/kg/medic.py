@@ -13,11 +13,15 @@
   ``child is_a parent`` edges; ``SlimMappings`` (when present) give the semantic types.
 
 The layout is detected from the first data line (a tab → CTD, ``||`` → BioSyn). A concept ID
-seen twice keeps its first line (the repeat is counted as dropped).
+seen twice keeps its first line (the repeat is counted as dropped). Names are stored as plain
+text: the BioSyn file writes ``Alzheimer&apos;s Disease`` and ``Kienb&#246;ck Disease``, so HTML
+character references are decoded (``html.unescape``) and the lines that had any are counted
+under ``read["lines with HTML entities (decoded)"]``.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -81,6 +85,7 @@ def load_medic(
         else:
             cid, name, alt, syns = _biosyn_line(line, path, number)
             types, parents = (), []
+        name, syns = _decoded(name, syns, report)
         if cid in seen:
             report.drop("concept: repeated ID (first line kept)")
             continue
@@ -93,6 +98,14 @@ def load_medic(
     report.info["layout"] = layout or "empty"
     report.kept["relations"] += len(edges)
     yield from edges
+
+
+def _decoded(name: str, syns: list[str], report: LoadReport) -> tuple[str, list[str]]:
+    """Name and synonyms with HTML character references decoded (``&apos;`` → ``'``)."""
+    plain = [html.unescape(text) for text in (name, *syns)]
+    if plain != [name, *syns]:
+        report.read["lines with HTML entities (decoded)"] += 1
+    return plain[0], plain[1:]
 
 
 def _ids(raw: str, path: Path, number: int) -> list[str]:
