@@ -162,3 +162,12 @@ def test_medic_html_entities_decoded(tmp_path: Path) -> None:
     ]
     assert _of(records, Concept)[1].name == "Kienböck Disease"
     assert report.read["lines with HTML entities (decoded)"] == 2
+
+
+def test_biosyn_html_entities_decoded(tmp_path: Path) -> None:
+    path = tmp_path / "dictionary.txt"
+    path.write_text("D000544||alzheimer&apos;s disease\nD000544||alzheimer disease\n")
+    report = LoadReport("biosyn")
+    terms = [t.term for t in _of(list(load_biosyn(path, report)), Term)]
+    assert terms == ["alzheimer's disease", "alzheimer disease"]
+    assert report.read["lines with HTML entities (decoded)"] == 1

@@ -8,6 +8,7 @@ can name the file and line in an :class:`~termnorm.errors.InputFormatError`. Fil
 from __future__ import annotations
 
 import gzip
+import html
 import io
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -42,6 +43,18 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
 def clean(text: str) -> str:
     """Collapse runs of whitespace and strip: the form in which a term is stored."""
     return " ".join(text.split())
+
+
+def decode_entities(texts: list[str], report: LoadReport) -> list[str]:
+    """``texts`` with HTML character references decoded (``&apos;`` → ``'``, ``&#246;`` → ``ö``).
+
+    BioSyn's MEDIC-derived files are HTML-escaped; a line (a call) that changes is counted
+    under ``read["lines with HTML entities (decoded)"]``.
+    """
+    plain = [html.unescape(text) for text in texts]
+    if plain != texts:
+        report.read["lines with HTML entities (decoded)"] += 1
+    return plain
 
 
 def term_key(text: str) -> str:

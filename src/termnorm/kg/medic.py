@@ -21,7 +21,6 @@ under ``read["lines with HTML entities (decoded)"]``.
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from pathlib import Path
 
 from termnorm.errors import InputFormatError
 from termnorm.kg._options import opt
-from termnorm.kg._text import Record, concept_terms, iter_lines
+from termnorm.kg._text import Record, concept_terms, decode_entities, iter_lines
 from termnorm.kg.records import Concept, LoadReport, Relation
 
 CTD_COLUMNS = (
@@ -85,7 +84,7 @@ def load_medic(
         else:
             cid, name, alt, syns = _biosyn_line(line, path, number)
             types, parents = (), []
-        name, syns = _decoded(name, syns, report)
+        name, *syns = decode_entities([name, *syns], report)
         if cid in seen:
             report.drop("concept: repeated ID (first line kept)")
             continue
@@ -98,14 +97,6 @@ def load_medic(
     report.info["layout"] = layout or "empty"
     report.kept["relations"] += len(edges)
     yield from edges
-
-
-def _decoded(name: str, syns: list[str], report: LoadReport) -> tuple[str, list[str]]:
-    """Name and synonyms with HTML character references decoded (``&apos;`` → ``'``)."""
-    plain = [html.unescape(text) for text in (name, *syns)]
-    if plain != [name, *syns]:
-        report.read["lines with HTML entities (decoded)"] += 1
-    return plain[0], plain[1:]
 
 
 def _ids(raw: str, path: Path, number: int) -> list[str]:

@@ -5,7 +5,8 @@
   header (``concept_id``/``id``/``cui``/``code`` then ``term``/``name``/``string``/``str``/
   ``text``/``synonym``) is skipped. A third column, when present, is the language.
 * **biosyn**: ``ID||name`` lines (BioSyn's dictionary); the ID part may be ``|``-joined, the
-  first ID being the concept and the others its ``alt_ids``.
+  first ID being the concept and the others its ``alt_ids``. Names are HTML-unescaped
+  (BioSyn writes ``Alzheimer&apos;s``).
 
 Rows of one concept need not be adjacent; its first term is its name (preferred). IDs with
 no namespace get ``prefix`` (default ``LOCAL``, so ``D003920`` → ``LOCAL:D003920``; gold
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from termnorm.errors import InputFormatError
 from termnorm.kg._options import opt
-from termnorm.kg._text import Record, dedup_terms, iter_lines, open_text
+from termnorm.kg._text import Record, decode_entities, dedup_terms, iter_lines, open_text
 from termnorm.kg.ids import namespaced
 from termnorm.kg.records import Concept, LoadReport
 
@@ -113,7 +114,7 @@ def load_biosyn(
         if not sep or not ids or "||" in name:
             raise InputFormatError(path, number, "expected 'ID||name' (IDs may be '|'-joined)")
         entry = entries.setdefault(ids[0], _Entry())
-        entry.terms.append((name, options.lang))
+        entry.terms.append((decode_entities([name], report)[0], options.lang))
         entry.alt_ids += [a for a in ids[1:] if a not in entry.alt_ids]
     yield from _emit(entries, report, source=path.stem)
 
