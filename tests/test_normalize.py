@@ -39,6 +39,34 @@ def test_ties_break_by_concept_id(normalizer: Normalizer) -> None:
     assert normalizer.normalize("q zeta", k=1)[0].concept_id == "Z:1"
 
 
+def test_ties_go_first_to_the_concept_matched_at_its_name() -> None:
+    # MEDIC's case: "Aniridia" names D:2 and is a synonym of "Aniridia, type 2" (D:1)
+    v = TABLE["q zeta"]
+    table = {"ANIRIDIA": v, "Aniridia": v, "aniridia variant": v, "q zeta": v}
+    concepts = [
+        {"concept_id": "D:1", "name": "Aniridia, type 2"},
+        {"concept_id": "D:2", "name": "Aniridia"},
+        {"concept_id": "D:3", "name": "Aniridia 3"},
+    ]
+    terms = [
+        ("D:1", "Aniridia, type 2"),
+        ("D:1", "ANIRIDIA"),
+        ("D:3", "aniridia variant"),  # D:3's synonym comes before its name, which ties it
+        ("D:3", "Aniridia 3"),
+        ("D:2", "Aniridia"),
+    ]
+    table["Aniridia 3"] = v
+    kg = KnowledgeGraph.from_records(concepts, [{"concept_id": c, "term": t} for c, t in terms])
+    encoder = KeyedEncoder(table)
+    norm = Normalizer(TermIndex.build(kg, encoder, show_progress=False), encoder)
+    top = norm.normalize("q zeta", k=3)
+    assert [(c.concept_id, c.matched_term) for c in top] == [
+        ("D:2", "Aniridia"),
+        ("D:3", "Aniridia 3"),
+        ("D:1", "ANIRIDIA"),
+    ]
+
+
 def test_tie_beyond_the_first_fetch_is_resolved() -> None:
     # 40 concepts share one vector; the smallest ID's term is the very last row
     ids = [f"T:{i:02d}" for i in range(40, 0, -1)]

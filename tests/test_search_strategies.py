@@ -22,6 +22,7 @@ from termnorm.search.strategies import (
     Representation,
     Target,
     parse_strategy,
+    rank_candidates,
 )
 
 
@@ -187,6 +188,16 @@ def test_ties_between_concepts_sharing_a_text_go_to_the_smaller_id() -> None:
     rev = TextVectors(onto.texts[::-1], onto.concept_ids[::-1], onto.vectors[::-1].copy())
     sp2 = SearchSpace(rev, names, {}, encoder)
     assert top(build_strategy(sp2, "o-t"), "q", k=3) == ["Y:10", "Y:2", "Y:9"]
+
+
+def test_a_tie_goes_first_to_the_concept_named_by_the_text() -> None:
+    shared = unit(1, 1, 0)
+    onto = TextVectors(("ANIRIDIA", "Aniridia"), ("Y:1", "Y:2"), np.stack([shared, shared]))
+    names = {"Y:1": "Aniridia, type 2", "Y:2": "Aniridia"}
+    sp = SearchSpace(onto, names, {}, DictEncoder({"q": shared}))
+    assert top(build_strategy(sp, "o-t"), "q", k=2) == ["Y:2", "Y:1"]
+    best = {"Y:1": (0.9, "ANIRIDIA"), "Y:2": (0.9 + 1e-9, "aniridia"), "Y:0": (0.8, "x")}
+    assert [c.concept_id for c in rank_candidates(best, names, 3)] == ["Y:2", "Y:1", "Y:0"]
 
 
 def test_concept_means_over_several_parts() -> None:

@@ -7,8 +7,9 @@ Contract (implements :class:`termnorm.search.Matcher`):
   distinct concepts are found and no unfetched term could still enter or tie the top ``k``.
 * ``mode="concept"`` searches the concept mean vectors ("C"); ``matched_term`` is the
   concept's name.
-* Order is deterministic: higher score first, ties by smaller ``concept_id`` (string order);
-  within a concept, the best term with ties broken by its row in the index.
+* Order is deterministic: higher score first; ties (:func:`~termnorm.search.candidate.rank_key`)
+  go to the concept matched at its own name, then to the smaller ``concept_id``. Within a
+  concept, the best term, its name on a tie, else the term with the smaller row.
 * Queries are validated (:mod:`termnorm.search.query`). :meth:`Normalizer.normalize_batch`
   raises :class:`QueryError` for the first bad row; :meth:`Normalizer.normalize_rows` returns
   one :class:`RowResult` per input with the message in ``error`` instead (for files).
@@ -24,7 +25,7 @@ import numpy as np
 
 from termnorm.index.base import SearchResult
 from termnorm.index.term_index import Encoder, TermIndex
-from termnorm.search.candidate import Candidate
+from termnorm.search.candidate import TIE_DECIMALS, Candidate, is_name, rank_key
 from termnorm.search.query import DEFAULT_MAX_CHARS, QueryError, query_problem
 
 __all__ = ["Normalizer", "RowResult", "SearchMode"]
@@ -136,8 +137,19 @@ class Normalizer:
         best: dict[int, tuple[float, int]] = {}  # concept row -> (score, hit id), best first
         for score, hit in zip(scores[valid].tolist(), ids[valid].tolist(), strict=True):
             concept = int(self.index.term_concept[hit]) if self.mode is SearchMode.TERM else hit
-            best.setdefault(concept, (score, hit))
-        order = sorted(best, key=lambda c: (-best[c][0], self._concept_ids[c]))[:k]
+            seen = best.get(concept)
+            if seen is None or (
+                round(seen[0], TIE_DECIMALS) == round(score, TIE_DECIMALS)
+                and self._at_name(concept, hit)
+                and not self._at_name(concept, seen[1])
+            ):
+                best[concept] = (seen[0] if seen else score, hit)
+        order = sorted(
+            best,
+            key=lambda c: rank_key(
+                best[c][0], self._at_name(c, best[c][1]), str(self._concept_ids[c])
+            ),
+        )[:k]
         candidates = [
             Candidate(
                 concept_id=str(self._concept_ids[c]),
@@ -150,8 +162,13 @@ class Normalizer:
         ]
         # an unfetched hit scores <= the last fetched one; it matters only if it can tie the k-th
         done = exhaustive or not valid.all()
-        done = done or (len(order) == k and float(scores[-1]) < candidates[-1].score)
+        last = round(float(scores[-1]), TIE_DECIMALS)
+        done = done or (len(order) == k and last < round(candidates[-1].score, TIE_DECIMALS))
         return candidates, done
+
+    def _at_name(self, concept: int, hit: int) -> bool:
+        """Whether hit ``hit`` of ``concept`` is the concept's name (always, in concept mode)."""
+        return is_name(self._matched(concept, hit), str(self._names[concept]))
 
     def _matched(self, concept: int, hit: int) -> str:
         if self.mode is SearchMode.CONCEPT:

@@ -10,11 +10,11 @@ order of its table 4 (6 modules, then the 8 sieves of its table 2).
 Every module is a :class:`~termnorm.search.candidate.Matcher`, so evaluators, the CLI and the
 API use it like the plain normalizer. Similarity is the cosine (vectors are L2-normalised).
 
-Ties (a text shared by several concepts gives them the same score): scores are compared
-rounded to :data:`TIE_DECIMALS` decimals and equal ones are ordered by concept ID (string
-order), so the same concept always comes first (the paper picks one at random). A concept
-appears once in a ranking, at its best text; between equally scored texts of one concept the
-ontology text wins over the domain one, then the earlier row.
+Ties (a text shared by several concepts gives them the same score) follow
+:func:`~termnorm.search.candidate.rank_key`: the concept matched at its own name first, then
+the smaller concept ID, so the same concept always comes first (the paper picks one at
+random). A concept appears once in a ranking, at its best text; between equally scored texts
+of one concept the ontology text wins over the domain one, then the earlier row.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from enum import Enum
 import numpy as np
 
 from termnorm.index.exact import exact_search
-from termnorm.search.candidate import Candidate
+from termnorm.search.candidate import TIE_DECIMALS, Candidate, is_name, rank_key
 from termnorm.search.domain import SearchSpace, Target
 from termnorm.search.normalizer import RowResult
 from termnorm.search.query import DEFAULT_MAX_CHARS, QueryError, query_problem
@@ -46,7 +46,6 @@ __all__ = [
     "rank_candidates",
 ]
 
-TIE_DECIMALS = 6
 _HELP = "expected MODULE or FIRST+SECOND with MODULE = o-t, o-c, d-t, d-c, od-t or od-c"
 
 
@@ -133,8 +132,13 @@ PAPER_STRATEGIES: tuple[StrategySpec, ...] = MODULES + PAPER_SIEVES
 def rank_candidates(
     best: Mapping[str, tuple[float, str]], names: Mapping[str, str], k: int
 ) -> list[Candidate]:
-    """``concept_id -> (score, matched text)`` → top-``k`` candidates, ties by concept ID."""
-    order = sorted(best, key=lambda cid: (-round(best[cid][0], TIE_DECIMALS), cid))[:k]
+    """``concept_id -> (score, matched text)`` → top-``k`` candidates, ties by :func:`rank_key`."""
+
+    def key(cid: str) -> tuple[float, bool, str]:
+        score, text = best[cid]
+        return rank_key(score, is_name(text, names.get(cid, "")), cid)
+
+    order = sorted(best, key=key)[:k]
     return [
         Candidate(cid, names.get(cid, cid), float(best[cid][0]), best[cid][1], rank)
         for rank, cid in enumerate(order, start=1)

@@ -11,7 +11,8 @@ Concepts with score ≤ 0 are never returned. Within a concept the best term is 
 best-scoring one (preferred names first). Ties between concepts go first to the concept
 matched at a preferred name (an exact-match query "aniridia" equals the preferred name of
 MeSH D015783 and a synonym of OMIM 106210: D015783 first), then to the smaller
-``concept_id`` as in the embedding normalizer, so results are deterministic.
+``concept_id``, the rule of the embedding matchers
+(:func:`~termnorm.search.candidate.rank_key`), so results are deterministic.
 """
 
 from __future__ import annotations
