@@ -5,6 +5,7 @@ Usage (from the repo root; logs and results go under runs/, which git ignores)::
     python benchmarks/train_recipes.py kgs                       # build the five KGs
     python benchmarks/train_recipes.py eval --model M --name X   # dev acc@1/@5 -> runs/eval/X.json
     python benchmarks/train_recipes.py hpo-mentions              # disease train mentions -> HPO
+    python benchmarks/train_recipes.py hpo-medic-synonyms        # MEDIC MeSH synonyms -> HPO
     python benchmarks/train_recipes.py table                     # markdown table of runs/eval/*.json
     python benchmarks/train_recipes.py compare base_minilm_b X [Y…] # paired Δacc@1, McNemar, bootstrap
     python benchmarks/train_recipes.py soup OUT M1 M2 [M3…]      # uniform weight average of models
@@ -96,17 +97,13 @@ def build_kgs() -> None:
     )
 
 
-def hpo_mentions(out: Path) -> None:
-    """Carry the NCBI-disease and BC5CDR train mentions to HPO: a ``concept<TAB>text`` file.
+def _medic_hpo_names() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, set[str]]]:
+    """HPO terms, MEDIC terms, and MEDIC concept → the HP concepts sharing one of its names.
 
-    A MEDIC concept maps to an HP phenotype when one of its names equals one of the
-    phenotype's names (after the exact-match baseline's ``normalize_text``) and exactly one HP
-    concept matches; a mention keeps its text and takes that HP id. Composite, unlinkable and unmapped mentions
-    are dropped. The file feeds ``termnorm train --train-data od --mentions FILE``.
+    Names compare after the exact-match baseline's ``normalize_text``.
     """
-    from collections import Counter, defaultdict
+    from collections import defaultdict
 
-    from termnorm.evaluation.synonyms import read_synonyms
     from termnorm.kg import KnowledgeGraph
     from termnorm.search.lexical.dictionary import normalize_text as norm
 
@@ -115,9 +112,71 @@ def hpo_mentions(out: Path) -> None:
     for cid, term in zip(hpo_terms["concept_id"], hpo_terms["term"], strict=True):
         by_name[norm(term)].add(cid)
     medic_terms = KnowledgeGraph.load(KGS / "medic").terms
-    to_hp: dict[str, set[str]] = defaultdict(set)
+    links: dict[str, set[str]] = defaultdict(set)
     for cid, term in zip(medic_terms["concept_id"], medic_terms["term"], strict=True):
-        to_hp[cid.removeprefix("MESH:")] |= by_name.get(norm(term), set())
+        links[cid] |= by_name.get(norm(term), set())
+    return hpo_terms, medic_terms, links
+
+
+def hpo_medic_synonyms(out: Path) -> None:
+    """MEDIC's MeSH synonyms carried to HPO: a ``concept<TAB>text`` file for ``--train-data od``.
+
+    Names compare lower-cased. An HP name of at least 6 characters that belongs to exactly
+    one HP concept and is also a name of exactly one MEDIC concept, a MeSH one, links the
+    two; every term of that MEDIC concept is carried to the HP concept, except texts with a
+    comma (MeSH's inverted forms, "dysplasia, multicystic renal"), with a digit (OMIM
+    symbols such as "cmd1a"), shorter than 4 characters, or already an HP term of any concept.
+    """
+    import html
+    from collections import defaultdict
+
+    from termnorm.kg import KnowledgeGraph
+
+    def names(kg: str) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        terms = KnowledgeGraph.load(KGS / kg).terms
+        by_text: dict[str, set[str]] = defaultdict(set)
+        by_concept: dict[str, set[str]] = defaultdict(set)
+        for cid, term in zip(terms["concept_id"], terms["term"], strict=True):
+            text = html.unescape(term).lower()  # runs/kgs/medic built before the loader decoded
+            by_text[text].add(cid)
+            by_concept[cid].add(text)
+        return by_text, by_concept
+
+    hp_by_text, hp_by_concept = names("hpo_eval")
+    medic_by_text, medic_by_concept = names("medic")
+    rows = set()
+    for text, hp in hp_by_text.items():
+        medic = medic_by_text.get(text, set())
+        if len(hp) != 1 or len(medic) != 1 or len(text) < 6:
+            continue
+        (hp_id,), (medic_id,) = hp, medic
+        if not medic_id.startswith("MESH:"):
+            continue
+        for term in medic_by_concept[medic_id]:
+            if "," in term or any(ch.isdigit() for ch in term) or len(term) < 4:
+                continue
+            if term not in hp_by_concept[hp_id] and term not in hp_by_text:
+                rows.add(f"{hp_id}\t{term}\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(sorted(rows)))
+    concepts = len({r.split()[0] for r in rows})
+    print(json.dumps({"out": str(out), "texts": len(rows), "concepts": concepts}))
+
+
+def hpo_mentions(out: Path) -> None:
+    """Carry the NCBI-disease and BC5CDR train mentions to HPO: a ``concept<TAB>text`` file.
+
+    A MEDIC concept maps to an HP phenotype when one of its names equals one of the
+    phenotype's names (after the exact-match baseline's ``normalize_text``) and exactly one HP
+    concept matches; a mention keeps its text and takes that HP id. Composite, unlinkable and unmapped mentions
+    are dropped. The file feeds ``termnorm train --train-data od --mentions FILE``.
+    """
+    from collections import Counter
+
+    from termnorm.evaluation.synonyms import read_synonyms
+
+    _, _, links = _medic_hpo_names()
+    to_hp = {cid.removeprefix("MESH:"): hp for cid, hp in links.items()}
     counts: Counter[str] = Counter()
     rows = []
     for path in (
@@ -297,6 +356,8 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("kgs")
     hm = sub.add_parser("hpo-mentions", help="NCBI/BC5CDR train mentions mapped to HPO by name")
     hm.add_argument("--out", type=Path, default=RUNS / "hpo_from_disease_train.tsv")
+    hs = sub.add_parser("hpo-medic-synonyms", help="MEDIC MeSH synonyms carried to HPO by name")
+    hs.add_argument("--out", type=Path, default=RUNS / "hpo_medic_syn.tsv")
     ev = sub.add_parser("eval")
     ev.add_argument("--model", default=None, help="model folder (default: all-MiniLM-L6-v2)")
     ev.add_argument("--name", required=True)
@@ -319,6 +380,8 @@ def main(argv: list[str] | None = None) -> None:
         build_kgs()
     elif args.cmd == "hpo-mentions":
         hpo_mentions(args.out)
+    elif args.cmd == "hpo-medic-synonyms":
+        hpo_medic_synonyms(args.out)
     elif args.cmd == "eval":
         evaluate(args.model, args.name, args.sets.split(","), args.max_length, args.threads)
     elif args.cmd == "compare":
