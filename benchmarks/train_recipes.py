@@ -8,7 +8,7 @@ Usage (from the repo root; logs and results go under runs/, which git ignores)::
     python benchmarks/train_recipes.py hpo-medic-synonyms        # MEDIC MeSH synonyms -> HPO
     python benchmarks/train_recipes.py table                     # markdown table of runs/eval/*.json
     python benchmarks/train_recipes.py compare base_minilm_b X [Y…] # paired Δacc@1, McNemar, bootstrap
-    python benchmarks/train_recipes.py soup OUT M1 M2 [M3…]      # uniform weight average of models
+    python benchmarks/train_recipes.py soup OUT M1 M2 [M3…] [--weights W1,W2…]  # weight average
 
 KGs (under runs/kgs/):
   hpo         hp.obo + phenotype.hpoa (is_a + disease has_phenotype), the HPO training KG
@@ -278,11 +278,13 @@ def table() -> None:
         )
 
 
-def soup(out: Path, models: list[Path]) -> None:
-    """Uniform model soup: out = (1/n) Σᵢ θᵢ over the encoders' ``model.safetensors``.
+def soup(out: Path, models: list[Path], weights: list[float] | None = None) -> None:
+    """Model soup: out = Σᵢ wᵢ θᵢ over the encoders' ``model.safetensors`` (uniform wᵢ = 1/n).
 
     The models must be fine-tuned from one base (same parameter names and shapes); the other
-    files (tokenizer, config, model card) are copied from the first model.
+    files (tokenizer, config, model card) and the parameter list are the first model's.
+    WiSE-FT is the two-model case with the base model second: ``--weights 0.75,0.25`` keeps
+    75 % of the fine-tuned weights.
     """
     import shutil
 
@@ -290,27 +292,32 @@ def soup(out: Path, models: list[Path]) -> None:
 
     if len(models) < 2:
         raise SystemExit("soup needs at least two models")
+    weights = weights or [1 / len(models)] * len(models)
+    if len(weights) != len(models) or abs(sum(weights) - 1) > 1e-6:
+        raise SystemExit(f"give one weight per model, summing to 1 (got {weights})")
     states = [load_file(str(m / "model.safetensors")) for m in models]
     for model, state in zip(models[1:], states[1:], strict=True):
-        if state.keys() != states[0].keys() or any(
-            state[k].shape != states[0][k].shape for k in state
-        ):
+        if not states[0].keys() <= state.keys() or any(
+            state[k].shape != states[0][k].shape for k in states[0]
+        ):  # extra buffers (the base's embeddings.position_ids) are left out
             raise SystemExit(f"{model} has other parameters than {models[0]}: not one base model")
     shutil.copytree(models[0], out, dirs_exist_ok=True)
-    mean = {
-        k: (sum(state[k].float() for state in states) / len(states)).to(states[0][k].dtype)
+    mixed = {
+        k: sum(w * state[k].float() for w, state in zip(weights, states, strict=True)).to(
+            states[0][k].dtype
+        )
         for k in states[0]
     }
-    save_file(mean, str(out / "model.safetensors"), metadata={"format": "pt"})
+    save_file(mixed, str(out / "model.safetensors"), metadata={"format": "pt"})
     card = out / "README.md"  # the first model's card: say what this folder really is
-    sources = "\n".join(f"- `{m}`" for m in models)
-    head = f"# Model soup\n\nUniform weight average of {len(models)} models:\n{sources}\n\n"
+    sources = "\n".join(f"- `{m}` × {w:g}" for m, w in zip(models, weights, strict=True))
+    head = f"# Model soup\n\nWeight average of {len(models)} models:\n{sources}\n\n"
     card.write_text(
         head
         + "The card of the first one follows.\n\n"
         + (card.read_text() if card.is_file() else "")
     )
-    print(f"{out}: mean of {len(models)} models")
+    print(f"{out}: weighted mean of {len(models)} models ({weights})")
 
 
 def compare(base: str, others: list[str], sets: list[str]) -> None:
@@ -374,6 +381,7 @@ def main(argv: list[str] | None = None) -> None:
     sp = sub.add_parser("soup", help="uniform weight average of models fine-tuned from one base")
     sp.add_argument("out", type=Path)
     sp.add_argument("models", type=Path, nargs="+")
+    sp.add_argument("--weights", default=None, help="comma-separated, one per model (sum 1)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     if args.cmd == "kgs":
@@ -387,7 +395,8 @@ def main(argv: list[str] | None = None) -> None:
     elif args.cmd == "compare":
         compare(args.base, args.others, args.sets.split(","))
     elif args.cmd == "soup":
-        soup(args.out, args.models)
+        weights = [float(w) for w in args.weights.split(",")] if args.weights else None
+        soup(args.out, args.models, weights)
     else:
         table()
 
