@@ -132,3 +132,38 @@ def test_shipped_dev_suite_parses() -> None:
     spec = load_spec(Path(__file__).resolve().parents[1] / "benchmarks" / "dev.yaml")
     names = {d.name for d in spec.datasets}
     assert {"ncbi-devel", "bc5cdr-dev", "cadec-0", "psytar-1", "mayosrs", "umnsrs-sim"} <= names
+
+
+def test_a_built_kg_is_cached_per_loader_code(tmp_path: Path, monkeypatch) -> None:
+    from termnorm.evaluation.bench import runner as bench_runner
+    from termnorm.evaluation.bench.cache import ResultCache
+
+    medic = Path(__file__).parent / "fixtures" / "kg" / "medic" / "medic_biosyn.txt"
+    spec_path = tmp_path / "suite.yaml"
+    spec_path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "kgs",
+                "data_root": str(medic.parent),
+                "baselines": ["exact"],
+                "kgs": {"medic": {"format": "medic", "path": medic.name}},
+                "datasets": {
+                    "m": {"evaluator": "normalization", "path": medic.name, "kg": "medic"}
+                },
+            }
+        )
+    )
+    cache = ResultCache(tmp_path / "cache")
+    real = bench_runner._loader_code()
+    assert len(real) == 16 and real == bench_runner._loader_code()
+
+    def built(code: str) -> set[str]:
+        monkeypatch.setattr(bench_runner, "_loader_code", lambda: code)
+        runner = bench_runner._Runner(load_spec(spec_path), cache, show_progress=False)
+        assert len(runner.kg("medic").concepts) == 19
+        return {p.name for p in (tmp_path / "cache" / "kgs").iterdir()}
+
+    first = built("loaders-v1")
+    assert len(first) == 1
+    assert built("loaders-v1") == first  # same loader code: the cached KG is reused
+    assert len(built("loaders-v2")) == 2  # changed loader code: built again

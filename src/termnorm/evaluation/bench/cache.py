@@ -4,7 +4,9 @@ The key hashes the model fingerprint (weights + pooling, or the baseline's name)
 dataset's content (file bytes, or the KG fingerprint), the evaluator with its options and the
 termnorm version, so a changed input never reads a stale result and an unchanged suite
 re-renders its report without evaluating anything. Built KGs and indexes are cached beside
-the results (``kgs/``, ``indexes/``).
+the results (``kgs/``, ``indexes/``); a built KG's key adds a hash of the loaders' source, so a
+loader change rebuilds it (and, through the KG fingerprint, re-evaluates what depends on it).
+A change of search or evaluation code without a version bump needs ``--force``.
 """
 
 from __future__ import annotations

@@ -119,7 +119,9 @@ class _Runner:
         from termnorm.kg.build import SourceSpec, build_kg
 
         source = content_hash(spec.path) if spec.path is not None else _builtin_version()
-        key = ResultCache.key("kg", spec.format, source, spec.options, termnorm.__version__)
+        key = ResultCache.key(
+            "kg", spec.format, source, spec.options, termnorm.__version__, _loader_code()
+        )
         folder = self.cache.folder / "kgs" / f"{spec.name}-{key}"
         if (folder / "kg.json").is_file():
             return KnowledgeGraph.load(folder)
@@ -162,6 +164,20 @@ class _Runner:
         from termnorm.evaluation.bench import tasks
 
         return tasks.run_task(self, model, encoder, ds)
+
+
+def _loader_code() -> str:
+    """Hash of the KG loaders' source (``termnorm/kg/*.py``): a built KG is cached per loader
+    code, so a loader fix (say, decoding HTML entities) rebuilds it even without a version bump.
+    """
+    import hashlib
+
+    import termnorm.kg
+
+    h = hashlib.sha256()
+    for path in sorted(Path(termnorm.kg.__file__).parent.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def _builtin_version() -> str:
