@@ -117,6 +117,20 @@ def test_extra_terms_added_to_the_index_are_matched() -> None:
     ]
 
 
+def test_a_name_added_after_the_first_query_counts_in_ties() -> None:
+    encoder = KeyedEncoder()
+    index = TermIndex.build(known_kg(), encoder, show_progress=False)
+    norm = Normalizer(index, encoder)
+    assert [c.concept_id for c in norm.normalize("q zeta", k=2)] == ["Z:1", "Z:9"]
+    index.add_terms(["A:1"], ["Alpha Disease"], TABLE["q zeta"][None, :])  # A:1's name again
+    top = norm.normalize("q zeta", k=3)
+    assert [(c.concept_id, c.matched_term) for c in top] == [
+        ("A:1", "Alpha Disease"),
+        ("Z:1", "zeta one"),
+        ("Z:9", "zeta nine"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [

@@ -67,6 +67,7 @@ class Normalizer:
         self.name = f"embedding-{self.mode.value}"
         self._concept_ids = index.concepts["concept_id"].to_numpy(dtype=object)
         self._names = index.concepts["name"].to_numpy(dtype=object)
+        self._term_is_name = np.zeros(0, dtype=bool)  # per index term, filled on first use
 
     # ------------------------------------------------------------------ Matcher protocol
     def normalize_batch(self, texts: Sequence[str], k: int = 5) -> list[list[Candidate]]:
@@ -168,7 +169,17 @@ class Normalizer:
 
     def _at_name(self, concept: int, hit: int) -> bool:
         """Whether hit ``hit`` of ``concept`` is the concept's name (always, in concept mode)."""
-        return is_name(self._matched(concept, hit), str(self._names[concept]))
+        if self.mode is SearchMode.CONCEPT:
+            return True
+        if len(self._term_is_name) != len(self.index.terms):  # first use, or terms were added
+            terms = self.index.terms["term"].to_numpy(dtype=object)
+            names = self._names[self.index.term_concept]
+            self._term_is_name = np.fromiter(
+                (is_name(str(t), str(n)) for t, n in zip(terms, names, strict=True)),
+                dtype=bool,
+                count=len(terms),
+            )
+        return bool(self._term_is_name[hit])
 
     def _matched(self, concept: int, hit: int) -> str:
         if self.mode is SearchMode.CONCEPT:
