@@ -97,27 +97,6 @@ def build_kgs() -> None:
     )
 
 
-def _medic_hpo_names() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, set[str]]]:
-    """HPO terms, MEDIC terms, and MEDIC concept → the HP concepts sharing one of its names.
-
-    Names compare after the exact-match baseline's ``normalize_text``.
-    """
-    from collections import defaultdict
-
-    from termnorm.kg import KnowledgeGraph
-    from termnorm.search.lexical.dictionary import normalize_text as norm
-
-    hpo_terms = KnowledgeGraph.load(KGS / "hpo_eval").terms
-    by_name: dict[str, set[str]] = defaultdict(set)
-    for cid, term in zip(hpo_terms["concept_id"], hpo_terms["term"], strict=True):
-        by_name[norm(term)].add(cid)
-    medic_terms = KnowledgeGraph.load(KGS / "medic").terms
-    links: dict[str, set[str]] = defaultdict(set)
-    for cid, term in zip(medic_terms["concept_id"], medic_terms["term"], strict=True):
-        links[cid] |= by_name.get(norm(term), set())
-    return hpo_terms, medic_terms, links
-
-
 def hpo_medic_synonyms(out: Path) -> None:
     """MEDIC's MeSH synonyms carried to HPO: a ``concept<TAB>text`` file for ``--train-data od``.
 
@@ -127,7 +106,6 @@ def hpo_medic_synonyms(out: Path) -> None:
     comma (MeSH's inverted forms, "dysplasia, multicystic renal"), with a digit (OMIM
     symbols such as "cmd1a"), shorter than 4 characters, or already an HP term of any concept.
     """
-    import html
     from collections import defaultdict
 
     from termnorm.kg import KnowledgeGraph
@@ -137,7 +115,7 @@ def hpo_medic_synonyms(out: Path) -> None:
         by_text: dict[str, set[str]] = defaultdict(set)
         by_concept: dict[str, set[str]] = defaultdict(set)
         for cid, term in zip(terms["concept_id"], terms["term"], strict=True):
-            text = html.unescape(term).lower()  # runs/kgs/medic built before the loader decoded
+            text = term.lower()
             by_text[text].add(cid)
             by_concept[cid].add(text)
         return by_text, by_concept
@@ -171,12 +149,20 @@ def hpo_mentions(out: Path) -> None:
     concept matches; a mention keeps its text and takes that HP id. Composite, unlinkable and unmapped mentions
     are dropped. The file feeds ``termnorm train --train-data od --mentions FILE``.
     """
-    from collections import Counter
+    from collections import Counter, defaultdict
 
     from termnorm.evaluation.synonyms import read_synonyms
+    from termnorm.kg import KnowledgeGraph
+    from termnorm.search.lexical.dictionary import normalize_text as norm
 
-    _, _, links = _medic_hpo_names()
-    to_hp = {cid.removeprefix("MESH:"): hp for cid, hp in links.items()}
+    hpo_terms = KnowledgeGraph.load(KGS / "hpo_eval").terms
+    by_name: dict[str, set[str]] = defaultdict(set)
+    for cid, term in zip(hpo_terms["concept_id"], hpo_terms["term"], strict=True):
+        by_name[norm(term)].add(cid)
+    medic_terms = KnowledgeGraph.load(KGS / "medic").terms
+    to_hp: dict[str, set[str]] = defaultdict(set)
+    for cid, term in zip(medic_terms["concept_id"], medic_terms["term"], strict=True):
+        to_hp[cid.removeprefix("MESH:")] |= by_name.get(norm(term), set())
     counts: Counter[str] = Counter()
     rows = []
     for path in (
