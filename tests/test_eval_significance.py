@@ -1,4 +1,4 @@
-"""Paired significance of acc@k: McNemar, the seed-pooled bootstrap and ``eval compare``."""
+"""Paired significance of acc@k: McNemar, the seed-pooled bootstraps and ``eval compare``."""
 
 from __future__ import annotations
 
@@ -6,11 +6,18 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from _cli import run_main
 from termnorm.errors import InputFormatError
-from termnorm.evaluation.significance import compare_runs, mcnemar_p, read_correctness
+from termnorm.evaluation.significance import (
+    compare_runs,
+    group_weight_chunks,
+    mcnemar_p,
+    read_correctness,
+    read_documents,
+)
 
 MENTIONS = "0001\tHeart-attack\n0003\tdiabetis\n0004|0009\tasthma\n-1\tbroken leg\n"
 
@@ -215,3 +222,89 @@ def test_compare_reads_what_eval_normalize_writes(
     assert result["n"] == 2  # the composite and the unlinkable mention are not scored
     assert result["base_accuracy"] == 0.5  # exact misses the typo "diabetis"
     assert result["runs"][0]["only_run"] == 1 and result["runs"][0]["accuracy"] == 1.0
+
+
+def _clustered(docs: list[tuple[int, int]], copies: int) -> tuple[dict, dict, dict]:
+    """Base and run outcomes with ``copies`` identical mentions per document, and their docs."""
+    base, run, groups = {}, {}, {}
+    for doc, (a, y) in enumerate(docs):
+        for copy in range(copies):
+            key = ("", f"doc{doc}:{copy}", 0, 5, "m")
+            base[key], run[key], groups[key] = bool(a), bool(y), f"d{doc}"
+    return base, run, groups
+
+
+def test_resampling_documents_ignores_repeats_within_a_document() -> None:
+    """Four copies of each mention narrow the mention bootstrap, not the document one."""
+    docs = [(0, 1)] * 8 + [(1, 0)] * 4 + [(1, 1)] * 18
+    base1, run1, groups1 = _clustered(docs, 1)
+    once = compare_runs(base1, {"r": run1}, n_boot=4000, seed=2)
+    per_doc_once = compare_runs(base1, {"r": run1}, n_boot=4000, seed=2, groups=groups1)
+    base, run, groups = _clustered(docs, 4)
+    by_mention = compare_runs(base, {"r": run}, n_boot=4000, seed=2)
+    by_document = compare_runs(base, {"r": run}, n_boot=4000, seed=2, groups=groups)
+    assert math.isclose(by_document.delta, 4 / 30) and by_document.documents == 30
+    assert by_mention.documents is None and once.documents is None
+    # the same draws of 30 documents, whatever the copies inside them
+    assert (by_document.ci_low, by_document.ci_high, by_document.bootstrap_p) == (
+        per_doc_once.ci_low,
+        per_doc_once.ci_high,
+        per_doc_once.bootstrap_p,
+    )
+    width = lambda r: r.ci_high - r.ci_low  # noqa: E731
+    assert width(by_mention) < 0.7 * width(by_document)
+    assert abs(width(once) - width(by_document)) < 0.05
+
+
+def test_group_weights_do_not_depend_on_the_chunking() -> None:
+    whole = np.concatenate(list(group_weight_chunks(7, 100, seed=3)))
+    chunked = list(group_weight_chunks(7, 100, seed=3, cells=20))
+    assert len(chunked) == 50 and whole.shape == (100, 7)  # 20 // 7 = 2 draws per chunk
+    assert np.array_equal(whole, np.concatenate(chunked))
+    assert (whole.sum(axis=1) == 7).all()
+
+
+def test_documents_must_cover_every_mention_and_be_two_or_more() -> None:
+    base = _outcomes([1, 0, 1])
+    with pytest.raises(ValueError, match="1 mentions have no document"):
+        compare_runs(base, {"r": base}, groups={_key(0): "a", _key(1): "b"})
+    with pytest.raises(ValueError, match=r"one document .*--unit mention"):
+        compare_runs(base, {"r": base}, groups=dict.fromkeys(base, "a"))
+
+
+def test_read_documents_uses_doc_id_else_the_file(tmp_path: Path) -> None:
+    rows = [_row(0, 1), {**_row(1, 1), "doc_id": "PMID7"}, _row("x", None, kind="composite")]
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert list(read_documents(path).values()) == ["doc", "PMID7"]
+    with pytest.raises(FileNotFoundError, match="no predictions file"):
+        read_documents(tmp_path / "missing.jsonl")
+
+
+def _write_docs(path: Path, ranks: list[int | None], per_doc: int = 2) -> Path:
+    rows = [{**_row(i, rank), "doc_id": f"D{i // per_doc}"} for i, rank in enumerate(ranks)]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_cli_compare_resamples_documents_when_there_are_some(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = _write_docs(tmp_path / "base.jsonl", [1, 2, None, 1, 2, 2])
+    run = _write_docs(tmp_path / "run.jsonl", [1, 1, 1, 1, 2, 1])
+    code, out, err = run_main(["eval", "compare", str(base), str(run), "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["documents"] == 3
+    code, out, _ = run_main(["eval", "compare", str(base), str(run), "--unit", "mention"], capsys)
+    assert code == 0 and "over mentions" in " ".join(out.split())
+    code, out, _ = run_main(["eval", "compare", str(base), str(run)], capsys)
+    assert code == 0 and "over 3 documents" in " ".join(out.split())
+    # files without documents: auto resamples mentions, --unit document says what to do
+    plain = _write(tmp_path / "plain.jsonl", [1, 2, None])
+    plain_run = _write(tmp_path / "plain_run.jsonl", [1, 1, 1])
+    code, out, _ = run_main(["eval", "compare", str(plain), str(plain_run)], capsys)
+    assert code == 0 and "over mentions" in " ".join(out.split())
+    code, _, err = run_main(
+        ["eval", "compare", str(plain), str(plain_run), "--unit", "document"], capsys
+    )
+    assert code == 1 and "--unit mention" in " ".join(err.split())

@@ -15,10 +15,17 @@ def register_all(app: typer.Typer) -> None:
     from termnorm.cli import eval_cmd
 
     eval_cmd.register(app)  # before any module adding commands to eval_cmd.eval_app
-    from termnorm.cli import bench_cmd, eval_compare_cmd, eval_embedding_cmd, neighbors_cmd
+    from termnorm.cli import (
+        bench_cmd,
+        eval_compare_cmd,
+        eval_embedding_cmd,
+        eval_select_cmd,
+        neighbors_cmd,
+    )
 
     eval_embedding_cmd.register(app)
     eval_compare_cmd.register(app)
+    eval_select_cmd.register(app)
     bench_cmd.register(app)
     neighbors_cmd.register(app)
     from termnorm.cli import kg_cmd

@@ -3,12 +3,16 @@
 Reads prediction files written by ``termnorm eval normalize --predictions`` on the same
 mentions and prints, per run, acc@k, Δ, the discordant counts and the exact McNemar p; then
 the runs pooled per mention (seeds of one recipe) with a paired-bootstrap confidence interval
-and p (:mod:`termnorm.evaluation.significance`). ``--json`` prints the same as one object,
-input files first. Unreadable or mismatched files end with one ``error:`` line and exit 1.
+and p (:mod:`termnorm.evaluation.significance`). The bootstrap resamples documents where the
+mentions come from two or more (mentions of one article are not independent) and single
+mentions otherwise (``--unit auto``); the output says which. ``--unit document`` or
+``--unit mention`` forces one. ``--json`` prints the same as one object, input files first.
+Unreadable or mismatched files end with one ``error:`` line and exit 1.
 """
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,9 +24,47 @@ from termnorm.cli._output import print_json
 from termnorm.cli.eval_cmd import eval_app
 
 if TYPE_CHECKING:
-    from termnorm.evaluation.significance import PairedComparison
+    from termnorm.evaluation.significance import MentionKey, PairedComparison
 
-__all__ = ["register"]
+__all__ = ["ResampleUnit", "register", "resample_groups"]
+
+
+class ResampleUnit(str, Enum):
+    """What the bootstrap draws with replacement (auto: documents where there are two+)."""
+
+    auto = "auto"
+    document = "document"
+    mention = "mention"
+
+
+# options shared with ``eval select``
+K_OPTION = typer.Option(1, "-k", min=1, help="Score acc@k (a mention counts if rank ≤ k).")
+BOOTSTRAP_OPTION = typer.Option(10_000, "--bootstrap", min=1, help="Bootstrap draws.")
+CONFIDENCE_OPTION = typer.Option(
+    0.95, "--confidence", min=0.5, max=0.9999, help="Confidence of the interval."
+)
+SEED_OPTION = typer.Option(0, "--seed", help="Seed of the bootstrap draws.")
+UNIT_OPTION = typer.Option(
+    ResampleUnit.auto,
+    "--unit",
+    help="What the bootstrap resamples: whole documents (mentions of one article are not "
+    "independent) or single mentions; auto takes documents where the mentions come from "
+    "two or more.",
+)
+JSON_OPTION = typer.Option(False, "--json", help="Print one JSON object.")
+
+
+def resample_groups(unit: ResampleUnit, predictions: Path) -> dict[MentionKey, str] | None:
+    """Mention → document for ``unit`` (None: resample mentions), read from ``predictions``."""
+    from termnorm.evaluation.significance import read_documents
+
+    if unit is ResampleUnit.mention:
+        return None
+    documents = read_documents(predictions)
+    if unit is ResampleUnit.auto and len(set(documents.values())) < 2:
+        return None
+    return documents
+
 
 _EXAMPLES = """
 Examples:
@@ -32,6 +74,8 @@ Examples:
   termnorm eval compare base.jsonl trained.jsonl
 
   termnorm eval compare base.jsonl seed13.jsonl seed7.jsonl seed21.jsonl --json
+
+  termnorm eval compare base.jsonl trained.jsonl --unit mention   # resample single mentions
 """
 
 
@@ -66,11 +110,12 @@ def _table(result: PairedComparison) -> Table:
 
 def _pooled_line(result: PairedComparison) -> str:
     label = "pooled over runs" if len(result.runs) > 1 else "bootstrap"
+    over = f"{result.documents} documents" if result.documents else "mentions"
     return (
         f"{label}: acc {_pct(result.mean_accuracy)}, Δ {100 * result.delta:+.1f} "
         f"[{100 * result.ci_low:+.1f}, {100 * result.ci_high:+.1f}] "
-        f"({100 * result.confidence:.0f}% paired bootstrap, {result.n_boot} draws), "
-        f"p = {result.bootstrap_p:.2g}"
+        f"({100 * result.confidence:.0f}% paired bootstrap over {over}, {result.n_boot} "
+        f"draws), p = {result.bootstrap_p:.2g}"
     )
 
 
@@ -80,13 +125,12 @@ def compare_cmd(
     runs: list[Path] = typer.Argument(
         ..., help="Predictions of one or more runs (e.g. seeds of one recipe), same mentions."
     ),
-    k: int = typer.Option(1, "-k", min=1, help="Compare acc@k (a mention counts if rank ≤ k)."),
-    n_boot: int = typer.Option(10_000, "--bootstrap", min=1, help="Bootstrap draws."),
-    confidence: float = typer.Option(
-        0.95, "--confidence", min=0.5, max=0.9999, help="Confidence of the interval."
-    ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap draws."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    k: int = K_OPTION,
+    n_boot: int = BOOTSTRAP_OPTION,
+    confidence: float = CONFIDENCE_OPTION,
+    seed: int = SEED_OPTION,
+    unit: ResampleUnit = UNIT_OPTION,
+    json_out: bool = JSON_OPTION,
 ) -> None:
     """Paired acc@k of runs against a baseline: McNemar per run, bootstrap pooled."""
     from termnorm.evaluation.significance import compare_runs, read_correctness
@@ -103,6 +147,7 @@ def compare_cmd(
         n_boot=n_boot,
         confidence=confidence,
         seed=seed,
+        groups=resample_groups(unit, base),
     )
     if json_out:
         print_json({"base_file": str(base), "run_files": list(map(str, runs)), **result.to_dict()})

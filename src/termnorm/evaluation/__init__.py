@@ -25,12 +25,18 @@ if TYPE_CHECKING:  # pragma: no cover
         RelationClassificationEvaluator,
         RelationMode,
     )
+    from termnorm.evaluation.selection import (
+        CrossFitSelection,
+        SettingScore,
+        cross_fitted_selection,
+    )
     from termnorm.evaluation.significance import (
         PairedComparison,
         RunComparison,
         compare_runs,
         mcnemar_p,
         read_correctness,
+        read_documents,
     )
     from termnorm.evaluation.zero_shot import ZeroShotEvaluator, ZeroShotReport
 
@@ -38,6 +44,7 @@ __all__ = [
     "ClusteringEvaluator",
     "CompositeRule",
     "ConceptVector",
+    "CrossFitSelection",
     "Embedder",
     "LinkPredictionEvaluator",
     "MCSMEvaluator",
@@ -51,11 +58,14 @@ __all__ = [
     "RelationClassificationEvaluator",
     "RelationMode",
     "RunComparison",
+    "SettingScore",
     "ZeroShotEvaluator",
     "ZeroShotReport",
     "compare_runs",
+    "cross_fitted_selection",
     "mcnemar_p",
     "read_correctness",
+    "read_documents",
     "read_mentions",
     "read_pairs",
     "split_composite",
@@ -86,6 +96,10 @@ _LAZY = {
     "compare_runs": "significance",
     "mcnemar_p": "significance",
     "read_correctness": "significance",
+    "read_documents": "significance",
+    "CrossFitSelection": "selection",
+    "SettingScore": "selection",
+    "cross_fitted_selection": "selection",
 }
 
 

@@ -14,6 +14,11 @@ far more sensitive than comparing two accuracies:
   p-value is ``p = min(1, 2 · (c + 1) / (n_boot + 1))`` (so never below ``2 / (n_boot + 1)``,
   the resolution of ``n_boot`` draws). The runs are held fixed: the interval covers the
   sampling of mentions, not seed-to-seed variation, which the per-run rows show.
+- **Cluster bootstrap over documents** (``groups`` given). Mentions of one document are not
+  independent (an article repeats "aniridia" seven times), so resampling mentions one by one
+  makes the interval too narrow. With ``groups``, the G documents are drawn with replacement
+  (``w_g`` copies of document g) and ``Δ* = Σ_g w_g Σ_{i∈g} d_i / Σ_g w_g n_g``; interval and
+  p as above. McNemar's test, per run, still treats mentions as independent.
 
 Mentions are read from prediction files (``termnorm eval normalize --predictions``), one
 JSON object per mention. Only simple (single-concept) mentions count, every file must hold
@@ -26,7 +31,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -38,9 +43,16 @@ from termnorm.errors import InputFormatError
 __all__ = [
     "PairedComparison",
     "RunComparison",
+    "align_runs",
     "compare_runs",
+    "group_index",
+    "group_weight_chunks",
     "mcnemar_p",
+    "mention_key",
+    "prediction_record",
     "read_correctness",
+    "read_documents",
+    "summarize_draws",
 ]
 
 MentionKey = tuple[str, str, int | None, int | None, str]
@@ -57,7 +69,8 @@ def mcnemar_p(b: int, c: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def _record(path: Path, number: int, line: str) -> dict[str, Any]:
+def prediction_record(path: Path, number: int, line: str) -> dict[str, Any]:
+    """One line of a predictions file as a dict, or an error naming the file and line."""
     try:
         row = json.loads(line)
     except json.JSONDecodeError:
@@ -78,6 +91,17 @@ def _portable(location: object) -> str:
     if not line.isdigit():
         return Path(str(location)).name
     return f"{Path(where).name}:{line}"
+
+
+def mention_key(row: Mapping[str, Any]) -> MentionKey:
+    """(fold, file name and line, start, end, text) of a prediction record (see module doc)."""
+    return (
+        str(row.get("fold", "")),
+        _portable(row.get("location", "")),
+        row.get("start"),
+        row.get("end"),
+        row["text"],
+    )
 
 
 def read_correctness(path: str | Path, k: int = 1) -> dict[MentionKey, bool]:
@@ -102,17 +126,11 @@ def read_correctness(path: str | Path, k: int = 1) -> dict[MentionKey, bool]:
         for number, line in enumerate(fh, 1):
             if not line.strip():
                 continue
-            row = _record(path, number, line)
+            row = prediction_record(path, number, line)
             listed = max(listed, len(row["predictions"]))
             if row["kind"] != "simple":
                 continue
-            key = (
-                str(row.get("fold", "")),
-                _portable(row.get("location", "")),
-                row.get("start"),
-                row.get("end"),
-                row["text"],
-            )
+            key = mention_key(row)
             if key in out:
                 raise InputFormatError(path, number, f"mention {key} is listed twice")
             out[key] = row["rank"] is not None and int(row["rank"]) <= k
@@ -128,6 +146,57 @@ def read_correctness(path: str | Path, k: int = 1) -> dict[MentionKey, bool]:
             f"'termnorm eval normalize ... -k {k} --predictions FILE'",
         )
     return out
+
+
+def read_documents(path: str | Path) -> dict[MentionKey, str]:
+    """``{mention key: document}`` for the simple mentions of one predictions file.
+
+    The document is the record's ``doc_id`` where it has one, else the file the mention was
+    read from (the file part of its ``location``).
+
+    Raises:
+        FileNotFoundError: when ``path`` does not exist.
+        InputFormatError: a line that is not a prediction record.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no predictions file")
+    out: dict[MentionKey, str] = {}
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            row = prediction_record(path, number, line)
+            if row["kind"] != "simple":
+                continue
+            key = mention_key(row)
+            doc = row.get("doc_id")
+            out[key] = str(doc) if doc not in (None, "") else key[1].rpartition(":")[0]
+    return out
+
+
+def group_index(
+    keys: Sequence[MentionKey], groups: Mapping[MentionKey, str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, group_of)``: the distinct groups and each key's index into them.
+
+    Raises:
+        ValueError: a key without a group, or fewer than two groups (nothing to resample).
+    """
+    missing = [key for key in keys if key not in groups]
+    if missing:
+        raise ValueError(
+            f"{len(missing)} mentions have no document (e.g. {missing[0]}): give one for "
+            "every mention, e.g. read_documents() of the same predictions file"
+        )
+    labels, group_of = np.unique([groups[key] for key in keys], return_inverse=True)
+    if len(labels) < 2:
+        raise ValueError(
+            f"all {len(keys)} mentions come from one document ({labels[0]!r}), and resampling "
+            "documents needs at least two: resample mentions instead (no groups; the CLI's "
+            "--unit mention)"
+        )
+    return labels, group_of
 
 
 @dataclass(frozen=True)
@@ -158,6 +227,7 @@ class PairedComparison:
     confidence: float
     bootstrap_p: float
     n_boot: int
+    documents: int | None = None  # documents resampled; None: mentions were resampled
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (runs as a list of dicts)."""
@@ -166,9 +236,12 @@ class PairedComparison:
         return out
 
 
-def _aligned(
+def align_runs(
     base: Mapping[MentionKey, bool], runs: Sequence[Mapping[MentionKey, bool]], names: Sequence[str]
 ) -> tuple[np.ndarray, np.ndarray]:
+    """``(a, y)``: the baseline's correctness ``a[i]`` and each run's ``y[s, i]``, in one
+    mention order (keys sorted by ``repr``); a run scored on other mentions raises ValueError.
+    """
     keys = sorted(base, key=repr)
     for name, run in zip(names, runs, strict=True):
         if run.keys() != base.keys():
@@ -209,10 +282,42 @@ def _bootstrap(
         stop = min(n_boot, start + chunk)
         idx = rng.integers(0, n, size=(stop - start, n))
         draws[start:stop] = d[idx].mean(axis=1)
+    return summarize_draws(draws, confidence)
+
+
+def group_weight_chunks(
+    n_groups: int, n_boot: int, seed: int, cells: int = 4_000_000
+) -> Iterator[np.ndarray]:
+    """Bootstrap draws over groups, ``(rows, n_groups)`` copies of each group per draw.
+
+    Each draw takes n_groups groups with replacement; the n_boot draws come in chunks of at
+    most ``cells`` numbers (bounded memory), the same draws whatever the chunking.
+    """
+    rng = np.random.default_rng(seed)
+    step = max(1, cells // n_groups)
+    p = np.full(n_groups, 1 / n_groups)
+    for start in range(0, n_boot, step):
+        rows = min(step, n_boot - start)
+        yield rng.multinomial(n_groups, p, size=rows).astype(np.float64)
+
+
+def _cluster_bootstrap(
+    d: np.ndarray, group_of: np.ndarray, n_groups: int, n_boot: int, confidence: float, seed: int
+) -> tuple[float, float, float]:
+    sums = np.bincount(group_of, d, n_groups)
+    sizes = np.bincount(group_of, minlength=n_groups).astype(np.float64)
+    draws = np.concatenate(
+        [(w @ sums) / (w @ sizes) for w in group_weight_chunks(n_groups, n_boot, seed)]
+    )
+    return summarize_draws(draws, confidence)
+
+
+def summarize_draws(draws: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """Percentile interval and two-sided p of bootstrap draws of Δ (see module doc)."""
     tail = (1.0 - confidence) / 2
     low, high = np.quantile(draws, [tail, 1.0 - tail])
     crossing = min(int(np.sum(draws <= 0)), int(np.sum(draws >= 0)))
-    p = min(1.0, 2 * (crossing + 1) / (n_boot + 1))
+    p = min(1.0, 2 * (crossing + 1) / (len(draws) + 1))
     return float(low), float(high), p
 
 
@@ -225,12 +330,17 @@ def compare_runs(
     n_boot: int = 10_000,
     confidence: float = 0.95,
     seed: int = 0,
+    groups: Mapping[MentionKey, str] | None = None,
 ) -> PairedComparison:
     """Each run against ``base`` (McNemar) and all runs pooled per mention (bootstrap).
 
+    With ``groups`` (mention → document, e.g. :func:`read_documents`) the bootstrap resamples
+    documents, else mentions (see module doc).
+
     Raises:
-        ValueError: no runs, no mentions, runs scored on other mentions than ``base``, or
-            ``n_boot``/``confidence`` out of range.
+        ValueError: no runs, no mentions, runs scored on other mentions than ``base``,
+            ``n_boot``/``confidence`` out of range, or ``groups`` missing a mention or
+            naming a single document.
     """
     if not runs:
         raise ValueError("compare_runs needs at least one run besides the baseline")
@@ -241,11 +351,17 @@ def compare_runs(
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     names = list(runs)
-    a, y = _aligned(base, [runs[name] for name in names], names)
+    a, y = align_runs(base, [runs[name] for name in names], names)
     n = a.shape[0]
     per_run = tuple(_run_comparison(name, row, a) for name, row in zip(names, y, strict=True))
     d = y.mean(axis=0) - a
-    low, high, p = _bootstrap(d, n_boot, confidence, seed)
+    documents = None
+    if groups is None:
+        low, high, p = _bootstrap(d, n_boot, confidence, seed)
+    else:
+        labels, group_of = group_index(sorted(base, key=repr), groups)
+        documents = len(labels)
+        low, high, p = _cluster_bootstrap(d, group_of, documents, n_boot, confidence, seed)
     return PairedComparison(
         n=n,
         k=k,
@@ -259,4 +375,5 @@ def compare_runs(
         confidence=confidence,
         bootstrap_p=p,
         n_boot=n_boot,
+        documents=documents,
     )
