@@ -266,36 +266,18 @@ def table() -> None:
 
 
 def soup(out: Path, models: list[Path], weights: list[float] | None = None) -> None:
-    """Model soup: out = Σᵢ wᵢ θᵢ over the encoders' ``model.safetensors`` (uniform wᵢ = 1/n).
+    """Model soup: out = Σᵢ wᵢ θᵢ (:func:`termnorm.encoders.interpolation.soup`), with a card.
 
-    The models must be fine-tuned from one base (same parameter names and shapes); the other
-    files (tokenizer, config, model card) and the parameter list are the first model's.
     WiSE-FT is the two-model case with the base model second: ``--weights 0.75,0.25`` keeps
-    75 % of the fine-tuned weights.
+    75 % of the fine-tuned weights (``termnorm train --wise-alpha`` does it after training).
     """
-    import shutil
+    from termnorm.encoders import interpolation
 
-    from safetensors.torch import load_file, save_file
-
-    if len(models) < 2:
-        raise SystemExit("soup needs at least two models")
     weights = weights or [1 / len(models)] * len(models)
-    if len(weights) != len(models) or abs(sum(weights) - 1) > 1e-6:
-        raise SystemExit(f"give one weight per model, summing to 1 (got {weights})")
-    states = [load_file(str(m / "model.safetensors")) for m in models]
-    for model, state in zip(models[1:], states[1:], strict=True):
-        if not states[0].keys() <= state.keys() or any(
-            state[k].shape != states[0][k].shape for k in states[0]
-        ):  # extra buffers (the base's embeddings.position_ids) are left out
-            raise SystemExit(f"{model} has other parameters than {models[0]}: not one base model")
-    shutil.copytree(models[0], out, dirs_exist_ok=True)
-    mixed = {
-        k: sum(w * state[k].float() for w, state in zip(weights, states, strict=True)).to(
-            states[0][k].dtype
-        )
-        for k in states[0]
-    }
-    save_file(mixed, str(out / "model.safetensors"), metadata={"format": "pt"})
+    try:
+        interpolation.soup(out, models, weights)
+    except (ValueError, FileNotFoundError) as exc:
+        raise SystemExit(str(exc)) from exc
     card = out / "README.md"  # the first model's card: say what this folder really is
     sources = "\n".join(f"- `{m}` × {w:g}" for m, w in zip(models, weights, strict=True))
     head = f"# Model soup\n\nWeight average of {len(models)} models:\n{sources}\n\n"

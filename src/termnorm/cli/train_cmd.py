@@ -112,6 +112,7 @@ def register(app: typer.Typer) -> None:
         keep_best: bool = typer.Option(
             _D.keep_best, "--keep-best/--keep-last", help=H["keep_best"]
         ),
+        wise_alpha: float = typer.Option(_D.wise_alpha, "--wise-alpha", help=H["wise_alpha"]),
         checkpoint_every: int = typer.Option(
             _D.checkpoint_every, "--checkpoint-every", help=H["checkpoint_every"]
         ),

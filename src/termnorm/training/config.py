@@ -171,6 +171,13 @@ class TrainConfig:
     keep_best: bool = field(
         default=True, metadata=_h("With --dev, the output holds the best model by dev acc@1.")
     )
+    wise_alpha: float = field(
+        default=1.0,
+        metadata=_h(
+            "WiSE-FT: save alpha*trained + (1-alpha)*base weights (1 = the trained ones; "
+            "0.5 is WiSE-FT's default). The trained weights stay in finetuned.safetensors."
+        ),
+    )
     device: str | None = field(
         default=None, metadata=_h("cpu, cuda, cuda:1 ... (default: cuda when present).")
     )
@@ -236,6 +243,8 @@ class TrainConfig:
             raise ValueError(f"--domain-share must be in [0, 1] (got {self.domain_share})")
         if not 0.0 <= self.hard_share <= 1.0:
             raise ValueError(f"--hard-share must be in [0, 1] (got {self.hard_share})")
+        if not 0.0 < self.wise_alpha <= 1.0:
+            raise ValueError(f"--wise-alpha must be in (0, 1] (got {self.wise_alpha})")
         for flag, value in (
             ("--steps", self.steps),
             ("--grad-accum", self.grad_accum),

@@ -12,6 +12,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from termnorm.encoders.interpolation import FINETUNED_FILE
 from termnorm.training.config import TrainConfig
 
 logger = logging.getLogger(__name__)
@@ -110,6 +111,13 @@ def write_model_card(
             ]
         ),
     ]
+    if config.wise_alpha < 1.0:
+        sections.insert(
+            2,
+            f"The saved weights are WiSE-FT: {config.wise_alpha:g} × trained + "
+            f"{1 - config.wise_alpha:g} × the base model; the trained ones are kept in "
+            f"`{FINETUNED_FILE}`, and the dev results below are theirs.",
+        )
     if plot is not None:
         sections.append(f"## Loss curves\n\n![loss curves]({PLOT_FILE})")
     elif records:
@@ -121,6 +129,7 @@ def write_model_card(
         sections.append("## Loss curves\n\n" + "\n".join(rows))
     if evals or final_metrics:
         lines = ["## Dev results", "", f"Saved weights: **{selected}** model."]
+
         if best is not None:
             lines.append(f"Best at step {best['step']}: {best['score']:.4f}.")
         lines += ["", "| step | metric | value |", "|---|---|---|"]

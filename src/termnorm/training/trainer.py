@@ -29,7 +29,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
 from termnorm._artifacts import atomic_dir
-from termnorm.encoders import DEFAULT_MAX_LENGTH, TermEncoder
+from termnorm.encoders import DEFAULT_MAX_LENGTH, TermEncoder, default_model_path
 from termnorm.errors import ArtifactMismatchError
 from termnorm.kg import KnowledgeGraph
 from termnorm.training import checkpoint as ckpt
@@ -369,6 +369,8 @@ class Trainer:
                     (shutil.copytree if item.is_dir() else shutil.copy2)(item, target)
             else:
                 self._save_model(self.out)
+            if self.config.wise_alpha < 1.0:
+                self._wise_ft()
             (self.out / CONFIG_FILE).write_text(
                 json.dumps(self.config.to_dict(), indent=2, default=str) + "\n"
             )
@@ -392,6 +394,15 @@ class Trainer:
             if self.config.clean_checkpoints:
                 shutil.rmtree(self.out / ckpt.CHECKPOINTS_DIR, ignore_errors=True)
         barrier(self.info)
+
+    def _wise_ft(self) -> None:
+        """The saved encoder weights become α·trained + (1 − α)·base (WiSE-FT)."""
+        from termnorm.encoders.interpolation import wise_ft_in_place
+
+        base = Path(self.config.base_model or default_model_path())
+        wise_ft_in_place(self.out, base, self.config.wise_alpha)
+        alpha = self.config.wise_alpha
+        logger.info("WiSE-FT: saved %.2f x trained + %.2f x %s", alpha, 1 - alpha, base)
 
     def _log(self, record: dict[str, Any]) -> None:
         append_log(self.out / LOG_FILE, record)
