@@ -332,7 +332,8 @@ def compare(base: str, others: list[str], sets: list[str], by_mention: bool = Fa
                 f"{head} pooled ({len(result.runs)} runs) | {100 * result.base_accuracy:.1f} "
                 f"| {100 * result.mean_accuracy:.1f} | {100 * result.delta:+.1f} "
                 f"[{100 * result.ci_low:+.1f}, {100 * result.ci_high:+.1f}] | | "
-                f"| bootstrap over {over} {result.bootstrap_p:.2g} |"
+                f"| bootstrap over {over} {result.bootstrap_p:.2g}, "
+                f"sign-flip {result.permutation_p:.2g} |"
             )
 
 

@@ -17,6 +17,7 @@ from termnorm.evaluation.significance import (
     mcnemar_p,
     read_correctness,
     read_documents,
+    sign_flip_p,
 )
 
 MENTIONS = "0001\tHeart-attack\n0003\tdiabetis\n0004|0009\tasthma\n-1\tbroken leg\n"
@@ -308,3 +309,21 @@ def test_cli_compare_resamples_documents_when_there_are_some(
         ["eval", "compare", str(plain), str(plain_run), "--unit", "document"], capsys
     )
     assert code == 1 and "--unit mention" in " ".join(err.split())
+
+
+def test_sign_flip_p_matches_the_exact_randomization_distribution() -> None:
+    # five units all +1: only the all-plus and all-minus sign vectors are as extreme, 2 / 32
+    assert abs(sign_flip_p(np.ones(5), 40_000, seed=1) - 2 / 32) < 0.006
+    # +3, +1, -1: the eight sign vectors give sums ±3, ±5, ±1, ±3; six have |sum| >= 3
+    assert abs(sign_flip_p(np.array([3.0, 1.0, -1.0]), 40_000, seed=1) - 6 / 8) < 0.01
+    assert sign_flip_p(np.zeros(4), 100, seed=0) == 1.0
+
+
+def test_compare_reports_the_sign_flip_p_over_its_units() -> None:
+    docs = [(0, 1)] * 8 + [(1, 1)] * 22
+    base, run, groups = _clustered(docs, 3)
+    by_document = compare_runs(base, {"r": run}, n_boot=20_000, seed=4, groups=groups)
+    by_mention = compare_runs(base, {"r": run}, n_boot=20_000, seed=4)
+    # 8 documents gain, none loses: exact p = 2 / 2**8 over documents
+    assert abs(by_document.permutation_p - 2 / 256) < 0.003
+    assert by_mention.permutation_p < 1e-3  # 24 mentions treated as independent

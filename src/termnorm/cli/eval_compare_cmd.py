@@ -115,7 +115,8 @@ def _pooled_line(result: PairedComparison) -> str:
         f"{label}: acc {_pct(result.mean_accuracy)}, Δ {100 * result.delta:+.1f} "
         f"[{100 * result.ci_low:+.1f}, {100 * result.ci_high:+.1f}] "
         f"({100 * result.confidence:.0f}% paired bootstrap over {over}, {result.n_boot} "
-        f"draws), p = {result.bootstrap_p:.2g}"
+        f"draws), p = {result.bootstrap_p:.2g}; sign-flip test over the same units "
+        f"p = {result.permutation_p:.2g}"
     )
 
 
