@@ -66,10 +66,11 @@ def average_weights(
     return mixed
 
 
-def _load(folder: Path) -> dict[str, torch.Tensor]:
+def _load(path: Path) -> dict[str, torch.Tensor]:
+    """The tensors of a safetensors file, or of a model folder's ``model.safetensors``."""
     from safetensors.torch import load_file
 
-    return load_file(str(_weights_file(folder)))
+    return load_file(str(_weights_file(path) if path.is_dir() else path))
 
 
 def _save(state: dict[str, torch.Tensor], path: Path) -> None:
@@ -88,7 +89,7 @@ def soup(out: Path, models: Sequence[Path], weights: Sequence[float] | None = No
         ValueError: see :func:`average_weights`.
     """
     weights = list(weights) if weights is not None else [1 / len(models)] * len(models)
-    mixed = average_weights([_load(m) for m in models], weights, [str(m) for m in models])
+    mixed = average_weights([_load(Path(m)) for m in models], weights, [str(m) for m in models])
     shutil.copytree(models[0], out, dirs_exist_ok=True)
     _save(mixed, Path(out) / WEIGHTS_FILE)
 
@@ -109,8 +110,6 @@ def wise_ft_in_place(model: Path, base: Path, alpha: float) -> None:
     kept = model / FINETUNED_FILE
     if not kept.is_file():
         shutil.copy2(_weights_file(model), kept)
-    from safetensors.torch import load_file
-
-    state = load_file(str(kept))
-    mixed = average_weights([state, _load(base)], [alpha, 1.0 - alpha], [str(model), str(base)])
+    states = [_load(kept), _load(Path(base))]
+    mixed = average_weights(states, [alpha, 1.0 - alpha], [str(model), str(base)])
     _save(mixed, model / WEIGHTS_FILE)

@@ -33,8 +33,10 @@ from typing import Any
 import numpy as np
 
 from termnorm.evaluation.significance import (
+    CELLS,
     MentionKey,
     align_runs,
+    check_bootstrap,
     group_index,
     group_weight_chunks,
     summarize_draws,
@@ -43,7 +45,6 @@ from termnorm.evaluation.significance import (
 __all__ = ["CrossFitSelection", "SettingScore", "cross_fitted_selection"]
 
 _TIE_DECIMALS = 9  # accuracy sums are compared rounded, so float noise never breaks a tie
-_CHUNK = 4_000_000  # numbers held at once: bootstrap draws × groups × settings
 
 
 @dataclass(frozen=True)
@@ -119,10 +120,7 @@ def cross_fitted_selection(
     """
     if len(settings) < 2:
         raise ValueError("cross-fitted selection needs at least two settings to choose from")
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    check_bootstrap(n_boot, confidence)
     names = list(settings)
     matrices = []
     for name in names:
@@ -137,7 +135,7 @@ def cross_fitted_selection(
     base_sums = np.bincount(group_of, a, len(labels))
     sizes = np.bincount(group_of, minlength=len(labels)).astype(np.float64)
     point, choice = _crossfit(np.ones((1, len(labels))), sums, base_sums, sizes)
-    cells = max(1, _CHUNK // len(names))
+    cells = max(1, CELLS // len(names))  # a chunk holds draws × groups × settings
     draws = np.concatenate(
         [
             _crossfit(w, sums, base_sums, sizes)[0]

@@ -50,12 +50,11 @@ __all__ = [
     "PairedComparison",
     "RunComparison",
     "align_runs",
+    "check_bootstrap",
     "compare_runs",
     "group_index",
     "group_weight_chunks",
     "mcnemar_p",
-    "mention_key",
-    "prediction_record",
     "read_correctness",
     "read_documents",
     "sign_flip_p",
@@ -63,6 +62,8 @@ __all__ = [
 ]
 
 MentionKey = tuple[str, str, int | None, int | None, str]
+
+CELLS = 4_000_000  # numbers one bootstrap or permutation chunk holds at once (~32 MB)
 
 
 def mcnemar_p(b: int, c: int) -> float:
@@ -76,8 +77,7 @@ def mcnemar_p(b: int, c: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def prediction_record(path: Path, number: int, line: str) -> dict[str, Any]:
-    """One line of a predictions file as a dict, or an error naming the file and line."""
+def _record(path: Path, number: int, line: str) -> dict[str, Any]:
     try:
         row = json.loads(line)
     except json.JSONDecodeError:
@@ -100,7 +100,7 @@ def _portable(location: object) -> str:
     return f"{Path(where).name}:{line}"
 
 
-def mention_key(row: Mapping[str, Any]) -> MentionKey:
+def _mention_key(row: Mapping[str, Any]) -> MentionKey:
     """(fold, file name and line, start, end, text) of a prediction record (see module doc)."""
     return (
         str(row.get("fold", "")),
@@ -109,6 +109,19 @@ def mention_key(row: Mapping[str, Any]) -> MentionKey:
         row.get("end"),
         row["text"],
     )
+
+
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) for every non-blank line of a predictions file."""
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: no predictions file; write one with "
+            "'termnorm eval normalize ... --predictions FILE'"
+        )
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if line.strip():
+                yield number, _record(path, number, line)
 
 
 def read_correctness(path: str | Path, k: int = 1) -> dict[MentionKey, bool]:
@@ -122,25 +135,16 @@ def read_correctness(path: str | Path, k: int = 1) -> dict[MentionKey, bool]:
             file with no simple mention, or one listing fewer than ``k`` candidates.
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path}: no predictions file; write one with "
-            "'termnorm eval normalize ... --predictions FILE'"
-        )
     out: dict[MentionKey, bool] = {}
     listed = 0
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            row = prediction_record(path, number, line)
-            listed = max(listed, len(row["predictions"]))
-            if row["kind"] != "simple":
-                continue
-            key = mention_key(row)
-            if key in out:
-                raise InputFormatError(path, number, f"mention {key} is listed twice")
-            out[key] = row["rank"] is not None and int(row["rank"]) <= k
+    for number, row in _records(path):
+        listed = max(listed, len(row["predictions"]))
+        if row["kind"] != "simple":
+            continue
+        key = _mention_key(row)
+        if key in out:
+            raise InputFormatError(path, number, f"mention {key} is listed twice")
+        out[key] = row["rank"] is not None and int(row["rank"]) <= k
     if not out:
         raise InputFormatError(
             path, None, "no simple (single-concept) mention: compare scores simple mentions only"
@@ -165,18 +169,10 @@ def read_documents(path: str | Path) -> dict[MentionKey, str]:
         FileNotFoundError: when ``path`` does not exist.
         InputFormatError: a line that is not a prediction record.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no predictions file")
     out: dict[MentionKey, str] = {}
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            row = prediction_record(path, number, line)
-            if row["kind"] != "simple":
-                continue
-            key = mention_key(row)
+    for _, row in _records(Path(path)):
+        if row["kind"] == "simple":
+            key = _mention_key(row)
             doc = row.get("doc_id")
             out[key] = str(doc) if doc not in (None, "") else key[1].rpartition(":")[0]
     return out
@@ -285,7 +281,7 @@ def _bootstrap(
     rng = np.random.default_rng(seed)
     n = d.shape[0]
     draws = np.empty(n_boot, dtype=np.float64)
-    chunk = max(1, 4_000_000 // n)  # bounded memory: ~4M indices and their gather (64 MB)
+    chunk = max(1, CELLS // n)  # bounded memory: the indices and their gather
     for start in range(0, n_boot, chunk):
         stop = min(n_boot, start + chunk)
         idx = rng.integers(0, n, size=(stop - start, n))
@@ -294,7 +290,7 @@ def _bootstrap(
 
 
 def group_weight_chunks(
-    n_groups: int, n_boot: int, seed: int, cells: int = 4_000_000
+    n_groups: int, n_boot: int, seed: int, cells: int = CELLS
 ) -> Iterator[np.ndarray]:
     """Bootstrap draws over groups, ``(rows, n_groups)`` copies of each group per draw.
 
@@ -324,12 +320,20 @@ def sign_flip_p(totals: np.ndarray, n_perm: int, seed: int) -> float:
     """Two-sided sign-flip permutation p of ``Σ_u D_u`` over units' totals (see module doc)."""
     rng = np.random.default_rng(seed)
     observed = abs(float(totals.sum())) - 1e-9  # ties count as extreme
-    step = max(1, 4_000_000 // max(1, totals.shape[0]))
+    step = max(1, CELLS // max(1, totals.shape[0]))
     extreme = 0
     for start in range(0, n_perm, step):
         signs = rng.choice(np.array([-1.0, 1.0]), size=(min(step, n_perm - start), len(totals)))
         extreme += int(np.sum(np.abs(signs @ totals) >= observed))
     return (extreme + 1) / (n_perm + 1)
+
+
+def check_bootstrap(n_boot: int, confidence: float) -> None:
+    """ValueError unless ``n_boot >= 1`` and ``0 < confidence < 1``."""
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
 
 
 def summarize_draws(draws: np.ndarray, confidence: float) -> tuple[float, float, float]:
@@ -366,10 +370,7 @@ def compare_runs(
         raise ValueError("compare_runs needs at least one run besides the baseline")
     if not base:
         raise ValueError("the baseline has no mention to compare on")
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    check_bootstrap(n_boot, confidence)
     names = list(runs)
     a, y = align_runs(base, [runs[name] for name in names], names)
     n = a.shape[0]
