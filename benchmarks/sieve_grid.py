@@ -31,12 +31,12 @@ from typing import Any
 import torch
 
 from termnorm.encoders import TermEncoder
-from termnorm.evaluation.datasets import read_mentions
 from termnorm.evaluation.sieve_grid import GridDataset, grid_markdown, run_sieve_grid
-from termnorm.evaluation.synonyms import read_synonyms
 from termnorm.index import TermIndex
 from termnorm.kg import KnowledgeGraph
 from termnorm.kg.build import KGFormat, SourceSpec, build_kg
+from termnorm.mentions import read_mentions
+from termnorm.mentions.synonyms import read_synonyms
 
 NOTES = "<!-- notes: kept when the table is regenerated -->"
 ROOT = Path(__file__).resolve().parents[1]

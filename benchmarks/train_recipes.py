@@ -152,8 +152,8 @@ def hpo_mentions(out: Path) -> None:
     """
     from collections import Counter, defaultdict
 
-    from termnorm.evaluation.synonyms import read_synonyms
     from termnorm.kg import KnowledgeGraph
+    from termnorm.mentions.synonyms import read_synonyms
     from termnorm.search.lexical.dictionary import normalize_text as norm
 
     hpo_terms = KnowledgeGraph.load(KGS / "hpo_eval").terms
@@ -191,10 +191,10 @@ def evaluate(
     import torch
 
     from termnorm.encoders import TermEncoder
-    from termnorm.evaluation.datasets import read_mentions
     from termnorm.evaluation.normalization import NormalizationEvaluator
     from termnorm.index import TermIndex
     from termnorm.kg import KnowledgeGraph
+    from termnorm.mentions import read_mentions
     from termnorm.search.normalizer import Normalizer
 
     torch.set_num_threads(threads)

@@ -7,9 +7,9 @@ import itertools
 import pytest
 
 from termnorm.errors import EmptyResultError
-from termnorm.evaluation.datasets import make_mention
 from termnorm.evaluation.normalization import NormalizationEvaluator
 from termnorm.kg import KnowledgeGraph
+from termnorm.mentions import make_mention
 from termnorm.search.candidate import Matcher
 from termnorm.search.lexical import (
     EditDistanceMatcher,

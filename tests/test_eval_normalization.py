@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from termnorm.errors import EmptyResultError
-from termnorm.evaluation.composite import CompositeRule, split_composite
-from termnorm.evaluation.datasets import Mention, make_mention
 from termnorm.evaluation.normalization import NormalizationEvaluator, rank_metrics
+from termnorm.mentions import Mention, make_mention
+from termnorm.mentions.composite import CompositeRule, split_composite
 from termnorm.search.candidate import Candidate, Matcher
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from termnorm.encoders import TermEncoder
-from termnorm.evaluation.datasets import Target
 from termnorm.evaluation.zero_shot import ZeroShotEvaluator, targets_kg
 from termnorm.kg import KnowledgeGraph
+from termnorm.mentions import Target
 from termnorm.search.candidate import Matcher
 from termnorm.search.lexical import ExactMatcher
 

@@ -19,8 +19,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def hpo_subset_kg():  # type: ignore[no-untyped-def]
-    from termnorm.evaluation import read_mentions
     from termnorm.kg import KGFormat, KnowledgeGraph, SourceSpec, build_kg
+    from termnorm.mentions import read_mentions
 
     gsc = require_benchmarks("hpo_gscplus", "GSCplus_dev_gold.tsv")
     kg, _ = build_kg([SourceSpec(KGFormat.HPO, None, {"with_annotations": False})])
@@ -38,8 +38,9 @@ def hpo_subset_kg():  # type: ignore[no-untyped-def]
 
 def test_minilm_beats_exact_match_on_gscplus_dev(hpo_subset_kg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from termnorm.encoders import TermEncoder
-    from termnorm.evaluation import NormalizationEvaluator, read_mentions
+    from termnorm.evaluation import NormalizationEvaluator
     from termnorm.index import TermIndex
+    from termnorm.mentions import read_mentions
     from termnorm.search import Normalizer
     from termnorm.search.lexical import make_lexical_matcher
 

@@ -7,7 +7,6 @@ import pytest
 
 from _index_fakes import KeyedEncoder
 from _search_fakes import TABLE, DictEncoder
-from termnorm.evaluation.datasets import make_mention
 from termnorm.evaluation.sieve_grid import (
     PAPER_TABLE4,
     CachingEncoder,
@@ -17,9 +16,10 @@ from termnorm.evaluation.sieve_grid import (
     grid_markdown,
     run_sieve_grid,
 )
-from termnorm.evaluation.synonyms import mention_pairs
 from termnorm.index import TermIndex
 from termnorm.kg import KnowledgeGraph
+from termnorm.mentions import make_mention
+from termnorm.mentions.synonyms import mention_pairs
 from termnorm.search.strategies import PAPER_STRATEGIES, parse_strategy
 
 

@@ -28,7 +28,7 @@ from termnorm.search.normalizer import Normalizer, SearchMode
 
 if TYPE_CHECKING:
     from termnorm.encoders import TermEncoder
-    from termnorm.evaluation.synonyms import SynonymSource
+    from termnorm.mentions.synonyms import SynonymSource
     from termnorm.search.batch import BatchReport
     from termnorm.search.domain import SearchSpace
     from termnorm.search.strategies import VectorMatcher
@@ -190,7 +190,7 @@ def add_synonyms(
     reads, or ``(concept_id, text)`` pairs. Only the new texts are encoded; the index itself
     is not changed (``space.synonym_report`` counts what was kept and dropped, and why).
     """
-    from termnorm.evaluation.synonyms import load_synonyms
+    from termnorm.mentions.synonyms import load_synonyms
     from termnorm.search.domain import SearchSpace
 
     normalizer = get_normalizer(index)
@@ -215,7 +215,7 @@ def get_strategy(
     if isinstance(index, SearchSpace):
         space = index
         if synonyms is not None:
-            from termnorm.evaluation.synonyms import load_synonyms
+            from termnorm.mentions.synonyms import load_synonyms
 
             space = space.with_synonyms(load_synonyms(synonyms))[0]
     elif synonyms is not None:

@@ -59,7 +59,7 @@ def strategy_matcher(
         raise typer.BadParameter("--mode concept and --strategy exclude each other; use o-c")
     space = SearchSpace.from_index(normalizer.index, normalizer.encoder)
     if synonyms is not None:
-        from termnorm.evaluation.synonyms import read_synonyms
+        from termnorm.mentions.synonyms import read_synonyms
 
         space, report = space.with_synonyms(read_synonyms(synonyms, synonyms_format))
         dropped = ", ".join(f"{n} {why}" for why, n in sorted(report.dropped.items()))

@@ -17,7 +17,7 @@ __all__ = ["read_train_mentions", "with_domain_terms"]
 
 def read_train_mentions(config: TrainConfig) -> list[tuple[str, tuple[str, ...]]]:
     """The ``--mentions`` pairs; ``--mentions`` with ``--train-data o`` is an error."""
-    from termnorm.evaluation.synonyms import read_synonyms
+    from termnorm.mentions.synonyms import read_synonyms
     from termnorm.training.triplet_data import TrainData
 
     if TrainData(config.train_data) is TrainData.O and config.mentions:

@@ -32,8 +32,8 @@ from termnorm.cli._strategy import (
     THRESHOLD_HELP,
     strategy_matcher,
 )
-from termnorm.evaluation.composite import CompositeRule
-from termnorm.evaluation.datasets.mention import MentionFormat
+from termnorm.mentions.composite import CompositeRule
+from termnorm.mentions.mention import MentionFormat
 from termnorm.search.lexical.kinds import LexicalKind
 
 if TYPE_CHECKING:
@@ -211,8 +211,8 @@ def _run_single(
     predictions: Path | None,
     search: tuple[str | None, Path | None, float] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    from termnorm.evaluation.datasets import detect_format, read_mentions
     from termnorm.evaluation.normalization import NormalizationEvaluator
+    from termnorm.mentions import detect_format, read_mentions
 
     fmt = fmt or detect_format(path)
     evaluator = NormalizationEvaluator(read_mentions(path, fmt), ks, composite_rule=composite_rule)

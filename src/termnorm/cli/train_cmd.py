@@ -31,9 +31,9 @@ def build_dev_evaluator(
 
     Metrics are prefixed with ``name`` (``dev_acc@1`` is the one used to keep the best model).
     """
-    from termnorm.evaluation.datasets import read_mentions
     from termnorm.evaluation.normalization import NormalizationEvaluator
     from termnorm.index import TermIndex
+    from termnorm.mentions import read_mentions
     from termnorm.search.normalizer import Normalizer
 
     evaluator = NormalizationEvaluator(

@@ -1,4 +1,5 @@
-"""Evaluators and benchmark datasets.
+"""Evaluators: normalization, zero-shot and embedding evaluators (mention readers live in
+:mod:`termnorm.mentions`).
 
 Every evaluator has one shape: ``evaluator(model_or_matcher) -> {"<name>_<metric>": float}``
 with a ``primary_metric``. Names resolve lazily (``_LAZY``: public name -> module), so that
@@ -14,8 +15,6 @@ from termnorm._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.evaluation.clustering import ClusteringEvaluator
-    from termnorm.evaluation.composite import CompositeRule, split_composite
-    from termnorm.evaluation.datasets import Mention, MentionFormat, MentionKind, read_mentions
     from termnorm.evaluation.embedding import ConceptVector, Embedder
     from termnorm.evaluation.link_prediction import LinkPredictionEvaluator
     from termnorm.evaluation.mcsm import MCSMEvaluator
@@ -42,15 +41,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ClusteringEvaluator",
-    "CompositeRule",
     "ConceptVector",
     "CrossFitSelection",
     "Embedder",
     "LinkPredictionEvaluator",
     "MCSMEvaluator",
-    "Mention",
-    "MentionFormat",
-    "MentionKind",
     "NormalizationEvaluator",
     "NormalizationReport",
     "PairedComparison",
@@ -66,18 +61,10 @@ __all__ = [
     "mcnemar_p",
     "read_correctness",
     "read_documents",
-    "read_mentions",
     "read_pairs",
-    "split_composite",
 ]
 
 _LAZY = {
-    "CompositeRule": "composite",
-    "split_composite": "composite",
-    "Mention": "datasets",
-    "MentionFormat": "datasets",
-    "MentionKind": "datasets",
-    "read_mentions": "datasets",
     "NormalizationEvaluator": "normalization",
     "NormalizationReport": "normalization",
     "ZeroShotEvaluator": "zero_shot",

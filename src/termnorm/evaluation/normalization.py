@@ -12,7 +12,7 @@ Mentions are scored in three groups, each reported separately:
 * **simple** (one gold ID): ``acc@k`` and ``mrr``, the headline figures (primary: ``acc@1``).
 * **composite** (several gold IDs): ``composite_acc@k`` with the rule above (*any* gold ID
   hit), and ``composite_parts_acc@k`` with the triplet/sieve paper's rule: the text is split
-  into its parts (:func:`~termnorm.evaluation.composite.split_composite`, or the dataset's
+  into its parts (:func:`~termnorm.mentions.composite.split_composite`, or the dataset's
   own parts), each part is queried, and r = max over parts of each part's first-hit rank
   (correct at k only when every part has a hit within its top k; a part may hit any of G).
 * **unlinkable** (``-1``, CUI-less): no concept can be right, so they are only counted.
@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from termnorm.errors import EmptyResultError
-from termnorm.evaluation.composite import CompositeRule, split_composite
-from termnorm.evaluation.datasets import Mention, MentionKind
 from termnorm.kg.ids import id_key
+from termnorm.mentions import Mention, MentionKind
+from termnorm.mentions.composite import CompositeRule, split_composite
 from termnorm.search.candidate import Candidate, Matcher
 
 __all__ = [

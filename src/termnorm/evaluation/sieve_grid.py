@@ -8,7 +8,7 @@ composite mentions ("breast and ovarian cancer"):
 
 * **simple**: the whole text's top-1 concept matches any of its gold IDs;
 * **parts** (the paper's): every part of the text (split by
-  :func:`~termnorm.evaluation.composite.split_composite` or the dataset's own parts) has a
+  :func:`~termnorm.mentions.composite.split_composite` or the dataset's own parts) has a
   top-1 concept matching a gold ID.
 
 Simple mentions count the same under both; unlinkable ones are left out. Within each model's
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from termnorm.evaluation.datasets import Mention
 from termnorm.evaluation.normalization import NormalizationEvaluator
 from termnorm.index.term_index import TermIndex
+from termnorm.mentions import Mention
 from termnorm.search.domain import Encoder, SearchSpace
 from termnorm.search.sieve import DEFAULT_SIEVE_THRESHOLD, build_strategy
 from termnorm.search.strategies import PAPER_STRATEGIES, StrategySpec

@@ -20,9 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from termnorm.errors import EmptyResultError
-from termnorm.evaluation.datasets import Target, read_mentions, read_targets
-from termnorm.evaluation.datasets.mention import MentionFormat
-from termnorm.evaluation.datasets.tsv import FOLD_TEST, fold_file
 from termnorm.evaluation.normalization import (
     COUNT_KEYS,
     DEFAULT_KS,
@@ -31,6 +28,9 @@ from termnorm.evaluation.normalization import (
 )
 from termnorm.kg.graph import KnowledgeGraph
 from termnorm.kg.ids import namespaced
+from termnorm.mentions import Target, read_mentions, read_targets
+from termnorm.mentions.mention import MentionFormat
+from termnorm.mentions.tsv import FOLD_TEST, fold_file
 from termnorm.search.candidate import Matcher
 
 if TYPE_CHECKING:

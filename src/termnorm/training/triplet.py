@@ -141,7 +141,7 @@ class TripletTrainer(Trainer):
             ``k`` (batch = 2k texts) shape the batches.
         kg: the ontology (default: ``KnowledgeGraph.load(config.kg)``).
         mentions: ``(text, gold_ids)`` training mentions for Train:OD (the CLI reads
-            ``--mentions FILE`` with :func:`termnorm.evaluation.datasets.read_mentions`).
+            ``--mentions FILE`` with :func:`termnorm.mentions.read_mentions`).
         evaluator, primary_metric, dist_info: as for :class:`Trainer`.
     """
 

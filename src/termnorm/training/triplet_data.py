@@ -7,7 +7,7 @@ Train:OD = Train:O plus the annotated training mentions (texts with one gold con
            |D| / |O| = ``ratio`` (1/3 by default, as in Xu & Bethard 2021, section 4.2).
 
 Mentions come in as ``(text, gold_ids)`` pairs (the CLI reads them with
-``termnorm.evaluation.datasets.read_mentions``; this layer does not read mention files).
+``termnorm.mentions.read_mentions``; this layer does not read mention files).
 Gold IDs are matched to KG concepts with :func:`termnorm.kg.ids.id_key` against each concept's
 ``concept_id`` and ``alt_ids``. Composite mentions (several gold IDs), unlinkable ones (``-1``,
 ``CUI-less``), empty texts and IDs absent from the KG are dropped and counted by reason.

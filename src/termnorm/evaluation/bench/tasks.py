@@ -42,8 +42,8 @@ def _matcher(
 def _normalization(
     runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
 ) -> Outcome:
-    from termnorm.evaluation.datasets import read_mentions
     from termnorm.evaluation.normalization import NormalizationEvaluator
+    from termnorm.mentions import read_mentions
 
     assert ds.path is not None
     evaluator = NormalizationEvaluator(

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from termnorm.errors import InputFormatError
-from termnorm.evaluation.datasets._lines import preview, read_lines, require_exists
-from termnorm.evaluation.datasets.mention import Mention, make_mention
+from termnorm.mentions._lines import preview, read_lines, require_exists
+from termnorm.mentions.mention import Mention, make_mention
 
 __all__ = ["FOLD_TARGETS", "FOLD_TEST", "Target", "fold_file", "read_targets", "read_tsv_mentions"]
 

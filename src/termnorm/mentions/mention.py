@@ -36,7 +36,7 @@ class MentionKind(str, Enum):
 
 
 class MentionFormat(str, Enum):
-    """Mention file formats :func:`~termnorm.evaluation.datasets.read_mentions` reads."""
+    """Mention file formats :func:`~termnorm.mentions.read_mentions` reads."""
 
     PUBTATOR = "pubtator"  # NCBI disease: PMID<TAB>start<TAB>end<TAB>mention<TAB>type<TAB>id
     BIOSYN = "biosyn"  # BC5CDR .concept: PMID||start|end||type||mention||id

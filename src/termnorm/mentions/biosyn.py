@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from termnorm.errors import InputFormatError
-from termnorm.evaluation.datasets._lines import field_int, preview, read_lines, require_exists
-from termnorm.evaluation.datasets.mention import Mention, make_mention
+from termnorm.mentions._lines import field_int, preview, read_lines, require_exists
+from termnorm.mentions.mention import Mention, make_mention
 
 __all__ = ["concept_files", "read_biosyn"]
 

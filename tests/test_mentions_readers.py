@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from termnorm.errors import EmptyResultError, InputFormatError
-from termnorm.evaluation.datasets import (
+from termnorm.mentions import (
     MentionFormat,
     MentionKind,
     Target,

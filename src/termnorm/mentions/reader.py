@@ -14,12 +14,12 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 from termnorm.errors import EmptyResultError, InputFormatError
-from termnorm.evaluation.datasets._lines import read_lines, require_exists
-from termnorm.evaluation.datasets.biosyn import read_biosyn
-from termnorm.evaluation.datasets.hpo import read_gscplus, read_phenobert
-from termnorm.evaluation.datasets.mention import Mention, MentionFormat
-from termnorm.evaluation.datasets.pubtator import TEXT_LINE, read_pubtator
-from termnorm.evaluation.datasets.tsv import FOLD_TEST, read_tsv_mentions
+from termnorm.mentions._lines import read_lines, require_exists
+from termnorm.mentions.biosyn import read_biosyn
+from termnorm.mentions.hpo import read_gscplus, read_phenobert
+from termnorm.mentions.mention import Mention, MentionFormat
+from termnorm.mentions.pubtator import TEXT_LINE, read_pubtator
+from termnorm.mentions.tsv import FOLD_TEST, read_tsv_mentions
 
 __all__ = ["detect_format", "parse_format", "read_mentions"]
 

@@ -11,14 +11,14 @@ from collections import Counter
 import pytest
 
 from conftest import require_benchmarks
-from termnorm.evaluation.datasets import (
+from termnorm.evaluation.normalization import NormalizationEvaluator
+from termnorm.mentions import (
     MentionFormat,
     MentionKind,
     detect_format,
     read_mentions,
     read_targets,
 )
-from termnorm.evaluation.normalization import NormalizationEvaluator
 
 pytestmark = pytest.mark.slow
 

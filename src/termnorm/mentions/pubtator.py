@@ -19,8 +19,8 @@ from collections.abc import Collection
 from pathlib import Path
 
 from termnorm.errors import InputFormatError
-from termnorm.evaluation.datasets._lines import field_int, preview, read_lines
-from termnorm.evaluation.datasets.mention import Mention, make_mention
+from termnorm.mentions._lines import field_int, preview, read_lines
+from termnorm.mentions.mention import Mention, make_mention
 
 __all__ = ["TEXT_LINE", "read_pubtator"]
 

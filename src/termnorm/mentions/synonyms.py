@@ -1,7 +1,7 @@
 """Domain synonyms and training mentions as ``(text, gold_ids)`` pairs, from any mention file.
 
 A synonym file is a user's ``concept_id<TAB>text`` list (the ``tsv`` mention format) or any
-annotated mention file :func:`~termnorm.evaluation.datasets.read_mentions` reads (e.g. the
+annotated mention file :func:`~termnorm.mentions.read_mentions` reads (e.g. the
 NCBI-disease training split, a BC5CDR folder of ``.concept`` files). Every mention becomes one
 pair; a composite mention whose dataset gives its parts, one per gold ID (BioSyn's
 ``|``-split mentions), becomes one pair per part, part i with gold ID i. Other composite and
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from termnorm.evaluation.datasets import Mention, MentionFormat, MentionKind, read_mentions
+from termnorm.mentions import Mention, MentionFormat, MentionKind, read_mentions
 
 __all__ = ["SynonymSource", "load_synonyms", "mention_pairs", "read_synonyms"]
 
