@@ -82,16 +82,17 @@ def merge_records(folds: list[list[str]], tables: list[list[dict]]) -> list[dict
 
 def merge(name: str, runs: list[str]) -> None:
     """Write runs/predictions/<name>__phenobert.jsonl from one run per fold, in fold order."""
+    from termnorm.evaluation.predictions import read_records, write_records
+
     folds = json.loads((FOLDS / "phenobert_folds.json").read_text())
     tables = []
     for run in runs:
         path = RUNS / "predictions" / f"{run}__phenobert.jsonl"
         if not path.is_file():
             raise SystemExit(f"{path} missing: evaluate {run} on phenobert first")
-        tables.append([json.loads(line) for line in path.read_text().splitlines() if line])
+        tables.append(read_records(path))
     records = merge_records(folds, tables)
-    out = RUNS / "predictions" / f"{name}__phenobert.jsonl"
-    out.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = write_records(RUNS / "predictions" / f"{name}__phenobert.jsonl", records)
     right = sum(bool(r["correct_at_1"]) for r in records)
     print(f"{out}: {len(records)} mentions, acc@1 {100 * right / len(records):.1f}")
 

@@ -31,10 +31,10 @@ from typing import Any
 import torch
 
 from termnorm.encoders import TermEncoder
-from termnorm.evaluation.sieve_grid import GridDataset, grid_markdown, run_sieve_grid
 from termnorm.index import TermIndex
 from termnorm.kg import KnowledgeGraph
 from termnorm.kg.build import KGFormat, SourceSpec, build_kg
+from termnorm.lab.sieve_grid import GridDataset, grid_markdown, run_sieve_grid
 from termnorm.mentions import read_mentions
 from termnorm.mentions.synonyms import read_synonyms
 

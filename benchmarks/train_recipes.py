@@ -301,10 +301,11 @@ def compare(base: str, others: list[str], sets: list[str], by_mention: bool = Fa
 
     Prints, per set and run: both accuracies, the mentions only one of them gets right and the
     exact McNemar p; with several runs (seeds of one recipe) also their per-mention pooled Δ
-    with a 95% paired-bootstrap interval and p (:mod:`termnorm.evaluation.significance`),
+    with a 95% paired-bootstrap interval and p (:mod:`termnorm.lab.significance`),
     resampling documents (all four dev sets have them) or, with ``by_mention``, mentions.
     """
-    from termnorm.evaluation.significance import compare_runs, read_correctness, read_documents
+    from termnorm.evaluation.predictions import read_correctness, read_documents
+    from termnorm.lab.significance import compare_runs
 
     def load(name: str, key: str) -> dict:
         return read_correctness(_predictions(name, key))
@@ -341,10 +342,10 @@ def select(base: str, settings: list[str], sets: list[str]) -> None:
     """Cross-fitted choice among settings (``NAME=RUN1,RUN2``: a setting's seeds) per set.
 
     Prints each setting's pooled acc@1, the naive pick and the cross-fitted Δ with its
-    document-bootstrap interval (:mod:`termnorm.evaluation.selection`).
+    document-bootstrap interval (:mod:`termnorm.lab.selection`).
     """
-    from termnorm.evaluation.selection import cross_fitted_selection
-    from termnorm.evaluation.significance import read_correctness, read_documents
+    from termnorm.evaluation.predictions import read_correctness, read_documents
+    from termnorm.lab.selection import cross_fitted_selection
 
     parsed = {name: runs.split(",") for name, _, runs in (s.partition("=") for s in settings)}
     for key in sets:

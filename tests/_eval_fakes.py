@@ -1,8 +1,10 @@
-"""Test doubles for the embedding evaluators: encoders whose vectors are chosen by the test."""
+"""Test doubles for the evaluators: encoders whose vectors are chosen by the test, and
+prediction files with the ranks a test chooses."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -61,3 +63,26 @@ def kg_from(
         t_rows += [{"concept_id": cid, "term": s, "is_preferred": False} for s in syns]
     rel_rows = [{"head": h, "relation": r, "tail": t} for h, r, t in relations]
     return KnowledgeGraph.from_records(c_rows, t_rows, rel_rows)
+
+
+def prediction_row(i: int | str, rank: int | None, kind: str = "simple", top: int = 5) -> dict:
+    """A prediction record of mention ``m{i}`` (file ``doc``, line ``i``) whose first correct
+    candidate is at ``rank`` among ``top`` listed."""
+    return {
+        "text": f"m{i}",
+        "kind": kind,
+        "location": f"/data/set/doc:{i}",
+        "start": 0,
+        "end": 5,
+        "correct_at_1": rank == 1,
+        "rank": rank,
+        "predictions": [{"concept_id": f"C{j}"} for j in range(top)],
+    }
+
+
+def write_prediction_file(path: Path, ranks: list[int | None], top: int = 5) -> Path:
+    """A predictions file: one simple mention per rank, then one composite mention."""
+    rows = [prediction_row(i, rank, top=top) for i, rank in enumerate(ranks)]
+    rows.append(prediction_row("x", None, kind="composite", top=top))
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path

@@ -75,3 +75,23 @@ def test_merge_refuses_misaligned_runs() -> None:
         script.merge_records(folds, [_records("r0", ["a", "b"]), _records("r1", ["b", "a"])])
     with pytest.raises(SystemExit, match="in no fold"):
         script.merge_records(folds, [_records("r0", ["z"]), _records("r1", ["z"])])
+
+
+def test_merge_reads_and_writes_prediction_files(tmp_path: Path, monkeypatch, capsys) -> None:
+    from _eval_fakes import prediction_row
+    from termnorm.evaluation.predictions import read_records, write_records
+
+    script = _script()
+    monkeypatch.setattr(script, "RUNS", tmp_path)
+    monkeypatch.setattr(script, "FOLDS", tmp_path / "folds")
+    (tmp_path / "folds").mkdir()
+    (tmp_path / "folds" / "phenobert_folds.json").write_text(json.dumps([["a"], ["b"]]))
+    for run, rank in (("r0", 1), ("r1", None)):
+        rows = [{**prediction_row(i, rank), "doc_id": doc} for i, doc in enumerate("ab")]
+        write_records(tmp_path / "predictions" / f"{run}__phenobert.jsonl", rows)
+    script.merge("crossfit", ["r0", "r1"])
+    merged = read_records(tmp_path / "predictions" / "crossfit__phenobert.jsonl")
+    assert [(r["doc_id"], r["rank"]) for r in merged] == [("a", 1), ("b", None)]
+    assert "2 mentions, acc@1 50.0" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match=r"r9__phenobert\.jsonl missing"):
+        script.merge("again", ["r0", "r9"])

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from termnorm.errors import InputFormatError
-from termnorm.evaluation.bench import load_spec, run_bench, write_report
+from termnorm.lab.bench import load_spec, run_bench, write_report
 from termnorm.losses.relation_head import RelationHead
 
 pytest.importorskip("matplotlib")
@@ -135,8 +135,8 @@ def test_shipped_dev_suite_parses() -> None:
 
 
 def test_a_built_kg_is_cached_per_loader_code(tmp_path: Path, monkeypatch) -> None:
-    from termnorm.evaluation.bench import runner as bench_runner
-    from termnorm.evaluation.bench.cache import ResultCache
+    from termnorm.lab.bench import session as bench_session
+    from termnorm.lab.bench.cache import ResultCache
 
     medic = Path(__file__).parent / "fixtures" / "kg" / "medic" / "medic_biosyn.txt"
     spec_path = tmp_path / "suite.yaml"
@@ -154,16 +154,54 @@ def test_a_built_kg_is_cached_per_loader_code(tmp_path: Path, monkeypatch) -> No
         )
     )
     cache = ResultCache(tmp_path / "cache")
-    real = bench_runner._loader_code()
-    assert len(real) == 16 and real == bench_runner._loader_code()
+    real = bench_session.loader_code()
+    assert len(real) == 16 and real == bench_session.loader_code()
 
     def built(code: str) -> set[str]:
-        monkeypatch.setattr(bench_runner, "_loader_code", lambda: code)
-        runner = bench_runner._Runner(load_spec(spec_path), cache, show_progress=False)
-        assert len(runner.kg("medic").concepts) == 19
+        monkeypatch.setattr(bench_session, "loader_code", lambda: code)
+        session = bench_session.BenchSession(load_spec(spec_path), cache)
+        assert len(session.kg("medic").concepts) == 19
         return {p.name for p in (tmp_path / "cache" / "kgs").iterdir()}
 
     first = built("loaders-v1")
     assert len(first) == 1
     assert built("loaders-v1") == first  # same loader code: the cached KG is reused
     assert len(built("loaders-v2")) == 2  # changed loader code: built again
+
+
+def test_session_keeps_one_encoder_and_index_per_model_until_cleared(suite: Path) -> None:
+    from termnorm.lab.bench import BenchSession
+    from termnorm.lab.bench.cache import ResultCache
+
+    spec = load_spec(suite)
+    session = BenchSession(spec, ResultCache(suite.parent / "cache"))
+    model = spec.model("tiny")
+    encoder = session.encoder(model)
+    assert session.encoder(model) is encoder
+    index = session.index(encoder, "tiny")
+    assert session.index(encoder, "tiny") is index
+    kg = session.kg("tiny")
+    session.clear_model()
+    assert session.encoder(model) is not encoder  # loaded again, with an empty memo
+    assert session.index(encoder, "tiny") is not index  # read again from the cache folder
+    assert session.kg("tiny") is kg  # KGs serve every model: kept
+    with pytest.raises(ValueError, match="lexical baseline: it has no encoder"):
+        session.encoder(spec.model("exact"))
+
+
+def test_missing_lab_extra_is_named(suite: Path, tmp_path: Path, monkeypatch) -> None:
+    import dataclasses
+    import sys
+
+    from termnorm.errors import MissingExtraError
+    from termnorm.lab.bench.plots import write_plots
+
+    spec = load_spec(suite)
+    small = dataclasses.replace(spec, models=[spec.model("exact")], datasets=spec.datasets[:1])
+    results = run_bench(small, cache_dir=tmp_path / "cache")
+    monkeypatch.setitem(sys.modules, "yaml", None)
+    with pytest.raises(MissingExtraError, match=r"pyyaml .*termnorm\[lab\]"):
+        load_spec(suite)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(MissingExtraError, match=r"matplotlib .*termnorm\[lab\]"):
+        write_plots(results, tmp_path / "plots")

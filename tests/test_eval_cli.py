@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,15 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
         main(args)
     captured = capsys.readouterr()
     return int(exit_info.value.code or 0), captured.out, captured.err
+
+
+def test_registering_the_lab_commands_imports_no_lab_module() -> None:
+    code = (
+        "import sys, typer; from termnorm.cli import register_all; register_all(typer.Typer()); "
+        "print(sorted(m for m in sys.modules if m.startswith('termnorm.lab')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_mcsm_json_names_metrics_plainly(tiny_kg_dir: Path, tiny_bert_path: Path, capsys) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from _eval_fakes import FakeEncoder, kg_from
 from termnorm.errors import EmptyResultError
-from termnorm.evaluation.mcsm import MCSMEvaluator, mcsm_max
+from termnorm.evaluation.mcsm import MCSMEvaluator, mcsm_max, nearest_others
 from termnorm.kg import KnowledgeGraph
 
 # 3 cardio, 3 lung, 4 other concepts; each name is its type axis plus a small own axis
@@ -117,3 +117,17 @@ def test_an_empty_name_is_skipped_not_crashed_on() -> None:
     result = MCSMEvaluator(kg_from(concepts), k=2).evaluate(clustered_encoder())
     assert result.skipped_concepts == 1
     assert {t.semantic_type: t.concepts for t in result.types}["other"] == 3
+
+
+@pytest.mark.parametrize("k", [1, 3, 7])
+def test_nearest_others_leave_the_query_out_and_break_ties_by_index(k: int) -> None:
+    rng = np.random.default_rng(3)
+    vectors = rng.integers(-1, 2, size=(8, 3)).astype(np.float32)  # many exact ties
+    rows = np.array([0, 2, 5, 7])
+    got = nearest_others(vectors, rows, k)
+    for row, ids in zip(rows, got, strict=True):
+        scores = vectors @ vectors[row]
+        others = [j for j in range(len(vectors)) if j != row]
+        expected = sorted(others, key=lambda j: (-scores[j], j))[:k]
+        assert ids.tolist() == expected
+    assert nearest_others(vectors, np.array([], dtype=np.int64), k).shape == (0, k)

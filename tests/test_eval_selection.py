@@ -1,4 +1,4 @@
-"""Cross-fitted selection among settings (``termnorm.evaluation.selection``, ``eval select``)."""
+"""Cross-fitted selection among settings (``termnorm.lab.selection``, ``eval select``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from _cli import run_main
-from termnorm.evaluation.selection import cross_fitted_selection
+from _eval_fakes import prediction_row
+from termnorm.lab.selection import cross_fitted_selection
 
 Key = tuple[str, str, int, int, str]
 
@@ -72,18 +73,9 @@ def test_bad_inputs_are_refused() -> None:
 
 
 def _write(path: Path, ranks: list[int | None]) -> Path:
+    """Predictions of mentions m0, m1, … in documents D0, D0, D1, D1, …"""
     rows = [
-        {
-            "text": f"m{i}",
-            "kind": "simple",
-            "doc_id": f"D{i // 2}",
-            "location": f"/data/set/doc:{i}",
-            "start": 0,
-            "end": 2,
-            "rank": rank,
-            "predictions": [{"concept_id": "C1"}],
-        }
-        for i, rank in enumerate(ranks)
+        {**prediction_row(i, rank, top=1), "doc_id": f"D{i // 2}"} for i, rank in enumerate(ranks)
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     return path

@@ -10,13 +10,11 @@ import numpy as np
 import pytest
 
 from _cli import run_main
-from termnorm.errors import InputFormatError
-from termnorm.evaluation.significance import (
+from _eval_fakes import prediction_row, write_prediction_file
+from termnorm.lab.significance import (
     compare_runs,
     group_weight_chunks,
     mcnemar_p,
-    read_correctness,
-    read_documents,
     sign_flip_p,
 )
 
@@ -29,26 +27,6 @@ def _key(i: int) -> tuple[str, str, int, int, str]:
 
 def _outcomes(values: list[int]) -> dict[tuple[str, str, int, int, str], bool]:
     return {_key(i): bool(v) for i, v in enumerate(values)}
-
-
-def _row(i: int | str, rank: int | None, kind: str = "simple", top: int = 5) -> dict:
-    return {
-        "text": f"m{i}",
-        "kind": kind,
-        "location": f"/data/set/doc:{i}",
-        "start": 0,
-        "end": 5,
-        "correct_at_1": rank == 1,
-        "rank": rank,
-        "predictions": [{"concept_id": f"C{j}"} for j in range(top)],
-    }
-
-
-def _write(path: Path, ranks: list[int | None], top: int = 5) -> Path:
-    rows = [_row(i, rank, top=top) for i, rank in enumerate(ranks)]
-    rows.append(_row("x", None, kind="composite", top=top))
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
 
 
 @pytest.mark.parametrize(
@@ -138,42 +116,10 @@ def test_bad_arguments_are_refused() -> None:
         compare_runs(base, {"r": base}, n_boot=0)
 
 
-def test_read_correctness_skips_composites_and_uses_rank_for_k(tmp_path: Path) -> None:
-    path = _write(tmp_path / "p.jsonl", [1, 3, None])
-    assert list(read_correctness(path, 1).values()) == [True, False, False]
-    assert list(read_correctness(path, 5).values()) == [True, True, False]
-    assert next(iter(read_correctness(path)))[1] == "doc:0"  # file name and line, no directory
-    with pytest.raises(InputFormatError, match=r"top 5 candidates only.*-k 10"):
-        read_correctness(path, 10)
-
-
-@pytest.mark.parametrize(
-    ("content", "message"),
-    [
-        ('{"concept_id": "X"}\n', r"bad\.jsonl:1: not a prediction record"),
-        ("id\ttext\n", r"bad\.jsonl:1: not a prediction record"),
-        ("5\n", r"bad\.jsonl:1: not a prediction record"),
-        (json.dumps(_row(0, 1)) + "\n" + json.dumps(_row(0, 2)) + "\n", r":2: mention .* twice"),
-        (json.dumps(_row(0, None, kind="composite")) + "\n", "no simple"),
-        ("", "no simple"),
-    ],
-)
-def test_read_correctness_errors(tmp_path: Path, content: str, message: str) -> None:
-    path = tmp_path / "bad.jsonl"
-    path.write_text(content)
-    with pytest.raises(InputFormatError, match=message):
-        read_correctness(path)
-
-
-def test_missing_file_says_how_to_make_one(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="--predictions"):
-        read_correctness(tmp_path / "missing.jsonl")
-
-
 def test_cli_compare_json_and_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    base = _write(tmp_path / "base.jsonl", [1, 2, None, 1])
-    s1 = _write(tmp_path / "s1.jsonl", [1, 1, 4, 1])
-    s2 = _write(tmp_path / "s2.jsonl", [1, 1, 1, 2])
+    base = write_prediction_file(tmp_path / "base.jsonl", [1, 2, None, 1])
+    s1 = write_prediction_file(tmp_path / "s1.jsonl", [1, 1, 4, 1])
+    s2 = write_prediction_file(tmp_path / "s2.jsonl", [1, 1, 1, 2])
     code, out, err = run_main(
         ["eval", "compare", str(base), str(s1), str(s2), "--json", "--bootstrap", "300"], capsys
     )
@@ -189,8 +135,8 @@ def test_cli_compare_json_and_table(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_cli_compare_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    base = _write(tmp_path / "base.jsonl", [1, None])
-    other = _write(tmp_path / "other.jsonl", [1, None, 1])
+    base = write_prediction_file(tmp_path / "base.jsonl", [1, None])
+    other = write_prediction_file(tmp_path / "other.jsonl", [1, None, 1])
     code, _, err = run_main(["eval", "compare", str(base), str(other)], capsys)
     assert code == 1 and "other mentions than the baseline" in " ".join(err.split())
     code, _, err = run_main(["eval", "compare", str(base), str(tmp_path / "nope.jsonl")], capsys)
@@ -273,17 +219,10 @@ def test_documents_must_cover_every_mention_and_be_two_or_more() -> None:
         compare_runs(base, {"r": base}, groups=dict.fromkeys(base, "a"))
 
 
-def test_read_documents_uses_doc_id_else_the_file(tmp_path: Path) -> None:
-    rows = [_row(0, 1), {**_row(1, 1), "doc_id": "PMID7"}, _row("x", None, kind="composite")]
-    path = tmp_path / "p.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    assert list(read_documents(path).values()) == ["doc", "PMID7"]
-    with pytest.raises(FileNotFoundError, match="no predictions file"):
-        read_documents(tmp_path / "missing.jsonl")
-
-
 def _write_docs(path: Path, ranks: list[int | None], per_doc: int = 2) -> Path:
-    rows = [{**_row(i, rank), "doc_id": f"D{i // per_doc}"} for i, rank in enumerate(ranks)]
+    rows = [
+        {**prediction_row(i, rank), "doc_id": f"D{i // per_doc}"} for i, rank in enumerate(ranks)
+    ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     return path
 
@@ -301,8 +240,8 @@ def test_cli_compare_resamples_documents_when_there_are_some(
     code, out, _ = run_main(["eval", "compare", str(base), str(run)], capsys)
     assert code == 0 and "over 3 documents" in " ".join(out.split())
     # files without documents: auto resamples mentions, --unit document says what to do
-    plain = _write(tmp_path / "plain.jsonl", [1, 2, None])
-    plain_run = _write(tmp_path / "plain_run.jsonl", [1, 1, 1])
+    plain = write_prediction_file(tmp_path / "plain.jsonl", [1, 2, None])
+    plain_run = write_prediction_file(tmp_path / "plain_run.jsonl", [1, 1, 1])
     code, out, _ = run_main(["eval", "compare", str(plain), str(plain_run)], capsys)
     assert code == 0 and "over mentions" in " ".join(out.split())
     code, _, err = run_main(

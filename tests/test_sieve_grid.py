@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from _index_fakes import KeyedEncoder
-from _search_fakes import TABLE, DictEncoder
-from termnorm.evaluation.sieve_grid import (
+from termnorm.index import TermIndex
+from termnorm.kg import KnowledgeGraph
+from termnorm.lab.sieve_grid import (
     PAPER_TABLE4,
-    CachingEncoder,
     GridDataset,
     _cell,
     average_ranks,
     grid_markdown,
     run_sieve_grid,
 )
-from termnorm.index import TermIndex
-from termnorm.kg import KnowledgeGraph
 from termnorm.mentions import make_mention
 from termnorm.mentions.synonyms import mention_pairs
 from termnorm.search.strategies import PAPER_STRATEGIES, parse_strategy
@@ -41,16 +38,6 @@ def test_cell_pools_simple_and_composite_mentions_under_both_rules() -> None:
     assert cell.n == 12
     assert cell.simple == pytest.approx((8 + 2) / 12)
     assert cell.parts == pytest.approx((8 + 1) / 12)
-
-
-def test_caching_encoder_encodes_each_text_once() -> None:
-    inner = DictEncoder(TABLE)
-    enc = CachingEncoder(inner)
-    a = enc.encode(["alpha", "beta", "alpha"])
-    b = enc.encode(["beta", "gamma"])
-    assert inner.calls == [["alpha", "beta"], ["gamma"]]
-    np.testing.assert_array_equal(a[0], a[2])
-    np.testing.assert_array_equal(a[1], b[0])
 
 
 def test_mention_pairs_split_composites_with_parts() -> None:

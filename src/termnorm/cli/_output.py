@@ -1,7 +1,8 @@
-"""Printing evaluator metrics: flat JSON for machines, rich tables for people.
+"""Printing evaluator metrics for machines: flat JSON with plain metric names.
 
 Evaluators return ``{"<name>_<metric>": float}``; the CLI prints the metrics without the
-prefix (``acc@1``, ``mrr``, ``spearman``), counts (``n``, ``n_*``) as integers.
+prefix (``acc@1``, ``mrr``, ``spearman``; :func:`~termnorm.evaluation.metric_names.unprefixed`),
+counts (``n``, ``n_*``) as integers.
 """
 
 from __future__ import annotations
@@ -12,15 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-__all__ = ["json_ready", "print_json", "print_metrics", "unprefixed"]
-
-
-def unprefixed(metrics: Mapping[str, float], prefix: str) -> dict[str, float]:
-    """``{"normalize_acc@1": x}`` → ``{"acc@1": x}`` (keys without the prefix kept as is)."""
-    return {key.removeprefix(prefix): value for key, value in metrics.items()}
+__all__ = ["json_ready", "print_json"]
 
 
 def _is_count(key: str) -> bool:
@@ -43,26 +37,3 @@ def json_ready(metrics: Mapping[str, float]) -> dict[str, Any]:
 def print_json(payload: Mapping[str, Any]) -> None:
     """Print ``payload`` as indented JSON on stdout."""
     typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
-
-
-def print_metrics(
-    metrics: Mapping[str, float],
-    prefix: str,
-    json_out: bool,
-    title: str,
-    info: Mapping[str, Any] | None = None,
-) -> None:
-    """Print metrics flat in JSON (``info`` keys first) or as a two-column table."""
-    plain = json_ready(unprefixed(metrics, prefix))
-    if json_out:
-        print_json({**(info or {}), **plain})
-        return
-    table = Table(title=title)
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    for key, value in plain.items():
-        table.add_row(
-            key,
-            "-" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value),
-        )
-    Console().print(table)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from termnorm.evaluation.bench import BenchSpec
+    from termnorm.lab.bench import BenchSpec
 
 __all__ = ["register"]
 
@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
         ),
         progress: bool = typer.Option(False, "--progress", help="Show encoding progress bars."),
     ) -> None:
-        from termnorm.evaluation.bench import load_spec, run_bench, write_report
+        from termnorm.lab.bench import load_spec, run_bench, write_report
 
         suite = load_spec(spec)
         suite = _select(suite, models or [], datasets or [])

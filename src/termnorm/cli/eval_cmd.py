@@ -11,8 +11,8 @@ adds its command from its own module, without touching this one::
         def mcsm(...) -> None: ...
 
 plus one line ``eval_mcsm_cmd.register(app)`` in ``cli/__init__.py`` *after*
-``eval_cmd.register(app)``. :func:`termnorm.cli._output.print_metrics` prints a metrics dict
-the same way (``--json`` flat, unprefixed). Heavy imports stay inside the command functions.
+``eval_cmd.register(app)``. :mod:`termnorm.cli._output` prints metrics the same way
+(``--json`` flat, unprefixed). Heavy imports stay inside the command functions.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from termnorm.cli._output import json_ready, print_json, unprefixed
+from termnorm.cli._output import json_ready, print_json
 from termnorm.cli._strategy import (
     DEFAULT_SIEVE_THRESHOLD,
     STRATEGY_HELP,
@@ -32,12 +32,12 @@ from termnorm.cli._strategy import (
     THRESHOLD_HELP,
     strategy_matcher,
 )
+from termnorm.evaluation.metric_names import unprefixed
 from termnorm.mentions.composite import CompositeRule
 from termnorm.mentions.mention import MentionFormat
 from termnorm.search.lexical.kinds import LexicalKind
 
 if TYPE_CHECKING:
-    from termnorm.evaluation.normalization import NormalizationReport
     from termnorm.search.candidate import Matcher
 
 __all__ = ["eval_app", "ks_up_to", "register"]
@@ -254,7 +254,7 @@ def _run_zero_shot(
         report = evaluator.evaluate(encoder)
         matcher_name = f"embedding ({model or 'default model'})"
     if predictions is not None:
-        _write_fold_predictions(report.folds, predictions)
+        report.write_predictions(predictions)
     prefix = f"{evaluator.name}_"
     info: dict[str, Any] = {
         "datasets": [str(f) for f in folds],
@@ -267,16 +267,6 @@ def _run_zero_shot(
         },
     }
     return json_ready(unprefixed(report.metrics, prefix)), info
-
-
-def _write_fold_predictions(folds: dict[str, NormalizationReport], path: Path) -> None:
-    import json
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as fh:
-        for label, report in folds.items():
-            for result in report.results:
-                fh.write(json.dumps({"fold": label, **result.to_dict()}, ensure_ascii=False) + "\n")
 
 
 def register(app: typer.Typer) -> None:

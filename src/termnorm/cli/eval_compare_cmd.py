@@ -3,7 +3,7 @@
 Reads prediction files written by ``termnorm eval normalize --predictions`` on the same
 mentions and prints, per run, acc@k, Δ, the discordant counts and the exact McNemar p; then
 the runs pooled per mention (seeds of one recipe) with a paired-bootstrap confidence interval
-and p (:mod:`termnorm.evaluation.significance`). The bootstrap resamples documents where the
+and p (:mod:`termnorm.lab.significance`). The bootstrap resamples documents where the
 mentions come from two or more (mentions of one article are not independent) and single
 mentions otherwise (``--unit auto``); the output says which. ``--unit document`` or
 ``--unit mention`` forces one. ``--json`` prints the same as one object, input files first.
@@ -24,7 +24,8 @@ from termnorm.cli._output import print_json
 from termnorm.cli.eval_cmd import eval_app
 
 if TYPE_CHECKING:
-    from termnorm.evaluation.significance import MentionKey, PairedComparison
+    from termnorm.evaluation.predictions import MentionKey
+    from termnorm.lab.significance import PairedComparison
 
 __all__ = ["ResampleUnit", "register", "resample_groups"]
 
@@ -56,7 +57,7 @@ JSON_OPTION = typer.Option(False, "--json", help="Print one JSON object.")
 
 def resample_groups(unit: ResampleUnit, predictions: Path) -> dict[MentionKey, str] | None:
     """Mention → document for ``unit`` (None: resample mentions), read from ``predictions``."""
-    from termnorm.evaluation.significance import read_documents
+    from termnorm.evaluation.predictions import read_documents
 
     if unit is ResampleUnit.mention:
         return None
@@ -134,7 +135,8 @@ def compare_cmd(
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Paired acc@k of runs against a baseline: McNemar per run, bootstrap pooled."""
-    from termnorm.evaluation.significance import compare_runs, read_correctness
+    from termnorm.evaluation.predictions import read_correctness
+    from termnorm.lab.significance import compare_runs
 
     files = [base, *runs]
     if len({path.resolve() for path in files}) != len(files):

@@ -5,7 +5,7 @@ each with one or more seeds) and of a baseline on the same mentions, prints each
 pooled acc@k and Δ, the naive pick (best on all mentions, scored on them: optimistic), and the
 cross-fitted Δ: every document scored by the setting that is best on the other documents,
 with a cluster-bootstrap interval that repeats the choice in each draw
-(:mod:`termnorm.evaluation.selection`). List the default setting first: ties go to it.
+(:mod:`termnorm.lab.selection`). List the default setting first: ties go to it.
 Unreadable or mismatched files end with one ``error:`` line and exit 1.
 """
 
@@ -32,7 +32,7 @@ from termnorm.cli.eval_compare_cmd import (
 )
 
 if TYPE_CHECKING:
-    from termnorm.evaluation.selection import CrossFitSelection
+    from termnorm.lab.selection import CrossFitSelection
 
 __all__ = ["register"]
 
@@ -89,8 +89,8 @@ def select_cmd(
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Cross-fitted choice among settings: what picking the best on dev is really worth."""
-    from termnorm.evaluation.selection import cross_fitted_selection
-    from termnorm.evaluation.significance import read_correctness
+    from termnorm.evaluation.predictions import read_correctness
+    from termnorm.lab.selection import cross_fitted_selection
 
     parsed = dict(_parse_setting(value) for value in setting)
     if len(parsed) != len(setting):

@@ -1,5 +1,6 @@
-"""Evaluators: normalization, zero-shot and embedding evaluators (mention readers live in
-:mod:`termnorm.mentions`).
+"""Evaluators: normalization, zero-shot and embedding evaluators, and prediction files
+(mention readers live in :mod:`termnorm.mentions`; significance tests, selection and the
+benchmark suite in :mod:`termnorm.lab`).
 
 Every evaluator has one shape: ``evaluator(model_or_matcher) -> {"<name>_<metric>": float}``
 with a ``primary_metric``. Names resolve lazily (``_LAZY``: public name -> module), so that
@@ -19,49 +20,41 @@ if TYPE_CHECKING:  # pragma: no cover
     from termnorm.evaluation.link_prediction import LinkPredictionEvaluator
     from termnorm.evaluation.mcsm import MCSMEvaluator
     from termnorm.evaluation.normalization import NormalizationEvaluator, NormalizationReport
+    from termnorm.evaluation.predictions import (
+        MentionKey,
+        prediction_record,
+        read_correctness,
+        read_documents,
+        read_records,
+        write_records,
+    )
     from termnorm.evaluation.relatedness import RelatednessEvaluator, read_pairs
     from termnorm.evaluation.relation_classification import (
         RelationClassificationEvaluator,
         RelationMode,
-    )
-    from termnorm.evaluation.selection import (
-        CrossFitSelection,
-        SettingScore,
-        cross_fitted_selection,
-    )
-    from termnorm.evaluation.significance import (
-        PairedComparison,
-        RunComparison,
-        compare_runs,
-        mcnemar_p,
-        read_correctness,
-        read_documents,
     )
     from termnorm.evaluation.zero_shot import ZeroShotEvaluator, ZeroShotReport
 
 __all__ = [
     "ClusteringEvaluator",
     "ConceptVector",
-    "CrossFitSelection",
     "Embedder",
     "LinkPredictionEvaluator",
     "MCSMEvaluator",
+    "MentionKey",
     "NormalizationEvaluator",
     "NormalizationReport",
-    "PairedComparison",
     "RelatednessEvaluator",
     "RelationClassificationEvaluator",
     "RelationMode",
-    "RunComparison",
-    "SettingScore",
     "ZeroShotEvaluator",
     "ZeroShotReport",
-    "compare_runs",
-    "cross_fitted_selection",
-    "mcnemar_p",
+    "prediction_record",
     "read_correctness",
     "read_documents",
     "read_pairs",
+    "read_records",
+    "write_records",
 ]
 
 _LAZY = {
@@ -78,15 +71,12 @@ _LAZY = {
     "read_pairs": "relatedness",
     "RelationClassificationEvaluator": "relation_classification",
     "RelationMode": "relation_classification",
-    "PairedComparison": "significance",
-    "RunComparison": "significance",
-    "compare_runs": "significance",
-    "mcnemar_p": "significance",
-    "read_correctness": "significance",
-    "read_documents": "significance",
-    "CrossFitSelection": "selection",
-    "SettingScore": "selection",
-    "cross_fitted_selection": "selection",
+    "MentionKey": "predictions",
+    "prediction_record": "predictions",
+    "read_correctness": "predictions",
+    "read_documents": "predictions",
+    "read_records": "predictions",
+    "write_records": "predictions",
 }
 
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from termnorm.errors import EmptyResultError
-from termnorm.evaluation.embedding import Embedder, encode_texts, prefixed, seeded_split
+from termnorm.evaluation.embedding import Embedder, encode_texts, seeded_split
+from termnorm.evaluation.metric_names import prefixed
 from termnorm.kg import KnowledgeGraph
 
 __all__ = ["DEFAULT_THRESHOLDS", "ClusteringEvaluator", "ClusteringResult", "PairSweep"]

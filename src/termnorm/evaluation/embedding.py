@@ -16,7 +16,7 @@ helpers here (a ``False`` in the returned mask), never turned into a crash or a 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from enum import Enum
 from typing import Protocol, runtime_checkable
 
@@ -30,9 +30,7 @@ __all__ = [
     "EmbeddingEvaluator",
     "concept_vectors",
     "encode_texts",
-    "prefixed",
     "seeded_split",
-    "top_k_neighbours",
 ]
 
 
@@ -65,11 +63,6 @@ class ConceptVector(str, Enum):
 
     NAME = "name"
     MEAN = "mean"
-
-
-def prefixed(name: str, metrics: Mapping[str, float]) -> dict[str, float]:
-    """``{"f1": x}`` → ``{"<name>_f1": x}`` (values cast to ``float``)."""
-    return {f"{name}_{key}": float(value) for key, value in metrics.items()}
 
 
 def encode_texts(model: Embedder, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -156,38 +149,3 @@ def seeded_split(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, n
     if n >= 2:
         n_test = min(max(n_test, 1), n - 1)
     return np.sort(order[n_test:]), np.sort(order[:n_test])
-
-
-def top_k_neighbours(
-    queries: np.ndarray,
-    base: np.ndarray,
-    k: int,
-    exclude: np.ndarray | None = None,
-    block: int = 1024,
-) -> np.ndarray:
-    """Indices ``[q, k]`` of the ``k`` rows of ``base`` with the highest dot product per query.
-
-    ``exclude[j]`` (a base row index per query, e.g. the query itself) is never returned.
-    Ties are broken by the lower base index, so results are deterministic. Memory is bounded
-    by ``block × len(base)`` scores at a time.
-    """
-    n = base.shape[0]
-    k = min(k, n - (1 if exclude is not None else 0))
-    out = np.empty((queries.shape[0], max(k, 0)), dtype=np.int64)
-    if k <= 0:
-        return out
-    for start in range(0, queries.shape[0], block):
-        scores = queries[start : start + block] @ base.T  # [b, n]
-        if exclude is not None:
-            rows = np.arange(scores.shape[0])
-            scores[rows, exclude[start : start + block]] = -np.inf
-        # lexsort on (index, -score): highest score first, lower index on ties
-        part = np.argpartition(-scores, k - 1, axis=1)[:, :k] if k < n else None
-        for r in range(scores.shape[0]):
-            cand = part[r] if part is not None else np.arange(n)
-            # widen the candidate set to every index tied with the k-th score
-            kth = scores[r, cand].min()
-            cand = np.flatnonzero(scores[r] >= kth)
-            order = np.lexsort((cand, -scores[r, cand]))
-            out[start + r] = cand[order[:k]]
-    return out

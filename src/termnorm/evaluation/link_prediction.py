@@ -28,9 +28,9 @@ from termnorm.evaluation.embedding import (
     ConceptVector,
     Embedder,
     concept_vectors,
-    prefixed,
     seeded_split,
 )
+from termnorm.evaluation.metric_names import prefixed
 from termnorm.evaluation.relation_classification import triplets_of
 from termnorm.kg import KnowledgeGraph
 

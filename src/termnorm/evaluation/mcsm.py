@@ -23,18 +23,27 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from termnorm.errors import EmptyResultError
-from termnorm.evaluation.embedding import (
-    ConceptVector,
-    Embedder,
-    concept_vectors,
-    prefixed,
-    top_k_neighbours,
-)
+from termnorm.evaluation.embedding import ConceptVector, Embedder, concept_vectors
+from termnorm.evaluation.metric_names import prefixed
+from termnorm.index.exact import exact_search
 from termnorm.kg import KnowledgeGraph
 
-__all__ = ["MCSMEvaluator", "MCSMResult", "TypeScore", "mcsm_max"]
+__all__ = ["MCSMEvaluator", "MCSMResult", "TypeScore", "mcsm_max", "nearest_others"]
 
 logger = logging.getLogger(__name__)
+
+
+def nearest_others(vectors: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
+    """Indices ``[len(rows), k]`` of the ``k`` rows of ``vectors`` ``[n, d]`` nearest to each
+    of ``rows`` by inner product, the row itself left out (``k < n``).
+
+    Exact search for ``k + 1`` (its tie rule: the smaller index first) without the query's
+    own row: the top ``k + 1`` holds the top ``k`` others whether or not it holds the query.
+    """
+    if len(rows) == 0:
+        return np.empty((0, k), dtype=np.int64)
+    found = exact_search(vectors, vectors[rows], k + 1).ids  # [q, k + 1]
+    return np.stack([ids[ids != row][:k] for ids, row in zip(found, rows, strict=True)])
 
 
 def mcsm_max(k: int) -> float:
@@ -181,7 +190,7 @@ class MCSMEvaluator:
         base = vecs[pool]
         q_pos = np.array([pool_pos[int(r)] for r in all_queries], dtype=np.int64)
         k = min(self.k, len(pool) - 1)
-        neighbours = top_k_neighbours(base[q_pos], base, k, exclude=q_pos)  # [q, k] pool idx
+        neighbours = nearest_others(base, q_pos, k)  # [q, k] pool idx
         row_of_query = {int(r): i for i, r in enumerate(all_queries)}
         discount = 1.0 / np.log2(np.arange(2, k + 2))  # [k]
         pool_types = [set(self.kg.concepts["semantic_types"].iloc[int(r)]) for r in pool]

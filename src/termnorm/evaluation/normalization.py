@@ -28,14 +28,13 @@ Counts: ``n`` (every mention), ``n_simple``, ``n_composite``, ``n_unlinkable``, 
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from termnorm.errors import EmptyResultError
+from termnorm.evaluation.predictions import prediction_record, write_records
 from termnorm.kg.ids import id_key
 from termnorm.mentions import Mention, MentionKind
 from termnorm.mentions.composite import CompositeRule, split_composite
@@ -87,28 +86,6 @@ class MentionResult:
             return None
         return max(r for r in self.part_ranks if r is not None)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready row for error analysis (one line of the predictions file)."""
-        m = self.mention
-        return {
-            "text": m.text,
-            "gold_ids": list(m.gold_ids),
-            "kind": m.kind.value,
-            "doc_id": m.doc_id,
-            "start": m.start,
-            "end": m.end,
-            "location": m.location,
-            "rank": self.rank,
-            "correct_at_1": self.rank == 1,
-            "parts": list(self.parts),
-            "part_ranks": list(self.part_ranks),
-            "error": self.error,
-            "predictions": [
-                {**c._asdict(), "rank": i, "correct": hit}
-                for i, (c, hit) in enumerate(zip(self.candidates, self.hits, strict=True), 1)
-            ],
-        }
-
 
 @dataclass
 class NormalizationReport:
@@ -118,13 +95,9 @@ class NormalizationReport:
     results: list[MentionResult]
 
     def write_predictions(self, path: str | Path) -> Path:
-        """Write one JSON object per mention (see :meth:`MentionResult.to_dict`)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8") as fh:
-            for result in self.results:
-                fh.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
-        return path
+        """Write the predictions file: one record per mention, in dataset order (the format
+        is :mod:`termnorm.evaluation.predictions`'s)."""
+        return write_records(path, map(prediction_record, self.results))
 
 
 class NormalizationEvaluator:

@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from termnorm.errors import EmptyResultError, InputFormatError
-from termnorm.evaluation.embedding import Embedder, encode_texts, prefixed
+from termnorm.evaluation.embedding import Embedder, encode_texts
+from termnorm.evaluation.metric_names import prefixed
 
 __all__ = ["RelatednessEvaluator", "RelatednessPairs", "RelatednessResult", "read_pairs"]
 

@@ -34,9 +34,9 @@ from termnorm.evaluation.embedding import (
     ConceptVector,
     Embedder,
     concept_vectors,
-    prefixed,
     seeded_split,
 )
+from termnorm.evaluation.metric_names import prefixed
 from termnorm.kg import KnowledgeGraph
 
 __all__ = ["RelationClassificationEvaluator", "RelationMode", "RelationResult", "triplets_of"]

@@ -26,6 +26,7 @@ from termnorm.evaluation.normalization import (
     NormalizationEvaluator,
     NormalizationReport,
 )
+from termnorm.evaluation.predictions import prediction_record, write_records
 from termnorm.kg.graph import KnowledgeGraph
 from termnorm.kg.ids import namespaced
 from termnorm.mentions import Target, read_mentions, read_targets
@@ -78,6 +79,18 @@ class ZeroShotReport:
 
     metrics: dict[str, float]
     folds: dict[str, NormalizationReport]
+
+    def write_predictions(self, path: str | Path) -> Path:
+        """Write one predictions file for every fold: each record starts with its ``fold``
+        (the format is :mod:`termnorm.evaluation.predictions`'s)."""
+        return write_records(
+            path,
+            (
+                prediction_record(result, fold=label)
+                for label, report in self.folds.items()
+                for result in report.results
+            ),
+        )
 
 
 class ZeroShotEvaluator:

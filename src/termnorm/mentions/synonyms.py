@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from termnorm.mentions import Mention, MentionFormat, MentionKind, read_mentions
+from termnorm.mentions.mention import Mention, MentionFormat, MentionKind
+from termnorm.mentions.reader import read_mentions
 
 __all__ = ["SynonymSource", "load_synonyms", "mention_pairs", "read_synonyms"]
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from termnorm.evaluation.bench.spec import TsneSpec
 from termnorm.evaluation.embedding import Embedder, encode_texts
 from termnorm.kg import KnowledgeGraph
+from termnorm.lab.bench.spec import TsneSpec
 
 __all__ = ["tsne_layout"]
 

@@ -1,4 +1,4 @@
-"""PNG figures of a benchmark run (needs the ``plots`` extra: matplotlib).
+"""PNG figures of a benchmark run (needs matplotlib: the ``lab`` extra).
 
 * ``acc_at_k.png``: acc@k against k per normalization dataset, one line per model.
 * ``mcsm_per_type.png``: MCSM per semantic type, one bar per model.
@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from termnorm.errors import MissingExtraError
-from termnorm.evaluation.bench.runner import BenchResults
-from termnorm.evaluation.bench.spec import EvaluatorKind
+from termnorm.lab.bench.runner import BenchResults
+from termnorm.lab.bench.spec import EvaluatorKind
 
 __all__ = ["write_plots"]
 
@@ -30,7 +30,7 @@ def _pyplot() -> Any:
     try:
         import matplotlib
     except ImportError as exc:
-        raise MissingExtraError("matplotlib", "plots") from exc
+        raise MissingExtraError("matplotlib", "lab") from exc
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -2,45 +2,40 @@
 
 Each returns ``(metrics, details)``: metrics without the evaluator's prefix (``acc@1``,
 ``spearman``, ``f1``, ...) and JSON-ready details for the plots (θ sweeps, per-type rows).
+KGs and indexes come from the run's :class:`~termnorm.lab.bench.session.BenchSession`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
-from termnorm.evaluation.bench.spec import DatasetSpec, EvaluatorKind, ModelSpec
+from termnorm.encoders.memo import MemoEncoder
+from termnorm.evaluation.metric_names import unprefixed
+from termnorm.lab.bench.session import BenchSession
+from termnorm.lab.bench.spec import DatasetSpec, EvaluatorKind, ModelSpec
 
-if TYPE_CHECKING:
-    from termnorm.evaluation.bench.runner import MemoEncoder, _Runner
-
-__all__ = ["run_task", "unprefixed"]
+__all__ = ["run_task"]
 
 Outcome = tuple[dict[str, float], dict[str, Any]]
 
 
-def unprefixed(metrics: Mapping[str, float], name: str) -> dict[str, float]:
-    """``{"<name>_f1": x}`` → ``{"f1": x}`` (keys without the prefix are kept as they are)."""
-    prefix = f"{name}_"
-    return {k.removeprefix(prefix): float(v) for k, v in metrics.items()}
-
-
 def _matcher(
-    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+    session: BenchSession, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
 ) -> Any:
     assert ds.kg is not None
     if model.baseline is not None:
         from termnorm.search.lexical import make_lexical_matcher
 
-        return make_lexical_matcher(model.baseline, runner.kg(ds.kg))
+        return make_lexical_matcher(model.baseline, session.kg(ds.kg))
     from termnorm.search.normalizer import Normalizer
 
     assert encoder is not None
-    return Normalizer(runner.index(encoder, ds.kg), encoder, mode=ds.mode)
+    return Normalizer(session.index(encoder, ds.kg), encoder, mode=ds.mode)
 
 
 def _normalization(
-    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+    session: BenchSession, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
 ) -> Outcome:
     from termnorm.evaluation.normalization import NormalizationEvaluator
     from termnorm.mentions import read_mentions
@@ -49,11 +44,11 @@ def _normalization(
     evaluator = NormalizationEvaluator(
         read_mentions(ds.path, ds.format), name="normalize", **ds.options
     )
-    return unprefixed(evaluator(_matcher(runner, model, encoder, ds)), "normalize"), {}
+    return unprefixed(evaluator(_matcher(session, model, encoder, ds)), "normalize_"), {}
 
 
 def _zero_shot(
-    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+    session: BenchSession, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
 ) -> Outcome:
     from termnorm.evaluation.zero_shot import ZeroShotEvaluator
 
@@ -63,32 +58,32 @@ def _zero_shot(
         from termnorm.search.lexical import make_lexical_matcher
 
         kind = model.baseline
-        return unprefixed(evaluator(lambda kg: make_lexical_matcher(kind, kg)), "zeroshot"), {}
-    return unprefixed(evaluator(encoder), "zeroshot"), {}  # type: ignore[arg-type]
+        return unprefixed(evaluator(lambda kg: make_lexical_matcher(kind, kg)), "zeroshot_"), {}
+    return unprefixed(evaluator(encoder), "zeroshot_"), {}  # type: ignore[arg-type]
 
 
 def _mcsm(
-    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+    session: BenchSession, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
 ) -> Outcome:
     from termnorm.evaluation.mcsm import MCSMEvaluator
 
     assert ds.kg is not None and encoder is not None
-    result = MCSMEvaluator(runner.kg(ds.kg), **ds.options).evaluate(encoder)
+    result = MCSMEvaluator(session.kg(ds.kg), **ds.options).evaluate(encoder)
     return result.metrics(), result.to_dict()
 
 
 def _clustering(
-    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+    session: BenchSession, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
 ) -> Outcome:
     from termnorm.evaluation.clustering import ClusteringEvaluator
 
     assert ds.kg is not None and encoder is not None
-    result = ClusteringEvaluator(runner.kg(ds.kg), **ds.options).evaluate(encoder)
+    result = ClusteringEvaluator(session.kg(ds.kg), **ds.options).evaluate(encoder)
     return result.metrics(), result.to_dict()
 
 
 def _relation(
-    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+    session: BenchSession, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
 ) -> Outcome:
     from termnorm.evaluation.relation_classification import (
         RelationClassificationEvaluator,
@@ -96,7 +91,7 @@ def _relation(
     )
 
     assert ds.kg is not None and encoder is not None
-    evaluator = RelationClassificationEvaluator(runner.kg(ds.kg), **ds.options)
+    evaluator = RelationClassificationEvaluator(session.kg(ds.kg), **ds.options)
     # fine-tuning trains a copy of the transformer itself, not the memo around it
     target = encoder.encoder if evaluator.mode is RelationMode.FINE_TUNE else encoder
     result = evaluator.evaluate(target)
@@ -104,7 +99,7 @@ def _relation(
 
 
 def _relatedness(
-    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+    session: BenchSession, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
 ) -> Outcome:
     from termnorm.evaluation.relatedness import RelatednessEvaluator
 
@@ -114,12 +109,12 @@ def _relatedness(
 
 
 def _linkpred(
-    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+    session: BenchSession, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
 ) -> Outcome:
     from termnorm.evaluation.link_prediction import LinkPredictionEvaluator
 
     assert ds.kg is not None and encoder is not None
-    return LinkPredictionEvaluator(runner.kg(ds.kg), **ds.options).evaluate(encoder), {}
+    return LinkPredictionEvaluator(session.kg(ds.kg), **ds.options).evaluate(encoder), {}
 
 
 _TASKS: dict[EvaluatorKind, Callable[..., Outcome]] = {
@@ -134,7 +129,7 @@ _TASKS: dict[EvaluatorKind, Callable[..., Outcome]] = {
 
 
 def run_task(
-    runner: _Runner, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+    session: BenchSession, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
 ) -> Outcome:
     """Run the evaluator of ``ds`` on ``model`` (its encoder, or its baseline matcher)."""
-    return _TASKS[ds.evaluator](runner, model, encoder, ds)
+    return _TASKS[ds.evaluator](session, model, encoder, ds)

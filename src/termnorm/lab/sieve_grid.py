@@ -15,7 +15,8 @@ Simple mentions count the same under both; unlinkable ones are left out. Within 
 block the strategies are ranked per dataset (1 = best; ties share the mean of their ranks) on
 the *parts* figure, and the ranks averaged over the datasets ("Avg. rank"), as in the paper.
 The ontology vectors are computed once per model; domain synonyms and queries are encoded once
-per model and dataset (an encoding cache), so the 14 strategies cost 14 searches.
+per model and dataset (a :class:`~termnorm.encoders.MemoEncoder`), so the 14 strategies
+cost 14 searches.
 """
 
 from __future__ import annotations
@@ -23,44 +24,30 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from termnorm.encoders.memo import MemoEncoder
 from termnorm.evaluation.normalization import NormalizationEvaluator
 from termnorm.index.term_index import TermIndex
 from termnorm.mentions import Mention
-from termnorm.search.domain import Encoder, SearchSpace
+from termnorm.search.domain import SearchSpace
 from termnorm.search.sieve import DEFAULT_SIEVE_THRESHOLD, build_strategy
 from termnorm.search.strategies import PAPER_STRATEGIES, StrategySpec
 
+if TYPE_CHECKING:
+    from termnorm.encoders import TermEncoder
+
 __all__ = [
-    "CachingEncoder",
+    "PAPER_TABLE4",
     "GridCell",
     "GridDataset",
     "GridResult",
     "average_ranks",
+    "grid_markdown",
     "run_sieve_grid",
 ]
 
 logger = logging.getLogger(__name__)
-
-
-class CachingEncoder:
-    """Wraps an encoder; each distinct text is encoded once (queries repeat across strategies)."""
-
-    def __init__(self, encoder: Encoder) -> None:
-        self.encoder = encoder
-        self.cache: dict[str, np.ndarray] = {}
-
-    def encode(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        """Vectors ``[len(texts), d]`` for ``texts``, new ones encoded in one call."""
-        new = [t for t in dict.fromkeys(texts) if t not in self.cache]
-        if new:
-            vectors = np.asarray(self.encoder.encode(new, batch_size=batch_size), np.float32)
-            self.cache.update(zip(new, vectors, strict=True))
-        if not texts:
-            return np.empty((0, 0), dtype=np.float32)
-        return np.stack([self.cache[t] for t in texts])
 
 
 @dataclass
@@ -125,7 +112,7 @@ def _cell(metrics: Mapping[str, float]) -> GridCell:
 
 
 def run_sieve_grid(
-    models: Mapping[str, tuple[TermIndex, Encoder]],
+    models: Mapping[str, tuple[TermIndex, TermEncoder]],
     datasets: Sequence[GridDataset],
     strategies: Sequence[StrategySpec] = PAPER_STRATEGIES,
     threshold: float = DEFAULT_SIEVE_THRESHOLD,
@@ -135,7 +122,7 @@ def run_sieve_grid(
         list(models), [str(s) for s in strategies], [d.name for d in datasets], {}, threshold
     )
     for model, (index, encoder) in models.items():
-        cached = CachingEncoder(encoder)
+        cached = MemoEncoder(encoder)
         base = SearchSpace.from_index(index, encoder)
         for data in datasets:
             space, report = SearchSpace(

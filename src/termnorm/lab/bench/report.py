@@ -15,8 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from termnorm.errors import MissingExtraError
-from termnorm.evaluation.bench.runner import BenchResults, Cell
-from termnorm.evaluation.bench.spec import EvaluatorKind
+from termnorm.lab.bench.runner import BenchResults, Cell
+from termnorm.lab.bench.spec import EvaluatorKind
 
 __all__ = ["render_markdown", "versions", "write_report"]
 
@@ -251,7 +251,7 @@ def render_markdown(
 
 
 def _describe(model: object) -> str:
-    from termnorm.evaluation.bench.spec import ModelSpec
+    from termnorm.lab.bench.spec import ModelSpec
 
     assert isinstance(model, ModelSpec)
     if model.baseline is not None:
@@ -299,7 +299,7 @@ def write_report(results: BenchResults, out: str | Path, command: str) -> Path:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     try:
-        from termnorm.evaluation.bench.plots import write_plots
+        from termnorm.lab.bench.plots import write_plots
 
         plots = write_plots(results, out)
     except MissingExtraError as exc:

@@ -23,6 +23,7 @@ prediction only for models saved with a relation head)::
 ``options`` are passed to the evaluator's constructor (see each evaluator's docstring);
 normalization datasets also take ``format`` (mention format, detected when absent) and
 ``mode`` (``term`` or ``concept`` search). Every problem is reported with the file's name.
+Reading a suite needs PyYAML (the ``lab`` extra).
 """
 
 from __future__ import annotations
@@ -32,9 +33,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from termnorm.errors import InputFormatError
+from termnorm.errors import InputFormatError, MissingExtraError
 
 __all__ = [
     "BASELINES",
@@ -179,8 +178,23 @@ def _existing(base: Path, value: str, where: str, spec_path: Path) -> Path:
     return found
 
 
+def _yaml() -> Any:
+    """The ``yaml`` module, or a :class:`MissingExtraError` naming the ``lab`` extra."""
+    try:
+        import yaml
+    except ImportError as exc:
+        raise MissingExtraError("pyyaml", "lab") from exc
+    return yaml
+
+
 def load_spec(path: str | Path) -> BenchSpec:
-    """Read and check a suite file; files it names must exist."""
+    """Read and check a suite file; files it names must exist.
+
+    Raises:
+        MissingExtraError: PyYAML is not installed (the ``lab`` extra).
+        InputFormatError: the file is missing, not YAML, or does not describe a suite.
+    """
+    yaml = _yaml()
     path = Path(path).resolve()
     if not path.is_file():
         raise InputFormatError(path, None, "benchmark suite file not found")

@@ -26,25 +26,22 @@ far more sensitive than comparing two accuracies:
   negated. With ``n_boot`` random sign vectors s, ``p = (#{|Σ_u s_u D_u| ≥ |Σ_u D_u|} + 1) /
   (n_boot + 1)``.
 
-Mentions are read from prediction files (``termnorm eval normalize --predictions``), one
-JSON object per mention. Only simple (single-concept) mentions count, every file must hold
-the same mentions, and each must list at least k candidates for acc@k. A mention is keyed by
-its fold, its file name and line (not the full path, so the same dataset read through another
-path still matches), offsets and text.
+Correctness comes from prediction files (``termnorm eval normalize --predictions``), read by
+:func:`termnorm.evaluation.predictions.read_correctness`: simple (single-concept) mentions
+only, keyed by fold, file name and line, offsets and text. Every file must hold the same
+mentions, and each must list at least k candidates for acc@k.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from termnorm.errors import InputFormatError
+from termnorm.evaluation.predictions import MentionKey
 
 __all__ = [
     "PairedComparison",
@@ -55,13 +52,9 @@ __all__ = [
     "group_index",
     "group_weight_chunks",
     "mcnemar_p",
-    "read_correctness",
-    "read_documents",
     "sign_flip_p",
     "summarize_draws",
 ]
-
-MentionKey = tuple[str, str, int | None, int | None, str]
 
 CELLS = 4_000_000  # numbers one bootstrap or permutation chunk holds at once (~32 MB)
 
@@ -75,107 +68,6 @@ def mcnemar_p(b: int, c: int) -> float:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
     return min(1.0, 2 * tail)
-
-
-def _record(path: Path, number: int, line: str) -> dict[str, Any]:
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError:
-        row = None
-    if not isinstance(row, dict) or not {"kind", "text", "rank", "predictions"} <= row.keys():
-        raise InputFormatError(
-            path,
-            number,
-            "not a prediction record (needs kind, text, rank, predictions); use the file "
-            "'termnorm eval normalize ... --predictions FILE' writes",
-        )
-    return row
-
-
-def _portable(location: object) -> str:
-    """``/any/dir/file:12`` → ``file:12``: the mention's place, whatever path was typed."""
-    where, _, line = str(location).rpartition(":")
-    if not line.isdigit():
-        return Path(str(location)).name
-    return f"{Path(where).name}:{line}"
-
-
-def _mention_key(row: Mapping[str, Any]) -> MentionKey:
-    """(fold, file name and line, start, end, text) of a prediction record (see module doc)."""
-    return (
-        str(row.get("fold", "")),
-        _portable(row.get("location", "")),
-        row.get("start"),
-        row.get("end"),
-        row["text"],
-    )
-
-
-def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, record) for every non-blank line of a predictions file."""
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path}: no predictions file; write one with "
-            "'termnorm eval normalize ... --predictions FILE'"
-        )
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if line.strip():
-                yield number, _record(path, number, line)
-
-
-def read_correctness(path: str | Path, k: int = 1) -> dict[MentionKey, bool]:
-    """``{mention key: rank ≤ k}`` for the simple mentions of one predictions file.
-
-    The key is (fold, file name and line, start, end, text); see the module doc.
-
-    Raises:
-        FileNotFoundError: when ``path`` does not exist.
-        InputFormatError: a line that is not a prediction record, a mention listed twice, a
-            file with no simple mention, or one listing fewer than ``k`` candidates.
-    """
-    path = Path(path)
-    out: dict[MentionKey, bool] = {}
-    listed = 0
-    for number, row in _records(path):
-        listed = max(listed, len(row["predictions"]))
-        if row["kind"] != "simple":
-            continue
-        key = _mention_key(row)
-        if key in out:
-            raise InputFormatError(path, number, f"mention {key} is listed twice")
-        out[key] = row["rank"] is not None and int(row["rank"]) <= k
-    if not out:
-        raise InputFormatError(
-            path, None, "no simple (single-concept) mention: compare scores simple mentions only"
-        )
-    if listed < k:
-        raise InputFormatError(
-            path,
-            None,
-            f"lists the top {listed} candidates only; for acc@{k} re-run "
-            f"'termnorm eval normalize ... -k {k} --predictions FILE'",
-        )
-    return out
-
-
-def read_documents(path: str | Path) -> dict[MentionKey, str]:
-    """``{mention key: document}`` for the simple mentions of one predictions file.
-
-    The document is the record's ``doc_id`` where it has one, else the file the mention was
-    read from (the file part of its ``location``).
-
-    Raises:
-        FileNotFoundError: when ``path`` does not exist.
-        InputFormatError: a line that is not a prediction record.
-    """
-    out: dict[MentionKey, str] = {}
-    for _, row in _records(Path(path)):
-        if row["kind"] == "simple":
-            key = _mention_key(row)
-            doc = row.get("doc_id")
-            out[key] = str(doc) if doc not in (None, "") else key[1].rpartition(":")[0]
-    return out
 
 
 def group_index(
@@ -358,7 +250,8 @@ def compare_runs(
 ) -> PairedComparison:
     """Each run against ``base`` (McNemar) and all runs pooled per mention (bootstrap).
 
-    With ``groups`` (mention → document, e.g. :func:`read_documents`) the bootstrap resamples
+    With ``groups`` (mention → document, e.g.
+    :func:`~termnorm.evaluation.predictions.read_documents`) the bootstrap resamples
     documents, else mentions (see module doc).
 
     Raises:

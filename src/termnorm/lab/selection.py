@@ -17,7 +17,7 @@ mentions. Cross-fitting scores each mention with a setting chosen without it.
   group's setting is chosen on the other drawn groups (every copy of g left out), and
   ``Δ* = Σ_g w_g Σ_{i∈g} (m_{ĉ*(g)}[i] − a[i]) / Σ_g w_g n_g``. The interval is the
   percentile interval of Δ*; with ``c = min(#{Δ* ≤ 0}, #{Δ* ≥ 0})`` the two-sided p-value is
-  ``p = min(1, 2 · (c + 1) / (n_boot + 1))``, as in :mod:`termnorm.evaluation.significance`.
+  ``p = min(1, 2 · (c + 1) / (n_boot + 1))``, as in :mod:`termnorm.lab.significance`.
 
 The naive figure, the setting best on all mentions scored on those same mentions, is
 reported beside it for contrast: it is what a table of dev results suggests, and the
@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from termnorm.evaluation.significance import (
+from termnorm.evaluation.predictions import MentionKey
+from termnorm.lab.significance import (
     CELLS,
-    MentionKey,
     align_runs,
     check_bootstrap,
     group_index,

@@ -1,0 +1,188 @@
+"""The import layout: rooms import only rooms below them, product code never imports the lab,
+and no two modules import each other (directly or around a loop).
+
+Every ``import`` in ``src/termnorm`` is read with :mod:`ast`, at module level and inside
+functions alike (a lazy import is still a dependency); imports under ``if TYPE_CHECKING:``
+are annotations only and do not count.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+# the flow of the data, bottom up: a room imports only rooms of its own rank or below
+ROOMS = {
+    "": 0,  # termnorm/__init__.py: the version; its lazy API names are the one exception below
+    "errors": 0,
+    "paths": 0,
+    "_artifacts": 0,
+    "_lazy": 0,
+    "io": 0,
+    "kg": 1,
+    "mentions": 2,
+    "encoders": 3,
+    "losses": 4,
+    "training": 5,
+    "index": 6,
+    "search": 7,
+    "evaluation": 8,
+    "lab": 9,
+    "cli": 10,
+    "api": 10,
+}
+# ``termnorm.normalize`` & co. resolve lazily from the root package (``termnorm.__getattr__``)
+ROOT_API = ("termnorm", "termnorm.api")
+# the CLI commands of the lab: the only modules outside lab/ that may import it
+LAB_COMMANDS = {
+    "termnorm.cli.bench_cmd",
+    "termnorm.cli.eval_compare_cmd",
+    "termnorm.cli.eval_select_cmd",
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted((SRC / "termnorm").rglob("*.py"))}
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(module: str) -> Iterator[tuple[str, int]]:
+    """``(imported termnorm module, line)`` for every run-time import of ``module``."""
+    path = MODULES[module]
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+
+    def walk(node: ast.AST) -> Iterator[tuple[str, int]]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _type_checking(child):
+                for other in child.orelse:
+                    yield from walk_one(other)
+                continue
+            yield from walk_one(child)
+
+    def walk_one(node: ast.AST) -> Iterator[tuple[str, int]]:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                stem = package[: len(package) - node.level + 1]
+                base = ".".join([*stem, *([node.module] if node.module else [])])
+            for alias in node.names:
+                name = f"{base}.{alias.name}"
+                yield (name if name in MODULES else base), node.lineno
+        yield from walk(node)
+
+    for target, line in walk(ast.parse(path.read_text(encoding="utf-8"))):
+        while target and target not in MODULES:  # a name inside a module: the module
+            target = target.rpartition(".")[0]
+        if target.startswith("termnorm") and (module, target) != ROOT_API:
+            yield target, line
+
+
+GRAPH = {module: sorted(set(_imports(module))) for module in MODULES}
+
+
+def test_every_package_has_a_room() -> None:
+    unknown = sorted({_room(m) for m in MODULES} - set(ROOMS))
+    assert not unknown, f"give the new package(s) {unknown} a rank in ROOMS (tests/test_layout.py)"
+
+
+def test_product_code_never_imports_the_lab() -> None:
+    offenders = [
+        f"{module}:{line} imports {target}"
+        for module, edges in GRAPH.items()
+        for target, line in edges
+        if _room(target) == "lab" and _room(module) != "lab" and module not in LAB_COMMANDS
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_lower_rooms_never_import_upper_rooms() -> None:
+    offenders = [
+        f"{module}:{line} ({_room(module) or 'termnorm'}) imports {target} ({_room(target)})"
+        for module, edges in GRAPH.items()
+        for target, line in edges
+        if ROOMS.get(_room(module), 0) < ROOMS.get(_room(target), 0)
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+def _cycles(graph: dict[str, list[tuple[str, int]]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(t for t, _ in graph[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            for target in edges:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(t for t, _ in graph[target])))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycle() -> None:
+    assert _cycles(GRAPH) == []
+
+
+@pytest.mark.parametrize(
+    ("graph", "expected"),
+    [
+        ({"a": [("b", 1)], "b": [("a", 1)], "c": []}, [["a", "b"]]),
+        ({"a": [("b", 1)], "b": [("c", 1)], "c": [("a", 1)]}, [["a", "b", "c"]]),
+        ({"a": [("b", 1)], "b": [("c", 1)], "c": []}, []),
+    ],
+)
+def test_the_cycle_finder_finds_loops(
+    graph: dict[str, list[tuple[str, int]]], expected: list[list[str]]
+) -> None:
+    assert _cycles(graph) == expected
