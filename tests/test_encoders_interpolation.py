@@ -16,7 +16,7 @@ from termnorm.encoders.interpolation import (
     wise_ft_in_place,
 )
 from termnorm.kg import KnowledgeGraph
-from termnorm.training import Trainer
+from termnorm.training import build_trainer
 from test_training_run import _config
 
 
@@ -73,7 +73,7 @@ def test_train_with_wise_alpha_saves_the_mix_and_says_so(
     tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
 ) -> None:
     out = tmp_path / "model"
-    Trainer(_config(tiny_bert_path, out, steps=3, loss="ms", wise_alpha=0.5), kg=tiny_kg).train()
+    build_trainer(_config(tiny_bert_path, out, steps=3, loss="ms", wise_alpha=0.5), tiny_kg).train()
     saved = load_file(str(out / WEIGHTS_FILE))
     trained = load_file(str(out / FINETUNED_FILE))
     base = load_file(str(tiny_bert_path / WEIGHTS_FILE))

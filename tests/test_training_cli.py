@@ -1,14 +1,22 @@
-"""``termnorm train`` on the command line: dev evaluation, config file, errors as one line."""
+"""``termnorm train`` on the command line: dev evaluation, config file, errors as one line,
+one option per config field (with the field's default), help that shows every name whole."""
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import json
 import re
+import types
+import typing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from _cli import TINY_TRAIN_ARGS, run_main
+from termnorm import api
+from termnorm.training import TrainConfig, TrainResult
 
 
 def test_train_with_dev_mentions_reports_and_keeps_the_best_model(
@@ -71,7 +79,7 @@ def test_config_file_supplies_defaults_and_flags_override(
     [
         (["--k", "16", "--m", "5"], r"--m must satisfy 2 <= m <= sqrt\(k\)"),
         (["--k", "1"], "--k must be at least 4"),
-        (["--config", "{tmp}/bad.json"], "unknown TrainConfig key.s. stepz"),
+        (["--config", "{tmp}/bad.json"], r"bad.json: unknown TrainConfig key.s. stepz .*steps"),
         (["--dev", "{kg}/kg.json"], "--dev needs --dev-format"),
     ],
 )
@@ -91,3 +99,87 @@ def test_impossible_settings_are_one_line_errors(
     assert err.startswith("error: ")
     assert len(err.strip().splitlines()) == 1
     assert re.search(message, err)
+
+
+def _capture_config(monkeypatch: pytest.MonkeyPatch) -> list[TrainConfig]:
+    """Make ``termnorm train`` hand its parsed config over instead of training."""
+    seen: list[TrainConfig] = []
+
+    def fake_train(config: TrainConfig, resume: bool = False) -> TrainResult:
+        seen.append(config)
+        return TrainResult(Path(str(config.out)), 0)
+
+    monkeypatch.setattr(api, "train", fake_train)
+    return seen
+
+
+def test_options_left_out_give_the_configs_defaults(
+    tiny_kg_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen = _capture_config(monkeypatch)
+    out = tmp_path / "m"
+    code, _, _ = run_main(["train", "--kg", str(tiny_kg_dir), "--out", str(out)], capsys)
+    assert code == 0
+    assert seen == [TrainConfig(kg=tiny_kg_dir, out=out)]
+
+
+def _other_value(field: dataclasses.Field[Any], kind: Any, path: Path) -> tuple[list[str], Any]:
+    """Command-line words giving ``field`` a value other than its default, and that value."""
+    default = field.default
+    base = kind
+    if typing.get_origin(kind) in (typing.Union, types.UnionType):
+        base = next(a for a in typing.get_args(kind) if a is not type(None))
+    flag = "--" + field.name.replace("_", "-")
+    names = field.metadata.get("flag") or (f"{flag}/--no-{flag[2:]}" if base is bool else flag)
+    on, _, off = names.partition("/")  # --x/--no-x, --keep-best/--keep-last, a lone --overwrite
+    if base is bool:
+        return [off if default else on], not default
+    if typing.get_origin(base) is tuple:
+        return [on, "a.tsv", on, "b.tsv"], ("a.tsv", "b.tsv")
+    if isinstance(base, type) and issubclass(base, enum.Enum):
+        value = next(member for member in base if member != default)
+        return [on, value.value], value
+    if base is Path:
+        return [on, str(path)], path
+    if base is str:
+        return [on, "x"], "x"
+    value = (default or 0) + (2 if base is int else 0.25)
+    return [on, str(value)], value
+
+
+def test_every_config_field_is_an_option(
+    tiny_kg_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen = _capture_config(monkeypatch)
+    kinds = typing.get_type_hints(TrainConfig)
+    words: list[str] = []
+    expected: dict[str, Any] = {}
+    for field in dataclasses.fields(TrainConfig):
+        given, value = _other_value(field, kinds[field.name], tiny_kg_dir)
+        words += given
+        expected[field.name] = value
+    code, _, err = run_main(["train", *words], capsys)
+    assert code == 0, err
+    (config,) = seen
+    assert {name: getattr(config, name) for name in expected} == expected
+
+
+def test_help_at_80_columns_shows_every_option_name_whole(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run_main(["train", "--help"], capsys)
+    assert code == 0
+    names = set(re.findall(r"--[a-z][a-z0-9-]*", out))
+    for field in dataclasses.fields(TrainConfig):
+        flag = field.metadata.get("flag") or "--" + field.name.replace("_", "-")
+        for name in flag.split("/"):
+            assert name in names, name
+        assert field.metadata["help"].split()[0] in out
+    assert {"--resume", "--config", "--no-hard-negatives", "--keep-last"} <= names

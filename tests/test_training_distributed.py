@@ -26,7 +26,7 @@ SCRIPT = textwrap.dedent(
 
     sys.path.insert(0, {tests!r})
     from conftest import make_tiny_kg
-    from termnorm.training import TrainConfig, Trainer
+    from termnorm.training import TrainConfig, build_trainer
     from termnorm.training.distributed import cleanup, init_distributed
 
     torch.set_num_threads(1)
@@ -38,9 +38,9 @@ SCRIPT = textwrap.dedent(
         freeze_embeddings=False, freeze_layers=0,
         checkpoint_every=0, grad_accum=accum, seed=5, loss=loss, synonym_share=0.5,
     ))
-    trainer = Trainer(config, kg=make_tiny_kg(), dist_info=info)
+    trainer = build_trainer(config, make_tiny_kg(), dist_info=info)
     trainer.train()
-    torch.save(trainer.model.state_dict(), out.parent / f"{{out.name}}-rank{{info.rank}}.pt")
+    torch.save(trainer.module.state_dict(), out.parent / f"{{out.name}}-rank{{info.rank}}.pt")
     cleanup(info)
     """
 )
@@ -92,6 +92,6 @@ def test_two_ranks_train_like_two_accumulated_micro_batches(
         start = init.get(name.removeprefix("model."))
         moved += int(start is not None and not torch.equal(start, one[name]))
     assert moved > 10  # the encoder really trained
-    w = one["relation.head.weight"]  # matrices start at I, translations at 0
+    w = one["objective.relation.head.weight"]  # matrices start at I, translations at 0
     assert not torch.equal(w, torch.eye(32).expand_as(w) if w.dim() == 3 else torch.zeros_like(w))
     assert (tmp_path / "ddp" / "model.safetensors").is_file()

@@ -1,4 +1,4 @@
-"""CoderModel: the loss parts are computed in float32 even under bf16 autocast."""
+"""CoderObjective: the loss parts are computed in float32 even under bf16 autocast."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from termnorm.encoders import TermEncoder
+from termnorm.encoders.pooling import pool
 from termnorm.kg import KnowledgeGraph
 from termnorm.losses import MultiSimilarityLoss
-from termnorm.training import KGSampler, TrainConfig
-from termnorm.training.objective import CoderModel
+from termnorm.training import CoderObjective, KGSampler, TrainConfig
 
 
 @pytest.mark.parametrize("loss", ["ms", "coder"])
@@ -21,12 +21,14 @@ def test_losses_run_in_float32_under_bf16_autocast(
     encoder = TermEncoder.load(tiny_bert_path, device="cpu", max_length=16)
     config = TrainConfig.from_dict({"out": tmp_path / "m", "loss": loss, "k": 16, "m": 2})
     sampler = KGSampler(tiny_kg, k=16, m=2, synonym_share=0.5, seed=5)
-    model = CoderModel(encoder.model, encoder.pooling, config, sampler.relation_labels).eval()
+    objective = CoderObjective(32, config, sampler.relation_labels)
+    encoder.model.eval()
     batch = sampler.batch(0)
     tokens = encoder.tokenize(batch.terms)
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
-        parts = model(tokens, batch)
-        emb = model.embed(tokens).float()  # the same bf16 encoder output
+        hidden = encoder.model(**tokens).last_hidden_state
+        emb = pool(hidden, tokens["attention_mask"], encoder.pooling).float()  # bf16 encoder
+        parts = objective(emb, batch)
     with torch.no_grad():
         expected = MultiSimilarityLoss()(emb, batch.labels)
     assert parts["ms"].dtype == torch.float32

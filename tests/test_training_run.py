@@ -1,4 +1,5 @@
-"""End-to-end training on the tiny BERT + tiny KG: loss goes down, output folder, resume."""
+"""End-to-end training on the tiny BERT + tiny KG: loss goes down, output folder, resume,
+keep-best by the evaluator's primary metric, one Trainer for every composition."""
 
 from __future__ import annotations
 
@@ -14,8 +15,18 @@ from termnorm.encoders import TermEncoder
 from termnorm.errors import ArtifactMismatchError
 from termnorm.kg import KnowledgeGraph
 from termnorm.losses import RelationHead
-from termnorm.training import KGSampler, LossKind, TrainConfig, Trainer
+from termnorm.training import (
+    KGSampler,
+    LossKind,
+    TrainConfig,
+    Trainer,
+    build_trainer,
+    coder_trainer,
+    triplet_trainer,
+)
 from termnorm.training.checkpoint import latest_checkpoint
+from termnorm.training.protocols import BatchSource, Encode
+from termnorm.training.sampler import Batch
 
 
 def _config(base: Path, out: Path, **kw: object) -> TrainConfig:
@@ -61,7 +72,7 @@ def test_training_lowers_the_loss_and_writes_a_sentence_transformers_folder(
     tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
 ) -> None:
     out = tmp_path / "model"
-    result = Trainer(_config(tiny_bert_path, out, steps=30), kg=tiny_kg).train()
+    result = build_trainer(_config(tiny_bert_path, out, steps=30), kg=tiny_kg).train()
     assert not result.interrupted and result.steps == 30
     before = _ms_loss_on_fixed_batches(tiny_bert_path, tiny_kg)
     after = _ms_loss_on_fixed_batches(out, tiny_kg)
@@ -92,7 +103,7 @@ def test_output_folder_builds_an_index_with_the_cli(
     from termnorm.index import TermIndex
 
     out = tmp_path / "model"
-    Trainer(_config(tiny_bert_path, out, steps=2, loss="ms"), kg=tiny_kg).train()
+    build_trainer(_config(tiny_bert_path, out, steps=2, loss="ms"), kg=tiny_kg).train()
     assert not (out / "relations").exists()  # synonym-only: no relation head
     index_dir = tmp_path / "index"
     args = ["index", "build", "--kg", str(tiny_kg_dir), "--model", str(out), "--out"]
@@ -108,7 +119,7 @@ def test_every_objective_trains(
     tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path, loss: str
 ) -> None:
     out = tmp_path / "model"
-    Trainer(_config(tiny_bert_path, out, steps=3, loss=loss), kg=tiny_kg).train()
+    build_trainer(_config(tiny_bert_path, out, steps=3, loss=loss), kg=tiny_kg).train()
     record = json.loads((out / "train_log.jsonl").read_text().splitlines()[-1])
     assert np.isfinite(record["loss"])
     assert ("rel" in record) == (loss not in {"ms", "ms+sty"})
@@ -121,30 +132,44 @@ def _params(folder: Path) -> dict[str, torch.Tensor]:
     return load_file(str(folder / "model.safetensors"))
 
 
-class _StopAt(Trainer):
-    """Pretends a signal arrived after step ``stop_at``."""
+class _SignalAfter:
+    """A batch source that pretends SIGTERM arrived while step ``stop_at`` - 1 was drawn."""
 
-    stop_at = 0
+    def __init__(self, source: BatchSource, stop_at: int) -> None:
+        self.source, self.stop_at = source, stop_at
+        self.trainer: Trainer | None = None
 
-    def _step(self, step: int) -> dict[str, float]:
-        parts = super()._step(step)
-        if step + 1 == self.stop_at:
-            self.stop.signal = 15
-        return parts
+    def batch(self, step: int, shard: int = 0) -> Batch:
+        if step + 1 == self.stop_at and self.trainer is not None:
+            self.trainer.stop.signal = 15
+        return self.source.batch(step, shard)
+
+    def before_step(self, step: int, encode: Encode) -> None:
+        self.source.before_step(step, encode)
+
+    def state_dict(self) -> dict[str, object]:
+        return self.source.state_dict()
+
+    def load_state_dict(self, state: dict[str, object]) -> None:
+        self.source.load_state_dict(state)
+
+    def stats(self) -> dict[str, int]:
+        return self.source.stats()
 
 
 def test_resume_gives_the_same_parameters_as_an_uninterrupted_run(
     tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
 ) -> None:
     full = tmp_path / "full"
-    Trainer(_config(tiny_bert_path, full, loss="coder+sty"), kg=tiny_kg).train()
+    build_trainer(_config(tiny_bert_path, full, loss="coder+sty"), kg=tiny_kg).train()
     cut = tmp_path / "cut"
-    stopper = _StopAt(_config(tiny_bert_path, cut, loss="coder+sty"), kg=tiny_kg)
-    stopper.stop_at = 6  # between two neighbour refreshes (every 4 steps)
+    stopper = build_trainer(_config(tiny_bert_path, cut, loss="coder+sty"), tiny_kg)
+    signal = _SignalAfter(stopper.source, 6)  # between two neighbour refreshes (every 4 steps)
+    signal.trainer, stopper.source = stopper, signal
     first = stopper.train()
     assert first.interrupted and first.steps == 6 and first.signal == 15
     assert latest_checkpoint(cut) is not None and not (cut / "model.safetensors").exists()
-    second = Trainer(_config(tiny_bert_path, cut, loss="coder+sty"), kg=tiny_kg).train(True)
+    second = build_trainer(_config(tiny_bert_path, cut, loss="coder+sty"), kg=tiny_kg).train(True)
     assert second.steps == 12 and not second.interrupted
     a, b = _params(full), _params(cut)
     assert a.keys() == b.keys()
@@ -157,7 +182,7 @@ def test_resume_gives_the_same_parameters_as_an_uninterrupted_run(
     assert elapsed == sorted(elapsed)
     # --resume on a finished folder (checkpoints cleaned) refuses instead of retraining
     with pytest.raises(ArtifactMismatchError, match=r"holds no checkpoint.*--overwrite"):
-        Trainer(_config(tiny_bert_path, cut, loss="coder+sty"), kg=tiny_kg).train(True)
+        build_trainer(_config(tiny_bert_path, cut, loss="coder+sty"), kg=tiny_kg).train(True)
     assert (cut / "model.safetensors").is_file()
 
 
@@ -165,11 +190,26 @@ def test_logged_lr_is_the_rate_each_step_used(
     tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
 ) -> None:
     out = tmp_path / "m"
-    Trainer(_config(tiny_bert_path, out, loss="ms", hard_negatives=False), kg=tiny_kg).train()
+    build_trainer(_config(tiny_bert_path, out, loss="ms", hard_negatives=False), kg=tiny_kg).train()
     lrs = [json.loads(x)["lr"] for x in (out / "train_log.jsonl").read_text().splitlines()]
     # warm-up 2 of 12 steps: (s+1)/2 for s < 2, then (12 - s)/10, at step index s = 0..11
     expected = [2e-3 * f for f in (0.5, 1.0, *[(12 - s) / 10 for s in range(2, 12)])]
     assert lrs == pytest.approx(expected)
+
+
+class _Scripted:
+    """An evaluator returning the next scripted metrics at each call."""
+
+    def __init__(self, primary_metric: str, rows: list[dict[str, float]]) -> None:
+        self.primary_metric = primary_metric
+        self.rows = iter(rows)
+        self.calls = 0
+        self.snapshots: list[dict[str, torch.Tensor]] = []  # the weights seen at each call
+
+    def __call__(self, encoder: TermEncoder) -> dict[str, float]:
+        self.calls += 1
+        self.snapshots.append({k: v.clone() for k, v in encoder.model.state_dict().items()})
+        return next(self.rows)
 
 
 def test_a_signal_during_the_final_evaluation_checkpoints_the_last_step(
@@ -179,16 +219,19 @@ def test_a_signal_during_the_final_evaluation_checkpoints_the_last_step(
     cfg = _config(tiny_bert_path, out, steps=4, loss="ms", hard_negatives=False)
     holder: list[Trainer] = []
 
-    def evaluator(encoder: TermEncoder) -> dict[str, float]:
-        holder[0].stop.signal = 15  # SIGTERM arrives while the final evaluation runs
-        return {"dev_acc@1": 0.5}
+    class SignalDuringEvaluation(_Scripted):
+        def __call__(self, encoder: TermEncoder) -> dict[str, float]:
+            holder[0].stop.signal = 15  # SIGTERM arrives while the final evaluation runs
+            return super().__call__(encoder)
 
-    trainer = Trainer(cfg, kg=tiny_kg, evaluator=evaluator)
+    evaluator = SignalDuringEvaluation("dev_acc@1", [{"dev_acc@1": 0.5}])
+    trainer = build_trainer(cfg, tiny_kg, evaluator=evaluator)
     holder.append(trainer)
     first = trainer.train()
     assert first.interrupted and first.steps == 4
     assert latest_checkpoint(out) is not None and not (out / "model.safetensors").exists()
-    second = Trainer(cfg, kg=tiny_kg, evaluator=lambda e: {"dev_acc@1": 0.5}).train(True)
+    again = _Scripted("dev_acc@1", [{"dev_acc@1": 0.5}])
+    second = build_trainer(cfg, tiny_kg, evaluator=again).train(True)
     assert second.steps == 4 and not second.interrupted
     assert (out / "model.safetensors").is_file()
 
@@ -198,7 +241,7 @@ def test_kg_without_relations_trains_synonym_only_with_a_warning(
 ) -> None:
     bare = KnowledgeGraph.from_records(tiny_kg.concepts, tiny_kg.terms, None)
     with caplog.at_level(logging.WARNING):
-        Trainer(_config(tiny_bert_path, tmp_path / "m", steps=2), kg=bare).train()
+        build_trainer(_config(tiny_bert_path, tmp_path / "m", steps=2), kg=bare).train()
     assert "no usable relation" in caplog.text and "training synonym-only" in caplog.text
     assert not (tmp_path / "m" / "relations").exists()
 
@@ -206,28 +249,60 @@ def test_kg_without_relations_trains_synonym_only_with_a_warning(
 def test_dev_evaluation_keeps_the_best_model(
     tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
 ) -> None:
-    scores = iter([0.2, 0.9, 0.5, 0.4])
-    seen: list[int] = []
-
-    def evaluator(encoder: TermEncoder) -> dict[str, float]:
-        seen.append(1)
-        return {"dev_acc@1": next(scores)}
-
+    evaluator = _Scripted("dev_acc@1", [{"dev_acc@1": x} for x in (0.2, 0.9, 0.5, 0.4)])
     out = tmp_path / "m"
     cfg = _config(tiny_bert_path, out, steps=8, eval_every=2)
-    result = Trainer(cfg, kg=tiny_kg, evaluator=evaluator).train()
-    assert len(seen) == 4 and result.best is not None
+    result = build_trainer(cfg, tiny_kg, evaluator=evaluator).train()
+    assert evaluator.calls == 4 and result.best is not None
     assert result.best["step"] == 4 and result.best["score"] == 0.9
     assert "Best at step 4" in (out / "README.md").read_text()
+
+
+def test_keep_best_follows_the_evaluators_primary_metric(
+    tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
+) -> None:
+    # acc@1 peaks at step 2, the evaluator's primary metric (MRR) at step 6
+    rows = [
+        {"dev_acc@1": 0.9, "dev_mrr": 0.1},
+        {"dev_acc@1": 0.1, "dev_mrr": 0.2},
+        {"dev_acc@1": 0.1, "dev_mrr": 0.8},
+        {"dev_acc@1": 0.1, "dev_mrr": 0.3},
+    ]
+    out = tmp_path / "m"
+    cfg = _config(tiny_bert_path, out, steps=8, eval_every=2, loss="ms", hard_negatives=False)
+    evaluator = _Scripted("dev_mrr", rows)
+    result = build_trainer(cfg, tiny_kg, evaluator=evaluator).train()
+    assert result.best is not None and result.best["step"] == 6 and result.best["score"] == 0.8
+    assert result.final_metrics == rows[-1]
+    # the output holds the weights the evaluator saw at step 6, not the last ones
+    saved, at_six = _params(out), evaluator.snapshots[2]
+    name = "encoder.layer.1.output.dense.weight"
+    torch.testing.assert_close(saved[name], at_six[name], rtol=0, atol=0)
+    assert not torch.equal(saved[name], evaluator.snapshots[3][name])
+
+
+def test_an_evaluator_needs_its_primary_metric(
+    tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
+) -> None:
+    cfg = _config(tiny_bert_path, tmp_path / "m", steps=2, loss="ms", hard_negatives=False)
+
+    def no_primary(encoder: TermEncoder) -> dict[str, float]:
+        return {"dev_acc@1": 1.0}
+
+    with pytest.raises(TypeError, match="has no primary_metric"):
+        build_trainer(cfg, tiny_kg, evaluator=no_primary)  # type: ignore[arg-type]
+    wrong = _Scripted("dev_f1", [{"dev_acc@1": 1.0}])
+    with pytest.raises(KeyError, match=r"'dev_f1' is not among its metrics \(dev_acc@1\)"):
+        build_trainer(cfg, tiny_kg, evaluator=wrong).train()
 
 
 def test_bad_settings_and_existing_output_fail_fast(
     tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
 ) -> None:
     with pytest.raises(ValueError, match=r"--m must satisfy 2 <= m <= sqrt\(k\)"):
-        Trainer(_config(tiny_bert_path, tmp_path / "x", k=16, m=5), kg=tiny_kg)
+        build_trainer(_config(tiny_bert_path, tmp_path / "x", k=16, m=5), kg=tiny_kg)
     with pytest.raises(ValueError, match="--k must be at least 4"):
-        Trainer(_config(tiny_bert_path, tmp_path / "x", k=2, m=2), kg=tiny_kg)
+        build_trainer(_config(tiny_bert_path, tmp_path / "x", k=2, m=2), kg=tiny_kg)
     for bad, message in (
         ({"hard_refresh": 0}, "--hard-refresh"),
         ({"log_every": 0}, "--log-every must be at least 1"),
@@ -235,8 +310,28 @@ def test_bad_settings_and_existing_output_fail_fast(
         ({"checkpoint_every": -1}, "--checkpoint-every must be >= 0"),
     ):
         with pytest.raises(ValueError, match=message):
-            Trainer(_config(tiny_bert_path, tmp_path / "x", **bad), kg=tiny_kg)
+            build_trainer(_config(tiny_bert_path, tmp_path / "x", **bad), kg=tiny_kg)
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "file").write_text("x")
     with pytest.raises(ArtifactMismatchError, match=r"--resume .* --overwrite"):
-        Trainer(_config(tiny_bert_path, tmp_path / "busy"), kg=tiny_kg).train()
+        build_trainer(_config(tiny_bert_path, tmp_path / "busy"), kg=tiny_kg).train()
+
+
+def test_coder_and_triplet_are_compositions_of_one_trainer(
+    tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
+) -> None:
+    from termnorm.training import CoderObjective, TripletObjective, TripletSampler
+
+    coder = coder_trainer(_config(tiny_bert_path, tmp_path / "c", steps=2), tiny_kg)
+    cfg = _config(tiny_bert_path, tmp_path / "t", steps=2, loss="triplet", k=4)
+    triplet = triplet_trainer(cfg, tiny_kg)
+    assert type(coder) is Trainer and type(triplet) is Trainer
+    assert isinstance(coder.source, KGSampler) and isinstance(coder.objective, CoderObjective)
+    assert isinstance(triplet.source, TripletSampler)
+    assert isinstance(triplet.objective, TripletObjective)
+    for trainer, part in ((coder, "rel"), (triplet, "triplet")):
+        result = trainer.train()
+        assert result.steps == 2 and not result.interrupted
+        record = json.loads((result.out / "train_log.jsonl").read_text().splitlines()[-1])
+        assert part in record and np.isfinite(record["loss"])
+    assert build_trainer(cfg, tiny_kg).objective.__class__ is TripletObjective

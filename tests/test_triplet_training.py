@@ -1,4 +1,4 @@
-"""Triplet training on the tiny BERT: the loss falls, and the CODER trainer's engineering
+"""Triplet training on the tiny BERT: the loss falls, and the shared trainer's engineering
 (checkpoints, resume, log, model card) carries over to ``--loss triplet``."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from pathlib import Path
 import torch
 
 from termnorm.encoders import TermEncoder
+from termnorm.encoders.pooling import pool
 from termnorm.kg import KnowledgeGraph
 from termnorm.training.config import LossKind, Precision, TrainConfig
-from termnorm.training.triplet import TripletObjective, TripletSampler, TripletTrainer
+from termnorm.training.triplet import TripletObjective, TripletSampler, triplet_trainer
 from termnorm.training.triplet_data import TrainData, build_triplet_corpus
 
 MENTIONS = [("heart attacks", ("T:0001",)), ("high bp", ("T:0002",)), ("x", ("-1",))]
@@ -24,13 +25,16 @@ def test_triplet_training_decreases_the_loss(
     corpus = build_triplet_corpus(tiny_kg, TrainData.O)
     sampler = TripletSampler(corpus, batch_size=16, seed=0)
     batch = sampler.batch(0)
-    objective = TripletObjective(tiny_encoder.model, tiny_encoder.pooling)
-    objective.train()
-    optimizer = torch.optim.Adam(objective.parameters(), lr=1e-3)
+    objective = TripletObjective()
+    model = tiny_encoder.model.train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     tokens = tiny_encoder.tokenize(batch.terms)
     losses = []
     for _ in range(15):
-        loss = objective(tokens, batch)["loss"]
+        hidden = model(**tokens).last_hidden_state
+        loss = objective(pool(hidden, tokens["attention_mask"], tiny_encoder.pooling), batch)[
+            "loss"
+        ]
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -73,7 +77,7 @@ def test_trainer_runs_train_od_and_writes_the_model(
     tmp_path: Path, tiny_bert_path: Path, tiny_kg: KnowledgeGraph
 ) -> None:
     config = _config(tmp_path / "model", tiny_bert_path, 3, train_data="od", od_ratio=0.5)
-    result = TripletTrainer(config, kg=tiny_kg, mentions=MENTIONS).train()
+    result = triplet_trainer(config, tiny_kg, MENTIONS).train()
     assert result.steps == 3 and not result.interrupted
     out = result.out
     assert (out / "config.json").is_file() and (out / "modules.json").is_file()
@@ -90,11 +94,11 @@ def test_trainer_resumes_a_triplet_run(
 ) -> None:
     out = tmp_path / "model"
     first = _config(out, tiny_bert_path, 4, checkpoint_every=2, clean_checkpoints=False)
-    TripletTrainer(first, kg=tiny_kg).train()
+    triplet_trainer(first, tiny_kg).train()
     log = out / "train_log.jsonl"
     uninterrupted = [json.loads(line)["loss"] for line in log.read_text().splitlines()]
     longer = _config(out, tiny_bert_path, 6, checkpoint_every=2, clean_checkpoints=False)
-    result = TripletTrainer(longer, kg=tiny_kg).train(resume=True)
+    result = triplet_trainer(longer, tiny_kg).train(resume=True)
     assert result.steps == 6
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [r["step"] for r in records] == [1, 2, 3, 4, 5, 6]  # resumed after step 2

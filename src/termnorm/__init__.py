@@ -17,15 +17,16 @@ __all__ = [
     "load_kg",
     "normalize",
     "normalize_file",
+    "train",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from termnorm.api import build_index, load_index, load_kg, normalize, normalize_file
+    from termnorm.api import build_index, load_index, load_kg, normalize, normalize_file, train
 
 
 def __getattr__(name: str) -> Any:
     """Resolve the API functions lazily so that ``import termnorm`` stays cheap."""
-    if name in {"build_index", "load_index", "load_kg", "normalize", "normalize_file"}:
+    if name in {"build_index", "load_index", "load_kg", "normalize", "normalize_file", "train"}:
         from termnorm import api
 
         return getattr(api, name)

@@ -224,3 +224,46 @@ def get_strategy(
         normalizer = get_normalizer(index)
         space = SearchSpace.from_index(normalizer.index, normalizer.encoder)
     return build_strategy(space, strategy, threshold)
+
+
+# ---------------------------------------------------------------------- training
+if TYPE_CHECKING:
+    from termnorm.training import TrainConfig, TrainResult
+
+
+def train(
+    config: TrainConfig | None = None, *, resume: bool = False, **overrides: object
+) -> TrainResult:
+    """Train an encoder exactly as ``termnorm train`` does; the CLI calls this function.
+
+    ``config`` (default: the recommended recipe, :class:`~termnorm.training.TrainConfig`)
+    with ``overrides`` (its field names: ``kg``, ``out``, ``steps``, ``mentions``, ...; an
+    unknown name is a ``ValueError`` naming the closest ones) sets the run; ``kg`` and
+    ``out`` are required. With ``dev`` (and ``dev_format``) the model is evaluated on those
+    mentions against ``dev_kg`` (default: ``kg``) every ``eval_every`` steps and at the end,
+    keeping the best weights by ``dev_acc@1``; ``resume`` continues from the newest
+    checkpoint in ``out``. Under torchrun each process runs one rank (DDP).
+
+    Returns the :class:`~termnorm.training.TrainResult`: ``interrupted`` when SIGINT/SIGTERM
+    stopped the run after writing a checkpoint (call again with ``resume=True``).
+
+    >>> termnorm.train(kg="kg/medic", out="models/medic-od", train_data="od",
+    ...                mentions=["NCBItrainset_corpus.txt"], wise_alpha=0.5)
+    """
+    from termnorm.evaluation.dev import DevEvaluator
+    from termnorm.training import TrainConfig, run_training
+
+    settings = {**(config.to_dict() if config is not None else {}), **overrides}
+    run = TrainConfig.from_dict(settings, "termnorm.train")
+    run.validate()
+    if run.kg is None:
+        raise ValueError("termnorm.train needs a KG folder: pass kg=PATH (--kg)")
+    graph = KnowledgeGraph.load(run.kg)
+    evaluator = None
+    if run.dev is not None:
+        dev_graph = KnowledgeGraph.load(run.dev_kg) if run.dev_kg is not None else graph
+        evaluator = DevEvaluator.from_file(dev_graph, run.dev, run.dev_format)
+    return run_training(run, graph, evaluator=evaluator, resume=resume)
+
+
+__all__ += ["train"]

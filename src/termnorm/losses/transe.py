@@ -9,7 +9,8 @@
 The paper uses raw [CLS] vectors (initial distance ≈ 28, so λ_rel = 28 in its sign
 convention); here ê are L2-normalised so that the saved relation head scores exactly the
 vectors the saved encoder outputs, and λ_rel is measured instead of fixed: on shard 0 of
-step 0, before training, alike on every DDP rank (``Trainer._calibrate_relation_scale``).
+step 0, before training, alike on every DDP rank (the trainer's first-batch pass, see
+``Objective.needs_first_batch`` in :mod:`termnorm.training.protocols`).
 
 ``TransEMarginLoss`` (CODER arXiv v1, §3.2 task 2, appendix B.1)::
 

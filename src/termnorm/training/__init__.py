@@ -1,25 +1,77 @@
-"""KG → better encoder: samplers, the CODER objective, the trainer, checkpoints, DDP."""
+"""KG → better encoder: one trainer composed of a batch source, an objective and an evaluator.
 
-from termnorm.training.config import FIELD_HELP, LossKind, Precision, TrainConfig
-from termnorm.training.distributed import DistInfo, init_distributed
-from termnorm.training.hard_negatives import nearest_neighbours
-from termnorm.training.objective import CoderModel
-from termnorm.training.sampler import Batch, KGSampler
-from termnorm.training.trainer import LOG_FILE, DevEvaluator, Trainer, TrainResult
+Names resolve lazily (the CLI reads :mod:`termnorm.training.config` at start-up without
+loading the trainer). Parts and extension points: :mod:`termnorm.training.protocols`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from termnorm._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.training.coder import CoderObjective, coder_trainer
+    from termnorm.training.config import LossKind, Precision, TrainConfig, TrainData
+    from termnorm.training.distributed import DistInfo, init_distributed
+    from termnorm.training.hard_negatives import nearest_neighbours
+    from termnorm.training.protocols import BatchSource, Evaluator, Objective
+    from termnorm.training.run import build_trainer, run_training
+    from termnorm.training.sampler import Batch, KGSampler
+    from termnorm.training.trainer import LOG_FILE, Trainer, TrainResult, load_base_encoder
+    from termnorm.training.triplet import TripletObjective, TripletSampler, triplet_trainer
 
 __all__ = [
-    "FIELD_HELP",
     "LOG_FILE",
     "Batch",
-    "CoderModel",
-    "DevEvaluator",
+    "BatchSource",
+    "CoderObjective",
     "DistInfo",
+    "Evaluator",
     "KGSampler",
     "LossKind",
+    "Objective",
     "Precision",
     "TrainConfig",
+    "TrainData",
     "TrainResult",
     "Trainer",
+    "TripletObjective",
+    "TripletSampler",
+    "build_trainer",
+    "coder_trainer",
     "init_distributed",
+    "load_base_encoder",
     "nearest_neighbours",
+    "run_training",
+    "triplet_trainer",
 ]
+
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "CoderObjective": "coder",
+        "coder_trainer": "coder",
+        "LossKind": "config",
+        "Precision": "config",
+        "TrainConfig": "config",
+        "TrainData": "config",
+        "DistInfo": "distributed",
+        "init_distributed": "distributed",
+        "nearest_neighbours": "hard_negatives",
+        "BatchSource": "protocols",
+        "Evaluator": "protocols",
+        "Objective": "protocols",
+        "build_trainer": "run",
+        "run_training": "run",
+        "Batch": "sampler",
+        "KGSampler": "sampler",
+        "LOG_FILE": "trainer",
+        "Trainer": "trainer",
+        "TrainResult": "trainer",
+        "load_base_encoder": "trainer",
+        "TripletObjective": "triplet",
+        "TripletSampler": "triplet",
+        "triplet_trainer": "triplet",
+    },
+)

@@ -1,4 +1,9 @@
-"""Configuration of one training job (``termnorm train``): a dataclass whose field help the CLI reuses.
+"""Configuration of one training job: a dataclass whose fields are the ``termnorm train`` options.
+
+Each field's metadata (:func:`_h`) holds its help text and how its command-line option is
+declared; ``termnorm train`` generates one option per field from them, so a default and its
+help live here only. :meth:`TrainConfig.from_dict` reads JSON-like dicts (``--config`` files,
+``termnorm.train(**overrides)``) and refuses unknown keys, naming the closest valid ones.
 
 Defaults are the recommended CPU recipe (see README "Results"): the synonym-only MS loss over
 KG synonyms with CODER++-style hard-negative batches, 1,500 steps × 128 terms, lr 5e-5, frozen
@@ -9,15 +14,18 @@ k = 128, m = 8, lr 2e-5, 10k warm-up, 100k steps, accumulation 8).
 
 from __future__ import annotations
 
+import difflib
+import functools
 import math
-from dataclasses import asdict, dataclass, field, fields
+import types
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from termnorm.encoders.pooling import Pooling
 
-__all__ = ["FIELD_HELP", "LossKind", "Precision", "TrainConfig", "check_batch_shape"]
+__all__ = ["LossKind", "Precision", "TrainConfig", "TrainData", "check_batch_shape"]
 
 
 def check_batch_shape(k: int, m: int, flag: str = "") -> None:
@@ -65,18 +73,39 @@ class Precision(str, Enum):
     FP16 = "fp16"
 
 
-def _h(text: str) -> dict[str, str]:
-    """Field metadata holding the help text the CLI shows."""
-    return {"help": text}
+class TrainData(str, Enum):
+    """What a run trains on: the KG's terms (``o``), or those plus annotated mentions (``od``)."""
+
+    O = "o"  # noqa: E741 - the paper's name (Xu & Bethard 2021: Train:O, Train:OD)
+    OD = "od"
+
+
+def _h(
+    text: str, flag: str | None = None, *, cli_required: bool = False, exists: str | None = None
+) -> dict[str, Any]:
+    """Field metadata: the help text, and how ``termnorm train`` declares the field's option.
+
+    Args:
+        text: the help text.
+        flag: the option's names when they are not the default ``--field-name`` (booleans:
+            ``--field-name/--no-field-name``).
+        cli_required: the command needs the option (the Python API may pass the value otherwise).
+        exists: ``"dir"`` (an existing folder) or ``"path"`` (an existing file or folder).
+    """
+    return {"help": text, "flag": flag, "cli_required": cli_required, "exists": exists}
 
 
 @dataclass
 class TrainConfig:
     """Everything that determines a training run (saved in checkpoints and the model card)."""
 
-    kg: Path | None = field(default=None, metadata=_h("KG folder written by 'termnorm kg build'."))
+    kg: Path | None = field(
+        default=None,
+        metadata=_h("KG folder written by 'termnorm kg build'.", cli_required=True, exists="dir"),
+    )
     out: Path | None = field(
-        default=None, metadata=_h("Output model folder (sentence-transformers layout).")
+        default=None,
+        metadata=_h("Output model folder (sentence-transformers layout).", cli_required=True),
     )
     base_model: Path | None = field(
         default=None, metadata=_h("Start model folder (default: all-MiniLM-L6-v2).")
@@ -85,7 +114,11 @@ class TrainConfig:
         default=None, metadata=_h("cls or mean (default: the model's own, else mean).")
     )
     loss: LossKind = field(
-        default=LossKind.MS, metadata=_h("Objective: " + ", ".join(k.value for k in LossKind))
+        default=LossKind.MS,
+        metadata=_h(
+            "Objective: a CODER loss (ms = synonyms only), '+sty' adds the semantic-type "
+            "loss; triplet = the triplet network."
+        ),
     )
     steps: int = field(default=1500, metadata=_h("Optimizer steps."))
     k: int = field(default=64, metadata=_h("Triplet slots per batch (the batch holds 2k terms)."))
@@ -154,22 +187,31 @@ class TrainConfig:
         default=True, metadata=_h("Delete the checkpoints once the run has finished.")
     )
     overwrite: bool = field(
-        default=False, metadata=_h("Replace an existing, non-empty --out folder.")
+        default=False, metadata=_h("Replace an existing, non-empty --out folder.", "--overwrite")
     )
     dev: Path | None = field(
-        default=None, metadata=_h("Mention file for periodic dev evaluation (acc@1).")
+        default=None,
+        metadata=_h("Mention file for periodic dev evaluation (acc@1).", exists="path"),
     )
     dev_format: str | None = field(
         default=None, metadata=_h("Format of the dev mention file (see 'termnorm eval').")
     )
     dev_kg: Path | None = field(
-        default=None, metadata=_h("KG whose terms the dev mentions are matched to (default: --kg).")
+        default=None,
+        metadata=_h(
+            "KG whose terms the dev mentions are matched to (default: --kg).", exists="path"
+        ),
     )
     eval_every: int = field(
         default=0, metadata=_h("Evaluate on --dev every N steps (0 = only at the end).")
     )
     keep_best: bool = field(
-        default=True, metadata=_h("With --dev, the output holds the best model by dev acc@1.")
+        default=True,
+        metadata=_h(
+            "With --dev, the output holds the best model by the dev evaluator's primary "
+            "metric (acc@1).",
+            "--keep-best/--keep-last",
+        ),
     )
     wise_alpha: float = field(
         default=1.0,
@@ -188,8 +230,8 @@ class TrainConfig:
         default=256, metadata=_h("Batch size when embedding concepts or dev terms.")
     )
     # --loss triplet (termnorm.training.triplet)
-    train_data: str = field(
-        default="o",
+    train_data: TrainData = field(
+        default=TrainData.O,
         metadata=_h(
             "o = KG terms only; od = plus --mentions (triplet: the mentions repeated to "
             "--od-ratio; CODER losses: each mention joins its concept's terms)."
@@ -216,6 +258,11 @@ class TrainConfig:
         default=2, metadata=_h("--loss triplet: texts per group, anchor + K-1 positives.")
     )
 
+    def __post_init__(self) -> None:
+        """Values given in their JSON forms (``loss="coder"``, ``out="m"``) become typed."""
+        for name, kind in _field_types().items():
+            setattr(self, name, _coerce(kind, getattr(self, name)))
+
     # ------------------------------------------------------------------ derived
     @property
     def rel_weight_value(self) -> float:
@@ -227,7 +274,7 @@ class TrainConfig:
     @property
     def uses_domain_groups(self) -> bool:
         """CODER's sampler draws domain groups: ``--train-data od`` with a non-triplet loss."""
-        return self.train_data == "od" and self.loss is not LossKind.TRIPLET
+        return self.train_data is TrainData.OD and self.loss is not LossKind.TRIPLET
 
     @property
     def warmup_steps(self) -> int:
@@ -286,39 +333,30 @@ class TrainConfig:
         return out
 
     @classmethod
-    def check_keys(cls, data: dict[str, Any], source: object) -> dict[str, Any]:
-        """``data`` unchanged when every key is a field; else ``ValueError`` naming the strays
-        (a misspelt key in a ``--config`` file must not be ignored silently)."""
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ValueError(
-                f"{source}: unknown TrainConfig key(s) {', '.join(unknown)}; valid keys are the "
-                f"'termnorm train' flags with '_' for '-', e.g. {', '.join(sorted(names)[:6])}, ..."
-            )
-        return data
+    def from_dict(cls, data: dict[str, Any], source: object = None) -> TrainConfig:
+        """Inverse of :meth:`to_dict`; values may be raw (JSON) or typed (paths, enums).
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        """Inverse of :meth:`to_dict` (unknown keys are ignored: checkpoints of older
-        versions load; user files go through :meth:`check_keys` first)."""
-        kinds = {f.name: f for f in fields(cls)}
-        kw: dict[str, Any] = {}
-        for key, value in data.items():
-            if key not in kinds:
-                continue
-            if key in {"kg", "out", "base_model", "dev", "dev_kg"} and value is not None:
-                value = Path(value)
-            elif key == "mentions":
-                value = tuple(str(v) for v in value or ())
-            elif key == "loss":
-                value = LossKind(value)
-            elif key == "precision":
-                value = Precision(value)
-            elif key == "pooling" and value is not None:
-                value = Pooling(value)
-            kw[key] = value
-        return cls(**kw)
+        Raises:
+            ValueError: for a key that is not a field (a misspelt ``--config`` key or keyword
+                must not be ignored silently), naming ``source`` (e.g. the file the keys came
+                from) and the closest valid keys.
+        """
+        hints = _field_types()
+        unknown = sorted(set(data) - set(hints))
+        if unknown:
+            names = sorted(hints)
+            hints_text = "; ".join(
+                f"{key}: did you mean {' or '.join(close)}?"
+                for key in unknown
+                if (close := difflib.get_close_matches(key, names, n=2))
+            )
+            raise ValueError(
+                (f"{source}: " if source is not None else "")
+                + f"unknown TrainConfig key(s) {', '.join(unknown)}"
+                + (f" ({hints_text})" if hints_text else "")
+                + "; the keys are the 'termnorm train' options with '_' for '-'"
+            )
+        return cls(**data)
 
     @classmethod
     def paper(cls, **overrides: Any) -> TrainConfig:
@@ -339,7 +377,25 @@ class TrainConfig:
             weight_decay=0.0,
         )
         base.update(overrides)
-        return cls(**base)
+        return cls.from_dict(base, "TrainConfig.paper")
 
 
-FIELD_HELP: dict[str, str] = {f.name: f.metadata.get("help", "") for f in fields(TrainConfig)}
+@functools.cache
+def _field_types() -> dict[str, Any]:
+    """``{field name: type}`` of :class:`TrainConfig` (annotations resolved once)."""
+    return get_type_hints(TrainConfig)
+
+
+def _coerce(kind: Any, value: Any) -> Any:
+    """``value`` as a field of type ``kind``: paths, enums and tuples from their JSON forms."""
+    if get_origin(kind) in (Union, types.UnionType):  # X | None
+        if value is None:
+            return None
+        kind = next(arg for arg in get_args(kind) if arg is not type(None))
+    if get_origin(kind) is tuple:  # tuple[str, ...]
+        return tuple(_coerce(get_args(kind)[0], item) for item in value or ())
+    if kind is Path or (isinstance(kind, type) and issubclass(kind, Enum)):
+        return kind(value)
+    if kind is str:
+        return value.value if isinstance(value, Enum) else str(value)
+    return value

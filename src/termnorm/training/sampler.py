@@ -17,7 +17,9 @@ language balancing does not apply to them).
 Hard-negative composition (CODER++-style): after :meth:`KGSampler.set_neighbours` a share of
 the groups is built as clusters around a random seed concept: its nearest concepts in the
 current embedding space (synonym groups) or triplets whose heads are near the seed's head
-(relation groups).
+(relation groups). As the trainer's batch source (:mod:`termnorm.training.protocols`) the
+sampler rebuilds that table with the current weights every ``refresh_every`` steps
+(:meth:`KGSampler.before_step`).
 
 Sampling is counter-based: batch ``(step, shard)`` depends only on ``(seed, step, shard)`` and
 the neighbour table, so resuming or sharding over DDP ranks / accumulation micro-batches
@@ -27,6 +29,7 @@ the neighbour table, so resuming or sharding over DDP ranks / accumulation micro
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -74,6 +77,10 @@ class KGSampler:
         hard_cluster: groups per cluster.
         with_types: also return semantic-type targets.
         domain_share: share of synonym-only groups that are domain groups (see module doc).
+        refresh_every: rebuild the neighbour table every N steps in :meth:`before_step`
+            (0 = never).
+        refresh_neighbours: neighbours kept per concept at each rebuild.
+        refresh_max_concepts: concepts embedded per rebuild (see :meth:`refresh`).
     """
 
     def __init__(
@@ -88,8 +95,14 @@ class KGSampler:
         hard_cluster: int = 4,
         with_types: bool = False,
         domain_share: float = 0.0,
+        refresh_every: int = 0,
+        refresh_neighbours: int = 16,
+        refresh_max_concepts: int = 300_000,
     ) -> None:
         check_batch_shape(k, m)
+        self.refresh_every = refresh_every
+        self.refresh_neighbours = refresh_neighbours
+        self.refresh_max_concepts = refresh_max_concepts
         self.k, self.m, self.seed = k, m, seed
         self.lang_balanced = lang_balanced
         self.hard_share, self.hard_cluster = hard_share, max(2, hard_cluster)
@@ -192,6 +205,15 @@ class KGSampler:
         table = np.full((c, n), -1, dtype=np.int64)
         table[subset] = np.where(local >= 0, subset[np.clip(local, 0, None)], -1)
         self.set_neighbours(table)
+
+    def before_step(self, step: int, encode: Callable[[list[str]], np.ndarray]) -> None:
+        """Rebuild the neighbour table with ``encode`` when ``step`` is a multiple of
+        ``refresh_every`` (the trainer calls this before every step)."""
+        if not self.refresh_every or step % self.refresh_every:
+            return
+        tick = time.perf_counter()
+        self.refresh(encode, self.refresh_neighbours, self.refresh_max_concepts, step)
+        logger.info("hard negatives: neighbour table rebuilt in %.1fs", time.perf_counter() - tick)
 
     # ------------------------------------------------------------------ batches
     def batch(self, step: int, shard: int = 0) -> Batch:

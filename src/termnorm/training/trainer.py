@@ -1,15 +1,23 @@
-"""The training loop: KG batches → CODER losses → AdamW steps → a sentence-transformers folder.
+"""The training loop, shared by every objective: batches → loss → AdamW steps → a model folder.
 
-One step = ``grad_accum`` micro-batches (per rank) of 2k terms each; gradients are averaged,
-clipped, applied; the learning rate follows a linear warm-up then a linear decay. Every
-``hard_refresh`` steps the concept neighbour table for hard-negative batches is rebuilt with
-the current weights. Dropout is reseeded per (step, shard) and batches are counter-based, so a
-resumed run reproduces the uninterrupted one exactly. SIGINT/SIGTERM finish the current step,
-write a checkpoint and return with ``interrupted=True``.
+A :class:`Trainer` is composed of a config, the encoder being trained, a batch source, an
+objective and an optional evaluator (the parts and how new ones plug in:
+:mod:`termnorm.training.protocols`; the compositions: :mod:`termnorm.training.coder`,
+:mod:`termnorm.training.triplet`, :func:`termnorm.training.run.build_trainer`), and owns what
+every run shares.
 
-Output (``config.out``): the encoder as a sentence-transformers folder, ``relations/`` (the
-relation head, see :mod:`termnorm.losses.relation_head`), ``train_log.jsonl``,
-``training_config.json`` and a model card ``README.md``.
+One step = ``grad_accum`` micro-batches (per rank); each is encoded (transformer → pooling →
+float32 vectors) and scored by the objective; gradients are averaged, clipped, applied; the
+learning rate follows a linear warm-up then a linear decay. Before each step the batch source
+may re-embed with the current weights (hard negatives). Dropout is reseeded per (step, shard)
+and batches are counter-based, so a resumed run reproduces the uninterrupted one exactly.
+SIGINT/SIGTERM finish the current step, write a checkpoint and return with
+``interrupted=True``. The evaluator runs every ``eval_every`` steps and at the end; with
+``keep_best`` the output holds the weights of its best ``primary_metric``.
+
+Output (``config.out``): the encoder as a sentence-transformers folder, the objective's heads
+(``relations/`` for CODER's relation loss, see :mod:`termnorm.losses.relation_head`),
+``train_log.jsonl``, ``training_config.json`` and a model card ``README.md``.
 """
 
 from __future__ import annotations
@@ -19,24 +27,25 @@ import json
 import logging
 import shutil
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
+from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
 from termnorm._artifacts import atomic_dir
 from termnorm.encoders import DEFAULT_MAX_LENGTH, TermEncoder, default_model_path
+from termnorm.encoders.pooling import Pooling, pool
 from termnorm.errors import ArtifactMismatchError
 from termnorm.kg import KnowledgeGraph
 from termnorm.training import checkpoint as ckpt
 from termnorm.training.config import TrainConfig
 from termnorm.training.distributed import DistInfo, barrier, init_distributed
 from termnorm.training.model_card import write_model_card
-from termnorm.training.objective import CoderModel
 from termnorm.training.optim import (
     autocast,
     build_optimizer,
@@ -44,23 +53,22 @@ from termnorm.training.optim import (
     freeze,
     resolve_precision,
 )
+from termnorm.training.protocols import BatchSource, Evaluator, Objective
 from termnorm.training.run_control import StopFlag, append_log, peak_rss_mb, truncate_log
-from termnorm.training.sampler import KGSampler
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["LOG_FILE", "DevEvaluator", "TrainResult", "Trainer"]
+__all__ = ["LOG_FILE", "TrainResult", "Trainer", "load_base_encoder"]
 
 LOG_FILE = "train_log.jsonl"
 CONFIG_FILE = "training_config.json"
-DevEvaluator = Callable[[TermEncoder], dict[str, float]]
 # settings that may change between a run and its resumption without a warning
 _RUNTIME_KEYS = {"device", "threads", "overwrite", "log_every", "checkpoint_every", "eval_every"}
 
 
 @dataclass
 class TrainResult:
-    """What a run produced."""
+    """What a run produced (``rank``: the process that returns it; rank 0 wrote the output)."""
 
     out: Path
     steps: int
@@ -68,74 +76,96 @@ class TrainResult:
     signal: int | None = None
     final_metrics: dict[str, float] = field(default_factory=dict)
     best: dict[str, Any] | None = None
+    rank: int = 0
+
+
+def load_base_encoder(
+    config: TrainConfig, dist_info: DistInfo | None = None
+) -> tuple[TermEncoder, DistInfo]:
+    """The start model of a run on this process's device, and that place in the job.
+
+    Sets torch's CPU threads (``config.threads``) and seeds torch with ``config.seed`` before
+    loading, so that the objective's heads, built right after, start from the same numbers
+    in every run with that seed.
+    """
+    info = dist_info or init_distributed(config.device)
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    encoder = TermEncoder.load(config.base_model, config.pooling, config.max_length, info.device)
+    return encoder, info
+
+
+class _EncoderAndObjective(nn.Module):
+    """Transformer + pooling + objective: the one module DDP wraps (tokens, batch → parts)."""
+
+    def __init__(self, model: nn.Module, pooling: Pooling, objective: Objective) -> None:
+        super().__init__()
+        self.model = model
+        self.pooling = pooling
+        self.objective = objective
+
+    def forward(self, tokens: dict[str, torch.Tensor], batch: Any) -> dict[str, torch.Tensor]:
+        hidden = self.model(**tokens).last_hidden_state  # [N, T, d]
+        emb = pool(hidden, tokens["attention_mask"], self.pooling).float()  # [N, d]
+        parts: dict[str, torch.Tensor] = self.objective(emb, batch)
+        return parts
 
 
 class Trainer:
-    """Runs one :class:`TrainConfig`.
+    """Runs one :class:`TrainConfig` with the given parts (see module doc).
 
     Args:
-        config: the run's settings (``kg`` and ``out`` required unless ``kg`` is given here).
-        kg: an in-memory KG (default: ``KnowledgeGraph.load(config.kg)``).
-        evaluator: ``encoder -> metrics`` for dev evaluation (built by the CLI from a mention
-            file); ``primary_metric`` names the metric used to keep the best model.
+        config: the run's settings (``out`` required).
+        encoder: the model being trained (:func:`load_base_encoder`).
+        source: the batches (:class:`~termnorm.training.protocols.BatchSource`).
+        objective: the loss (:class:`~termnorm.training.protocols.Objective`).
+        kg: the KG the batches come from (its counts and card go into the model card).
+        evaluator: ``encoder -> metrics`` with a ``primary_metric`` (the metric keep-best
+            follows), e.g. :class:`termnorm.evaluation.dev.DevEvaluator`.
         dist_info: the process's DDP place (default: from torchrun's environment).
     """
 
     def __init__(
         self,
         config: TrainConfig,
-        kg: KnowledgeGraph | None = None,
-        evaluator: DevEvaluator | None = None,
-        primary_metric: str = "dev_acc@1",
+        encoder: TermEncoder,
+        source: BatchSource,
+        objective: Objective,
+        *,
+        kg: KnowledgeGraph,
+        evaluator: Evaluator | None = None,
         dist_info: DistInfo | None = None,
     ) -> None:
         config.validate()
         if config.out is None:
             raise ValueError("the training config needs an output folder (--out)")
+        if evaluator is not None and not isinstance(
+            getattr(evaluator, "primary_metric", None), str
+        ):
+            raise TypeError(
+                f"the evaluator {evaluator!r} has no primary_metric: give it a 'primary_metric' "
+                "attribute naming the metric (one of its keys) by which the best model is kept"
+            )
         self.config = config
         self.out = Path(config.out)
+        self.encoder = encoder
+        self.source = source
+        self.objective = objective
+        self.kg = kg
         self.evaluator = evaluator
-        self.primary = primary_metric
         self.info = dist_info or init_distributed(config.device)
-        self.kg = kg if kg is not None else KnowledgeGraph.load(_required(config.kg, "--kg"))
         self.best: dict[str, Any] | None = None
         self.elapsed_before = 0.0  # wall time of earlier sessions of a resumed run
         self.t0 = time.perf_counter()
         self.lr = 0.0  # learning rate of the last optimizer step
+        self._setup()
 
     # ------------------------------------------------------------------ setup
     def _setup(self) -> None:
         c, info = self.config, self.info
-        if c.threads:
-            torch.set_num_threads(c.threads)
-        torch.manual_seed(c.seed)
-        self.encoder = TermEncoder.load(c.base_model, c.pooling, c.max_length, info.device)
-        self.sampler = KGSampler(
-            self.kg,
-            c.k,
-            c.m,
-            c.synonym_share if c.loss.relation else 1.0,  # synonym-only objectives
-            c.lang_balanced,
-            c.seed,
-            hard_share=c.hard_share if c.hard_negatives else 0.0,
-            hard_cluster=c.hard_cluster,
-            with_types=c.loss.sty,
-            domain_share=c.domain_share if c.uses_domain_groups else 0.0,
-        )
-        if c.loss.relation and self.sampler.n_triplets == 0:
-            logger.warning(
-                "the KG has no usable relation (%d in the table, none between concepts with "
-                "terms): training synonym-only (MS loss)",
-                len(self.kg.relations),
-            )
-        if c.loss.sty and not self.sampler.type_labels:
-            logger.warning("the KG has no semantic types: the STY loss is off")
-        self.model = CoderModel(
-            self.encoder.model,
-            self.encoder.pooling,
-            c,
-            self.sampler.relation_labels,
-            len(self.sampler.type_labels),
+        self.module = _EncoderAndObjective(
+            self.encoder.model, self.encoder.pooling, self.objective
         ).to(info.device)
         for name, param in self.encoder.model.named_parameters():
             if name.startswith("pooler."):  # BERT's pooler: not part of the term vector
@@ -143,16 +173,17 @@ class Trainer:
         frozen = freeze(self.encoder.model, c.freeze_embeddings, c.freeze_layers)
         if frozen:
             logger.info("froze %d parameters", frozen)
-        self.optimizer = build_optimizer(self.encoder.model, self.model.head_parameters(), c)
+        heads = list(self.objective.parameters())
+        self.optimizer = build_optimizer(self.encoder.model, heads, c)
         self.scheduler = build_scheduler(self.optimizer, c.warmup_steps, c.steps)
         self.dtype = resolve_precision(c.precision, info.device)
         self.scaler = torch.amp.GradScaler(  # type: ignore[attr-defined]
             info.device.type, enabled=self.dtype is torch.float16 and info.device.type == "cuda"
         )
-        self.wrapped: torch.nn.Module = self.model
+        self.wrapped: nn.Module = self.module
         if info.enabled:
             ids = [info.device.index] if info.device.type == "cuda" else None
-            self.wrapped = DistributedDataParallel(self.model, device_ids=ids)
+            self.wrapped = DistributedDataParallel(self.module, device_ids=ids)
 
     def _prepare_out(self, resume: bool) -> int:
         """Check the output folder; restore the newest checkpoint when resuming."""
@@ -187,12 +218,12 @@ class Trainer:
         )
         if changed:
             logger.warning("resuming with changed settings: %s", ", ".join(changed))
-        self.model.load_state_dict(state["model"])
+        self.module.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         if "scaler" in state:
             self.scaler.load_state_dict(state["scaler"])
-        self.sampler.load_state_dict(state["sampler"])
+        self.source.load_state_dict(state["sampler"])
         self.elapsed_before = float(state.get("elapsed_s", 0.0))
         self.best = state.get("best")
         ckpt.restore_rng(state["rng"])
@@ -205,9 +236,8 @@ class Trainer:
     # ------------------------------------------------------------------ running
     def train(self, resume: bool = False) -> TrainResult:
         """Run (or continue) the job; returns when done or after a signal."""
-        self._setup()
         start = self._prepare_out(resume)
-        self._calibrate_relation_scale()
+        self._calibrate()
         c, info = self.config, self.info
         self.stop = StopFlag(info)
         self.stop.install()
@@ -218,13 +248,12 @@ class Trainer:
         self.t0 = time.perf_counter()
         try:
             while step < c.steps:
-                if c.hard_negatives and step % c.hard_refresh == 0:
-                    self._refresh_neighbours(step)
+                self.source.before_step(step, self._encode)
                 tick = time.perf_counter()
-                parts = self._step(step)
+                parts, n_terms = self._step(step)
                 step += 1
                 dt = time.perf_counter() - tick
-                terms_per_s = 2 * c.k * c.grad_accum * info.world_size / dt
+                terms_per_s = n_terms * info.world_size / dt
                 bar.update(1)
                 bar.set_postfix(
                     {**{k: f"{v:.3f}" for k, v in parts.items()}, "terms/s": f"{terms_per_s:.0f}"}
@@ -245,47 +274,57 @@ class Trainer:
                     self._evaluate(step)
                 if self.stop.check():
                     self._checkpoint(step)
-                    return TrainResult(self.out, step, True, self.stop.signal, best=self.best)
+                    return self._result(step, interrupted=True)
                 if c.checkpoint_every and step % c.checkpoint_every == 0 and step < c.steps:
                     self._checkpoint(step)
             bar.close()
             final = self._evaluate(step) if self.evaluator is not None else {}
             if self.stop.check():  # a signal during the final evaluation: keep the last step
                 self._checkpoint(step)
-                return TrainResult(self.out, step, True, self.stop.signal, best=self.best)
+                return self._result(step, interrupted=True)
             self._finish(step, final)  # a signal from here on is noted; the run completes
         finally:
             bar.close()
             self.stop.restore()
-        return TrainResult(self.out, step, False, None, final, self.best)
+        return self._result(step, final=final)
+
+    def _result(
+        self, step: int, interrupted: bool = False, final: dict[str, float] | None = None
+    ) -> TrainResult:
+        signal = self.stop.signal if interrupted else None
+        return TrainResult(
+            self.out, step, interrupted, signal, final or {}, self.best, self.info.rank
+        )
 
     def _elapsed(self) -> float:
         """Training wall time in seconds, earlier sessions of a resumed run included."""
         return self.elapsed_before + time.perf_counter() - self.t0
 
-    def _calibrate_relation_scale(self) -> None:
-        """Set a data-derived λ_rel (TransE-MS) from shard 0 of step 0 on every rank.
+    def _calibrate(self) -> None:
+        """Let the objective measure what it sets from the first batch, before step 0.
 
-        Done before training, identically on all processes, so that DDP ranks (which draw
-        different shards) and a single process agree on λ_rel from the first step on.
+        Done on shard 0 of step 0, identically on every process, so that DDP ranks (which
+        draw different shards) and a single process agree from the first step on; a value
+        restored from a checkpoint is not measured again.
         """
-        rel = getattr(self.model, "relation", None)  # the triplet objective has none
-        ready = getattr(rel, "lam_ready", None)
-        if ready is None or float(ready) >= 0.5:
-            return  # fixed λ, or restored from a checkpoint
-        batch = self.sampler.batch(0, 0)
+        if not self.objective.needs_first_batch:
+            return
+        batch = self.source.batch(0, 0)
         with torch.no_grad(), autocast(self.info.device, self.dtype):
-            self.model(self.encoder.tokenize(batch.terms), batch)
+            self.module(self.encoder.tokenize(batch.terms), batch)
 
-    def _step(self, step: int) -> dict[str, float]:
+    def _step(self, step: int) -> tuple[dict[str, float], int]:
+        """One optimizer step: the mean loss parts and the number of texts this rank encoded."""
         c, info = self.config, self.info
         self.wrapped.train()
         totals: dict[str, float] = {}
+        n_terms = 0
         for micro in range(c.grad_accum):
             shard = info.rank * c.grad_accum + micro
             torch.manual_seed(c.seed * 1_000_003 + step * 1_009 + shard)  # dropout stream
-            batch = self.sampler.batch(step, shard)
+            batch = self.source.batch(step, shard)
             tokens = self.encoder.tokenize(batch.terms)
+            n_terms += len(batch.terms)
             sync = micro == c.grad_accum - 1 or not info.enabled
             ctx = self.wrapped.no_sync() if not sync else contextlib.nullcontext()  # type: ignore[operator]
             with ctx, autocast(info.device, self.dtype):
@@ -295,25 +334,19 @@ class Trainer:
                 totals[name] = totals.get(name, 0.0) + float(value.detach()) / c.grad_accum
         if c.max_grad_norm > 0:
             self.scaler.unscale_(self.optimizer)
-            params = [p for p in self.model.parameters() if p.requires_grad]
+            params = [p for p in self.module.parameters() if p.requires_grad]
             torch.nn.utils.clip_grad_norm_(params, c.max_grad_norm)
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.lr = float(self.scheduler.get_last_lr()[0])  # the rate this step used
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
-        return totals
+        return totals, n_terms
 
-    def _refresh_neighbours(self, step: int) -> None:
-        c = self.config
-
-        def encode(names: list[str]) -> Any:
-            with autocast(self.info.device, self.dtype):
-                return self.encoder.encode(names, batch_size=c.encode_batch)
-
-        tick = time.perf_counter()
-        self.sampler.refresh(encode, c.hard_neighbours, c.hard_max_concepts, step)
-        logger.info("hard negatives: neighbour table rebuilt in %.1fs", time.perf_counter() - tick)
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        """Vectors of ``texts`` with the current weights (for the batch source's refreshes)."""
+        with autocast(self.info.device, self.dtype):
+            return self.encoder.encode(texts, batch_size=self.config.encode_batch)
 
     # ------------------------------------------------------------------ evaluation
     def _evaluate(self, step: int) -> dict[str, float]:
@@ -323,8 +356,14 @@ class Trainer:
             with autocast(self.info.device, self.dtype):
                 metrics = dict(self.evaluator(self.encoder))
             self._log({"step": step, "eval": metrics, "eval_s": time.perf_counter() - tick})
-            score = metrics.get(self.primary)
-            if score is not None and (self.best is None or score > self.best["score"]):
+            primary = self.evaluator.primary_metric
+            if primary not in metrics:
+                raise KeyError(
+                    f"the evaluator's primary_metric {primary!r} is not among its metrics "
+                    f"({', '.join(sorted(metrics))})"
+                )
+            score = metrics[primary]
+            if self.best is None or score > self.best["score"]:
                 self.best = {"step": step, "score": score, "metrics": metrics}
                 with atomic_dir(self.out / ckpt.CHECKPOINTS_DIR / "best") as tmp:
                     self._save_model(tmp)  # a kill mid-save keeps the previous best
@@ -336,10 +375,10 @@ class Trainer:
     def _checkpoint(self, step: int) -> None:
         if self.info.is_main:
             state = {
-                "model": self.model.state_dict(),
+                "model": self.module.state_dict(),
                 "optimizer": self.optimizer.state_dict(),
                 "scheduler": self.scheduler.state_dict(),
-                "sampler": self.sampler.state_dict(),
+                "sampler": self.source.state_dict(),
                 "scaler": self.scaler.state_dict(),
                 "elapsed_s": self._elapsed(),
                 "best": self.best,
@@ -353,9 +392,7 @@ class Trainer:
         # the inference length, not the (shorter) training one: SentenceTransformer(folder)
         # then truncates where TermEncoder.load(folder) does
         self.encoder.save(folder, max(self.config.max_length, DEFAULT_MAX_LENGTH))
-        head = self.model.relation_head
-        if head is not None:
-            head.save(folder)
+        self.objective.save(folder)
 
     def _finish(self, step: int, final: dict[str, float]) -> None:
         if self.info.is_main:
@@ -379,7 +416,7 @@ class Trainer:
                 self.config,
                 kg_counts=self.kg.counts(),
                 kg_card=self.kg.card,
-                sampler_stats=self.sampler.stats(),
+                sampler_stats=self.source.stats(),
                 log_path=self.out / LOG_FILE,
                 final_metrics=final,
                 best=self.best,
@@ -406,9 +443,3 @@ class Trainer:
 
     def _log(self, record: dict[str, Any]) -> None:
         append_log(self.out / LOG_FILE, record)
-
-
-def _required(value: Path | None, flag: str) -> Path:
-    if value is None:
-        raise ValueError(f"{flag} is required")
-    return value

@@ -1,56 +1,62 @@
-"""Triplet-network training (Xu & Bethard 2021) on the CODER trainer's engineering.
+"""Triplet-network training (Xu & Bethard 2021), composed from the shared trainer.
 
-``termnorm train --loss triplet --train-data o|od [--mentions FILE]`` runs
-:class:`TripletTrainer`: the :class:`~termnorm.training.Trainer` (optimizer, schedule,
-precision, checkpoints, ``--resume``, signals, progress bar, JSONL log, dev evaluation, model
-card) with the KG batches and CODER losses swapped for
+``termnorm train --loss triplet --train-data o|od [--mentions FILE]`` runs the
+:class:`~termnorm.training.Trainer` (optimizer, schedule, precision, checkpoints,
+``--resume``, signals, progress bar, JSONL log, dev evaluation, model card) with
 
-* :class:`TripletSampler` — Train:O or Train:OD texts (:mod:`termnorm.training.triplet_data`)
-  in batches of 2k texts = P groups × K texts (``--texts-per-concept``, 2 = the paper's one
-  positive per anchor), every anchor with a positive; counter-based, so resume and DDP /
-  accumulation shards reproduce the same stream;
-* :class:`TripletObjective` — the batch-hard soft-margin triplet loss
+* :class:`TripletSampler` as batch source — Train:O or Train:OD texts
+  (:mod:`termnorm.training.triplet_data`) in batches of 2k texts = P groups × K texts
+  (``--texts-per-concept``, 2 = the paper's one positive per anchor), every anchor with a
+  positive; counter-based, so resume and DDP / accumulation shards reproduce the same stream;
+* :class:`TripletObjective` as objective — the batch-hard soft-margin triplet loss
   (:class:`~termnorm.losses.BatchHardSoftMarginTripletLoss`) on the un-normalised pooled
   vectors, Euclidean distance (the saved model is searched by cosine).
 
-The paper's hyper-parameters (PubMed-BERT, GPU): batch 1500, lr 3e-5, Adam, no warm-up,
-sequence length 8, 100 epochs; ``TripletTrainer.paper_overrides`` lists the ones that map onto
-:class:`~termnorm.training.TrainConfig`.
+:func:`triplet_trainer` composes them. The paper's hyper-parameters (PubMed-BERT, GPU): batch
+1500, lr 3e-5, Adam, no warm-up, sequence length 8, 100 epochs; :data:`PAPER_OVERRIDES` lists
+the ones that map onto :class:`~termnorm.training.TrainConfig`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
 
-import numpy as np
 import torch
-from torch import nn
-from torch.nn.parallel import DistributedDataParallel
-from transformers import PreTrainedModel
 
-from termnorm.encoders.pooling import Pooling, pool
 from termnorm.kg import KnowledgeGraph
 from termnorm.losses.batch_hard_triplet import BatchHardSoftMarginTripletLoss, TripletDistance
 from termnorm.training.config import TrainConfig
+from termnorm.training.data import MentionPair
+from termnorm.training.distributed import DistInfo
+from termnorm.training.protocols import Encode, Evaluator, Objective
 from termnorm.training.sampler import Batch
-from termnorm.training.trainer import DevEvaluator, Trainer
+from termnorm.training.trainer import Trainer, load_base_encoder
 from termnorm.training.triplet_data import (
     AnchorPositiveSampler,
     TripletCorpus,
     build_triplet_corpus,
 )
 
-__all__ = ["TripletObjective", "TripletSampler", "TripletTrainer"]
+__all__ = ["PAPER_OVERRIDES", "TripletObjective", "TripletSampler", "triplet_trainer"]
 
 logger = logging.getLogger(__name__)
 
-MentionPairs = Sequence[tuple[str, Sequence[str]]]
+PAPER_OVERRIDES: Mapping[str, Any] = MappingProxyType(
+    {
+        "k": 750,  # batch 1500
+        "lr": 3e-5,
+        "warmup": 0.0,
+        "max_length": 8,
+    }
+)
+"""The paper's settings that are :class:`TrainConfig` fields (``loss="triplet"`` aside)."""
 
 
 class TripletSampler:
-    """:class:`Batch` es of 2k texts from a :class:`TripletCorpus` (the trainer's interface).
+    """:class:`Batch` es of texts from a :class:`TripletCorpus` (a trainer batch source).
 
     Batch ``(step, shard)`` is anchor batch number ``step · shards + shard`` of an
     :class:`AnchorPositiveSampler`, so it depends only on the seed and the counters.
@@ -65,8 +71,6 @@ class TripletSampler:
         shards: int = 1,
     ) -> None:
         self.corpus = corpus
-        self.relation_labels: list[str] = []  # the trainer's KG-sampler interface: no relations
-        self.type_labels: list[str] = []
         self.texts = corpus.texts
         self.shards = max(1, shards)
         self.seed = seed
@@ -79,8 +83,8 @@ class TripletSampler:
         empty = torch.empty(0, dtype=torch.long)
         return Batch([self.texts[i] for i in idx], labels, empty, empty)
 
-    def refresh(self, encode: Callable[[list[str]], np.ndarray], *args: Any) -> None:
-        """No neighbour table: batch-hard mining picks the hard pairs inside each batch."""
+    def before_step(self, step: int, encode: Encode) -> None:
+        """Nothing to refresh: batch-hard mining picks the hard pairs inside each batch."""
 
     def state_dict(self) -> dict[str, Any]:
         """Counter-based: the seed is the whole state."""
@@ -105,80 +109,41 @@ class TripletSampler:
         }
 
 
-class TripletObjective(nn.Module):
-    """Transformer + pooling + batch-hard soft-margin triplet loss (``{"loss", "triplet"}``)."""
+class TripletObjective(Objective):
+    """Batch-hard soft-margin triplet loss over a batch's vectors (``{"loss", "triplet"}``).
 
-    relation_head = None
+    It runs under the trainer's autocast, on the float32 vectors it is given.
+    """
 
-    def __init__(
-        self,
-        model: PreTrainedModel,
-        pooling: Pooling,
-        distance: TripletDistance | str = TripletDistance.EUCLIDEAN,
-    ) -> None:
+    def __init__(self, distance: TripletDistance | str = TripletDistance.EUCLIDEAN) -> None:
         super().__init__()
-        self.model = model
-        self.pooling = pooling
         self.loss = BatchHardSoftMarginTripletLoss(distance)
 
-    def head_parameters(self) -> list[nn.Parameter]:
-        """No head: only the encoder trains."""
-        return []
-
-    def forward(self, tokens: dict[str, torch.Tensor], batch: Batch) -> dict[str, torch.Tensor]:
-        """Loss parts for one batch of texts."""
-        hidden = self.model(**tokens).last_hidden_state  # [N, T, d]
-        emb = pool(hidden, tokens["attention_mask"], self.pooling).float()  # [N, d]
-        loss = self.loss(emb, batch.labels.to(emb.device))
+    def forward(self, embeddings: torch.Tensor, batch: Batch) -> dict[str, torch.Tensor]:
+        """Loss parts of the vectors ``[N, d]`` of one batch of texts."""
+        loss = self.loss(embeddings, batch.labels.to(embeddings.device))
         return {"loss": loss, "triplet": loss.detach()}
 
 
-class TripletTrainer(Trainer):
-    """The CODER :class:`Trainer` with Train:O/OD batches and the triplet loss.
+def triplet_trainer(
+    config: TrainConfig,
+    kg: KnowledgeGraph,
+    mentions: Sequence[MentionPair] = (),
+    evaluator: Evaluator | None = None,
+    dist_info: DistInfo | None = None,
+) -> Trainer:
+    """A :class:`Trainer` for ``--loss triplet``.
 
-    Args:
-        config: ``loss`` triplet; ``train_data`` o|od, ``od_ratio``, ``texts_per_concept`` and
-            ``k`` (batch = 2k texts) shape the batches.
-        kg: the ontology (default: ``KnowledgeGraph.load(config.kg)``).
-        mentions: ``(text, gold_ids)`` training mentions for Train:OD (the CLI reads
-            ``--mentions FILE`` with :func:`termnorm.mentions.read_mentions`).
-        evaluator, primary_metric, dist_info: as for :class:`Trainer`.
+    ``config``: ``train_data`` o|od, ``od_ratio``, ``texts_per_concept`` and ``k`` (batch = 2k
+    texts) shape the batches. ``mentions``: the ``(text, gold_ids)`` training mentions of
+    Train:OD (required there).
     """
-
-    paper_overrides: ClassVar[Mapping[str, Any]] = {
-        "k": 750,  # batch 1500
-        "lr": 3e-5,
-        "warmup": 0.0,
-        "max_length": 8,
-    }
-
-    def __init__(
-        self,
-        config: TrainConfig,
-        kg: KnowledgeGraph | None = None,
-        mentions: MentionPairs | None = None,
-        evaluator: DevEvaluator | None = None,
-        primary_metric: str = "dev_acc@1",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(config, kg, evaluator, primary_metric, **kwargs)
-        self.corpus = build_triplet_corpus(
-            self.kg, config.train_data, mentions, config.od_ratio, config.seed
-        )
-        logger.info("triplet corpus: %s", self.corpus.counts())
-
-    def _setup(self) -> None:
-        # encoder, optimizer (encoder parameters only), schedule, precision from the parent;
-        # its CODER sampler and objective are then replaced
-        super()._setup()
-        c, info = self.config, self.info
-        self.sampler = TripletSampler(  # type: ignore[assignment]
-            self.corpus, 2 * c.k, c.texts_per_concept, c.seed, info.world_size * c.grad_accum
-        )
-        self.model = TripletObjective(  # type: ignore[assignment]
-            self.encoder.model, self.encoder.pooling
-        ).to(info.device)
-        self.wrapped = self.model
-        if info.enabled:
-            ids = [info.device.index] if info.device.type == "cuda" else None
-            self.wrapped = DistributedDataParallel(self.model, device_ids=ids)
+    corpus = build_triplet_corpus(
+        kg, config.train_data, list(mentions) or None, config.od_ratio, config.seed
+    )
+    logger.info("triplet corpus: %s", corpus.counts())
+    encoder, info = load_base_encoder(config, dist_info)
+    shards = info.world_size * config.grad_accum
+    sampler = TripletSampler(corpus, 2 * config.k, config.texts_per_concept, config.seed, shards)
+    objective = TripletObjective()
+    return Trainer(config, encoder, sampler, objective, kg=kg, evaluator=evaluator, dist_info=info)

@@ -6,8 +6,8 @@ Train:OD = Train:O plus the annotated training mentions (texts with one gold con
            mentions repeated (or, when there are more than needed, subsampled) so that
            |D| / |O| = ``ratio`` (1/3 by default, as in Xu & Bethard 2021, section 4.2).
 
-Mentions come in as ``(text, gold_ids)`` pairs (the CLI reads them with
-``termnorm.mentions.read_mentions``; this layer does not read mention files).
+Mentions come in as ``(text, gold_ids)`` pairs (:func:`termnorm.training.data.training_mentions`
+reads the files).
 Gold IDs are matched to KG concepts with :func:`termnorm.kg.ids.id_key` against each concept's
 ``concept_id`` and ``alt_ids``. Composite mentions (several gold IDs), unlinkable ones (``-1``,
 ``CUI-less``), empty texts and IDs absent from the KG are dropped and counted by reason.
@@ -24,12 +24,12 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 import numpy as np
 
 from termnorm.kg import KnowledgeGraph, id_key
+from termnorm.training.config import TrainData
 
 __all__ = [
     "DEFAULT_OD_RATIO",
@@ -47,13 +47,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_OD_RATIO = 1.0 / 3.0
 UNLINKABLE = frozenset({"-1", "CUI-LESS", "CUILESS", "NIL", ""})
-
-
-class TrainData(str, Enum):
-    """What the triplet network trains on."""
-
-    O = "o"  # noqa: E741 - the paper's name
-    OD = "od"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,97 @@
+"""Typer options generated from a configuration dataclass: one option per field.
+
+Each field becomes ``--field-name`` (booleans ``--field-name/--no-field-name``) with the
+field's default and the help text of its metadata (``help``); the metadata may also give the
+option's names (``flag``), make the option required on the command line (``cli_required``)
+or require an existing path (``exists``: ``"dir"`` or ``"path"``). Enums become choices,
+``X | None`` an optional ``X``, ``tuple[X, ...]`` a repeatable option. :func:`with_options`
+gives a command function the signature typer reads, so that a default and its help text live
+in the dataclass only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import types
+from collections.abc import Callable, Sequence
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+import typer
+from typer.core import TyperCommand
+
+__all__ = ["PlainHelpCommand", "config_options", "with_options"]
+
+
+class PlainHelpCommand(TyperCommand):
+    """A command whose ``--help`` is click's plain layout: long option names wrap onto their
+    own line instead of being cut off, as rich's table does at 80 columns."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.rich_markup_mode = None
+
+
+def option_names(field: dataclasses.Field[Any], kind: Any) -> str:
+    """The option's names: the metadata's ``flag``, else ``--name`` (``--name/--no-name``)."""
+    flag: str | None = field.metadata.get("flag")
+    if flag:
+        return flag
+    name = "--" + field.name.replace("_", "-")
+    return f"{name}/--no-{name[2:]}" if kind is bool else name
+
+
+def _cli_type(kind: Any) -> Any:
+    """The annotation typer reads for a field of type ``kind``."""
+    if get_origin(kind) in (Union, types.UnionType):  # X | None
+        (inner,) = (arg for arg in get_args(kind) if arg is not type(None))
+        return _cli_type(inner) | None
+    if get_origin(kind) is tuple:  # tuple[X, ...]: a repeatable option
+        return list[get_args(kind)[0]]  # type: ignore[misc]
+    return kind
+
+
+def config_options(config_cls: type[Any]) -> list[inspect.Parameter]:
+    """One keyword parameter (a ``typer.Option`` default) per field of ``config_cls``."""
+    kinds = get_type_hints(config_cls)
+    params = []
+    for field in dataclasses.fields(config_cls):
+        meta = field.metadata
+        kind = kinds[field.name]
+        if meta.get("cli_required"):
+            default: Any = ...
+        elif field.default_factory is not dataclasses.MISSING:
+            default = field.default_factory()
+        else:
+            default = field.default
+        if isinstance(default, tuple):
+            default = list(default)
+        exists = meta.get("exists")
+        option = typer.Option(
+            default,
+            option_names(field, kind),
+            help=meta.get("help", ""),
+            exists=exists is not None,
+            file_okay=exists != "dir",
+        )
+        params.append(
+            inspect.Parameter(
+                field.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=option,
+                annotation=_cli_type(kind),
+            )
+        )
+    return params
+
+
+def with_options(
+    func: Callable[..., Any],
+    first: Sequence[inspect.Parameter],
+    options: Sequence[inspect.Parameter],
+) -> Callable[..., Any]:
+    """``func`` (taking ``**kwargs``) with the signature ``(*first, *, *options)`` typer reads."""
+    params = [*first, *options]
+    func.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    func.__annotations__ = {p.name: p.annotation for p in params}
+    return func
