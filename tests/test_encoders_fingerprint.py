@@ -106,3 +106,11 @@ def test_wise_ft_rewrites_the_record(tiny_bert_path: Path, tmp_path: Path) -> No
     record = json.loads((tuned / fp.FINGERPRINT_FILE).read_text())
     assert record["files"] == fp._stats(fp.read_model_folder(tuned))  # valid for the new weights
     assert model_fingerprint(tuned) != before
+
+
+def test_a_saved_encoder_keeps_the_identity_of_what_it_wrote(
+    tiny_encoder: TermEncoder, tmp_path: Path
+) -> None:
+    written = tiny_encoder.save(tmp_path / "tmp-save")
+    written.rename(tmp_path / "model")  # as an atomic save does
+    assert tiny_encoder.fingerprint == model_fingerprint(tmp_path / "model")

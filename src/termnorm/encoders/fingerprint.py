@@ -24,7 +24,13 @@ from typing import Any
 from termnorm.encoders.folder import ModelFolder, read_model_folder, resolve_pooling
 from termnorm.encoders.pooling import Pooling
 
-__all__ = ["FINGERPRINT_FILE", "content_digest", "model_fingerprint", "store_fingerprint"]
+__all__ = [
+    "FINGERPRINT_FILE",
+    "content_digest",
+    "fingerprint_of",
+    "model_fingerprint",
+    "store_fingerprint",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -99,8 +105,12 @@ def store_fingerprint(path: str | Path) -> str:
     return digest
 
 
+def fingerprint_of(digest: str, pooling: Pooling) -> str:
+    """The model fingerprint of content ``digest`` run with ``pooling``."""
+    return hashlib.sha256(f"{digest}\0{pooling.value}".encode()).hexdigest()
+
+
 def model_fingerprint(path: str | Path, pooling: Pooling | str | None = None) -> str:
     """Identity of a model folder run with ``pooling`` (default: the folder's, else mean)."""
     folder = read_model_folder(path)
-    mode = resolve_pooling(folder, pooling)
-    return hashlib.sha256(f"{content_digest(folder)}\0{mode.value}".encode()).hexdigest()
+    return fingerprint_of(content_digest(folder), resolve_pooling(folder, pooling))

@@ -22,7 +22,7 @@ from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTo
 
 from termnorm.encoders.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
 from termnorm.encoders.dense import Dense, build_head, save_head
-from termnorm.encoders.fingerprint import model_fingerprint, store_fingerprint
+from termnorm.encoders.fingerprint import fingerprint_of, model_fingerprint, store_fingerprint
 from termnorm.encoders.folder import ModelFolder, folder_pooling, read_model_folder, resolve_pooling
 from termnorm.encoders.pooling import Pooling, pool
 from termnorm.errors import ArtifactMismatchError
@@ -185,7 +185,8 @@ class TermEncoder:
 
         ``max_seq_length`` (default: this encoder's ``max_length``) is the truncation length
         that ``SentenceTransformer(out)`` will use. The folder's content hash is stored in
-        ``termnorm_fingerprint.json`` (see :mod:`termnorm.encoders.fingerprint`).
+        ``termnorm_fingerprint.json`` (see :mod:`termnorm.encoders.fingerprint`); the encoder
+        then has ``out`` as its path and the fingerprint of what was written.
         """
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
@@ -221,9 +222,9 @@ class TermEncoder:
         (out / f"{last}_Normalize").mkdir(exist_ok=True)
         modules.append(_module(last, f"{last}_Normalize", "Normalize"))
         (out / "modules.json").write_text(json.dumps(modules, indent=2))
-        store_fingerprint(out)
+        # the identity of what was written, kept even if the folder is moved (atomic saves)
+        self._fingerprint = fingerprint_of(store_fingerprint(out), self.pooling)
         self.path = out
-        self._fingerprint = None
         return out
 
     # --------------------------------------------------------------- forward passes
