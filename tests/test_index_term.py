@@ -194,9 +194,22 @@ def test_search_matrix_searches_any_vectors() -> None:
     assert TermIndex.search_matrix(vectors, TABLE["q alpha"], 1).ids.tolist() == [[1]]
 
 
-def test_cli_config_defaults_follow_the_encoder() -> None:
-    from termnorm.encoders import DEFAULT_MAX_LENGTH
-    from termnorm.index.config import IndexBuildConfig, field_help
+def test_index_build_max_length_defaults_to_the_folder_bound(
+    tiny_encoder: TermEncoder, tiny_kg_dir: Path, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
 
-    assert IndexBuildConfig(kg_dir=Path("kg")).max_length == DEFAULT_MAX_LENGTH
-    assert "memory" in field_help(IndexBuildConfig, "memory_budget").lower()
+    from termnorm.cli.main import _register, app
+
+    _register()
+    model = tiny_encoder.save(tmp_path / "model", max_seq_length=16)  # declares 16 tokens
+
+    def built_length(*extra: str) -> int:
+        out = tmp_path / f"idx{len(extra)}"
+        args = ["index", "build", "--kg", str(tiny_kg_dir), "--model", str(model)]
+        result = CliRunner().invoke(app, [*args, "--out", str(out), "--json", *extra])
+        assert result.exit_code == 0, result.output
+        return int(TermIndex.load(out).card["model"]["max_length"])
+
+    assert built_length() == 16  # the folder's max_seq_length is below 32
+    assert built_length("--max-length", "24") == 24  # the caller's length wins

@@ -33,8 +33,13 @@ def _invoke(*args: str) -> dict:
     return json.loads(result.stdout) if "--json" in args else {"output": result.stdout}
 
 
-def test_format_names_mirror_the_enum() -> None:
-    assert tuple(f.value for f in KGFormat) == kg_cmd.FORMAT_NAMES
+def test_every_format_is_offered_and_accepted(tmp_path: Path) -> None:
+    help_text = runner.invoke(app, ["kg", "build", "--help"]).stdout
+    with pytest.raises(ValueError, match="cannot tell the format") as error:
+        kg_cmd._infer_format(tmp_path)
+    for fmt in KGFormat:
+        assert fmt.value in help_text and fmt.value in str(error.value)
+        assert kg_cmd.parse_add(fmt.value.upper()).format is fmt
 
 
 def test_parse_add() -> None:

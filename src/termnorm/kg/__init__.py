@@ -1,10 +1,22 @@
-"""Terminologies in, tables out: loaders for UMLS, OBO/HPO, ICD-10-CM, MEDIC, TSV, BioSyn."""
+"""Terminologies in, tables out: loaders for UMLS, OBO/HPO, ICD-10-CM, MEDIC, TSV, BioSyn.
 
-from termnorm.kg.build import KGFormat, SourceSpec, build_kg, build_kg_to_dir
-from termnorm.kg.graph import KnowledgeGraph
-from termnorm.kg.ids import id_key, namespaced
-from termnorm.kg.records import Concept, LoadReport, Relation, Term
-from termnorm.kg.split import holdout_relations
+Names resolve lazily, so the CLI can read :class:`KGFormat` (``termnorm.kg.formats``) at
+start-up without loading pandas.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from termnorm._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.kg.build import SourceSpec, build_kg, build_kg_to_dir
+    from termnorm.kg.formats import KGFormat
+    from termnorm.kg.graph import KnowledgeGraph
+    from termnorm.kg.ids import id_key, namespaced
+    from termnorm.kg.records import Concept, LoadReport, Relation, Term
+    from termnorm.kg.split import holdout_relations
 
 __all__ = [
     "Concept",
@@ -20,3 +32,21 @@ __all__ = [
     "id_key",
     "namespaced",
 ]
+
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "KGFormat": "formats",
+        "SourceSpec": "build",
+        "build_kg": "build",
+        "build_kg_to_dir": "build",
+        "KnowledgeGraph": "graph",
+        "id_key": "ids",
+        "namespaced": "ids",
+        "Concept": "records",
+        "LoadReport": "records",
+        "Relation": "records",
+        "Term": "records",
+        "holdout_relations": "split",
+    },
+)

@@ -1,8 +1,8 @@
 """Loader options: one frozen dataclass per source format, built from a plain dict.
 
-Each field carries its help text in ``metadata["help"]`` (the CLI reuses it). Values may be
-given as Python values or as strings (from the command line): ``"ENG,FRE"`` becomes a tuple,
-``"false"`` a bool. Unknown keys are an error that lists the known ones.
+Each field documents itself in ``metadata["help"]``. Values may be given as Python values or
+as strings (from the command line): ``"ENG,FRE"`` becomes a tuple, ``"false"`` a bool.
+Unknown keys are an error that lists the known ones.
 """
 
 from __future__ import annotations
@@ -25,11 +25,6 @@ def opt(default: Any, help: str) -> Any:
     if isinstance(default, list | dict | set):  # pragma: no cover - guard for future fields
         raise TypeError("use a tuple or a frozen value as an option default")
     return dataclasses.field(default=default, metadata={"help": help})
-
-
-def option_help(cls: type) -> dict[str, str]:
-    """``field name -> help`` for an options dataclass."""
-    return {f.name: str(f.metadata.get("help", "")) for f in dataclasses.fields(cls)}
 
 
 def _coerce(name: str, value: Any, hint: Any) -> Any:

@@ -25,6 +25,7 @@ from typing import Any
 from termnorm.errors import EmptyResultError
 from termnorm.kg._options import options_from_dict, options_to_dict
 from termnorm.kg._text import Record
+from termnorm.kg.formats import KGFormat
 from termnorm.kg.graph import KnowledgeGraph
 from termnorm.kg.hpo import HpoOptions, load_hpo
 from termnorm.kg.icd10cm import Icd10cmOptions, load_icd10cm
@@ -36,27 +37,6 @@ from termnorm.kg.tsv import TsvOptions, load_biosyn, load_tsv
 from termnorm.kg.umls import UmlsOptions, load_umls
 
 log = logging.getLogger(__name__)
-
-
-class KGFormat(str, Enum):
-    """Terminology source formats that ``termnorm kg build`` reads."""
-
-    UMLS = "umls"
-    OBO = "obo"
-    HPO = "hpo"
-    ICD10CM = "icd10cm"
-    MEDIC = "medic"
-    TSV = "tsv"
-    BIOSYN = "biosyn"
-
-    @classmethod
-    def parse(cls, value: str | KGFormat) -> KGFormat:
-        """The format named ``value`` (case-insensitive); unknown → error listing the known."""
-        try:
-            return cls(str(getattr(value, "value", value)).strip().lower())
-        except ValueError:
-            known = ", ".join(f.value for f in cls)
-            raise ValueError(f"unknown KG format {value!r}; known formats: {known}") from None
 
 
 Loader = Callable[[Any, LoadReport, Any], Iterator[Record]]

@@ -63,8 +63,7 @@ class BenchResults:
 def _model_fingerprint(model: ModelSpec) -> str:
     if model.baseline is not None:
         return f"baseline-{model.baseline}-{termnorm.__version__}"
-    from termnorm.encoders import Pooling, default_model_path
-    from termnorm.encoders.transformer import folder_pooling, model_fingerprint
+    from termnorm.encoders import Pooling, default_model_path, folder_pooling, model_fingerprint
 
     path = model.path or default_model_path()
     pooling = Pooling(model.pooling) if model.pooling else (folder_pooling(path) or Pooling.MEAN)

@@ -1,0 +1,68 @@
+"""The default index in the user cache: built once, and rebuilt (with a warning, not an error)
+when the cached folder is of another index format or was built with another model."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import make_tiny_kg
+from termnorm.index import default
+from termnorm.index.term_index import CARD_NAME, FORMAT_VERSION
+from termnorm.kg import KnowledgeGraph
+
+
+@pytest.fixture()
+def builds(monkeypatch: pytest.MonkeyPatch, tiny_bert_path: Path, tmp_path: Path) -> list[int]:
+    """The default index over the tiny KG and BERT in a private cache; counts the builds."""
+    built: list[int] = []
+
+    def tiny_default_kg() -> KnowledgeGraph:
+        built.append(1)
+        return make_tiny_kg()
+
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(default, "default_kg", tiny_default_kg)
+    monkeypatch.setattr(default, "default_model_path", lambda: tiny_bert_path)
+    return built
+
+
+def _edit_card(folder: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    card = json.loads((folder / CARD_NAME).read_text())
+    change(card)
+    (folder / CARD_NAME).write_text(json.dumps(card))
+
+
+def test_built_once_then_reused(builds: list[int]) -> None:
+    folder = default.default_index_folder(show_progress=False)
+    assert folder == default.default_index_dir() and builds == [1]
+    assert default.default_index(show_progress=False).path == folder
+    assert builds == [1]
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (lambda c: c.update(format_version=FORMAT_VERSION - 1), "index format"),
+        (lambda c: c["model"].update(fingerprint="an-older-hash"), "an-older-hash"),
+    ],
+)
+def test_a_stale_cached_index_is_rebuilt(
+    builds: list[int],
+    change: Callable[[dict[str, Any]], None],
+    reason: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    folder = default.default_index_folder(show_progress=False)
+    _edit_card(folder, change)
+    with caplog.at_level(logging.WARNING, logger=default.__name__):
+        index = default.default_index(show_progress=False)
+    assert builds == [1, 1]
+    assert "is stale" in caplog.text and reason in caplog.text
+    assert index.card["format_version"] == FORMAT_VERSION
+    assert default.default_index_folder(show_progress=False) == folder and builds == [1, 1]
