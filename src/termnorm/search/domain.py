@@ -47,6 +47,7 @@ from termnorm.index.tables import concept_means
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.ids import id_key
 from termnorm.search.candidate import Source
+from termnorm.search.filters import ConceptFilter
 from termnorm.search.parts import ConceptColumns, ConceptRows, IndexTerms, MeanRows, Part, TextRows
 from termnorm.search.strategies import ModuleSpec, Representation, Target
 
@@ -176,11 +177,19 @@ class SearchSpace:
         self.synonym_report: SynonymReport | None = None  # of the with_synonyms() that made it
         self.columns = ConceptColumns.of(index)
         self._parts: dict[ModuleSpec, list[Part]] = {}
+        self._masks: dict[ConceptFilter, np.ndarray | None] = {}
 
     # ------------------------------------------------------------------ concepts
     def alt_ids(self, concept_id: str) -> tuple[str, ...]:
         """Other IDs of a concept (empty for an unknown one)."""
         return tuple(self.index.alt_ids(concept_id))
+
+    def allowed(self, concept_filter: ConceptFilter) -> np.ndarray | None:
+        """Which concept rows pass ``concept_filter`` (``None``: all), computed once per
+        filter (:meth:`ConceptFilter.mask <termnorm.search.filters.ConceptFilter.mask>`)."""
+        if concept_filter not in self._masks:
+            self._masks[concept_filter] = concept_filter.mask(self.columns)
+        return self._masks[concept_filter]
 
     def encode_queries(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Query vectors ``[q, d]`` (float32, as the encoder returns them)."""

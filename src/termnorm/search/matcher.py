@@ -89,7 +89,7 @@ class SpaceMatcher:
             space.require(module.target)
         self.name = name or str(self.config.strategy)
         self.batch_size = batch_size
-        self._allowed = self.config.filter.mask(space.columns)  # checked here, once
+        self._allowed = space.allowed(self.config.filter)  # checked here
         self._parts: dict[ModuleSpec, list[Part]] = {}
 
     @property
