@@ -55,14 +55,15 @@ TABLE: dict[str, np.ndarray] = {
 
 
 class KeyedEncoder:
-    """Encodes known strings from :data:`TABLE`, others to a seeded random unit vector."""
+    """Encodes known strings from :data:`TABLE` (or ``table``), others to a seeded random unit
+    vector; ``calls`` records every batch."""
 
     def __init__(
         self, table: dict[str, np.ndarray] | None = None, fingerprint: str = "keyed-1"
     ) -> None:
         self.table = TABLE if table is None else table
         self.fingerprint = fingerprint
-        self.dimension = DIM
+        self.dimension = len(next(iter(self.table.values()))) if self.table else DIM
         self.path: Path | None = None
         self.pooling = Pooling.MEAN
         self.max_length = 32
@@ -76,13 +77,14 @@ class KeyedEncoder:
         desc: str = "encoding",
     ) -> np.ndarray:
         self.calls.append(list(texts))
-        out = np.empty((len(texts), DIM), dtype=np.float32)
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
         for i, text in enumerate(texts):
             if text in self.table:
                 out[i] = self.table[text]
             else:
                 seed = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
-                v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+                v = np.random.default_rng(seed).standard_normal(self.dimension)
+                v = v.astype(np.float32)
                 out[i] = v / np.linalg.norm(v)
         return out
 

@@ -60,6 +60,43 @@ def test_normalizer_is_cached_per_index_and_mode(index_dir: Path) -> None:
     assert api.get_normalizer(index_dir) is term
     assert api.get_normalizer(index_dir, "concept") is not term
     assert api.get_normalizer(index_dir, "concept").encoder is term.encoder
+    assert api.search_space(index_dir) is term.space
+
+
+def test_candidates_carry_provenance(index_dir: Path) -> None:
+    best = termnorm.normalize("heart attack", index=index_dir, k=1)[0]
+    info = api.lookup(best.concept_id, index=index_dir)
+    term = next(t for t in info.synonyms if t.term == best.matched_term)
+    assert best.source == "ontology" and best.term_source == term.source == "tiny"
+    assert best.is_preferred == term.is_preferred
+    assert best.semantic_types == info.semantic_types
+
+
+def test_min_score_abstains(index_dir: Path, tmp_path: Path) -> None:
+    best = termnorm.normalize("heart attack", index=index_dir, k=1)[0].score
+    assert termnorm.normalize("heart attack", index=index_dir, k=1, min_score=best)[0].score == best
+    assert termnorm.normalize(["heart attack"], index=index_dir, min_score=1.01) == [[]]
+    src = tmp_path / "in.csv"
+    src.write_text("term\nheart attack\n\n")
+    report = termnorm.normalize_file(src, tmp_path / "out.csv", index=index_dir, min_score=1.01)
+    assert (report.rows, report.errors, report.abstained) == (2, 1, 1)
+    assert "no concept scored >= 1.01" in (tmp_path / "out.csv").read_text()
+
+
+def test_filters_restrict_the_answer(index_dir: Path) -> None:
+    lung = termnorm.normalize("heart attack", index=index_dir, k=3, semantic_types=["lung"])
+    assert [c.semantic_types for c in lung] == [("lung",)] * 3
+    assert len(termnorm.normalize("MI", index=index_dir, k=20, namespaces=["T"])) == 10
+    with pytest.raises(ValueError, match="unknown namespace 'HP': the index has 'T'"):
+        termnorm.normalize("MI", index=index_dir, namespaces=["HP"])
+
+
+def test_lookup_by_id(index_dir: Path) -> None:
+    info = api.lookup("0004", index=index_dir)  # the namespace is optional
+    assert (info.concept_id, info.name, info.semantic_types) == ("T:0004", "asthma", ("lung",))
+    assert ("asthma", "tiny", True) in [(t.term, t.source, t.is_preferred) for t in info.synonyms]
+    with pytest.raises(KeyError, match="no concept 'T:9999'"):
+        api.lookup("T:9999", index=index_dir)
 
 
 def test_an_index_object_can_be_passed(tiny_kg_dir: Path, tiny_bert_path: Path) -> None:
@@ -79,7 +116,7 @@ def test_normalize_file(index_dir: Path, tmp_path: Path) -> None:
     src = tmp_path / "in.csv"
     src.write_text("term\nheart attack\n\n")
     report = termnorm.normalize_file(src, tmp_path / "out.csv", index=index_dir)
-    assert (report.rows, report.errors) == (2, 1)
+    assert (report.rows, report.errors, report.abstained) == (2, 1, 0)
 
 
 def test_load_kg(tiny_kg_dir: Path) -> None:

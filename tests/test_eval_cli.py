@@ -110,7 +110,10 @@ def test_neighbors_compares_indexes(
     first = payload[0]
     assert first["query"] == "heart attack" and len(first["neighbors"]) == 3
     top = first["neighbors"][0]
-    assert set(top) == {"concept_id", "name", "score", "matched_term", "rank"}
+    assert set(top) == {
+        "concept_id", "name", "score", "matched_term", "rank",
+        "source", "term_source", "is_preferred", "semantic_types",
+    }  # fmt: skip
     # "heart attack" is a term of T:0001, so the best score is its own cosine, 1
     assert top["rank"] == 1 and top["score"] == pytest.approx(1.0, abs=1e-4)
     assert "T:0001" in [n["concept_id"] for n in first["neighbors"]]

@@ -13,6 +13,7 @@ from termnorm.evaluation.normalization import NormalizationEvaluator, rank_metri
 from termnorm.mentions import Mention, make_mention
 from termnorm.mentions.composite import CompositeRule, split_composite
 from termnorm.search.candidate import Candidate, Matcher
+from termnorm.search.query import QueryError
 
 
 class FakeMatcher:
@@ -25,16 +26,18 @@ class FakeMatcher:
         answers: Mapping[str, Sequence[str]],
         alt: Mapping[str, Sequence[str]] | None = None,
         fail_on: Sequence[str] = (),
+        error: type[Exception] = QueryError,
     ) -> None:
         self.answers = answers
         self.alt = alt or {}
         self.fail_on = set(fail_on)
+        self.error = error
         self.calls: list[tuple[list[str], int]] = []
 
     def normalize_batch(self, texts: Sequence[str], k: int = 5) -> list[list[Candidate]]:
         self.calls.append((list(texts), k))
         if self.fail_on & set(texts):
-            raise ValueError("cannot embed this text")
+            raise self.error("cannot embed this text")
         return [
             [
                 Candidate(cid, cid, 1.0 / r, cid, r)
@@ -159,13 +162,20 @@ def test_a_text_the_matcher_fails_on_is_reported(tmp_path: Path) -> None:
     assert report.metrics["normalize_n_failed"] == 1
     assert report.metrics["normalize_acc@1"] == pytest.approx(2 / 4)
     failed = report.results[2]
-    assert failed.error == "ValueError: cannot embed this text" and failed.candidates == ()
+    assert failed.error == "QueryError: cannot embed this text" and failed.candidates == ()
 
 
-def test_a_matcher_that_fails_on_everything_raises() -> None:
+def test_a_matcher_that_refuses_everything_raises() -> None:
     fake = FakeMatcher({}, fail_on=["a"])
-    with pytest.raises(ValueError, match="cannot embed"):
+    with pytest.raises(QueryError, match="cannot embed"):
         NormalizationEvaluator([make_mention("a", "X1", "d")])(fake)
+
+
+def test_other_matcher_errors_are_not_swallowed() -> None:
+    fake = FakeMatcher(ANSWERS, fail_on=["c"], error=RuntimeError)
+    with pytest.raises(RuntimeError, match="cannot embed"):
+        NormalizationEvaluator(mentions()).evaluate(fake)
+    assert len(fake.calls) == 1  # no retry text by text
 
 
 def test_a_matcher_returning_the_wrong_number_of_rows_is_refused() -> None:

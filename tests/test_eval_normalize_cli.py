@@ -89,6 +89,11 @@ def test_index(
     out = invoke(app, "--index", index_dir, mentions_file, "--json")
     assert out["matcher"].startswith("embedding")
     assert 0.0 <= out["acc@1"] <= out["acc@10"] == 1.0  # the tiny KG has 10 concepts
+    # abstaining on everything misses everything; a filter keeps only its concepts
+    none = invoke(app, "--index", index_dir, mentions_file, "--json", "--min-score", "1.5")
+    assert none["acc@10"] == 0.0 and none["n_failed"] == 0
+    lung = invoke(app, "--index", index_dir, mentions_file, "--json", "--type", "lung")
+    assert lung["acc@10"] == 0.0  # the simple mentions' concepts are not lung concepts
 
 
 @pytest.mark.parametrize(
@@ -99,6 +104,8 @@ def test_index(
         (["--baseline", "exact", "--kg", "kg", "--index", "idx"], "either --index"),
         (["--zero-shot", "--index", "idx"], "drop --index"),
         (["-k", "0", "--baseline", "exact", "--kg", "kg"], "-k must be at least 1"),
+        (["--baseline", "exact", "--kg", "kg", "--min-score", "0.5"], "give --index"),
+        (["--index", "idx", "--mode", "fuzzy"], "--mode must be term or concept"),
     ],
 )
 def test_usage_errors(app: typer.Typer, mentions_file: Path, args: list[str], message: str) -> None:

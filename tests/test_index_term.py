@@ -1,5 +1,5 @@
-"""TermIndex: build (T and C vectors, cleaning counts), save/load without re-encoding,
-model-mismatch refusal, every backend, and extra terms attached at search time."""
+"""TermIndex: build (T and C vectors, cleaning counts, term provenance), save/load without
+re-encoding, model-mismatch refusal, every backend, and concept lookup by ID."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from _index_fakes import TABLE, KeyedEncoder, known_kg, unit
+from _index_fakes import TABLE, KeyedEncoder, known_kg
 from conftest import build_tiny_bert
 from termnorm.encoders import Pooling, TermEncoder
 from termnorm.errors import ArtifactMismatchError, EmptyResultError
 from termnorm.index import Backend, TermIndex
+from termnorm.index.lookup import UnknownConceptError
 from termnorm.kg import KnowledgeGraph
 
 
@@ -75,7 +76,10 @@ def test_cleaning_is_counted_not_silent() -> None:
     assert counts["duplicate_concepts"] == 1 and counts["concepts_without_text"] == 1
     assert counts["duplicate_terms"] == 1 and counts["empty_terms"] == 1
     assert counts["orphan_terms"] == 1 and counts["names_added_as_terms"] == 1
-    assert index.terms.values.tolist() == [["A:1", "alpha disease"], ["N:1", "named only"]]
+    assert index.terms.values.tolist() == [
+        ["A:1", "alpha disease", "", False],
+        ["N:1", "named only", "", True],  # a name added as a term is preferred, no source
+    ]
 
 
 def test_a_kg_without_terms_is_refused() -> None:
@@ -175,23 +179,60 @@ def test_every_backend_finds_the_known_answer_and_survives_reload(
     assert (tmp_path / "idx" / "term_index").is_dir() == backend.is_faiss
 
 
-def test_extra_terms_are_searched_but_not_saved(tmp_path: Path) -> None:
-    index = TermIndex.build(known_kg(), KeyedEncoder(), show_progress=False)
-    n = len(index.terms)
-    near_gamma = unit(0, 0, 1, 0.1)
-    index.add_terms(["B:2"], ["b-ish gamma"], near_gamma[None, :])
-    hit = index.search_terms(unit(0, 0, 1, 0.1), 1)
-    assert int(hit.ids[0, 0]) == n and index.terms["term"].iat[n] == "b-ish gamma"
-    assert index.term_concept[n] == index.concept_row("B:2")
-    with pytest.raises(ValueError, match="unknown concept ids: Q:1"):
-        index.add_terms(["Q:1"], ["x"], near_gamma[None, :])
+def provenance_kg() -> KnowledgeGraph:
+    concepts = [
+        {"concept_id": "MESH:D001", "name": "alpha disease", "semantic_types": ["Disease"],
+         "alt_ids": ["OMIM:100"]},
+        {"concept_id": "OMIM:D001", "name": "clash", "semantic_types": [], "alt_ids": []},
+        {"concept_id": "HP:0002", "name": "beta", "semantic_types": [],
+         "alt_ids": ["MESH:D001"]},
+    ]  # fmt: skip
+    terms = [
+        {"concept_id": "MESH:D001", "term": "alpha disease", "source": "MSH", "is_preferred": True},
+        {"concept_id": "HP:0002", "term": "beta", "source": "HPO", "is_preferred": False},
+        {"concept_id": "MESH:D001", "term": "alpha syndrome", "source": "OMIM"},
+        {"concept_id": "HP:0002", "term": "beta", "source": "HPO2", "is_preferred": True},
+        {"concept_id": "OMIM:D001", "term": "clash", "source": None},
+    ]
+    return KnowledgeGraph.from_records(concepts, terms)
+
+
+def test_terms_keep_their_kg_source_and_preferred_flag(tmp_path: Path) -> None:
+    index = TermIndex.build(provenance_kg(), KeyedEncoder(), show_progress=False)
+    assert index.terms.values.tolist() == [
+        ["MESH:D001", "alpha disease", "MSH", True],
+        ["HP:0002", "beta", "HPO", True],  # a repeated pair is preferred when any row is
+        ["MESH:D001", "alpha syndrome", "OMIM", False],
+        ["OMIM:D001", "clash", "", False],
+    ]
     index.save(tmp_path / "idx")
-    assert len(TermIndex.load(tmp_path / "idx").terms) == n
+    assert TermIndex.load(tmp_path / "idx").terms.equals(index.terms)
 
 
-def test_search_matrix_searches_any_vectors() -> None:
-    vectors = np.stack([TABLE["beta disease"], TABLE["alpha disease"]])
-    assert TermIndex.search_matrix(vectors, TABLE["q alpha"], 1).ids.tolist() == [[1]]
+def test_concept_lookup_by_id_alt_id_or_bare_id() -> None:
+    index = TermIndex.build(provenance_kg(), KeyedEncoder(), show_progress=False)
+    info = index.concept("MESH:D001")
+    assert (info.concept_id, info.name, info.semantic_types) == (
+        "MESH:D001",
+        "alpha disease",
+        ("Disease",),
+    )
+    assert info.alt_ids == ("OMIM:100",)
+    assert [(t.term, t.source, t.is_preferred) for t in info.synonyms] == [
+        ("alpha disease", "MSH", True),
+        ("alpha syndrome", "OMIM", False),
+    ]
+    assert index.concept("omim:100").concept_id == "MESH:D001"  # an alt ID, any case
+    assert index.concept("100").concept_id == "MESH:D001"  # no namespace
+    # "D001" is the key of two concept IDs and of an alt ID: own IDs first, then the smaller
+    assert index.concept("D001").concept_id == "MESH:D001"
+    assert index.concept("OMIM:D001").concept_id == "OMIM:D001"  # an exact ID always wins
+    assert index.concept("HP:0002").to_dict()["synonyms"] == [
+        {"term": "beta", "source": "HPO", "is_preferred": True}
+    ]
+    with pytest.raises(UnknownConceptError, match="no concept 'X:9' in index") as err:
+        index.concept("X:9")
+    assert isinstance(err.value, KeyError)
 
 
 def test_index_build_max_length_defaults_to_the_folder_bound(

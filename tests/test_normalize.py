@@ -1,4 +1,5 @@
-"""Normalizer: known answers, dedup, over-fetch, deterministic ties, modes, input checks."""
+"""Normalizer (the O-T / O-C configuration of the one matcher): known answers, dedup,
+over-fetch, deterministic ties, modes, input checks."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from _index_fakes import TABLE, KeyedEncoder, known_kg, unit
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index import TermIndex
 from termnorm.kg import KnowledgeGraph
-from termnorm.search import Candidate, Matcher, Normalizer, QueryError
+from termnorm.search import Candidate, Matcher, Normalizer, QueryError, SearchSpace
+from termnorm.search.matcher import build_strategy
 
 
 @pytest.fixture()
@@ -26,7 +28,9 @@ def test_is_a_matcher(normalizer: Normalizer) -> None:
 def test_known_answer_with_dedup(normalizer: Normalizer) -> None:
     top = normalizer.normalize("q alpha", k=2)
     # A:1 appears once (at "alpha disease", cos 1), not again at "alpha syndrome" (cos 3/√10)
-    assert top[0] == Candidate("A:1", "alpha disease", pytest.approx(1.0), "alpha disease", 1)
+    assert top[0] == Candidate(
+        "A:1", "alpha disease", pytest.approx(1.0), "alpha disease", 1, is_preferred=False
+    )
     assert (top[1].concept_id, top[1].matched_term, top[1].rank) == ("B:2", "beta variant", 2)
     assert top[1].score == pytest.approx(1 / np.sqrt(10), rel=1e-6)
 
@@ -105,25 +109,27 @@ def test_concept_mode_uses_mean_vectors() -> None:
     assert top.score == pytest.approx(float(mean[0] / np.linalg.norm(mean)), rel=1e-6)
 
 
-def test_extra_terms_added_to_the_index_are_matched() -> None:
-    encoder = KeyedEncoder()
+def test_domain_synonyms_searched_beside_the_index_are_matched() -> None:
+    encoder = KeyedEncoder(TABLE | {"ALPHA-like gamma": TABLE["q alpha"]})
     index = TermIndex.build(known_kg(), encoder, show_progress=False)
-    norm = Normalizer(index, encoder)
-    index.add_terms(["C:3"], ["ALPHA-like gamma"], TABLE["q alpha"][None, :])
-    top = norm.normalize("q alpha", k=2)
-    assert [(c.concept_id, c.matched_term) for c in top] == [
-        ("A:1", "alpha disease"),
-        ("C:3", "ALPHA-like gamma"),
+    space, _ = SearchSpace(index, encoder).with_synonyms([("ALPHA-like gamma", ("C:3",))])
+    top = build_strategy(space, "od-t").normalize("q alpha", k=2)
+    assert [(c.concept_id, c.matched_term, c.source) for c in top] == [
+        ("A:1", "alpha disease", "ontology"),
+        ("C:3", "ALPHA-like gamma", "domain"),
     ]
+    assert len(index.terms) == 7  # the index itself is unchanged
 
 
-def test_a_name_added_after_the_first_query_counts_in_ties() -> None:
-    encoder = KeyedEncoder()
+def test_a_domain_synonym_that_is_a_concept_name_counts_in_ties() -> None:
+    encoder = KeyedEncoder(TABLE | {"Alpha Disease": TABLE["q zeta"]})
     index = TermIndex.build(known_kg(), encoder, show_progress=False)
-    norm = Normalizer(index, encoder)
-    assert [c.concept_id for c in norm.normalize("q zeta", k=2)] == ["Z:1", "Z:9"]
-    index.add_terms(["A:1"], ["Alpha Disease"], TABLE["q zeta"][None, :])  # A:1's name again
-    top = norm.normalize("q zeta", k=3)
+    space, _ = SearchSpace(index, encoder).with_synonyms([("Alpha Disease", ("A:1",))])
+    assert [c.concept_id for c in Normalizer(index, encoder).normalize("q zeta", k=2)] == [
+        "Z:1",
+        "Z:9",
+    ]
+    top = build_strategy(space, "od-t").normalize("q zeta", k=3)  # A:1's name again: first
     assert [(c.concept_id, c.matched_term) for c in top] == [
         ("A:1", "Alpha Disease"),
         ("Z:1", "zeta one"),
@@ -170,7 +176,7 @@ def test_bad_k(normalizer: Normalizer) -> None:
 
 
 def test_alt_ids(normalizer: Normalizer) -> None:
-    assert normalizer.alt_ids("C:3") == ["OMIM:333"]
+    assert normalizer.alt_ids("C:3") == ("OMIM:333",)
 
 
 def test_an_encoder_other_than_the_index_one_is_refused() -> None:

@@ -68,7 +68,11 @@ def test_normalize_terms_json(index_dir: Path, capsys: pytest.CaptureFixture[str
     assert code == 0 and [p["query"] for p in payload] == ["heart attack", "MI"]
     first = payload[0]["candidates"]
     assert [c["rank"] for c in first] == [1, 2, 3]
-    assert set(first[0]) == {"concept_id", "name", "score", "matched_term", "rank"}
+    assert set(first[0]) == {
+        "concept_id", "name", "score", "matched_term", "rank",
+        "source", "term_source", "is_preferred", "semantic_types",
+    }  # fmt: skip
+    assert first[0]["source"] == "ontology" and first[0]["term_source"] == "tiny"
 
 
 def test_normalize_terms_table(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -91,9 +95,34 @@ def test_normalize_file(
     assert rows[0]["concept_id"] and rows[1]["error"].startswith("empty input")
 
 
+def test_normalize_min_score_and_filters(
+    index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["normalize", "asthma", "--index", str(index_dir), "-k", "3", "--json"]
+    code, out, _ = run([*base, "--type", "lung", "--namespace", "T"], capsys)
+    assert code == 0
+    assert {c["semantic_types"][0] for c in json.loads(out)[0]["candidates"]} == {"lung"}
+    code, out, _ = run([*base, "--min-score", "1.5"], capsys)
+    assert code == 0 and json.loads(out) == [
+        {"query": "asthma", "candidates": [], "abstained": "no concept scored >= 1.5"}
+    ]
+    code, out, _ = run([*base[:4], "--min-score", "1.5"], capsys)
+    assert code == 0 and "no concept scored >= 1.5" in out
+    src, dst = tmp_path / "in.csv", tmp_path / "out.csv"
+    src.write_text("term\nasthma\n\n")
+    code, out, _ = run(
+        ["normalize", "--index", str(index_dir), "--input", str(src), "--output", str(dst),
+         "--min-score", "1.5"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0 and "(1 with errors, 1 abstained)" in out
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
+        (["normalize", "MI", "--namespace", "HP"], "unknown namespace 'HP': the index has 'T'"),
+        (["normalize", "MI", "--type", "Disease"], "unknown semantic type 'Disease'"),
         (["normalize", "  "], "whitespace-only input"),
         (["normalize", "x" * 20, "--max-chars", "10"], "input too long"),
         (["normalize", "MI", "--index", "{tmp}"], "not a termnorm index folder"),

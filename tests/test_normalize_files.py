@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from _index_fakes import KeyedEncoder, known_kg
+from _index_fakes import TABLE, KeyedEncoder, known_kg, unit
 from termnorm.errors import InputFormatError
 from termnorm.index import TermIndex
 from termnorm.search import Normalizer
@@ -32,7 +32,7 @@ ROWS = [
 
 @pytest.fixture()
 def normalizer() -> Normalizer:
-    encoder = KeyedEncoder()
+    encoder = KeyedEncoder(TABLE | {"q half": unit(1, 1, 1, 1)})
     return Normalizer(TermIndex.build(known_kg(), encoder, show_progress=False), encoder)
 
 
@@ -128,8 +128,30 @@ def test_top_k_candidates_column(suffix: str, normalizer: Normalizer, tmp_path: 
     first = rows[0]["candidates"]
     first = first if isinstance(first, list) else json.loads(first)
     assert [(c["rank"], c["concept_id"]) for c in first] == [(1, "Z:1"), (2, "Z:9")]
-    assert set(first[0]) == {"rank", "concept_id", "concept_name", "score", "matched_term"}
+    assert set(first[0]) == {
+        "rank", "concept_id", "concept_name", "score", "matched_term",
+        "source", "term_source", "is_preferred", "semantic_types",
+    }  # fmt: skip
+    assert (first[0]["source"], first[0]["semantic_types"]) == ("ontology", [])
     assert rows[1]["candidates"] in ([], None, "")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_abstained_rows_say_why_and_are_counted_apart(
+    suffix: str, normalizer: Normalizer, tmp_path: Path
+) -> None:
+    src, out = tmp_path / f"in{suffix}", tmp_path / f"out{suffix}"
+    # "q alpha" meets "alpha disease" at cos 1; "q half" meets no term above cos 0.64
+    write_rows(src, [{"term": "q alpha"}, {"term": "q half"}, {"term": ""}])
+    strict = normalizer.configure(min_score=0.9)
+    report = normalize_file(strict, src, out, k=2, show_progress=False)
+    assert (report.rows, report.errors, report.abstained) == (3, 1, 1)
+    assert report.to_dict()["abstained"] == 1
+    rows = read_rows(out)
+    assert rows[0]["concept_id"] == "A:1" and not rows[0]["error"]
+    assert not rows[1]["concept_id"] and rows[1]["error"] == "no concept scored >= 0.9"
+    assert rows[1]["candidates"] in ([], None, "")
+    assert rows[2]["error"].startswith("empty input")
 
 
 def test_column_choice(normalizer: Normalizer, tmp_path: Path) -> None:
@@ -200,7 +222,7 @@ def test_failure_midway_leaves_previous_output_untouched(
 
     original = normalizer.normalize_rows
 
-    def flaky(texts: list[object], k: int = 1, show_progress: bool = False) -> Any:
+    def flaky(texts: list[object], k: int = 1) -> Any:
         if next(calls):
             raise RuntimeError("boom")
         return original(texts, k)

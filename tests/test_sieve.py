@@ -6,26 +6,34 @@ import pytest
 
 from _search_fakes import DOMAIN_TEXT, TABLE, DictEncoder, make_space
 from termnorm.search.candidate import Candidate
-from termnorm.search.sieve import DEFAULT_SIEVE_THRESHOLD, Sieve, build_strategy, sieve_merge
+from termnorm.search.matcher import build_strategy
+from termnorm.search.sieve import sieve_merge
 
 
 def cands(*pairs: tuple[str, float]) -> list[Candidate]:
     return [Candidate(cid, cid, s, cid, i) for i, (cid, s) in enumerate(pairs, start=1)]
 
 
-def test_default_threshold_is_the_papers() -> None:
-    assert DEFAULT_SIEVE_THRESHOLD == 0.95
+def test_the_default_threshold_trusts_a_near_exact_first_answer_only() -> None:
+    space, _ = make_space().with_synonyms([(DOMAIN_TEXT, ("X:2",))])
+    sieve = build_strategy(space, "d-t+o-t")
+    # q_dx equals dx (cos 1.0): trusted; q_gamma meets dx at cos 0.8: not trusted (O-T: X:3)
+    assert [r[0].concept_id for r in sieve.normalize_batch(["q_dx", "q_gamma"], 1)] == [
+        "X:2",
+        "X:3",
+    ]
 
 
 def test_confident_first_answer_is_taken() -> None:
     space, _ = make_space().with_synonyms([(DOMAIN_TEXT, ("X:2",))])
     sieve = build_strategy(space, "d-t+o-t")
-    assert isinstance(sieve, Sieve)
+    assert sieve.config.strategy.is_sieve and sieve.name == "d-t+o-t"
     # q_dx equals the domain synonym of X:2 (cos 1.0 ≥ 0.95); O-T alone answers X:3
     out = sieve.normalize_batch(["q_dx"], k=3)[0]
     assert [c.concept_id for c in out] == ["X:2", "X:3", "X:1"]
     assert [c.rank for c in out] == [1, 2, 3]
     assert out[0].score == pytest.approx(1.0)
+    assert (out[0].source, out[1].source) == ("domain", "ontology")
 
 
 def test_unconfident_first_answer_falls_through_to_the_second() -> None:
@@ -37,6 +45,9 @@ def test_unconfident_first_answer_falls_through_to_the_second() -> None:
     # the threshold is configurable: at 0.75 the same first answer is trusted
     low = build_strategy(space, "d-t+o-t", threshold=0.75)
     assert low.normalize_batch(["q_gamma"], 1)[0][0].concept_id == "X:2"
+    assert build_strategy(space, "d-t+o-t").configure(threshold=0.75).normalize(
+        "q_gamma", 1
+    ) == low.normalize("q_gamma", 1)
 
 
 def test_sieve_merge_keeps_confident_first_answers_then_the_second_ranking() -> None:
@@ -61,12 +72,3 @@ def test_sieve_over_a_batch_mixes_both_outcomes() -> None:
     sieve = build_strategy(space, "d-t+od-c")
     got = [r[0].concept_id for r in sieve.normalize_batch(["q_dx", "q_gamma", "q_alpha"], 1)]
     assert got == ["X:2", "X:3", "X:1"]
-
-
-def test_modules_of_different_spaces_are_refused() -> None:
-    a, _ = make_space().with_synonyms([(DOMAIN_TEXT, ("X:2",))])
-    b, _ = make_space().with_synonyms([(DOMAIN_TEXT, ("X:2",))])
-    first = build_strategy(a, "d-t")
-    second = build_strategy(b, "o-t")
-    with pytest.raises(ValueError, match="must search the same space"):
-        Sieve(first, second)  # type: ignore[arg-type]

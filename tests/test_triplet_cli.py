@@ -12,9 +12,8 @@ import typer
 from typer.testing import CliRunner
 
 from termnorm import api
-from termnorm.cli import _strategy, eval_cmd, normalize_cmd, train_cmd
+from termnorm.cli import eval_cmd, normalize_cmd, train_cmd
 from termnorm.errors import EmptyResultError
-from termnorm.search import sieve
 
 
 @pytest.fixture()
@@ -101,10 +100,6 @@ def test_api_adds_synonyms_to_a_loaded_index(index_dir: Path) -> None:
     assert matcher.normalize("wheezy chest", k=1)[0].concept_id == "T:0004"
     np.testing.assert_array_equal(np.asarray(index.term_vectors), before)
     assert api.get_strategy("o-c", index_dir).name == "o-c"
-
-
-def test_cli_threshold_default_is_the_sieves() -> None:
-    assert _strategy.DEFAULT_SIEVE_THRESHOLD == sieve.DEFAULT_SIEVE_THRESHOLD
 
 
 def test_train_triplet_od_from_the_cli(

@@ -3,12 +3,16 @@
 >>> import termnorm
 >>> termnorm.normalize("heart attack")            # top-5 Candidates from the default index
 >>> termnorm.normalize(["MI", "HTN"], index="idx/medic", k=1)
+>>> termnorm.normalize("seizure", index="idx/hpo", min_score=0.8, namespaces=["HP"])
 >>> termnorm.normalize_file("terms.csv", "terms.normalized.csv", index="idx/medic")
+>>> termnorm.api.lookup("D005955", index="idx/medic")   # alt IDs and bare IDs resolve
 
 ``index`` is a :class:`~termnorm.index.TermIndex`, an index folder, or ``None`` for the
 default index (HPO + all-MiniLM-L6-v2, built once into the user cache with a progress bar).
-Indexes, encoders and normalizers are cached per folder (reloaded when ``index.json``
-changes) so repeated calls cost only the query encoding and search.
+Indexes, encoders and search spaces are cached per folder (reloaded when ``index.json``
+changes) so repeated calls cost only the query encoding and search. Every function searches
+through the one matcher (:class:`~termnorm.search.SpaceMatcher`): ``min_score`` makes it
+abstain below a score, ``namespaces`` / ``semantic_types`` restrict it to some concepts.
 """
 
 from __future__ import annotations
@@ -17,30 +21,35 @@ import threading
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, TypedDict, Unpack, overload
 
 from termnorm.index import Backend, TermIndex, parse_bytes
+from termnorm.index.lookup import ConceptInfo
 from termnorm.index.term_index import CARD_NAME
 from termnorm.kg import KnowledgeGraph
 from termnorm.search.candidate import Candidate
-from termnorm.search.normalizer import Normalizer, SearchMode
+from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
+from termnorm.search.domain import SearchSpace
+from termnorm.search.matcher import SearchConfig, SpaceMatcher, build_strategy
+from termnorm.search.strategies import SearchMode
 
 if TYPE_CHECKING:
     from termnorm.encoders import TermEncoder
     from termnorm.mentions.synonyms import SynonymSource
     from termnorm.search.batch import BatchReport
-    from termnorm.search.domain import SearchSpace
-    from termnorm.search.strategies import VectorMatcher
 
 __all__ = [
+    "AnswerOptions",
     "add_synonyms",
     "build_index",
     "get_normalizer",
     "get_strategy",
     "load_index",
     "load_kg",
+    "lookup",
     "normalize",
     "normalize_file",
+    "search_space",
 ]
 
 IndexLike = TermIndex | str | Path | None
@@ -49,7 +58,8 @@ _lock = threading.RLock()
 _indexes: dict[tuple[str, float], TermIndex] = {}
 _encoders: dict[tuple[str, str, int], TermEncoder] = {}
 _default_dir: Path | None = None
-_normalizers: weakref.WeakKeyDictionary[TermIndex, dict[str, Normalizer]] = (
+_spaces: weakref.WeakKeyDictionary[TermIndex, SearchSpace] = weakref.WeakKeyDictionary()
+_normalizers: weakref.WeakKeyDictionary[TermIndex, dict[str, SpaceMatcher]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -127,40 +137,73 @@ def _default_index_dir() -> Path:
         return _default_dir
 
 
-def get_normalizer(index: IndexLike = None, mode: SearchMode | str = "term") -> Normalizer:
-    """The (cached) :class:`Normalizer` of ``index`` with the index's own encoder."""
+def search_space(index: IndexLike = None) -> SearchSpace:
+    """The (cached) :class:`~termnorm.search.SearchSpace` of ``index`` with its own encoder."""
     resolved = _resolve(index)
-    mode = SearchMode(mode)
     with _lock:
-        per_index = _normalizers.setdefault(resolved, {})
-        if mode.value not in per_index:
+        if resolved not in _spaces:
             key = _encoder_key(resolved)
             if key not in _encoders:
                 _encoders[key] = resolved.load_encoder()
-            per_index[mode.value] = Normalizer(resolved, _encoders[key], mode)
+            _spaces[resolved] = SearchSpace(resolved, _encoders[key])
+        return _spaces[resolved]
+
+
+def get_normalizer(index: IndexLike = None, mode: SearchMode | str = "term") -> SpaceMatcher:
+    """The (cached) plain normalizer of ``index``: O-T (``mode="term"``) or O-C
+    (``mode="concept"``) with the index's own encoder."""
+    space = search_space(index)
+    mode = SearchMode(mode)
+    with _lock:
+        per_index = _normalizers.setdefault(space.index, {})
+        if mode.value not in per_index:
+            per_index[mode.value] = SpaceMatcher(
+                space, SearchConfig(mode.strategy), name=mode.matcher_name
+            )
         return per_index[mode.value]
+
+
+class AnswerOptions(TypedDict, total=False):
+    """Keyword options of :func:`normalize` and :func:`normalize_file`.
+
+    ``min_score``: candidates scoring below it are dropped (a term may get none).
+    ``namespaces`` (``["HP"]``) and ``semantic_types`` (``["Disease or Syndrome"]``):
+    only concepts in any of them (both given: in both); an unknown one raises
+    :class:`~termnorm.search.filters.FilterError` listing what the index has.
+    """
+
+    min_score: float | None
+    namespaces: Sequence[str] | None
+    semantic_types: Sequence[str] | None
 
 
 @overload
 def normalize(  # type: ignore[overload-overlap]  # a str is also a Sequence[str]
-    terms: str, index: IndexLike = None, k: int = 5, mode: str = "term"
-) -> list[Candidate]: ...
+    terms: str, index: IndexLike = None, k: int = 5, mode: str = "term",
+    **options: Unpack[AnswerOptions],
+) -> list[Candidate]: ...  # fmt: skip
 @overload
 def normalize(
-    terms: Sequence[str], index: IndexLike = None, k: int = 5, mode: str = "term"
-) -> list[list[Candidate]]: ...
+    terms: Sequence[str], index: IndexLike = None, k: int = 5, mode: str = "term",
+    **options: Unpack[AnswerOptions],
+) -> list[list[Candidate]]: ...  # fmt: skip
 def normalize(
-    terms: str | Sequence[str], index: IndexLike = None, k: int = 5, mode: str = "term"
+    terms: str | Sequence[str],
+    index: IndexLike = None,
+    k: int = 5,
+    mode: str = "term",
+    **options: Unpack[AnswerOptions],
 ) -> list[Candidate] | list[list[Candidate]]:
     """Top-``k`` concepts for one term (a list) or for each of several terms (a list of lists).
 
-    Raises :class:`~termnorm.search.QueryError` for an empty, whitespace-only, non-text or
-    over-long term.
+    ``min_score=``, ``namespaces=`` and ``semantic_types=`` abstain and filter
+    (:class:`AnswerOptions`). Raises :class:`~termnorm.search.QueryError` for an empty,
+    whitespace-only, non-text or over-long term.
     """
-    normalizer = get_normalizer(index, mode)
+    matcher = get_normalizer(index, mode).configure(**options)
     if isinstance(terms, str):
-        return normalizer.normalize(terms, k)
-    return normalizer.normalize_batch(list(terms), k)
+        return matcher.normalize(terms, k)
+    return matcher.normalize_batch(list(terms), k)
 
 
 def normalize_file(
@@ -171,13 +214,25 @@ def normalize_file(
     k: int = 1,
     mode: str = "term",
     show_progress: bool = True,
+    **options: Unpack[AnswerOptions],
 ) -> BatchReport:
     """Normalize a column of a CSV/TSV/JSONL/Parquet file into ``output`` (same rows, in order,
     with ``concept_id``, ``concept_name``, ``score``, ``matched_term``, ``error`` added; see
-    :mod:`termnorm.search.batch`)."""
+    :mod:`termnorm.search.batch`). ``min_score=``, ``namespaces=`` and ``semantic_types=`` as
+    for :func:`normalize`; a row left without a concept by ``min_score`` has the reason in
+    ``error`` and is counted in ``BatchReport.abstained``."""
     from termnorm.search.batch import normalize_file as run
 
-    return run(get_normalizer(index, mode), input, output, column, k, show_progress=show_progress)
+    matcher = get_normalizer(index, mode).configure(**options)
+    return run(matcher, input, output, column, k, show_progress=show_progress)
+
+
+def lookup(concept_id: str, index: IndexLike = None) -> ConceptInfo:
+    """The concept of ``index`` with this ID (its own, a bare one such as ``D005955``, or an
+    alternative ID): name, semantic types, alt IDs and terms with their KG source and
+    preferred flag. Raises :class:`~termnorm.index.lookup.UnknownConceptError` (a
+    ``KeyError``) when no concept has it."""
+    return _resolve(index).concept(concept_id)
 
 
 def add_synonyms(
@@ -188,40 +243,38 @@ def add_synonyms(
     ``synonyms``: a ``concept_id<TAB>text`` file, any annotated mention file ``termnorm eval``
     reads, or ``(concept_id, text)`` pairs. Only the new texts are encoded; the index itself
     is not changed (``space.synonym_report`` counts what was kept and dropped, and why).
+    Candidates matched at a synonym report ``source="domain"`` and the file's name as
+    ``term_source`` (``"domain"`` for pairs).
     """
-    from termnorm.mentions.synonyms import load_synonyms
-    from termnorm.search.domain import SearchSpace
+    return _with_synonyms(search_space(index), synonyms, format)
 
-    normalizer = get_normalizer(index)
-    space = SearchSpace.from_index(normalizer.index, normalizer.encoder)
-    return space.with_synonyms(load_synonyms(synonyms, format))[0]
+
+def _with_synonyms(
+    space: SearchSpace, synonyms: SynonymSource, format: str | None = None
+) -> SearchSpace:
+    from termnorm.mentions.synonyms import load_synonyms
+
+    source = Path(synonyms).name if isinstance(synonyms, str | Path) else "domain"
+    return space.with_synonyms(load_synonyms(synonyms, format), source=source)[0]
 
 
 def get_strategy(
     strategy: str = "o-t",
     index: IndexLike | SearchSpace = None,
     synonyms: SynonymSource | None = None,
-    threshold: float = 0.95,
-) -> VectorMatcher:
+    threshold: float = DEFAULT_SIEVE_THRESHOLD,
+) -> SpaceMatcher:
     """A search strategy or sieve (``"o-t"``, ``"od-c"``, ``"d-t+od-t"``, ...) as a matcher.
 
     >>> space = termnorm.api.add_synonyms("idx/medic", "my_terms.tsv")
     >>> termnorm.api.get_strategy("d-t+od-t", space).normalize("primary HPT")
+
+    ``.configure(min_score=..., namespaces=..., semantic_types=...)`` on the result
+    abstains or filters as :func:`normalize` does.
     """
-    from termnorm.search.domain import SearchSpace
-    from termnorm.search.sieve import build_strategy
-
-    if isinstance(index, SearchSpace):
-        space = index
-        if synonyms is not None:
-            from termnorm.mentions.synonyms import load_synonyms
-
-            space = space.with_synonyms(load_synonyms(synonyms))[0]
-    elif synonyms is not None:
-        space = add_synonyms(index, synonyms)
-    else:
-        normalizer = get_normalizer(index)
-        space = SearchSpace.from_index(normalizer.index, normalizer.encoder)
+    space = index if isinstance(index, SearchSpace) else search_space(index)
+    if synonyms is not None:
+        space = _with_synonyms(space, synonyms)
     return build_strategy(space, strategy, threshold)
 
 

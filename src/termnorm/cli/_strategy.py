@@ -1,34 +1,37 @@
-"""``--synonyms FILE --strategy NAME`` of ``termnorm normalize`` and ``termnorm eval normalize``.
+"""The search options shared by ``termnorm normalize`` and ``termnorm eval normalize``.
 
-Turns the command's plain :class:`~termnorm.search.Normalizer` into a search strategy or sieve
-over the same index and encoder (:mod:`termnorm.search.strategies`, :mod:`termnorm.search.sieve`),
-with the domain synonyms of ``--synonyms`` added at search time: only they are encoded.
+``--mode``, ``--synonyms FILE --strategy NAME --sieve-threshold``, ``--min-score`` and the
+filters ``--namespace`` / ``--type`` all configure the one matcher
+(:class:`~termnorm.search.SpaceMatcher`) over the command's search space
+(:func:`command_matcher`). Help texts and defaults are read without importing the search
+code, so registering the commands stays cheap.
 """
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
+from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, DEFAULT_WITH_SYNONYMS
+
 if TYPE_CHECKING:  # pragma: no cover - registering the commands stays cheap
-    from termnorm.search.normalizer import Normalizer
+    from termnorm.search.domain import SearchSpace
+    from termnorm.search.matcher import SpaceMatcher
 
 __all__ = [
-    "DEFAULT_SIEVE_THRESHOLD",
-    "DEFAULT_WITH_SYNONYMS",
+    "MIN_SCORE_HELP",
+    "MODE_HELP",
+    "NAMESPACE_HELP",
     "STRATEGY_HELP",
     "SYNONYMS_HELP",
     "THRESHOLD_HELP",
-    "strategy_matcher",
+    "TYPE_HELP",
+    "check_mode",
+    "command_matcher",
 ]
 
-logger = logging.getLogger(__name__)
-
-DEFAULT_WITH_SYNONYMS = "d-t+od-t"
-DEFAULT_SIEVE_THRESHOLD = 0.95  # termnorm.search.sieve's, repeated so that importing is free
 STRATEGY_HELP = (
     "Search strategy: o-t, o-c, d-t, d-c, od-t, od-c (target O ontology / D domain synonyms / "
     "OD both, T text or C concept vectors) or a sieve FIRST+SECOND such as d-t+od-t "
@@ -40,34 +43,70 @@ SYNONYMS_HELP = (
     "concept_id<TAB>text file or an annotated mention file (pubtator, biosyn, ...)."
 )
 THRESHOLD_HELP = "Cosine at or above which a sieve takes its first module's answer."
+MODE_HELP = "term: search term vectors (o-t); concept: concept mean vectors (o-c)."
+MIN_SCORE_HELP = (
+    "Abstain below this cosine: weaker candidates are dropped, a term left without any gets "
+    "no concept (in files: an empty concept_id and the reason in error)."
+)
+NAMESPACE_HELP = "Only concepts of this ID namespace (HP for HP:0001250); repeatable."
+TYPE_HELP = 'Only concepts of this semantic type ("Disease or Syndrome"); repeatable.'
 
 
-def strategy_matcher(
-    normalizer: Normalizer,
-    strategy: str | None,
-    synonyms: Path | None,
+def check_mode(mode: str) -> None:
+    """Refuse a ``--mode`` other than term or concept (before anything is loaded)."""
+    if mode not in ("term", "concept"):
+        raise typer.BadParameter("--mode must be term or concept")
+
+
+def command_matcher(
+    space: SearchSpace,
+    mode: str = "term",
+    strategy: str | None = None,
+    synonyms: Path | None = None,
     threshold: float = DEFAULT_SIEVE_THRESHOLD,
     synonyms_format: str | None = None,
-) -> Any:
-    """The strategy matcher over ``normalizer``'s index and encoder; it answers
-    ``normalize_rows``/``normalize_batch`` like the normalizer (same query checks)."""
-    from termnorm.search.domain import SearchSpace
-    from termnorm.search.normalizer import SearchMode
-    from termnorm.search.sieve import build_strategy
+    *,
+    max_chars: int | None = None,
+    min_score: float | None = None,
+    namespaces: list[str] | None = None,
+    semantic_types: list[str] | None = None,
+) -> SpaceMatcher:
+    """The matcher a command asked for: the plain normalizer of ``mode``, or ``strategy``
+    (default :data:`~termnorm.search.defaults.DEFAULT_WITH_SYNONYMS`) over ``space`` plus the
+    domain synonyms of ``synonyms``; then ``max_chars``, ``min_score`` and the filters."""
+    from termnorm.search.matcher import SearchConfig, SpaceMatcher, build_strategy
+    from termnorm.search.strategies import SearchMode
 
-    if normalizer.mode is not SearchMode.TERM:
-        raise typer.BadParameter("--mode concept and --strategy exclude each other; use o-c")
-    space = SearchSpace.from_index(normalizer.index, normalizer.encoder)
-    if synonyms is not None:
-        from termnorm.mentions.synonyms import read_synonyms
-
-        space, report = space.with_synonyms(read_synonyms(synonyms, synonyms_format))
-        dropped = ", ".join(f"{n} {why}" for why, n in sorted(report.dropped.items()))
-        typer.echo(
-            f"domain synonyms from {synonyms}: {report.kept} added ({report.encoded_texts} "
-            f"texts encoded)" + (f"; dropped: {dropped}" if dropped else ""),
-            err=True,
+    check_mode(mode)
+    if strategy is None and synonyms is None:
+        search_mode = SearchMode(mode)
+        matcher = SpaceMatcher(
+            space, SearchConfig(search_mode.strategy), name=search_mode.matcher_name
         )
-    matcher = build_strategy(space, strategy or DEFAULT_WITH_SYNONYMS, threshold)
-    matcher.max_chars = normalizer.max_chars
-    return matcher
+    else:
+        if mode != SearchMode.TERM.value:
+            raise typer.BadParameter("--mode concept and --strategy exclude each other; use o-c")
+        if synonyms is not None:
+            space = _add_synonyms(space, synonyms, synonyms_format)
+        matcher = build_strategy(space, strategy or DEFAULT_WITH_SYNONYMS, threshold)
+    return matcher.configure(
+        max_chars=max_chars,
+        min_score=min_score,
+        namespaces=namespaces or None,
+        semantic_types=semantic_types or None,
+    )
+
+
+def _add_synonyms(space: SearchSpace, synonyms: Path, synonyms_format: str | None) -> SearchSpace:
+    from termnorm.mentions.synonyms import read_synonyms
+
+    space, report = space.with_synonyms(
+        read_synonyms(synonyms, synonyms_format), source=synonyms.name
+    )
+    dropped = ", ".join(f"{n} {why}" for why, n in sorted(report.dropped.items()))
+    typer.echo(
+        f"domain synonyms from {synonyms}: {report.kept} added ({report.encoded_texts} "
+        f"texts encoded)" + (f"; dropped: {dropped}" if dropped else ""),
+        err=True,
+    )
+    return space

@@ -17,6 +17,7 @@ plus one line ``eval_mcsm_cmd.register(app)`` in ``cli/__init__.py`` *after*
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,15 +27,19 @@ from rich.table import Table
 
 from termnorm.cli._output import json_ready, print_json
 from termnorm.cli._strategy import (
-    DEFAULT_SIEVE_THRESHOLD,
+    MIN_SCORE_HELP,
+    NAMESPACE_HELP,
     STRATEGY_HELP,
     SYNONYMS_HELP,
     THRESHOLD_HELP,
-    strategy_matcher,
+    TYPE_HELP,
+    check_mode,
+    command_matcher,
 )
 from termnorm.evaluation.metric_names import unprefixed
 from termnorm.mentions.composite import CompositeRule
 from termnorm.mentions.mention import MentionFormat
+from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 from termnorm.search.lexical.kinds import LexicalKind
 
 if TYPE_CHECKING:
@@ -62,6 +67,27 @@ Examples:
 """
 
 
+@dataclass(frozen=True)
+class SearchOptions:
+    """How ``eval normalize --index`` searches (see :func:`termnorm.cli._strategy.command_matcher`)."""
+
+    mode: str = "term"
+    strategy: str | None = None
+    synonyms: Path | None = None
+    threshold: float = DEFAULT_SIEVE_THRESHOLD
+    min_score: float | None = None
+    namespaces: list[str] | None = None
+    semantic_types: list[str] | None = None
+
+    @property
+    def customised(self) -> bool:
+        """Whether anything beyond the plain normalizer's ``mode`` was asked."""
+        return bool(
+            self.strategy or self.synonyms or self.min_score is not None
+            or self.namespaces or self.semantic_types
+        )  # fmt: skip
+
+
 def ks_up_to(k: int) -> tuple[int, ...]:
     """The standard cut-offs 1, 3, 5, 10 up to ``k``, and ``k`` itself."""
     if k < 1:
@@ -69,12 +95,18 @@ def ks_up_to(k: int) -> tuple[int, ...]:
     return tuple(sorted({x for x in STANDARD_KS if x <= k} | {k}))
 
 
-def _index_matcher(index_dir: Path, model: Path | None, mode: str) -> Matcher:
+def _index_matcher(index_dir: Path, model: Path | None, search: SearchOptions) -> Matcher:
+    """The one matcher over ``index_dir`` configured by the command's search options."""
     from termnorm.index import TermIndex
-    from termnorm.search.normalizer import Normalizer
+    from termnorm.search.domain import SearchSpace
 
     index = TermIndex.load(index_dir)
-    return Normalizer(index, index.load_encoder(model), mode=mode)
+    space = SearchSpace(index, index.load_encoder(model))
+    return command_matcher(
+        space, search.mode, search.strategy, search.synonyms, search.threshold,
+        min_score=search.min_score, namespaces=search.namespaces,
+        semantic_types=search.semantic_types,
+    )  # fmt: skip
 
 
 def _baseline_matcher(kind: LexicalKind, kg_dir: Path) -> Matcher:
@@ -181,19 +213,27 @@ def normalize_cmd(
     sieve_threshold: float = typer.Option(
         DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
     ),
+    min_score: float | None = typer.Option(None, "--min-score", help=MIN_SCORE_HELP),
+    namespaces: list[str] | None = typer.Option(None, "--namespace", help=NAMESPACE_HELP),
+    types: list[str] | None = typer.Option(None, "--type", help=TYPE_HELP),
 ) -> None:
     """acc@k and MRR of an index, a baseline or a model (zero-shot) on annotated mentions."""
     _check_sources(mentions, index, baseline, kg, zero_shot)
-    if (strategy or synonyms) and index is None:
-        raise typer.BadParameter("--strategy and --synonyms search an index: give --index")
-    search = (strategy, synonyms, sieve_threshold) if strategy or synonyms else None
+    check_mode(mode)
+    search = SearchOptions(
+        mode, strategy, synonyms, sieve_threshold, min_score, namespaces or None, types or None
+    )
+    if search.customised and index is None:
+        raise typer.BadParameter(
+            "--strategy, --synonyms, --min-score, --namespace and --type search an index: "
+            "give --index"
+        )
     ks = ks_up_to(k)
     if zero_shot:
         metrics, info = _run_zero_shot(mentions, ks, baseline, model, pooling, predictions)
     else:
         metrics, info = _run_single(
-            mentions[0], fmt, ks, index, baseline, kg, model, mode, composite_rule, predictions,
-            search,
+            mentions[0], fmt, ks, index, baseline, kg, model, composite_rule, predictions, search,
         )  # fmt: skip
     _emit(metrics, ks, json_out, info)
 
@@ -206,10 +246,9 @@ def _run_single(
     baseline: LexicalKind | None,
     kg: Path | None,
     model: Path | None,
-    mode: str,
     composite_rule: CompositeRule,
     predictions: Path | None,
-    search: tuple[str | None, Path | None, float] | None = None,
+    search: SearchOptions,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     from termnorm.evaluation.normalization import NormalizationEvaluator
     from termnorm.mentions import detect_format, read_mentions
@@ -217,9 +256,7 @@ def _run_single(
     fmt = fmt or detect_format(path)
     evaluator = NormalizationEvaluator(read_mentions(path, fmt), ks, composite_rule=composite_rule)
     if index is not None:
-        matcher = _index_matcher(index, model, mode)
-        if search is not None:  # --strategy / --synonyms
-            matcher = strategy_matcher(matcher, *search)  # type: ignore[arg-type]
+        matcher = _index_matcher(index, model, search)
     else:
         assert baseline is not None and kg is not None  # _check_sources
         matcher = _baseline_matcher(baseline, kg)

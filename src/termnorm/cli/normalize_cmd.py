@@ -13,19 +13,27 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from termnorm.cli._strategy import (
-    DEFAULT_SIEVE_THRESHOLD,
+    MIN_SCORE_HELP,
+    MODE_HELP,
+    NAMESPACE_HELP,
     STRATEGY_HELP,
     SYNONYMS_HELP,
     THRESHOLD_HELP,
-    strategy_matcher,
+    TYPE_HELP,
+    check_mode,
+    command_matcher,
 )
+from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 
 if TYPE_CHECKING:  # pragma: no cover
-    from termnorm.search.normalizer import Normalizer, RowResult
+    from termnorm.search.candidate import RowResult
+    from termnorm.search.domain import SearchSpace
 
 NORMALIZE_HELP = """Normalize terms to the top-k concepts of an index (score, matched term, concept name).
 
-Give TERMs, or a file with --input FILE --output FILE (CSV, TSV, JSONL or Parquet). The output has the same rows in the same order plus concept_id, concept_name, score, matched_term and error columns; with -k above 1 also a candidates column holding the top-k as a JSON list. A row that cannot be normalized (empty, whitespace-only, not text, too long) keeps its place with the reason in error.
+Give TERMs, or a file with --input FILE --output FILE (CSV, TSV, JSONL or Parquet). The output has the same rows in the same order plus concept_id, concept_name, score, matched_term and error columns; with -k above 1 also a candidates column holding the top-k as a JSON list. A row that cannot be normalized (empty, whitespace-only, not text, too long), or that gets no concept because none scored --min-score, keeps its place with the reason in error.
+
+--json prints each candidate's provenance: the matched term, its source (ontology or domain), the KG source of the term, whether it is the preferred name, and the concept's semantic types. --namespace and --type restrict the answer to some concepts.
 
 Without --index the default index (HPO + all-MiniLM-L6-v2) is built on first use, once, with a progress bar, and cached in the user cache folder.
 
@@ -40,6 +48,8 @@ Examples:
   termnorm normalize --index idx/medic --mode concept --input terms.jsonl --output out.jsonl -k 5
 
   termnorm normalize "primary HPT" --index idx/medic --synonyms my_terms.tsv --strategy d-t+od-t
+
+  termnorm normalize "fits" --namespace HP --min-score 0.8 --json
 """
 
 DEFAULT_K_TERMS = 5
@@ -50,6 +60,7 @@ def _print_results(terms: list[str], results: list[RowResult], json_out: bool) -
     if json_out:
         payload: list[dict[str, Any]] = [
             {"query": term, "candidates": [c._asdict() for c in result.candidates]}
+            | ({"abstained": result.abstained} if result.abstained else {})
             for term, result in zip(terms, results, strict=True)
         ]
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -64,6 +75,8 @@ def _print_results(terms: list[str], results: list[RowResult], json_out: bool) -
     table.add_column("score", justify="right")
     table.add_column("matched term")
     for term, result in zip(terms, results, strict=True):
+        if result.abstained:
+            table.add_row(term, "", "", f"({result.abstained})", "", "")
         for c in result.candidates:
             shown = term if c.rank == 1 else ""
             table.add_row(
@@ -73,7 +86,7 @@ def _print_results(terms: list[str], results: list[RowResult], json_out: bool) -
     Console().print(table)
 
 
-def _normalizer(index: Path | None, mode: str, max_chars: int) -> Normalizer:
+def _space(index: Path | None) -> SearchSpace:
     from termnorm import api
 
     if index is None:
@@ -86,9 +99,7 @@ def _normalizer(index: Path | None, mode: str, max_chars: int) -> Normalizer:
                 f"building the default index (HPO + all-MiniLM-L6-v2) once into {folder}",
                 err=True,
             )
-    normalizer = api.get_normalizer(index, mode)
-    normalizer.max_chars = max_chars
-    return normalizer
+    return api.search_space(index)
 
 
 def register(app: typer.Typer) -> None:
@@ -108,9 +119,7 @@ def register(app: typer.Typer) -> None:
         k: int | None = typer.Option(
             None, "-k", "--k", min=1, help="Concepts per term (default 5; 1 for files)."
         ),
-        mode: str = typer.Option(
-            "term", "--mode", help="term: search term vectors; concept: concept mean vectors."
-        ),
+        mode: str = typer.Option("term", "--mode", help=MODE_HELP),
         max_chars: int = typer.Option(1000, "--max-chars", help="Longest accepted term."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
         synonyms: Path | None = typer.Option(None, "--synonyms", help=SYNONYMS_HELP, exists=True),
@@ -118,34 +127,39 @@ def register(app: typer.Typer) -> None:
         sieve_threshold: float = typer.Option(
             DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
         ),
+        min_score: float | None = typer.Option(None, "--min-score", help=MIN_SCORE_HELP),
+        namespaces: list[str] | None = typer.Option(None, "--namespace", help=NAMESPACE_HELP),
+        types: list[str] | None = typer.Option(None, "--type", help=TYPE_HELP),
     ) -> None:
-        from termnorm.search.normalizer import SearchMode
         from termnorm.search.query import QueryError
 
-        if mode not in {m.value for m in SearchMode}:
-            raise typer.BadParameter("--mode must be term or concept")
+        check_mode(mode)
         if input is None and output is not None:
             raise typer.BadParameter("--output needs --input FILE")
         if input is not None and (output is None or terms):
             raise typer.BadParameter("--input needs --output FILE and no TERM arguments")
         if input is None and not terms:
             raise typer.BadParameter("give TERM arguments, or --input FILE --output FILE")
-        normalizer = _normalizer(index, mode, max_chars)
-        if strategy is not None or synonyms is not None:
-            normalizer = strategy_matcher(normalizer, strategy, synonyms, sieve_threshold)
+        matcher = command_matcher(
+            _space(index), mode, strategy, synonyms, sieve_threshold,
+            max_chars=max_chars, min_score=min_score, namespaces=namespaces, semantic_types=types,
+        )  # fmt: skip
         if input is not None and output is not None:
             from termnorm.search.batch import normalize_file
 
             report = normalize_file(
-                normalizer, input, output, column, k or DEFAULT_K_FILES, show_progress=True
+                matcher, input, output, column, k or DEFAULT_K_FILES, show_progress=True
             )
             if json_out:
                 typer.echo(json.dumps(report.to_dict(), indent=2))
             else:
-                typer.echo(f"wrote {report.rows} rows ({report.errors} with errors) to {output}")
+                typer.echo(
+                    f"wrote {report.rows} rows ({report.errors} with errors, "
+                    f"{report.abstained} abstained) to {output}"
+                )
             return
         queries = list(terms or [])
-        results = normalizer.normalize_rows(queries, k or DEFAULT_K_TERMS)
+        results = matcher.normalize_rows(queries, k or DEFAULT_K_TERMS)
         for row, result in enumerate(results):
             if result.error is not None:
                 raise QueryError(f"{queries[row]!r}: {result.error}")

@@ -19,8 +19,9 @@ Mentions are scored in three groups, each reported separately:
 
 ``all_acc@k``/``all_mrr`` pool simple and composite mentions, composites scored by
 ``composite_rule`` (``any`` by default). Blank mention texts are not sent to the matcher and
-count as misses (``n_blank``); texts the matcher raises on count as misses too (``n_failed``,
-the error kept in the predictions). Metric names carry the evaluator's name as a prefix
+count as misses (``n_blank``); texts the matcher refuses as queries
+(:class:`~termnorm.search.QueryError`, e.g. too long) count as misses too (``n_failed``, the
+message kept in the predictions); any other error of the matcher stops the evaluation. Metric names carry the evaluator's name as a prefix
 (``normalize_acc@1``); composite keys are absent when the dataset has no composite mention.
 Counts: ``n`` (every mention), ``n_simple``, ``n_composite``, ``n_unlinkable``, ``n_blank``,
 ``n_failed``.
@@ -39,6 +40,7 @@ from termnorm.kg.ids import id_key
 from termnorm.mentions import Mention, MentionKind
 from termnorm.mentions.composite import CompositeRule, split_composite
 from termnorm.search.candidate import Candidate, Matcher
+from termnorm.search.query import QueryError
 
 __all__ = [
     "COUNT_KEYS",
@@ -198,17 +200,18 @@ class NormalizationEvaluator:
 def query_matcher(
     matcher: Matcher, texts: Sequence[str], k: int
 ) -> tuple[dict[str, tuple[Candidate, ...]], dict[str, str]]:
-    """Top-``k`` candidates per text, and the error of each text the matcher failed on.
+    """Top-``k`` candidates per text, and the message of each text the matcher refused.
 
-    One batch call; if it raises, every text is retried alone so that one text the matcher
-    cannot handle is reported (its error kept) instead of sinking the run. When every text
-    fails, the first error is raised.
+    One batch call; if the matcher refuses a query (:class:`QueryError`), every text is
+    retried alone so that the texts it refuses are reported (their message kept) instead of
+    sinking the run. When it refuses every text, the first refusal is raised. Other errors
+    propagate.
     """
     logger.info("querying %s with %d distinct texts (k=%d)", matcher.name, len(texts), k)
     try:
         rows = matcher.normalize_batch(list(texts), k=k) if texts else []
-    except Exception as exc:
-        logger.warning("%s failed on the batch (%s); retrying text by text", matcher.name, exc)
+    except QueryError as exc:
+        logger.warning("%s refused a query (%s); retrying text by text", matcher.name, exc)
         return _query_each(matcher, texts, k)
     if len(rows) != len(texts):
         raise ValueError(
@@ -222,11 +225,11 @@ def _query_each(
 ) -> tuple[dict[str, tuple[Candidate, ...]], dict[str, str]]:
     ranked: dict[str, tuple[Candidate, ...]] = {}
     errors: dict[str, str] = {}
-    first: Exception | None = None
+    first: QueryError | None = None
     for text in texts:
         try:
             ranked[text] = tuple(matcher.normalize_batch([text], k=k)[0][:k])
-        except Exception as exc:
+        except QueryError as exc:
             first = first or exc
             errors[text] = f"{type(exc).__name__}: {exc}"
     if first is not None and not ranked:

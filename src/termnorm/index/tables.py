@@ -5,8 +5,15 @@ Cleaning (every drop is counted, the counts go into ``index.json``):
 * a concept listed twice keeps its first row (``duplicate_concepts``);
 * empty terms, terms of unknown concepts and repeated (concept, term) pairs are dropped
   (``empty_terms``, ``orphan_terms``, ``duplicate_terms``);
-* a concept without any term gets its name as a term (``names_added_as_terms``); one with
-  neither term nor name is dropped (``concepts_without_text``).
+* a concept without any term gets its name as a term (``names_added_as_terms``, with an
+  empty ``source`` and ``is_preferred`` true); one with neither term nor name is dropped
+  (``concepts_without_text``).
+
+Each term keeps its provenance from the KG: ``source`` (empty when the KG gives none) and
+``is_preferred`` (true when any of the repeated rows of the pair was preferred).
+
+:func:`concept_means` is the one place where concept mean vectors ("C") are computed: for the
+index's stored concept vectors and for the domain and ontology+domain means of a search space.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import pandas as pd
 
 from termnorm.kg import KnowledgeGraph
 
-__all__ = ["concept_means", "concept_table", "term_table"]
+__all__ = ["TERM_COLUMNS", "concept_means", "concept_table", "term_table"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,17 +57,27 @@ def concept_table(kg: KnowledgeGraph) -> tuple[pd.DataFrame, dict[str, int]]:
     return concepts, counts
 
 
+TERM_COLUMNS = ["concept_id", "term", "source", "is_preferred"]
+
+
 def term_table(kg: KnowledgeGraph, concepts: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
-    """``concept_id, term`` rows to encode (KG order, then names added as terms), and counts."""
-    terms = kg.terms[["concept_id", "term"]].copy()
+    """``concept_id, term, source, is_preferred`` rows to encode (KG order, then names added
+    as terms), and counts."""
+    terms = kg.terms[TERM_COLUMNS].copy()
     terms["term"] = _text(terms["term"])
+    terms["source"] = _text(terms["source"])
+    terms["is_preferred"] = terms["is_preferred"].eq(True)  # missing values are not preferred
     empty = terms["term"] == ""
     orphan = ~empty & ~terms["concept_id"].isin(set(concepts["concept_id"]))
     terms = terms[~empty & ~orphan]
     duplicated = terms.duplicated(["concept_id", "term"])
+    if duplicated.any():  # a pair listed twice is preferred when any of its rows is
+        preferred = terms.groupby(["concept_id", "term"], sort=False)["is_preferred"]
+        terms = terms.assign(is_preferred=preferred.transform("any"))
     terms = terms[~duplicated]
     missing = concepts[~concepts["concept_id"].isin(set(terms["concept_id"]))]
     named = missing[["concept_id", "name"]].rename(columns={"name": "term"})
+    named = named.assign(source="", is_preferred=True)
     terms = pd.concat([terms, named], ignore_index=True)
     counts = {
         "empty_terms": int(empty.sum()),

@@ -4,17 +4,21 @@ On disk an index is a folder, written atomically::
 
     index.json            model (path, fingerprint, pooling, max_length, dimension), KG
                           (path, fingerprint), backends, counts, termnorm version
-    terms.parquet         concept_id, term              row i  <-> term_vectors[i]
+    terms.parquet         concept_id, term, source, is_preferred
+                                                        row i  <-> term_vectors[i]
     concepts.parquet      concept_id, name, semantic_types, alt_ids
                                                         row j  <-> concept_vectors[j]
     term_vectors.npy      float32 [n_terms, d], L2-normalised
     concept_vectors.npy   float32 [n_concepts, d]: normalised mean of the concept's term vectors
     term_index/, concept_index/   faiss files (only for faiss backends)
 
-Loading never re-encodes. With IVF-PQ the compressed search over-fetches and the candidates
-are re-scored against the (memory-mapped) exact vectors, so scores are true cosines. Extra texts (e.g. domain synonyms) can be attached to a loaded
-index with :meth:`TermIndex.add_terms`; they are searched with the ontology's terms but kept
-in memory only. Any other matrix can be searched with :meth:`TermIndex.search_matrix`.
+Loading never re-encodes; an index of another format version is refused with a message to
+rebuild it. :meth:`TermIndex.search_terms` and :meth:`TermIndex.search_concepts` search
+through the backends chosen at build time (:func:`backend_search`: with IVF-PQ the compressed
+search over-fetches and the candidates are re-scored against the exact vectors, so scores are
+true cosines). :meth:`TermIndex.concept` looks a concept up by ID (alternative IDs resolve
+too, :mod:`termnorm.index.lookup`). An index is never modified after it is built: domain
+synonyms are searched beside it (:class:`termnorm.search.SearchSpace`).
 """
 
 from __future__ import annotations
@@ -33,23 +37,32 @@ import pyarrow.parquet as pq
 import termnorm
 from termnorm._artifacts import atomic_dir, read_card, write_card
 from termnorm.errors import ArtifactMismatchError, EmptyResultError
-from termnorm.index.base import Backend, SearchResult, as_matrix
+from termnorm.index.base import Backend, SearchResult, VectorIndex, as_matrix
 from termnorm.index.choose import BackendSpec, default_memory_budget
-from termnorm.index.exact import ExactIndex, exact_search, merge_results, rerank_exact
+from termnorm.index.exact import rerank_exact
 from termnorm.index.factory import build_vector_index, load_vector_index, resolve_backend
-from termnorm.index.tables import concept_means, concept_table, term_table
+from termnorm.index.lookup import ConceptInfo, TermInfo, UnknownConceptError, id_key_map
+from termnorm.index.tables import TERM_COLUMNS, concept_means, concept_table, term_table
 from termnorm.kg import KnowledgeGraph
+from termnorm.kg.ids import id_key
 
 if TYPE_CHECKING:  # torch is imported only when an encoder is loaded
     from termnorm.encoders import Pooling, TermEncoder
 
-__all__ = ["CARD_NAME", "FORMAT_VERSION", "Encoder", "TermIndex"]
+__all__ = ["CARD_NAME", "FORMAT_VERSION", "Encoder", "TermIndex", "backend_search"]
 
 logger = logging.getLogger(__name__)
 
 CARD_NAME = "index.json"
-FORMAT_VERSION = 1
-TERMS_SCHEMA = pa.schema([("concept_id", pa.string()), ("term", pa.string())])
+FORMAT_VERSION = 2  # 2: terms carry their KG source and is_preferred
+TERMS_SCHEMA = pa.schema(
+    [
+        ("concept_id", pa.string()),
+        ("term", pa.string()),
+        ("source", pa.string()),
+        ("is_preferred", pa.bool_()),
+    ]
+)
 CONCEPTS_SCHEMA = pa.schema(
     [
         ("concept_id", pa.string()),
@@ -60,6 +73,16 @@ CONCEPTS_SCHEMA = pa.schema(
 )
 _SPACES = {"terms": "term_index", "concepts": "concept_index"}
 RERANK_FACTOR = 4  # IVF-PQ: candidates fetched per wanted hit, then re-scored exactly
+
+
+def backend_search(
+    index: VectorIndex, vectors: np.ndarray, queries: np.ndarray, k: int
+) -> SearchResult:
+    """Top-``k`` of ``index`` (holding ``vectors``); IVF-PQ over-fetches and re-scores exactly."""
+    if index.backend is not Backend.FAISS_IVFPQ:
+        return index.search(queries, k)
+    rough = index.search(queries, max(1, min(len(vectors), k * RERANK_FACTOR)))
+    return rerank_exact(vectors, queries, rough, k)
 
 
 class Encoder(Protocol):
@@ -95,10 +118,9 @@ class TermIndex:
 
     Public attributes (read them, do not modify them in place):
 
-    * ``terms`` (concept_id, term): row ``i`` is id ``i`` of :meth:`search_terms`
-      (ontology terms first, then any added with :meth:`add_terms`);
-    * ``term_vectors`` ``[n_ontology_terms, d]`` and ``term_concept`` (row of each term's
-      concept in ``concepts``, extra terms included);
+    * ``terms`` (concept_id, term, source, is_preferred): row ``i`` is id ``i`` of
+      :meth:`search_terms`, with vector ``term_vectors[i]``;
+    * ``term_concept``: the row in ``concepts`` of each term's concept;
     * ``concepts`` (concept_id, name, semantic_types, alt_ids): row ``j`` is id ``j`` of
       :meth:`search_concepts`, with vector ``concept_vectors[j]``;
     * ``card`` (the ``index.json`` content) and ``path`` (``None`` until saved or when built
@@ -125,8 +147,8 @@ class TermIndex:
         self._concept_row = {cid: i for i, cid in enumerate(self.concepts["concept_id"])}
         self.term_concept = self.terms["concept_id"].map(self._concept_row).to_numpy(np.int64)
         self._specs = {"terms": term_backend, "concepts": concept_backend}
-        self._extra = ExactIndex(self.dimension)
-        self._n_base_terms = len(self.terms)
+        self._id_keys: dict[str, int] | None = None  # built on the first lookup by ID
+        self._term_order: np.ndarray | None = None  # term rows grouped by concept, idem
         if folder is None:
             self._term_index = build_vector_index(term_backend, term_vectors)
             self._concept_index = build_vector_index(concept_backend, concept_vectors)
@@ -209,14 +231,12 @@ class TermIndex:
 
     # ------------------------------------------------------------------ persistence
     def save(self, out: str | Path) -> Path:
-        """Write the index folder atomically (terms added with :meth:`add_terms` excluded)."""
-        if len(self._extra):
-            logger.warning("not saving %d terms added at search time", len(self._extra))
+        """Write the index folder atomically."""
         out = Path(out)
         with atomic_dir(out) as tmp:
-            base_terms = self.terms.iloc[: self._n_base_terms]
             pq.write_table(
-                pa.Table.from_pandas(base_terms, TERMS_SCHEMA, False), tmp / "terms.parquet"
+                pa.Table.from_pandas(self.terms[TERM_COLUMNS], TERMS_SCHEMA, False),
+                tmp / "terms.parquet",
             )
             pq.write_table(
                 pa.Table.from_pandas(self.concepts, CONCEPTS_SCHEMA, False),
@@ -300,50 +320,15 @@ class TermIndex:
         return encoder
 
     # ------------------------------------------------------------------ search
-    def _search(self, space: str, q: np.ndarray, k: int) -> SearchResult:
-        """Backend search; IVF-PQ over-fetches and re-scores against the exact vectors."""
-        index = self._term_index if space == "terms" else self._concept_index
-        if self._specs[space].backend is not Backend.FAISS_IVFPQ:
-            return index.search(q, k)
-        vectors = self.term_vectors if space == "terms" else self.concept_vectors
-        rough = index.search(q, max(1, min(len(vectors), k * RERANK_FACTOR)))
-        return rerank_exact(vectors, q, rough, k)
-
     def search_terms(self, query_vectors: np.ndarray, k: int) -> SearchResult:
         """Top-``k`` term rows (ids into :attr:`terms`) per query vector."""
         q = as_matrix(query_vectors, self.dimension)
-        result = self._search("terms", q, k)
-        if len(self._extra):
-            extra = self._extra.search(q, k)
-            shifted = np.where(extra.ids >= 0, extra.ids + self._n_base_terms, extra.ids)
-            result = merge_results(result, SearchResult(extra.scores, shifted), k)
-        return result
+        return backend_search(self._term_index, self.term_vectors, q, k)
 
     def search_concepts(self, query_vectors: np.ndarray, k: int) -> SearchResult:
         """Top-``k`` concept rows (ids into :attr:`concepts`) per query vector."""
-        return self._search("concepts", as_matrix(query_vectors, self.dimension), k)
-
-    @staticmethod
-    def search_matrix(vectors: np.ndarray, query_vectors: np.ndarray, k: int) -> SearchResult:
-        """Exact top-``k`` rows of any ``vectors`` matrix (e.g. extra synonyms' vectors)."""
-        return exact_search(vectors, query_vectors, k)
-
-    def add_terms(self, concept_ids: list[str], terms: list[str], vectors: np.ndarray) -> None:
-        """Attach extra terms of existing concepts, searched by :meth:`search_terms`.
-
-        ``vectors`` must come from the index's encoder. Kept in memory only (not saved).
-        """
-        vectors = as_matrix(vectors, self.dimension)
-        if not len(concept_ids) == len(terms) == len(vectors):
-            raise ValueError("concept_ids, terms and vectors must have the same length")
-        unknown = sorted({c for c in concept_ids if c not in self._concept_row})
-        if unknown:
-            raise ValueError(f"unknown concept ids: {', '.join(unknown[:5])}")
-        self._extra.add(vectors)
-        added = pd.DataFrame({"concept_id": list(concept_ids), "term": list(terms)})
-        self.terms = pd.concat([self.terms, added], ignore_index=True)
-        rows = np.array([self._concept_row[c] for c in concept_ids], dtype=np.int64)
-        self.term_concept = np.concatenate([self.term_concept, rows])
+        q = as_matrix(query_vectors, self.dimension)
+        return backend_search(self._concept_index, self.concept_vectors, q, k)
 
     # ------------------------------------------------------------------ lookups
     def concept_row(self, concept_id: str) -> int:
@@ -354,6 +339,43 @@ class TermIndex:
         """Alternative IDs of a concept (empty for an unknown ID)."""
         row = self._concept_row.get(concept_id)
         return [] if row is None else list(self.concepts["alt_ids"].iloc[row])
+
+    def resolve_id(self, concept_id: str) -> int | None:
+        """Row in :attr:`concepts` of the concept ``concept_id`` names, by its own ID or an
+        alternative one (:mod:`termnorm.index.lookup`); ``None`` when none does."""
+        row = self._concept_row.get(concept_id)
+        if row is not None:
+            return row
+        if self._id_keys is None:
+            self._id_keys = id_key_map(
+                self.concepts["concept_id"].astype(str).tolist(), self.concepts["alt_ids"].tolist()
+            )
+        return self._id_keys.get(id_key(concept_id))
+
+    def concept(self, concept_id: str) -> ConceptInfo:
+        """The concept ``concept_id`` names (alternative IDs resolve too) with its terms;
+        :class:`~termnorm.index.lookup.UnknownConceptError` when there is none."""
+        row = self.resolve_id(concept_id)
+        if row is None:
+            raise UnknownConceptError(concept_id, f"index {self.path or '(in memory)'}")
+        if self._term_order is None:
+            self._term_order = np.argsort(self.term_concept, kind="stable")
+        order = self._term_order
+        lo, hi = np.searchsorted(self.term_concept[order], [row, row + 1])
+        terms = self.terms.iloc[order[lo:hi]]
+        concept = self.concepts.iloc[row]
+        return ConceptInfo(
+            concept_id=str(concept["concept_id"]),
+            name=str(concept["name"]),
+            semantic_types=tuple(str(t) for t in concept["semantic_types"]),
+            alt_ids=tuple(str(a) for a in concept["alt_ids"]),
+            synonyms=tuple(
+                TermInfo(str(t), str(src), bool(pref))
+                for t, src, pref in zip(
+                    terms["term"], terms["source"], terms["is_preferred"], strict=True
+                )
+            ),
+        )
 
     def info(self) -> dict[str, Any]:
         """The card plus the folder, for ``termnorm index info``."""

@@ -30,8 +30,9 @@ from termnorm.encoders.memo import MemoEncoder
 from termnorm.evaluation.normalization import NormalizationEvaluator
 from termnorm.index.term_index import TermIndex
 from termnorm.mentions import Mention
+from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 from termnorm.search.domain import SearchSpace
-from termnorm.search.sieve import DEFAULT_SIEVE_THRESHOLD, build_strategy
+from termnorm.search.matcher import build_strategy
 from termnorm.search.strategies import PAPER_STRATEGIES, StrategySpec
 
 if TYPE_CHECKING:
@@ -122,12 +123,10 @@ def run_sieve_grid(
         list(models), [str(s) for s in strategies], [d.name for d in datasets], {}, threshold
     )
     for model, (index, encoder) in models.items():
+        SearchSpace(index, encoder)  # refuses an encoder other than the index's
         cached = MemoEncoder(encoder)
-        base = SearchSpace.from_index(index, encoder)
         for data in datasets:
-            space, report = SearchSpace(
-                base.ontology, base.names, base.alt_ids, cached
-            ).with_synonyms(data.synonyms)
+            space, report = SearchSpace(index, cached).with_synonyms(data.synonyms)
             logger.info("%s / %s: domain synonyms %s", model, data.name, report.to_dict())
             evaluator = NormalizationEvaluator(data.mentions, ks=(1,))
             for spec in strategies:

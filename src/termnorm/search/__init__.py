@@ -1,26 +1,73 @@
-"""Query → ranked concepts: the normalizer, search strategies, sieves and baselines."""
+"""Query → ranked concepts: one search space, one matcher, strategies, sieves and baselines.
 
-from termnorm.search.candidate import Candidate, Matcher
-from termnorm.search.domain import SearchSpace, Target
-from termnorm.search.normalizer import Normalizer, RowResult, SearchMode
-from termnorm.search.query import QueryError, validate_query
-from termnorm.search.sieve import DEFAULT_SIEVE_THRESHOLD, Sieve, build_strategy
-from termnorm.search.strategies import PAPER_STRATEGIES, SearchModule, parse_strategy
+Names resolve lazily, so importing a light submodule (``termnorm.search.defaults`` for the
+CLI) does not load numpy, pandas or the index.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from termnorm._lazy import lazy_getattr
 
 __all__ = [
     "DEFAULT_SIEVE_THRESHOLD",
     "PAPER_STRATEGIES",
     "Candidate",
+    "ConceptFilter",
     "Matcher",
     "Normalizer",
     "QueryError",
+    "RowMatcher",
     "RowResult",
+    "SearchConfig",
     "SearchMode",
-    "SearchModule",
     "SearchSpace",
-    "Sieve",
+    "Source",
+    "SpaceMatcher",
+    "StrategySpec",
     "Target",
     "build_strategy",
     "parse_strategy",
     "validate_query",
 ]
+
+_WHERE = {
+    "Candidate": "candidate",
+    "Matcher": "candidate",
+    "RowMatcher": "candidate",
+    "RowResult": "candidate",
+    "Source": "candidate",
+    "DEFAULT_SIEVE_THRESHOLD": "defaults",
+    "SearchSpace": "domain",
+    "ConceptFilter": "filters",
+    "SearchConfig": "matcher",
+    "SpaceMatcher": "matcher",
+    "build_strategy": "matcher",
+    "Normalizer": "normalizer",
+    "QueryError": "query",
+    "validate_query": "query",
+    "PAPER_STRATEGIES": "strategies",
+    "SearchMode": "strategies",
+    "StrategySpec": "strategies",
+    "Target": "strategies",
+    "parse_strategy": "strategies",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.search.candidate import Candidate, Matcher, RowMatcher, RowResult, Source
+    from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
+    from termnorm.search.domain import SearchSpace
+    from termnorm.search.filters import ConceptFilter
+    from termnorm.search.matcher import SearchConfig, SpaceMatcher, build_strategy
+    from termnorm.search.normalizer import Normalizer
+    from termnorm.search.query import QueryError, validate_query
+    from termnorm.search.strategies import (
+        PAPER_STRATEGIES,
+        SearchMode,
+        StrategySpec,
+        Target,
+        parse_strategy,
+    )
+
+__getattr__ = lazy_getattr(__name__, _WHERE)

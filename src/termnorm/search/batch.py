@@ -6,11 +6,14 @@ unchanged and these columns appended:
 ``concept_id``, ``concept_name``, ``score``, ``matched_term``
     the best concept (empty/null when the row failed); scores rounded to 6 decimals;
 ``candidates`` (only when ``k > 1``)
-    the top-``k`` as a list of ``{rank, concept_id, concept_name, score, matched_term}``:
-    a JSON string in CSV/TSV/Parquet, a native list in JSONL;
+    the top-``k`` as a list of ``{rank, concept_id, concept_name, score, matched_term,
+    source, term_source, is_preferred, semantic_types}``: a JSON string in
+    CSV/TSV/Parquet, a native list in JSONL;
 ``error``
-    empty/null, or why the row could not be normalized (empty, whitespace-only, not text,
-    too long).
+    empty/null, or why the row has no concept: the input could not be normalized (empty,
+    whitespace-only, not text, too long), or the matcher abstained (no concept scored at
+    least its ``min_score``: ``"no concept scored >= 0.8"``). :class:`BatchReport` counts
+    the two apart (``errors``, ``abstained``).
 
 The text column is ``column``, else ``term`` when present, else the first column. The
 output format follows the output suffix (the input's format when the suffix is unknown). The file is streamed in chunks and written
@@ -39,8 +42,7 @@ from termnorm.io.tables import (
     open_reader,
     open_writer,
 )
-from termnorm.search.candidate import Candidate
-from termnorm.search.normalizer import Normalizer, RowResult
+from termnorm.search.candidate import Candidate, RowMatcher, RowResult
 
 __all__ = ["DEFAULT_CHUNK_ROWS", "BatchReport", "added_columns", "normalize_file", "text_column"]
 
@@ -61,6 +63,7 @@ class BatchReport:
     column: str
     rows: int = 0
     errors: int = 0
+    abstained: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form for ``--json``."""
@@ -70,6 +73,7 @@ class BatchReport:
             "column": self.column,
             "rows": self.rows,
             "errors": self.errors,
+            "abstained": self.abstained,
         }
 
 
@@ -99,6 +103,10 @@ def _candidate_dict(c: Candidate) -> dict[str, Any]:
         "concept_name": c.name,
         "score": round(c.score, SCORE_DECIMALS),
         "matched_term": c.matched_term,
+        "source": c.source,
+        "term_source": c.term_source,
+        "is_preferred": c.is_preferred,
+        "semantic_types": list(c.semantic_types),
     }
 
 
@@ -116,7 +124,7 @@ def _fields(result: RowResult, k: int, native_lists: bool) -> dict[str, Any]:
         fields["candidates"] = (
             listed if native_lists else (json.dumps(listed, ensure_ascii=False) if best else None)
         )
-    fields["error"] = result.error
+    fields["error"] = result.error or result.abstained
     return fields
 
 
@@ -129,7 +137,7 @@ def _output_schema(reader: TableReader, k: int) -> pa.Schema | None:
 
 
 def normalize_file(
-    normalizer: Normalizer,
+    matcher: RowMatcher,
     input: str | Path,
     output: str | Path,
     column: str | None = None,
@@ -137,7 +145,8 @@ def normalize_file(
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     show_progress: bool = True,
 ) -> BatchReport:
-    """Normalize ``column`` of ``input`` into ``output`` (see the module docstring)."""
+    """Normalize ``column`` of ``input`` into ``output`` with ``matcher`` (see the module
+    docstring)."""
     input, output = Path(input), Path(output)
     reader = open_reader(input)
     out_format = SUFFIXES.get(output.suffix.lower(), detect_format(input))
@@ -161,7 +170,7 @@ def normalize_file(
             open_writer(tmp, out_format, [*reader.columns, *added], schema) as writer,
         ):
             for records in reader.chunks(chunk_rows):
-                results = normalizer.normalize_rows([r.get(name) for r in records], k)
+                results = matcher.normalize_rows([r.get(name) for r in records], k)
                 rows: list[Record] = [
                     {**r, **_fields(res, k, native)}
                     for r, res in zip(records, results, strict=True)
@@ -169,8 +178,12 @@ def normalize_file(
                 writer.write(rows)
                 report.rows += len(rows)
                 report.errors += sum(res.error is not None for res in results)
+                report.abstained += sum(res.abstained is not None for res in results)
                 bar.update(len(rows))
     finally:
         bar.close()
-    logger.info("normalized %d rows (%d errors) into %s", report.rows, report.errors, output)
+    logger.info(
+        "normalized %d rows (%d errors, %d abstained) into %s",
+        report.rows, report.errors, report.abstained, output,
+    )  # fmt: skip
     return report

@@ -1,8 +1,9 @@
-"""What every matcher returns, and the protocol evaluators rely on.
+"""What every matcher returns, and the protocols evaluators and batch files rely on.
 
-A *matcher* is anything that maps query strings to ranked concepts: the embedding
-normalizer, a search strategy or sieve, or a lexical baseline (exact match, TF-IDF, edit
-distance). Evaluators only see this protocol, so all of them compare side by side.
+A *matcher* is anything that maps query strings to ranked concepts: the embedding search
+(:class:`~termnorm.search.SpaceMatcher`: the plain normalizer, a strategy or a sieve) or a
+lexical baseline (exact match, TF-IDF, edit distance). Evaluators only see :class:`Matcher`,
+so all of them compare side by side; batch files need :class:`RowMatcher`.
 
 Ties between concepts follow one rule in every embedding matcher (:func:`rank_key`), the
 one the lexical dictionary applies too: scores compared rounded to :data:`TIE_DECIMALS`
@@ -10,12 +11,33 @@ decimals, then the concept matched at its own name first, then the smaller ``con
 A text shared by several concepts is typically one concept's name and another's synonym
 (MEDIC: "Aniridia" names MeSH D015783 and is a synonym of "Aniridia, type 2", C536372), and
 the concept it names is the better guess; the ID order only makes the rest deterministic.
+
+A :class:`Candidate` carries its provenance: the text that matched (``matched_term``),
+where that text lives (``source``: :attr:`Source.ONTOLOGY` for the index's terms,
+:attr:`Source.DOMAIN` for domain synonyms added at search time), the KG source of the term
+(``term_source``, e.g. ``"MeSH"``; the synonym file's name for domain synonyms), whether it
+is the concept's preferred name in the KG (``is_preferred``) and the concept's
+``semantic_types``. When a concept was matched through its mean vector (representation C)
+``matched_term`` is its name, ``is_preferred`` is true and ``term_source`` is empty.
+``Candidate._asdict()`` is JSON-ready.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import Enum
 from typing import NamedTuple, Protocol, runtime_checkable
+
+__all__ = [
+    "TIE_DECIMALS",
+    "Candidate",
+    "Matcher",
+    "RowMatcher",
+    "RowResult",
+    "Source",
+    "is_name",
+    "rank_key",
+]
 
 TIE_DECIMALS = 6
 """Scores equal to this many decimals tie (a string encoded in two batches can differ in
@@ -32,14 +54,38 @@ def is_name(text: str, name: str) -> bool:
     return text.casefold() == name.casefold()
 
 
+class Source(str, Enum):
+    """Where a matched text lives: the index's ontology terms or domain synonyms."""
+
+    ONTOLOGY = "ontology"
+    DOMAIN = "domain"
+
+
 class Candidate(NamedTuple):
-    """One ranked concept for a query (rank starts at 1)."""
+    """One ranked concept for a query (rank starts at 1), with its provenance."""
 
     concept_id: str
     name: str
     score: float
     matched_term: str
     rank: int
+    source: str = Source.ONTOLOGY.value
+    term_source: str = ""
+    is_preferred: bool = False
+    semantic_types: tuple[str, ...] = ()
+
+
+class RowResult(NamedTuple):
+    """Candidates for one input row, or why there are none.
+
+    ``error``: the input could not be normalized (empty, not text, too long); ``abstained``:
+    the input was fine but no concept reached the matcher's ``min_score``. At most one is set,
+    and then ``candidates`` is empty.
+    """
+
+    candidates: list[Candidate]
+    error: str | None = None
+    abstained: str | None = None
 
 
 @runtime_checkable
@@ -54,4 +100,13 @@ class Matcher(Protocol):
 
     def alt_ids(self, concept_id: str) -> Sequence[str]:
         """Other IDs of a concept (xrefs, merged IDs), used to match gold labels."""
+        ...
+
+
+@runtime_checkable
+class RowMatcher(Matcher, Protocol):
+    """A matcher that also answers row by row, bad inputs included (for files)."""
+
+    def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
+        """One :class:`RowResult` per input, in order; a bad input carries its message."""
         ...

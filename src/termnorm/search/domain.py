@@ -1,50 +1,61 @@
-"""Search targets O (ontology), D (domain synonyms) and OD (both), as vectors ready to search.
+"""The search space: an ontology index plus, optionally, domain synonyms in their own backend.
 
-A :class:`SearchSpace` holds the ontology's term vectors (taken as they are from an index:
-never re-encoded, never modified), optional domain synonyms with their vectors, the concept
-names and alternative IDs, and the encoder used for queries. Domain synonyms — annotated
-training mentions or a user's ``concept_id<TAB>text`` file — are added at search time with
-:meth:`SearchSpace.with_synonyms`: only the new texts go through the encoder (each distinct
-string once), so no retraining and no re-encoding of the ontology.
+A :class:`SearchSpace` holds a :class:`~termnorm.index.TermIndex` (the ontology, target O:
+searched through the index's own backends, never re-encoded, never modified), the encoder
+for queries, and optional domain synonyms (target D) — annotated training mentions or a
+user's ``concept_id<TAB>text`` file — added with :meth:`SearchSpace.with_synonyms`: only the
+new texts go through the encoder (each distinct string once) and they are searched in their
+own backend (exact by default, or any :class:`~termnorm.index.Backend` through the index
+factory). OD searches both and merges the results.
 
-For each target the space gives two representations (Xu & Bethard 2021, section 3.2):
+Each module (:mod:`termnorm.search.strategies`) is made of parts (:mod:`termnorm.search.parts`):
 
-T  every text is a row (:meth:`SearchSpace.text_rows`).
-C  one row per concept, the L2-normalised mean of the concept's text vectors
-   (:meth:`SearchSpace.concept_rows`); for OD the mean runs over the concept's ontology
-   synonyms *and* its domain synonyms, so a concept without domain synonyms keeps its O-C
-   vector.
+=====  =============================================================================
+O-T    the index's term rows
+O-C    the index's stored concept vectors
+D-T    the domain synonyms' rows
+D-C    per concept with domain synonyms, the L2-normalised mean of its synonyms' vectors
+OD-T   O-T's rows and D-T's rows
+OD-C   O-C's vectors, except for concepts with domain synonyms: for them the mean over their
+       ontology terms *and* domain synonyms (a concept without domain synonyms keeps its
+       O-C vector)
+=====  =============================================================================
 
-Domain synonym IDs are matched to the ontology's concepts through
-:func:`termnorm.kg.ids.id_key` (``D005955`` finds ``MESH:D005955``, alt IDs count too).
-Pairs whose ID is unknown, unlinkable (``-1``) or composite (several IDs), and empty texts,
-are dropped and counted in :attr:`SynonymReport.dropped` (nothing is dropped silently).
-Exact duplicate (concept, text) pairs are kept once.
+Means are computed once per space by :func:`termnorm.index.tables.concept_means`, from the
+stored vectors. Domain synonym IDs are matched to the index's concepts through
+:meth:`TermIndex.resolve_id <termnorm.index.TermIndex.resolve_id>` (``D005955`` finds
+``MESH:D005955``, alt IDs count too). Pairs whose ID is unknown, unlinkable (``-1``) or
+composite (several IDs), and empty texts, are dropped and counted in
+:attr:`SynonymReport.dropped` (nothing is dropped silently). Exact duplicate (concept, text)
+pairs are kept once.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from termnorm.errors import EmptyResultError
+from termnorm.index.base import Backend, VectorIndex
+from termnorm.index.factory import build_vector_index, resolve_backend
+from termnorm.index.tables import concept_means
+from termnorm.index.term_index import TermIndex
 from termnorm.kg.ids import id_key
-
-if TYPE_CHECKING:  # pragma: no cover
-    from termnorm.index.term_index import TermIndex
+from termnorm.search.candidate import Source
+from termnorm.search.filters import ConceptFilter
+from termnorm.search.parts import ConceptColumns, ConceptRows, IndexTerms, MeanRows, Part, TextRows
+from termnorm.search.strategies import ModuleSpec, Representation, Target
 
 __all__ = [
+    "DomainSynonyms",
+    "QueryEncoder",
     "SearchSpace",
     "SynonymReport",
-    "Target",
-    "TextVectors",
-    "concept_means",
     "resolve_synonyms",
 ]
 
@@ -53,16 +64,8 @@ logger = logging.getLogger(__name__)
 _UNLINKABLE = frozenset({"-1", "CUI-LESS", "CUI_LESS", "CUILESS", "NIL"})
 
 
-class Target(str, Enum):
-    """What a search module searches over."""
-
-    O = "o"  # noqa: E741 - the paper's name: ontology synonyms
-    D = "d"  # domain synonyms (training mentions, a user's file)
-    OD = "od"  # both
-
-
-class Encoder(Protocol):
-    """What encodes texts: :class:`~termnorm.encoders.TermEncoder` and test doubles."""
+class QueryEncoder(Protocol):
+    """What encodes queries and synonyms: :class:`~termnorm.encoders.TermEncoder` fits."""
 
     def encode(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """L2-normalised float32 vectors ``[len(texts), d]`` in input order."""
@@ -70,22 +73,32 @@ class Encoder(Protocol):
 
 
 @dataclass(frozen=True)
-class TextVectors:
-    """Texts, the concept each one names, and their L2-normalised vectors ``[n, d]``."""
+class DomainSynonyms:
+    """Domain synonyms: texts, their concepts, where each came from, and vectors ``[n, d]``."""
 
     texts: tuple[str, ...]
     concept_ids: tuple[str, ...]
+    sources: tuple[str, ...]
     vectors: np.ndarray
 
     def __post_init__(self) -> None:
-        if not len(self.texts) == len(self.concept_ids) == len(self.vectors):
+        sizes = {len(self.texts), len(self.concept_ids), len(self.sources), len(self.vectors)}
+        if len(sizes) != 1:
             raise ValueError(
-                f"{len(self.texts)} texts, {len(self.concept_ids)} concept IDs and "
-                f"{len(self.vectors)} vectors: they must match"
+                f"{len(self.texts)} texts, {len(self.concept_ids)} concept IDs, "
+                f"{len(self.sources)} sources and {len(self.vectors)} vectors: they must match"
             )
 
     def __len__(self) -> int:
         return len(self.texts)
+
+    def __add__(self, other: DomainSynonyms) -> DomainSynonyms:
+        return DomainSynonyms(
+            self.texts + other.texts,
+            self.concept_ids + other.concept_ids,
+            self.sources + other.sources,
+            np.concatenate([self.vectors, other.vectors]),
+        )
 
 
 @dataclass
@@ -107,26 +120,12 @@ class SynonymReport:
         }
 
 
-def concept_means(parts: Sequence[TextVectors]) -> tuple[tuple[str, ...], np.ndarray]:
-    """Concept IDs (sorted) and the L2-normalised mean of each concept's vectors ``[c, d]``
-    over all ``parts`` (a concept's rows may come from several parts)."""
-    dim = int(parts[0].vectors.shape[1])
-    ids = sorted({cid for part in parts for cid in part.concept_ids})
-    pos = {cid: i for i, cid in enumerate(ids)}
-    sums = np.zeros((len(ids), dim), dtype=np.float64)
-    for part in parts:
-        which = np.fromiter((pos[c] for c in part.concept_ids), np.int64, count=len(part))
-        np.add.at(sums, which, np.asarray(part.vectors, dtype=np.float64))
-    norms = np.linalg.norm(sums, axis=1, keepdims=True)
-    means = (sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)
-    return tuple(ids), means
-
-
 def resolve_synonyms(
     pairs: Iterable[tuple[str, Sequence[str]]],
-    key_to_concept: Mapping[str, str],
+    resolve: Callable[[str], str | None],
 ) -> tuple[list[tuple[str, str]], SynonymReport]:
-    """``(text, gold_ids)`` pairs → unique ``(concept_id, text)`` pairs of known concepts."""
+    """``(text, gold_ids)`` pairs → unique ``(concept_id, text)`` pairs of known concepts;
+    ``resolve`` maps an ID to its concept's ID, or ``None`` when unknown."""
     report = SynonymReport()
     seen: set[tuple[str, str]] = set()
     out: list[tuple[str, str]] = []
@@ -140,98 +139,85 @@ def resolve_synonyms(
             report.dropped["unlinkable"] += 1
         elif len({id_key(g) for g in ids}) > 1:
             report.dropped["composite (several IDs)"] += 1
-        elif id_key(ids[0]) not in key_to_concept:
+        elif (concept := resolve(ids[0])) is None:
             report.dropped["concept not in the index"] += 1
+        elif (concept, text) in seen:
+            report.dropped["duplicate"] += 1
         else:
-            pair = (key_to_concept[id_key(ids[0])], text)
-            if pair in seen:
-                report.dropped["duplicate"] += 1
-            else:
-                seen.add(pair)
-                out.append(pair)
+            seen.add((concept, text))
+            out.append((concept, text))
     report.kept = len(out)
     return out, report
 
 
 class SearchSpace:
-    """Ontology vectors (+ optional domain synonyms), names, alt IDs and the query encoder.
+    """The index (target O), optional domain synonyms (target D) and the query encoder.
 
     Args:
-        ontology: the index's term texts, concepts and vectors (used as they are).
-        names: ``concept_id -> display name``.
-        alt_ids: ``concept_id -> other IDs`` (for gold matching and synonym resolution).
-        encoder: encodes queries and new synonyms (``encode(texts) -> [n, d]``, normalised).
+        index: the ontology index, used as it is.
+        encoder: encodes queries and new synonyms; when it has a ``fingerprint`` it must be
+            the index's (:meth:`TermIndex.check_encoder`).
         domain: domain synonyms with their vectors, if any.
+        domain_backend: the backend domain synonyms and search-time means are held in.
     """
 
     def __init__(
         self,
-        ontology: TextVectors,
-        names: Mapping[str, str],
-        alt_ids: Mapping[str, Sequence[str]],
-        encoder: Encoder,
-        domain: TextVectors | None = None,
+        index: TermIndex,
+        encoder: QueryEncoder,
+        domain: DomainSynonyms | None = None,
+        domain_backend: Backend | str = Backend.EXACT,
     ) -> None:
-        self.ontology = ontology
-        self.names = names
-        self.alt_ids = alt_ids
-        self.encoder = encoder
-        self.domain = domain
-        self._concept_rows: dict[Target, tuple[tuple[str, ...], np.ndarray]] = {}
-        self._keys: dict[str, str] | None = None
-        self.synonym_report: SynonymReport | None = None  # of the with_synonyms() that made it
-
-    @classmethod
-    def from_index(cls, index: TermIndex, encoder: Encoder) -> SearchSpace:
-        """The space of a :class:`~termnorm.index.TermIndex`: its ontology term vectors as
-        they are (memory-mapped ones stay so), names and alt IDs; ``encoder`` must be the
-        index's (checked when it has a fingerprint)."""
         if hasattr(encoder, "fingerprint"):
             index.check_encoder(encoder)  # type: ignore[arg-type]
-        n = len(index.term_vectors)  # terms attached with add_terms() are not ontology terms
-        terms = index.terms.iloc[:n]
-        ontology = TextVectors(
-            tuple(terms["term"].astype(str)),
-            tuple(terms["concept_id"].astype(str)),
-            index.term_vectors,
-        )
-        ids = index.concepts["concept_id"].astype(str).tolist()
-        names = dict(zip(ids, index.concepts["name"].astype(str), strict=True))
-        alt_ids = {
-            cid: tuple(alts)
-            for cid, alts in zip(ids, index.concepts["alt_ids"], strict=True)
-            if len(alts)
-        }
-        return cls(ontology, names, alt_ids, encoder)
+        self.index = index
+        self.encoder = encoder
+        self.domain = domain
+        self.domain_backend = Backend(domain_backend)
+        self.synonym_report: SynonymReport | None = None  # of the with_synonyms() that made it
+        self.columns = ConceptColumns.of(index)
+        self._parts: dict[ModuleSpec, list[Part]] = {}
+        self._masks: dict[ConceptFilter, np.ndarray | None] = {}
+
+    # ------------------------------------------------------------------ concepts
+    def alt_ids(self, concept_id: str) -> tuple[str, ...]:
+        """Other IDs of a concept (empty for an unknown one)."""
+        return tuple(self.index.alt_ids(concept_id))
+
+    def allowed(self, concept_filter: ConceptFilter) -> np.ndarray | None:
+        """Which concept rows pass ``concept_filter`` (``None``: all), computed once per
+        filter (:meth:`ConceptFilter.mask <termnorm.search.filters.ConceptFilter.mask>`)."""
+        if concept_filter not in self._masks:
+            self._masks[concept_filter] = concept_filter.mask(self.columns)
+        return self._masks[concept_filter]
+
+    def encode_queries(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
+        """Query vectors ``[q, d]`` (float32, as the encoder returns them)."""
+        return np.asarray(self.encoder.encode(list(texts), batch_size=batch_size), np.float32)
 
     # ------------------------------------------------------------------ synonyms
-    def key_to_concept(self) -> dict[str, str]:
-        """``id_key(ID) -> concept_id`` over concept IDs and alt IDs (own IDs win, then the
-        smaller concept ID)."""
-        if self._keys is None:
-            own: dict[str, str] = {}
-            alt: dict[str, str] = {}
-            for cid in sorted(self.names):
-                own.setdefault(id_key(cid), cid)
-                for a in self.alt_ids.get(cid, ()):
-                    alt.setdefault(id_key(a), cid)
-            self._keys = {**alt, **own}
-        return self._keys
-
     def with_synonyms(
-        self, pairs: Iterable[tuple[str, Sequence[str]]], batch_size: int = 256
+        self,
+        pairs: Iterable[tuple[str, Sequence[str]]],
+        batch_size: int = 256,
+        source: str = Source.DOMAIN.value,
     ) -> tuple[SearchSpace, SynonymReport]:
-        """A new space whose domain target adds ``pairs`` (``(text, gold_ids)``).
+        """A new space whose domain target adds ``pairs`` (``(text, gold_ids)``), each
+        reported with ``term_source=source`` (e.g. the synonym file's name).
 
-        Only the distinct new texts are encoded; the ontology vectors are shared, untouched.
-        Synonyms already in the domain target are kept once.
+        Only the distinct new texts are encoded; the index is shared, untouched. Synonyms
+        already in the domain target are kept once.
         """
-        resolved, report = resolve_synonyms(pairs, self.key_to_concept())
-        known = (
-            set(zip(self.domain.concept_ids, self.domain.texts, strict=True))
-            if (self.domain is not None)
-            else set()
-        )
+        ids = self.columns.ids
+
+        def resolve(concept_id: str) -> str | None:
+            row = self.index.resolve_id(concept_id)
+            return None if row is None else str(ids[row])
+
+        resolved, report = resolve_synonyms(pairs, resolve)
+        known = set()
+        if self.domain is not None:
+            known = set(zip(self.domain.concept_ids, self.domain.texts, strict=True))
         fresh = [(cid, text) for cid, text in resolved if (cid, text) not in known]
         if len(resolved) > len(fresh):
             report.dropped["duplicate"] += len(resolved) - len(fresh)
@@ -248,21 +234,17 @@ class SearchSpace:
         vecs = (
             np.asarray(self.encoder.encode(distinct, batch_size=batch_size), dtype=np.float32)
             if distinct
-            else np.empty((0, self.ontology.vectors.shape[1]), dtype=np.float32)
+            else np.empty((0, self.index.dimension), dtype=np.float32)
         )
         row = {text: i for i, text in enumerate(distinct)}
-        new = TextVectors(
+        new = DomainSynonyms(
             tuple(t for _c, t in fresh),
             tuple(c for c, _t in fresh),
+            (source,) * len(fresh),
             vecs[[row[t] for _c, t in fresh]] if fresh else vecs,
         )
-        if self.domain is not None:
-            new = TextVectors(
-                self.domain.texts + new.texts,
-                self.domain.concept_ids + new.concept_ids,
-                np.concatenate([self.domain.vectors, new.vectors]),
-            )
-        space = SearchSpace(self.ontology, self.names, self.alt_ids, self.encoder, new)
+        domain = new if self.domain is None else self.domain + new
+        space = SearchSpace(self.index, self.encoder, domain, self.domain_backend)
         space.synonym_report = report
         return space, report
 
@@ -275,24 +257,69 @@ class SearchSpace:
                 "(--synonyms FILE, or termnorm.api.add_synonyms)"
             )
 
-    def text_rows(self, target: Target) -> list[TextVectors]:
-        """Representation T of ``target``: its parts, one row per text (OD: [O, D]; the
-        parts are searched one by one and merged, so nothing is copied)."""
-        target = Target(target)
-        self.require(target)
+    def parts(self, module: ModuleSpec) -> list[Part]:
+        """The parts ``module`` searches (see the module docstring), built once per space."""
+        self.require(module.target)
+        if module not in self._parts:
+            self._parts[module] = self._build_parts(module)
+        return self._parts[module]
+
+    def _build_parts(self, module: ModuleSpec) -> list[Part]:
+        target, rep = module.target, module.representation
+        if rep is Representation.T:
+            parts: list[Part] = []
+            if target is not Target.D:
+                parts.append(IndexTerms(self.index, self.columns))
+            if target is not Target.O:
+                parts.append(self._domain_texts())
+            return parts
         if target is Target.O:
-            return [self.ontology]
+            return [ConceptRows(self.index, self.columns)]
+        concepts, means = self._domain_means(with_ontology=target is Target.OD)
+        mean_part = MeanRows(concepts, self.columns.names, means, self._backend(means))
+        if target is Target.D:
+            return [mean_part]
+        moved = np.zeros(len(self.columns.ids), dtype=bool)
+        moved[concepts] = True
+        return [ConceptRows(self.index, self.columns, excluded=moved), mean_part]
+
+    def _backend(self, vectors: np.ndarray) -> VectorIndex:
+        spec = resolve_backend(self.domain_backend, len(vectors), int(vectors.shape[1]))
+        return build_vector_index(spec, vectors)
+
+    def _domain_rows(self) -> np.ndarray:
+        """Concept row of each domain synonym."""
         assert self.domain is not None
-        return [self.domain] if target is Target.D else [self.ontology, self.domain]
+        return np.fromiter(
+            (self.index.concept_row(c) for c in self.domain.concept_ids),
+            dtype=np.int64,
+            count=len(self.domain),
+        )
 
-    def concept_rows(self, target: Target) -> tuple[tuple[str, ...], np.ndarray]:
-        """Representation C of ``target``: concept IDs (sorted) and their mean vectors
-        (computed once per space, from the stored vectors: nothing is re-encoded)."""
-        target = Target(target)
-        if target not in self._concept_rows:
-            self._concept_rows[target] = concept_means(self.text_rows(target))
-        return self._concept_rows[target]
+    def _domain_texts(self) -> TextRows:
+        assert self.domain is not None
+        vectors = self.domain.vectors
+        return TextRows(
+            self.domain.texts,
+            self.domain.sources,
+            self._domain_rows(),
+            self.columns.names,
+            vectors,
+            self._backend(vectors),
+        )
 
-    def encode_queries(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        """Query vectors ``[q, d]`` (float32, as the encoder returns them)."""
-        return np.asarray(self.encoder.encode(list(texts), batch_size=batch_size), np.float32)
+    def _domain_means(self, with_ontology: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Concept rows with domain synonyms (ascending) and their mean vectors: over the
+        synonyms, or over the concept's ontology terms and its synonyms."""
+        assert self.domain is not None
+        owners = self._domain_rows()
+        vectors = self.domain.vectors
+        concepts = np.unique(owners)
+        if with_ontology:
+            terms = np.flatnonzero(np.isin(self.index.term_concept, concepts))
+            owners = np.concatenate([self.index.term_concept[terms], owners])
+            vectors = np.concatenate(
+                [np.asarray(self.index.term_vectors[terms], dtype=np.float32), vectors]
+            )
+        means = concept_means(vectors, np.searchsorted(concepts, owners), len(concepts))
+        return concepts, means

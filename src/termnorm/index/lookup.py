@@ -1,0 +1,74 @@
+"""Concepts of an index by ID: what :meth:`TermIndex.concept` returns, and ID resolution.
+
+An ID resolves to a concept when it is the concept's ``concept_id``, or else when its
+:func:`~termnorm.kg.ids.id_key` (namespace dropped, upper-cased) equals the key of a concept's
+ID or of one of its ``alt_ids``: ``D005955`` finds ``MESH:D005955``, ``OMIM:333`` finds the
+concept listing it as an alternative ID. When keys collide a concept's own ID wins over an
+alternative ID, then the smaller ``concept_id``. An ID that resolves to nothing raises
+:class:`UnknownConceptError` (a ``KeyError``) saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from termnorm.errors import TermnormError
+from termnorm.kg.ids import id_key
+
+__all__ = ["ConceptInfo", "TermInfo", "UnknownConceptError", "id_key_map"]
+
+
+class UnknownConceptError(TermnormError, KeyError):
+    """No concept of the index has this ID (nor lists it as an alternative ID)."""
+
+    def __init__(self, concept_id: str, where: str) -> None:
+        super().__init__(
+            f"no concept {concept_id!r} in {where}, neither as a concept ID nor as an "
+            "alternative ID; check the ID (a namespace is optional: 'D005955' finds "
+            "'MESH:D005955') or the index"
+        )
+        self.concept_id = concept_id
+
+    def __str__(self) -> str:  # KeyError would show the message quoted
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class TermInfo:
+    """One term of a concept, with its provenance in the KG."""
+
+    term: str
+    source: str
+    is_preferred: bool
+
+
+@dataclass(frozen=True)
+class ConceptInfo:
+    """A concept of an index: its name, semantic types, alternative IDs and terms."""
+
+    concept_id: str
+    name: str
+    semantic_types: tuple[str, ...]
+    alt_ids: tuple[str, ...]
+    synonyms: tuple[TermInfo, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        out = asdict(self)
+        out["semantic_types"] = list(self.semantic_types)
+        out["alt_ids"] = list(self.alt_ids)
+        out["synonyms"] = [asdict(t) for t in self.synonyms]
+        return out
+
+
+def id_key_map(concept_ids: Sequence[str], alt_ids: Sequence[Sequence[str]]) -> dict[str, int]:
+    """``id_key(ID) -> concept row`` over concept IDs and alt IDs (see the module docstring)."""
+    own: dict[str, int] = {}
+    alt: dict[str, int] = {}
+    for row in sorted(range(len(concept_ids)), key=concept_ids.__getitem__):
+        own.setdefault(id_key(concept_ids[row]), row)
+        for other in alt_ids[row]:
+            alt.setdefault(id_key(str(other)), row)
+    return {**alt, **own}

@@ -1,0 +1,217 @@
+"""The one matcher: every search strategy is a configuration of :class:`SpaceMatcher`.
+
+A :class:`SpaceMatcher` searches a :class:`~termnorm.search.SearchSpace` as its
+:class:`SearchConfig` says: a module (O-T, O-C, D-T, D-C, OD-T, OD-C) or a sieve of two
+(:mod:`termnorm.search.sieve`, with its ``threshold``), an optional ``min_score`` and an
+optional :class:`~termnorm.search.filters.ConceptFilter`. The plain normalizer is the O-T
+(``mode="term"``) or O-C (``mode="concept"``) configuration (:class:`~termnorm.search.Normalizer`).
+
+Contract (implements :class:`~termnorm.search.candidate.RowMatcher`):
+
+* Queries are validated (:mod:`termnorm.search.query`) and encoded once, whatever the
+  strategy; :meth:`SpaceMatcher.normalize_batch` raises :class:`QueryError` for the first bad
+  row, :meth:`SpaceMatcher.normalize_rows` returns one :class:`RowResult` per input with the
+  message in ``error`` instead (for files).
+* Each module's hits are ranked by :func:`~termnorm.search.ranking.rank_parts` (one concept
+  once, the tie rule of :func:`~termnorm.search.candidate.rank_key`, filters applied while
+  ranking). A filter that leaves at most :data:`RESTRICT_FRACTION` of a part's rows is
+  answered by an exact search over those rows only.
+* ``min_score``: candidates scoring below it are dropped (ranks renumbered); a valid query
+  left without any gets an empty list, and in :meth:`~SpaceMatcher.normalize_rows` the reason
+  in ``abstained`` (``"no concept scored >= 0.8"``).
+* :meth:`SpaceMatcher.configure` returns a matcher over the same space with some settings
+  changed (cheap: nothing is re-encoded or rebuilt).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from termnorm.index.term_index import TermIndex
+from termnorm.search.candidate import Candidate, RowResult
+from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
+from termnorm.search.domain import QueryEncoder, SearchSpace
+from termnorm.search.filters import ConceptFilter
+from termnorm.search.parts import Part, Restricted
+from termnorm.search.query import DEFAULT_MAX_CHARS, QueryError, query_problem
+from termnorm.search.ranking import rank_parts
+from termnorm.search.sieve import sieve_merge
+from termnorm.search.strategies import ModuleSpec, SearchMode, StrategySpec, parse_strategy
+
+__all__ = ["RESTRICT_FRACTION", "SearchConfig", "SpaceMatcher", "abstain", "build_strategy"]
+
+RESTRICT_FRACTION = 0.25
+"""A filter leaving at most this share of a part's rows is searched exactly on those rows."""
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """What a :class:`SpaceMatcher` searches and how it answers.
+
+    ``strategy``: a module or a sieve; ``threshold``: the sieve's confidence cosine;
+    ``min_score``: abstain below it (``None``: never); ``filter``: namespaces and semantic
+    types to keep; ``max_chars``: the longest accepted query.
+    """
+
+    strategy: StrategySpec = field(default_factory=lambda: SearchMode.TERM.strategy)
+    threshold: float = DEFAULT_SIEVE_THRESHOLD
+    min_score: float | None = None
+    filter: ConceptFilter = field(default_factory=ConceptFilter)
+    max_chars: int = DEFAULT_MAX_CHARS
+
+
+def abstain(candidates: list[Candidate], min_score: float | None) -> list[Candidate]:
+    """``candidates`` scoring at least ``min_score``, ranks renumbered from 1."""
+    if min_score is None:
+        return candidates
+    kept = [c for c in candidates if c.score >= min_score]
+    if len(kept) == len(candidates):
+        return candidates
+    return [c._replace(rank=i) for i, c in enumerate(kept, start=1)]
+
+
+class SpaceMatcher:
+    """Top-``k`` concepts for query texts from a :class:`SearchSpace`; see the module doc."""
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        config: SearchConfig | None = None,
+        name: str | None = None,
+        batch_size: int = 256,
+    ) -> None:
+        self.space = space
+        self.config = config or SearchConfig()
+        for module in self.config.strategy.modules:
+            space.require(module.target)
+        self.name = name or str(self.config.strategy)
+        self.batch_size = batch_size
+        self._allowed = space.allowed(self.config.filter)  # checked here
+        self._parts: dict[ModuleSpec, list[Part]] = {}
+
+    @property
+    def index(self) -> TermIndex:
+        """The ontology index searched."""
+        return self.space.index
+
+    @property
+    def encoder(self) -> QueryEncoder:
+        """The query encoder."""
+        return self.space.encoder
+
+    @property
+    def max_chars(self) -> int:
+        """The longest accepted query."""
+        return self.config.max_chars
+
+    def configure(
+        self,
+        *,
+        min_score: float | None = None,
+        namespaces: Iterable[str] | None = None,
+        semantic_types: Iterable[str] | None = None,
+        threshold: float | None = None,
+        max_chars: int | None = None,
+    ) -> SpaceMatcher:
+        """A matcher over the same space with the given settings changed (``None``: kept)."""
+        config = self.config
+        if min_score is not None:
+            config = replace(config, min_score=float(min_score))
+        if namespaces is not None or semantic_types is not None:
+            old = config.filter
+            new = ConceptFilter.of(namespaces, semantic_types)
+            config = replace(
+                config,
+                filter=ConceptFilter(
+                    new.namespaces if namespaces is not None else old.namespaces,
+                    new.semantic_types if semantic_types is not None else old.semantic_types,
+                ),
+            )
+        if threshold is not None:
+            config = replace(config, threshold=float(threshold))
+        if max_chars is not None:
+            config = replace(config, max_chars=max_chars)
+        if config == self.config:
+            return self
+        return SpaceMatcher(self.space, config, self.name, self.batch_size)
+
+    # ------------------------------------------------------------------ Matcher protocol
+    def normalize_batch(self, texts: Sequence[str], k: int = 5) -> list[list[Candidate]]:
+        """Top-``k`` concepts per text; :class:`QueryError` (naming the row) on a bad text."""
+        results = self.normalize_rows(texts, k)
+        for row, result in enumerate(results):
+            if result.error is not None:
+                raise QueryError(result.error, row=row)
+        return [r.candidates for r in results]
+
+    def alt_ids(self, concept_id: str) -> tuple[str, ...]:
+        """Other IDs of a concept (xrefs, merged IDs), from the index."""
+        return self.space.alt_ids(concept_id)
+
+    # ------------------------------------------------------------------ entry points
+    def normalize(self, text: str, k: int = 5) -> list[Candidate]:
+        """Top-``k`` concepts for one text (:class:`QueryError` when it is not usable)."""
+        return self.normalize_batch([text], k)[0]
+
+    def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
+        """One :class:`RowResult` per input, in order; bad inputs carry their message."""
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        problems = [query_problem(t, self.config.max_chars) for t in texts]
+        rows = [i for i, p in enumerate(problems) if p is None]
+        out = [RowResult([], p) for p in problems]
+        if rows:
+            queries = [str(texts[i]).strip() for i in rows]
+            vectors = self.space.encode_queries(queries, batch_size=self.batch_size)
+            min_score = self.config.min_score
+            for row, candidates in zip(rows, self.search_vectors(vectors, k), strict=True):
+                if candidates or min_score is None:
+                    out[row] = RowResult(candidates)
+                else:
+                    out[row] = RowResult([], abstained=f"no concept scored >= {min_score:g}")
+        return out
+
+    def search_vectors(self, queries: np.ndarray, k: int) -> list[list[Candidate]]:
+        """Top-``k`` concepts per query vector ``[q, d]``: the module, or the sieve of two
+        (:func:`~termnorm.search.sieve.sieve_merge`), then ``min_score``."""
+        spec = self.config.strategy
+        first = self._rank(spec.first, queries, k)
+        if spec.second is not None:
+            second = self._rank(spec.second, queries, k)
+            first = [
+                sieve_merge(a, b, self.config.threshold, k)
+                for a, b in zip(first, second, strict=True)
+            ]
+        return [abstain(c, self.config.min_score) for c in first]
+
+    # ------------------------------------------------------------------ internals
+    def _rank(self, module: ModuleSpec, queries: np.ndarray, k: int) -> list[list[Candidate]]:
+        return rank_parts(self.space.columns, self._module_parts(module), queries, k, self._allowed)
+
+    def _module_parts(self, module: ModuleSpec) -> list[Part]:
+        """The space's parts of ``module``; under a selective filter, restricted to the rows
+        of the concepts that pass."""
+        if module not in self._parts:
+            parts = self.space.parts(module)
+            if self._allowed is not None:
+                parts = [self._restrict(part) for part in parts]
+            self._parts[module] = parts
+        return self._parts[module]
+
+    def _restrict(self, part: Part) -> Part:
+        mask = part.answerable(self._allowed)
+        assert mask is not None
+        rows = np.flatnonzero(mask[part.concept])
+        return Restricted(part, rows) if len(rows) <= RESTRICT_FRACTION * len(part) else part
+
+
+def build_strategy(
+    space: SearchSpace,
+    strategy: str | StrategySpec,
+    threshold: float = DEFAULT_SIEVE_THRESHOLD,
+) -> SpaceMatcher:
+    """The matcher for ``strategy`` (a name such as ``"d-t+od-t"`` or a parsed spec)."""
+    return SpaceMatcher(space, SearchConfig(parse_strategy(strategy), threshold))
