@@ -62,7 +62,7 @@ def register(app: typer.Typer) -> None:
                     {
                         "index": str(index) if index is not None else "default",
                         "query": term,
-                        "neighbors": [c._asdict() for c in result.candidates],
+                        "neighbors": [c.to_dict() for c in result.candidates],
                     }
                 )
         if json_out:

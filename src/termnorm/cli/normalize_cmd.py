@@ -59,7 +59,7 @@ DEFAULT_K_FILES = 1
 def _print_results(terms: list[str], results: list[RowResult], json_out: bool) -> None:
     if json_out:
         payload: list[dict[str, Any]] = [
-            {"query": term, "candidates": [c._asdict() for c in result.candidates]}
+            {"query": term, "candidates": [c.to_dict() for c in result.candidates]}
             | ({"abstained": result.abstained} if result.abstained else {})
             for term, result in zip(terms, results, strict=True)
         ]

@@ -80,7 +80,7 @@ def prediction_record(result: MentionResult, fold: str | None = None) -> dict[st
             "part_ranks": list(result.part_ranks),
             "error": result.error,
             "predictions": [
-                {**c._asdict(), "rank": i, "correct": hit}
+                {**c.to_dict(), "rank": i, "correct": hit}
                 for i, (c, hit) in enumerate(zip(result.candidates, result.hits, strict=True), 1)
             ],
         }

@@ -19,14 +19,14 @@ where that text lives (``source``: :attr:`Source.ONTOLOGY` for the index's terms
 is the concept's preferred name in the KG (``is_preferred``) and the concept's
 ``semantic_types``. When a concept was matched through its mean vector (representation C)
 ``matched_term`` is its name, ``is_preferred`` is true and ``term_source`` is empty.
-``Candidate._asdict()`` is JSON-ready.
+``Candidate.to_dict()`` is JSON-ready.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import Enum
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 __all__ = [
     "TIE_DECIMALS",
@@ -73,6 +73,10 @@ class Candidate(NamedTuple):
     term_source: str = ""
     is_preferred: bool = False
     semantic_types: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (``semantic_types`` as a list, so it reads back equal)."""
+        return {**self._asdict(), "semantic_types": list(self.semantic_types)}
 
 
 class RowResult(NamedTuple):
