@@ -1,7 +1,19 @@
 """Annotated mentions: one reader per file format, one :class:`Mention` record for all, synonym
-files as ``(text, gold_ids)`` pairs, and the splitting of composite mentions."""
+files as ``(text, gold_ids)`` pairs, the splitting of composite mentions, the texts of the
+mentions' documents and the abbreviations those define."""
 
+from termnorm.mentions.abbreviations import (
+    Abbreviation,
+    AbbreviationMode,
+    DocumentAbbreviations,
+    Expansion,
+    detect_abbreviations,
+    expand,
+    parse_abbreviation_mode,
+    short_form_map,
+)
 from termnorm.mentions.composite import CompositeRule, split_composite
+from termnorm.mentions.documents import read_documents
 from termnorm.mentions.mention import (
     Mention,
     MentionFormat,
@@ -14,20 +26,29 @@ from termnorm.mentions.synonyms import SynonymSource, load_synonyms, mention_pai
 from termnorm.mentions.tsv import Target, read_targets
 
 __all__ = [
+    "Abbreviation",
+    "AbbreviationMode",
     "CompositeRule",
+    "DocumentAbbreviations",
+    "Expansion",
     "Mention",
     "MentionFormat",
     "MentionKind",
     "SynonymSource",
     "Target",
+    "detect_abbreviations",
     "detect_format",
+    "expand",
     "load_synonyms",
     "make_mention",
     "mention_pairs",
+    "parse_abbreviation_mode",
     "parse_format",
     "parse_gold_ids",
+    "read_documents",
     "read_mentions",
     "read_synonyms",
     "read_targets",
+    "short_form_map",
     "split_composite",
 ]

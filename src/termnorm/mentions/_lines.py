@@ -6,7 +6,7 @@ from pathlib import Path
 
 from termnorm.errors import InputFormatError
 
-__all__ = ["field_int", "preview", "read_lines", "require_exists"]
+__all__ = ["field_int", "preview", "read_lines", "read_text", "require_exists"]
 
 
 def require_exists(path: Path) -> Path:
@@ -27,6 +27,17 @@ def read_lines(path: Path) -> list[str]:
         raise InputFormatError(path, None, "expected a file, got a folder")
     try:
         return path.read_text(encoding="utf-8-sig").splitlines()
+    except UnicodeDecodeError as exc:
+        raise InputFormatError(path, None, f"not UTF-8 text ({exc.reason})") from exc
+
+
+def read_text(path: Path) -> str:
+    """The whole text of a UTF-8 file, line ends kept as written (so character offsets into
+    it stay valid); a BOM is dropped, and a file that is not UTF-8 text raises
+    :class:`InputFormatError` naming it."""
+    require_exists(path)
+    try:
+        return path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputFormatError(path, None, f"not UTF-8 text ({exc.reason})") from exc
 

@@ -10,18 +10,25 @@ blank line separates documents (CRLF line ends)::
 PhenoBERT is a folder ``ann/`` of one file per document (the file name is the document ID),
 one annotation a line: ``start<TAB>end<TAB>mention<TAB>HP:id[<TAB>Neg]``. The optional 5th
 column flags negated mentions; they still name a phenotype and are kept. Some files lack a
-final newline.
+final newline. A document's text is ``corpus/<doc>`` beside the ``ann/`` folder.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from termnorm.errors import InputFormatError
-from termnorm.mentions._lines import field_int, preview, read_lines, require_exists
+from termnorm.mentions._lines import field_int, preview, read_lines, read_text, require_exists
 from termnorm.mentions.mention import Mention, make_mention
 
-__all__ = ["annotation_files", "read_gscplus", "read_phenobert"]
+__all__ = [
+    "annotation_files",
+    "read_gscplus",
+    "read_gscplus_documents",
+    "read_phenobert",
+    "read_phenobert_documents",
+]
 
 _ANNOTATION = "'start<TAB>end<TAB>mention<TAB>HP:id'"
 
@@ -42,9 +49,8 @@ def _annotation(path: Path, line_no: int, line: str, doc_id: str, fmt: str) -> M
     )
 
 
-def read_gscplus(path: Path) -> list[Mention]:
-    """Mentions of a GSC+ file, in file order."""
-    mentions: list[Mention] = []
+def _gscplus_lines(path: Path) -> Iterator[tuple[int, str, str, bool]]:
+    """``(line_no, line, doc_id, is_text)`` for each document's text line and annotations."""
     doc_id: str | None = None
     seen_text = False
     for line_no, line in enumerate(read_lines(path), start=1):
@@ -58,11 +64,23 @@ def read_gscplus(path: Path) -> list[Mention]:
                     f"expected a document ID line (format gscplus); got {preview(line)}",
                 )
             doc_id = line.strip()
-        elif not seen_text:
-            seen_text = True  # the document text; offsets refer to it
         else:
-            mentions.append(_annotation(path, line_no, line, doc_id, "gscplus"))
-    return mentions
+            yield line_no, line, doc_id, not seen_text  # the text first; offsets refer to it
+            seen_text = True
+
+
+def read_gscplus(path: Path) -> list[Mention]:
+    """Mentions of a GSC+ file, in file order."""
+    return [
+        _annotation(path, line_no, line, doc_id, "gscplus")
+        for line_no, line, doc_id, is_text in _gscplus_lines(path)
+        if not is_text
+    ]
+
+
+def read_gscplus_documents(path: Path) -> dict[str, str]:
+    """``PMID -> text`` of a GSC+ file (each document's text line), in file order."""
+    return {doc_id: line for _no, line, doc_id, is_text in _gscplus_lines(path) if is_text}
 
 
 def annotation_files(path: Path) -> list[Path]:
@@ -86,3 +104,20 @@ def read_phenobert(path: Path) -> list[Mention]:
             if line.strip():
                 mentions.append(_annotation(file, line_no, line, file.name, "phenobert"))
     return mentions
+
+
+def _corpus_file(ann_file: Path) -> Path:
+    """``corpus/<doc>`` beside the ``ann/`` folder of ``ann_file`` (or of its link target)."""
+    for base in (ann_file, ann_file.resolve()):
+        text = base.parent.parent / "corpus" / base.name
+        if base.parent.name == "ann" and text.is_file():
+            return text
+    raise InputFormatError(
+        ann_file, None, "no document text: expected corpus/<doc> beside ann/ (format phenobert)"
+    )
+
+
+def read_phenobert_documents(path: Path) -> dict[str, str]:
+    """``doc -> text`` for the annotation files of ``path`` (see :func:`annotation_files`),
+    each read from ``corpus/<doc>`` with its line ends as written, so offsets index into it."""
+    return {file.name: read_text(_corpus_file(file)) for file in annotation_files(path)}

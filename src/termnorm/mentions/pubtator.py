@@ -7,6 +7,9 @@ Layout, one document after another, separated by blank lines::
     PMID<TAB>start<TAB>end<TAB>mention<TAB>type<TAB>ids[<TAB>part|part]
     PMID<TAB>CID<TAB>D1<TAB>D2                (relation lines: skipped)
 
+A document's text is its text lines (title, abstract) joined by one newline: the offsets
+count one character between title and abstract, so they index into it.
+
 ``ids`` is one ID, several joined by ``|`` or ``+`` (composite), or ``-1`` (unlinkable);
 a missing ID column also means unlinkable. BC5CDR's optional 7th column gives the texts of a
 composite mention's parts.
@@ -22,7 +25,7 @@ from termnorm.errors import InputFormatError
 from termnorm.mentions._lines import field_int, preview, read_lines
 from termnorm.mentions.mention import Mention, make_mention
 
-__all__ = ["TEXT_LINE", "read_pubtator"]
+__all__ = ["TEXT_LINE", "read_pubtator", "read_pubtator_documents"]
 
 TEXT_LINE = re.compile(r"^[^\t|]+\|[a-zA-Z]\|")
 _EXPECTED = "expected 'PMID|t|text' or 'PMID<TAB>start<TAB>end<TAB>mention<TAB>type<TAB>id'"
@@ -55,3 +58,13 @@ def read_pubtator(path: Path, entity_types: Collection[str] | None = None) -> li
         )
         mentions.append(mention)
     return mentions
+
+
+def read_pubtator_documents(path: Path) -> dict[str, str]:
+    """``PMID -> text`` of a PubTator file, documents in file order (see the module doc)."""
+    lines: dict[str, list[str]] = {}
+    for line in read_lines(path):
+        if TEXT_LINE.match(line):
+            doc_id, _kind, text = line.split("|", 2)
+            lines.setdefault(doc_id.strip(), []).append(text)
+    return {doc_id: "\n".join(texts) for doc_id, texts in lines.items()}
