@@ -54,7 +54,7 @@ def test_split_writes_a_train_kg_without_the_heldout_codes(
     kg = KnowledgeGraph.load(tmp_path / "train_kg")
     concepts = set(kg.concepts["concept_id"])
     assert not concepts & heldout
-    assert {"ICD10:I", "ICD10:VI", "ICD10:XXII", "ICD10:A00-A09", "ICD10:G20-G26"} <= concepts
+    assert {"ICD10:III", "ICD10:VIII", "ICD10:XX", "ICD10:B10-B19", "ICD10:H20-H26"} <= concepts
     assert set(kg.terms["lang"]) <= set(LANGS)  # the zero-shot language never trains
     parents = dict(zip(kg.relations["head"], kg.relations["tail"], strict=True))
     assert set(parents.values()) <= concepts  # edges re-attached above held-out codes
@@ -73,7 +73,7 @@ def test_split_writes_mentions_of_heldout_codes_against_all_targets(
     heldout = set((tmp_path / "heldout_codes.txt").read_text().split())
     evaluation = tmp_path / "eval"
     targets = dict(script.read_tsv(evaluation / "targets_en.tsv"))
-    assert len(targets) == 10 and targets["ICD10:G21.4"] == "Vascular parkinsonism"
+    assert len(targets) == 10 and targets["ICD10:H21.4"] == "Vascular whistler tremor"
     es_targets = dict(script.read_tsv(evaluation / "targets_es.tsv"))
     for stem in ("es_to_en", "en_to_es", "ja_to_en", "zh_to_en", "en_to_de"):
         rows = script.read_tsv(evaluation / f"{stem}.tsv")

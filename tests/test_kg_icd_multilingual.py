@@ -1,10 +1,12 @@
 """WHO ICD-10 and ICD-9-CM procedures in several languages (GNU Health Tryton modules).
 
-The fixtures under ``fixtures/kg/icd10who`` and ``fixtures/kg/icd9procs`` are excerpts of the
-real module folders (same XML and .po layout), with a few entries edited so that each drop
-reason occurs: in ``es.po`` A00.0 is fuzzy, A00.1 empty, U07.1 equal to the English and
-A05.0 holds escaped quotes (G20 is the real file's "nan"); in ``de.po`` the msgid of A00 is
-stale. The ICD-9 fixture adds the category 01.0 so that 01.09 has a parent code.
+The fixtures under ``fixtures/kg/icd10who`` and ``fixtures/kg/icd9procs`` are hand-written
+test data with invented codes, names and translations, in the layout of the real module
+folders (same XML and .po syntax). Each drop reason occurs: in ``es.po`` B10.0 is fuzzy,
+B10.1 empty, H20 the placeholder "nan", Z97.1 equal to the English and B15.0 holds escaped
+quotes; in ``de.po`` the msgid of B10 is stale. H21 is filed under the wrong block (the code
+range wins), Z97 lies in no block's range, B60 is inactive. In the ICD-9 fixture 03.27 has
+the parent code 03.2, which no catalogue translates.
 """
 
 from __future__ import annotations
@@ -110,28 +112,29 @@ def test_read_po_errors_name_file_and_line(
 def test_icd10who_tree_chapters_blocks_codes() -> None:
     concepts, _, edges, report = _records(load_icd10who, ICD10, Icd10WhoOptions(langs=("en",)))
     assert set(concepts) == {
-        "ICD10:I", "ICD10:VI", "ICD10:XXII",
-        "ICD10:A00-A09", "ICD10:A90-A99", "ICD10:G10-G14", "ICD10:G20-G26",
-        "ICD10:A00", "ICD10:A00.0", "ICD10:A00.1", "ICD10:A05", "ICD10:A05.0",
-        "ICD10:G20", "ICD10:G21", "ICD10:G21.4", "ICD10:U07", "ICD10:U07.1",
+        "ICD10:III", "ICD10:VIII", "ICD10:XX",
+        "ICD10:B10-B19", "ICD10:B60-B69", "ICD10:H10-H14", "ICD10:H20-H26",
+        "ICD10:B10", "ICD10:B10.0", "ICD10:B10.1", "ICD10:B15", "ICD10:B15.0",
+        "ICD10:H20", "ICD10:H21", "ICD10:H21.4", "ICD10:Z97", "ICD10:Z97.1",
     }  # fmt: skip
-    assert concepts["ICD10:I"].name == "Certain infectious and parasitic diseases"
-    assert concepts["ICD10:A00-A09"].name == "Intestinal infectious diseases"
-    assert concepts["ICD10:A00.0"].name == "Cholera due to Vibrio cholerae 01, biovar cholerae"
-    assert concepts["ICD10:G21.4"].semantic_types == ("Diseases of the nervous system",)
-    assert concepts["ICD10:VI"].semantic_types == ("Diseases of the nervous system",)
+    assert concepts["ICD10:III"].name == "Fictitious infectious diseases"
+    assert concepts["ICD10:B10-B19"].name == "Fictitious intestinal infections"
+    assert concepts["ICD10:B10.0"].name == "Glimmerpox due to Lumivirus type 1, strain alpha"
+    nervous = ("Fictitious disorders of the nervous system",)
+    assert concepts["ICD10:H21.4"].semantic_types == nervous
+    assert concepts["ICD10:VIII"].semantic_types == nervous
     assert edges == {
-        ("ICD10:A00-A09", "ICD10:I"), ("ICD10:A90-A99", "ICD10:I"),
-        ("ICD10:G10-G14", "ICD10:VI"), ("ICD10:G20-G26", "ICD10:VI"),
-        ("ICD10:A00", "ICD10:A00-A09"), ("ICD10:A00.0", "ICD10:A00"),
-        ("ICD10:A00.1", "ICD10:A00"), ("ICD10:A05", "ICD10:A00-A09"),
-        ("ICD10:A05.0", "ICD10:A05"), ("ICD10:G20", "ICD10:G20-G26"),
-        ("ICD10:G21", "ICD10:G20-G26"),  # the data files it under G10-G14: range wins
-        ("ICD10:G21.4", "ICD10:G21"), ("ICD10:U07", "ICD10:XXII"),  # no block: the chapter
-        ("ICD10:U07.1", "ICD10:U07"),
+        ("ICD10:B10-B19", "ICD10:III"), ("ICD10:B60-B69", "ICD10:III"),
+        ("ICD10:H10-H14", "ICD10:VIII"), ("ICD10:H20-H26", "ICD10:VIII"),
+        ("ICD10:B10", "ICD10:B10-B19"), ("ICD10:B10.0", "ICD10:B10"),
+        ("ICD10:B10.1", "ICD10:B10"), ("ICD10:B15", "ICD10:B10-B19"),
+        ("ICD10:B15.0", "ICD10:B15"), ("ICD10:H20", "ICD10:H20-H26"),
+        ("ICD10:H21", "ICD10:H20-H26"),  # the data files it under H10-H14: range wins
+        ("ICD10:H21.4", "ICD10:H21"), ("ICD10:Z97", "ICD10:XX"),  # no block: the chapter
+        ("ICD10:Z97.1", "ICD10:Z97"),
     }  # fmt: skip
     assert report.info["codes placed by their block's code range"] == "1"
-    assert report.dropped["code: inactive in the source"] == 1  # A90
+    assert report.dropped["code: inactive in the source"] == 1  # B60
     assert report.dropped["category: the root of the tree (not a concept)"] == 1
     assert report.kept["concepts"] == len(concepts) == 17
 
@@ -140,8 +143,8 @@ def test_icd10who_inactive_codes_on_request() -> None:
     concepts, _, edges, _ = _records(
         load_icd10who, ICD10, Icd10WhoOptions(langs=("en",), include_inactive=True)
     )
-    assert concepts["ICD10:A90"].name == "Dengue fever [classical dengue]"
-    assert ("ICD10:A90", "ICD10:A90-A99") in edges
+    assert concepts["ICD10:B60"].name == "Marsh fever [classical marsh fever]"
+    assert ("ICD10:B60", "ICD10:B60-B69") in edges
 
 
 def test_icd10who_terms_per_language_and_drop_reasons() -> None:
@@ -149,23 +152,26 @@ def test_icd10who_terms_per_language_and_drop_reasons() -> None:
         load_icd10who, ICD10, Icd10WhoOptions(langs=("en", "es", "de", "zh_CN"))
     )
     assert {t.lang for t in terms} == {"en", "es", "de", "zh"}  # zh_CN -> zh; ja left out
-    assert _by_lang(terms, "ICD10:A05") == {
-        "en": "Other bacterial foodborne intoxications, not elsewhere classified",
-        "es": "Otras intoxicaciones alimentarias bacterianas, no clasificadas en otra parte",
-        "de": "Sonstige bakteriell bedingte Lebensmittelvergiftungen, anderenorts nicht klassifiziert",
-        "zh": _by_lang(terms, "ICD10:A05")["zh"],
+    assert _by_lang(terms, "ICD10:B15") == {
+        "en": "Other foodborne intestinal quill infections, not elsewhere classified",
+        "es": "Otras infecciones intestinales por púas transmitidas por alimentos, no clasificadas en otra parte",
+        "de": "Sonstige durch Lebensmittel übertragene Stachelinfektionen des Darmes, anderenorts nicht klassifiziert",
+        "zh": _by_lang(terms, "ICD10:B15")["zh"],
     }  # multi-line msgstr joined
-    assert _by_lang(terms, "ICD10:A05.0")["es"] == 'Intoxicación alimentaria "estafilocócica"'
-    assert _by_lang(terms, "ICD10:VI")["zh"] == "神经系统疾病"  # "第6章 " taken off
-    assert _by_lang(terms, "ICD10:VI")["es"] == "Enfermedades del sistema nervioso"  # "VI "
-    assert _by_lang(terms, "ICD10:G10-G14")["de"].startswith("Systematrophien")  # range off
-    # dropped: fuzzy A00.0, empty A00.1, "nan" G20, untranslated U07.1 (es); stale A00 (de)
+    assert _by_lang(terms, "ICD10:B15.0")["es"] == 'Intoxicación alimentaria por "bacterias de púa"'
+    assert _by_lang(terms, "ICD10:VIII")["zh"] == "虚构的神经系统疾病"  # "第8章 " taken off
+    assert _by_lang(terms, "ICD10:VIII")["es"] == "Trastornos ficticios del sistema nervioso"
+    assert _by_lang(terms, "ICD10:H10-H14")["de"].startswith("Fiktive Atrophien")  # range off
+    assert _by_lang(terms, "ICD10:B60-B69")["es"] == (  # continuation with a leading space
+        "Fiebres ficticias transmitidas por insectos de las marismas"
+    )
+    # dropped: fuzzy B10.0, empty B10.1, "nan" H20, untranslated Z97.1 (es); stale B10 (de)
     for cid, lang in [
-        ("ICD10:A00.0", "es"),
-        ("ICD10:A00.1", "es"),
-        ("ICD10:G20", "es"),
-        ("ICD10:U07.1", "es"),
-        ("ICD10:A00", "de"),
+        ("ICD10:B10.0", "es"),
+        ("ICD10:B10.1", "es"),
+        ("ICD10:H20", "es"),
+        ("ICD10:Z97.1", "es"),
+        ("ICD10:B10", "de"),
     ]:
         assert lang not in _by_lang(terms, cid), (cid, lang)
     assert report.dropped["es translation: fuzzy"] == 1
@@ -173,7 +179,7 @@ def test_icd10who_terms_per_language_and_drop_reasons() -> None:
     assert report.dropped["es translation: a placeholder ('nan')"] == 1
     assert report.dropped["es translation: same as the English (untranslated)"] == 1
     assert report.dropped["de translation: stale (its msgid is not the current English)"] == 1
-    assert report.dropped["es translation: of a dropped record"] >= 1  # A90 and the root
+    assert report.dropped["es translation: of a dropped record"] >= 1  # B60 and the root
     preferred = [t for t in terms if t.is_preferred]
     assert all(t.lang == "en" for t in preferred)
     assert len(preferred) == 17
@@ -183,14 +189,14 @@ def test_icd10who_terms_per_language_and_drop_reasons() -> None:
 
 def test_icd10who_english_is_preferred_whatever_the_order() -> None:
     _, terms, _, _ = _records(load_icd10who, ICD10, Icd10WhoOptions(langs=("zh", "en")))
-    first = next(t for t in terms if t.concept_id == "ICD10:A00")
+    first = next(t for t in terms if t.concept_id == "ICD10:B10")
     assert (first.lang, first.is_preferred) == ("en", True)
 
 
 def test_icd10who_without_english_has_only_translations() -> None:
     concepts, terms, _, _ = _records(load_icd10who, ICD10, Icd10WhoOptions(langs=("ja",)))
     assert {t.lang for t in terms} == {"ja"}
-    assert concepts["ICD10:A00"].name == "Cholera"  # names stay English
+    assert concepts["ICD10:B10"].name == "Glimmerpox"  # names stay English
 
 
 def test_icd10who_unknown_language_lists_the_available() -> None:
@@ -209,8 +215,8 @@ def test_icd10who_bad_folder_and_bad_xml(tmp_path: Path) -> None:
     (tmp_path / "data" / "disease_categories.xml").write_text(categories)
     diseases = (ICD10 / "data" / "diseases.xml").read_text()
     lines = diseases.splitlines()
-    at = next(i for i, line in enumerate(lines) if '<field name="code">A05</field>' in line)
-    lines[at] = lines[at].replace("A05", "A5")
+    at = next(i for i, line in enumerate(lines) if '<field name="code">B15</field>' in line)
+    lines[at] = lines[at].replace("B15", "B5")
     (tmp_path / "data" / "diseases.xml").write_text("\n".join(lines))
     record_line = at - 1  # 1-based line of the <record> two lines above the code field
     with pytest.raises(InputFormatError, match=rf"diseases\.xml:{record_line}: not an ICD-10 code"):
@@ -223,7 +229,9 @@ def test_icd10who_bad_folder_and_bad_xml(tmp_path: Path) -> None:
 def test_icd10who_builds_through_the_registry() -> None:
     kg, (report,) = build_kg([SourceSpec(KGFormat.ICD10WHO, ICD10, {"langs": "en,es"})])
     assert set(kg.terms["lang"]) == {"en", "es"}
-    assert kg.concepts.set_index("concept_id").loc["ICD10:G21.4", "name"] == "Vascular parkinsonism"
+    assert (
+        kg.concepts.set_index("concept_id").loc["ICD10:H21.4", "name"] == "Vascular whistler tremor"
+    )
     assert len(kg.relations) == report.kept["relations"] == 14
     assert kg.terms["is_preferred"].sum() == len(kg.concepts)
 
@@ -250,29 +258,29 @@ def test_icd9procs_codes_chapters_and_terms() -> None:
     )
     codes = {cid for cid in concepts if "." in cid}
     assert codes == {
-        "ICD9P:00.01",
-        "ICD9P:01.0",
-        "ICD9P:01.09",
-        "ICD9P:01.6",
-        "ICD9P:35.10",
-        "ICD9P:87.03",
+        "ICD9P:00.07",
+        "ICD9P:03.2",
+        "ICD9P:03.27",
+        "ICD9P:04.5",
+        "ICD9P:37.12",
+        "ICD9P:92.04",
     }
     assert len(concepts) - len(codes) == report.kept["chapters"] == 18
-    assert concepts["ICD9P:35.10"].semantic_types == ("Operations on the cardiovascular system",)
+    assert concepts["ICD9P:37.12"].semantic_types == ("Operations on the cardiovascular system",)
     assert edges == {
-        ("ICD9P:00.01", "ICD9P:00"),
-        ("ICD9P:01.0", "ICD9P:01-05"),
-        ("ICD9P:01.09", "ICD9P:01.0"),
-        ("ICD9P:01.6", "ICD9P:01-05"),
-        ("ICD9P:35.10", "ICD9P:35-39"),
-        ("ICD9P:87.03", "ICD9P:87-99"),
+        ("ICD9P:00.07", "ICD9P:00"),
+        ("ICD9P:03.2", "ICD9P:01-05"),
+        ("ICD9P:03.27", "ICD9P:03.2"),
+        ("ICD9P:04.5", "ICD9P:01-05"),
+        ("ICD9P:37.12", "ICD9P:35-39"),
+        ("ICD9P:92.04", "ICD9P:87-99"),
     }
-    assert _by_lang(terms, "ICD9P:35.10") == {
-        "en": "Open heart valvuloplasty without replacement, unspecified valve",
-        "es": "Valvuloplastia cardiaca abierta sin sustitución, válvula no especificada",
-        "zh": _by_lang(terms, "ICD9P:35.10")["zh"],
+    assert _by_lang(terms, "ICD9P:37.12") == {
+        "en": "Open heart valve polishing without replacement, unspecified valve",
+        "es": "Pulido abierto de válvula cardiaca sin sustitución, válvula no especificada",
+        "zh": _by_lang(terms, "ICD9P:37.12")["zh"],
     }
-    assert set(_by_lang(terms, "ICD9P:01.0")) == {"en"}  # no translation in the catalogues
+    assert set(_by_lang(terms, "ICD9P:03.2")) == {"en"}  # no translation in the catalogues
     assert _by_lang(terms, "ICD9P:01-05") == {"en": "Operations on the nervous system"}
     assert all(t.lang == "en" for t in terms if t.is_preferred)
 
