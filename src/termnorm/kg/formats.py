@@ -14,6 +14,8 @@ class KGFormat(str, Enum):
     OBO = "obo"
     HPO = "hpo"
     ICD10CM = "icd10cm"
+    ICD10WHO = "icd10who"
+    ICD9PROCS = "icd9procs"
     MEDIC = "medic"
     TSV = "tsv"
     BIOSYN = "biosyn"

