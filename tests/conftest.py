@@ -40,7 +40,9 @@ def build_tiny_bert(folder: Path, seed: int = 0) -> Path:
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     vocab += list(chars + extra) + [f"##{c}" for c in chars + extra]
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
+    tokenizer = BertTokenizerFast(vocab=str(folder / "vocab.txt"), do_lower_case=True)
+    if len(tokenizer) != len(vocab):  # transformers 4 took vocab_file=, 5 takes vocab=
+        raise RuntimeError(f"the tiny tokenizer has {len(tokenizer)} tokens, expected {len(vocab)}")
     tokenizer.save_pretrained(str(folder))
     torch.manual_seed(seed)
     config = BertConfig(

@@ -50,7 +50,9 @@ def test_build_load_and_normalize(index_dir: Path) -> None:
     assert len({c.concept_id for c in one}) == 5
     many = termnorm.normalize(["heart attack", "asthma"], index=index_dir, k=2)
     assert [len(x) for x in many] == [2, 2]
-    assert many[0] == one[:2]
+    # batched with a longer text the query is padded: the same answer up to float32 rounding
+    assert [c.concept_id for c in many[0]] == [c.concept_id for c in one[:2]]
+    assert [c.score for c in many[0]] == pytest.approx([c.score for c in one[:2]], abs=1e-5)
     concept = termnorm.normalize("asthma", index=index_dir, k=1, mode="concept")
     assert concept[0].matched_term == concept[0].name
 
