@@ -248,7 +248,9 @@ def normalize_file(
                 if context is None:
                     results = matcher.normalize_rows(texts, k)
                 else:
-                    results = _in_context(in_context, texts, [r.get(context) for r in records], k)
+                    results = in_context.normalize_in_context(
+                        texts, [r.get(context) for r in records], k, mode
+                    )
                     report.expanded += sum(
                         bool(res.candidates) and res.candidates[0].expanded_from is not None
                         for res in results
@@ -273,22 +275,3 @@ def normalize_file(
         report.rows, report.errors, report.abstained, output,
     )  # fmt: skip
     return report
-
-
-def _in_context(
-    matcher: ContextMatcher, texts: list[object], contexts: list[object], k: int
-) -> list[RowResult]:
-    """Rows whose text is a string are searched in their context (a non-string context is
-    no context); the others get the matcher's per-row error."""
-    usable = [i for i, t in enumerate(texts) if isinstance(t, str)]
-    results = matcher.normalize_rows(texts, k) if len(usable) < len(texts) else []
-    out = list(results) if results else [RowResult([]) for _ in texts]
-    if usable:
-        answered = matcher.normalize_in_context(
-            [str(texts[i]) for i in usable],
-            [c if isinstance(c := contexts[i], str) else None for i in usable],
-            k,
-        )
-        for i, result in zip(usable, answered, strict=True):
-            out[i] = result
-    return out

@@ -191,11 +191,29 @@ class ContextMatcher:
 
     def normalize_in_context(
         self,
-        texts: Sequence[str],
-        contexts: Sequence[str | None],
+        texts: Sequence[object],
+        contexts: Sequence[object],
         k: int = 5,
         mode: AbbreviationMode | str = AbbreviationMode.AB3P,
     ) -> list[RowResult]:
-        """:meth:`normalize_expansions` of :func:`expand_in_context` (``contexts[i]`` is the
-        document of ``texts[i]``)."""
-        return self.normalize_expansions(expand_in_context(texts, contexts, mode), k)
+        """:meth:`normalize_expansions` of :func:`expand_in_context`: ``contexts[i]`` is the
+        document of ``texts[i]`` (not a string, or blank: no expansion). A text that is not a
+        string gets the wrapped matcher's per-row error, as in ``normalize_rows``."""
+        if len(texts) != len(contexts):
+            raise ValueError(f"{len(texts)} texts but {len(contexts)} contexts: give one per text")
+        usable = [i for i, t in enumerate(texts) if isinstance(t, str)]
+        others = sorted(set(range(len(texts))) - set(usable))
+        out: list[RowResult] = [RowResult([]) for _ in texts]
+        if others:
+            refused = self.matcher.normalize_rows([texts[i] for i in others], k)
+            for i, result in zip(others, refused, strict=True):
+                out[i] = result
+        if usable:
+            expansions = expand_in_context(
+                [str(texts[i]) for i in usable],
+                [c if isinstance(c := contexts[i], str) else None for i in usable],
+                mode,
+            )
+            for i, result in zip(usable, self.normalize_expansions(expansions, k), strict=True):
+                out[i] = result
+        return out
