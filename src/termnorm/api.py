@@ -5,6 +5,7 @@
 >>> termnorm.normalize(["MI", "HTN"], index="idx/medic", k=1)
 >>> termnorm.normalize("seizure", index="idx/hpo", min_score=0.8, namespaces=["HP"])
 >>> termnorm.normalize_file("terms.csv", "terms.normalized.csv", index="idx/medic")
+>>> termnorm.normalize("BPAD", context="... bipolar affective disorder (BPAD) ...")
 >>> termnorm.api.lookup("D005955", index="idx/medic")   # alt IDs and bare IDs resolve
 
 ``index`` is a :class:`~termnorm.index.TermIndex`, an index folder, or ``None`` for the
@@ -177,33 +178,54 @@ class AnswerOptions(TypedDict, total=False):
     semantic_types: Sequence[str] | None
 
 
+Context = str | Sequence[str | None] | None
+
+
 @overload
 def normalize(  # type: ignore[overload-overlap]  # a str is also a Sequence[str]
     terms: str, index: IndexLike = None, k: int = 5, mode: str = "term",
-    **options: Unpack[AnswerOptions],
+    context: Context = None, **options: Unpack[AnswerOptions],
 ) -> list[Candidate]: ...  # fmt: skip
 @overload
 def normalize(
     terms: Sequence[str], index: IndexLike = None, k: int = 5, mode: str = "term",
-    **options: Unpack[AnswerOptions],
+    context: Context = None, **options: Unpack[AnswerOptions],
 ) -> list[list[Candidate]]: ...  # fmt: skip
 def normalize(
     terms: str | Sequence[str],
     index: IndexLike = None,
     k: int = 5,
     mode: str = "term",
+    context: Context = None,
     **options: Unpack[AnswerOptions],
 ) -> list[Candidate] | list[list[Candidate]]:
     """Top-``k`` concepts for one term (a list) or for each of several terms (a list of lists).
 
     ``min_score=``, ``namespaces=`` and ``semantic_types=`` abstain and filter
-    (:class:`AnswerOptions`). Raises :class:`~termnorm.search.QueryError` for an empty,
-    whitespace-only, non-text or over-long term.
+    (:class:`AnswerOptions`). ``context``: the terms' document text (one string for all, or
+    one per term, ``None`` for none); short forms it defines (Ab3P) are expanded and the
+    better of the two rankings kept, its candidates' ``expanded_from`` set
+    (:mod:`termnorm.search.context`). Raises :class:`~termnorm.search.QueryError` for an
+    empty, whitespace-only, non-text or over-long term.
     """
     matcher = get_normalizer(index, mode).configure(**options)
-    if isinstance(terms, str):
-        return matcher.normalize(terms, k)
-    return matcher.normalize_batch(list(terms), k)
+    if context is None:
+        if isinstance(terms, str):
+            return matcher.normalize(terms, k)
+        return matcher.normalize_batch(list(terms), k)
+    from termnorm.search.context import ContextMatcher
+    from termnorm.search.query import QueryError
+
+    texts = [terms] if isinstance(terms, str) else list(terms)
+    contexts = [context] * len(texts) if isinstance(context, str) else list(context)
+    if len(contexts) != len(texts):
+        raise ValueError(f"{len(texts)} terms but {len(contexts)} contexts: give one per term")
+    results = ContextMatcher(matcher).normalize_in_context(texts, contexts, k)
+    for row, result in enumerate(results):
+        if result.error is not None:
+            raise QueryError(result.error, row=row)
+    ranked = [r.candidates for r in results]
+    return ranked[0] if isinstance(terms, str) else ranked
 
 
 def normalize_file(
@@ -214,17 +236,25 @@ def normalize_file(
     k: int = 1,
     mode: str = "term",
     show_progress: bool = True,
+    context_column: str | None = None,
+    abbreviations: str | None = None,
     **options: Unpack[AnswerOptions],
 ) -> BatchReport:
     """Normalize a column of a CSV/TSV/JSONL/Parquet file into ``output`` (same rows, in order,
     with ``concept_id``, ``concept_name``, ``score``, ``matched_term``, ``error`` added; see
     :mod:`termnorm.search.batch`). ``min_score=``, ``namespaces=`` and ``semantic_types=`` as
     for :func:`normalize`; a row left without a concept by ``min_score`` has the reason in
-    ``error`` and is counted in ``BatchReport.abstained``."""
+    ``error`` and is counted in ``BatchReport.abstained``. ``context_column`` (default
+    ``document`` or ``context`` when present) holds each row's document text: abbreviations
+    it defines are expanded (``abbreviations="none"`` turns this off) and an
+    ``expanded_from`` column is added."""
     from termnorm.search.batch import normalize_file as run
 
     matcher = get_normalizer(index, mode).configure(**options)
-    return run(matcher, input, output, column, k, show_progress=show_progress)
+    return run(
+        matcher, input, output, column, k, show_progress=show_progress,
+        context=context_column, abbreviations=abbreviations,
+    )  # fmt: skip
 
 
 def lookup(concept_id: str, index: IndexLike = None) -> ConceptInfo:

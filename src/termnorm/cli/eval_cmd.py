@@ -37,12 +37,15 @@ from termnorm.cli._strategy import (
     command_matcher,
 )
 from termnorm.evaluation.metric_names import unprefixed
+from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.mentions.composite import CompositeRule
 from termnorm.mentions.mention import MentionFormat
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 from termnorm.search.lexical.kinds import LexicalKind
 
 if TYPE_CHECKING:
+    from termnorm.mentions import Mention
+    from termnorm.mentions.abbreviations import Expansion
     from termnorm.search.candidate import Matcher
 
 __all__ = ["eval_app", "ks_up_to", "register"]
@@ -54,6 +57,12 @@ eval_app = typer.Typer(
 )
 
 STANDARD_KS = (1, 3, 5, 10)
+ABBREVIATIONS_HELP = (
+    "Expand short forms through the abbreviations each mention's document defines (ab3p) or "
+    "not (none). Default: ab3p for formats that carry the documents (pubtator, gscplus, "
+    "phenobert), none otherwise. The mention is searched as written and expanded, and "
+    "the ranking whose top candidate scores higher is kept (termnorm.search.context)."
+)
 _NORMALIZE_EXAMPLES = """
 Examples:
 
@@ -64,6 +73,8 @@ Examples:
   termnorm eval normalize --zero-shot --model MODEL_DIR cadec/CADEC_0 psytar/fold_1
 
   termnorm eval normalize --index medic_idx NCBIdevelopset_corpus.txt --synonyms NCBItrainset_corpus.txt --strategy d-t+od-t
+
+  termnorm eval normalize --index medic_idx NCBIdevelopset_corpus.txt --abbreviations none
 """
 
 
@@ -172,6 +183,8 @@ def _emit(
         print_json({**head, **metrics, **tail})
         return
     title = f"{info['matcher']} on {', '.join(info['datasets'])}"
+    if "abbreviations" in info:
+        title += f" (abbreviations: {info['abbreviations']})"
     if "per_fold" in info:
         title += f" (zero-shot, mean of {len(info['per_fold'])} folds)"
     Console().print(normalization_table(metrics, ks, title))
@@ -216,9 +229,14 @@ def normalize_cmd(
     min_score: float | None = typer.Option(None, "--min-score", help=MIN_SCORE_HELP),
     namespaces: list[str] | None = typer.Option(None, "--namespace", help=NAMESPACE_HELP),
     types: list[str] | None = typer.Option(None, "--type", help=TYPE_HELP),
+    abbreviations: AbbreviationMode | None = typer.Option(
+        None, "--abbreviations", help=ABBREVIATIONS_HELP
+    ),
 ) -> None:
     """acc@k and MRR of an index, a baseline or a model (zero-shot) on annotated mentions."""
     _check_sources(mentions, index, baseline, kg, zero_shot)
+    if zero_shot and abbreviations is AbbreviationMode.AB3P:
+        raise typer.BadParameter("--zero-shot folds carry no document text: drop --abbreviations")
     check_mode(mode)
     search = SearchOptions(
         mode, strategy, synonyms, sieve_threshold, min_score, namespaces or None, types or None
@@ -234,6 +252,7 @@ def normalize_cmd(
     else:
         metrics, info = _run_single(
             mentions[0], fmt, ks, index, baseline, kg, model, composite_rule, predictions, search,
+            abbreviations,
         )  # fmt: skip
     _emit(metrics, ks, json_out, info)
 
@@ -249,12 +268,17 @@ def _run_single(
     composite_rule: CompositeRule,
     predictions: Path | None,
     search: SearchOptions,
+    abbreviations: AbbreviationMode | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     from termnorm.evaluation.normalization import NormalizationEvaluator
     from termnorm.mentions import detect_format, read_mentions
 
     fmt = fmt or detect_format(path)
-    evaluator = NormalizationEvaluator(read_mentions(path, fmt), ks, composite_rule=composite_rule)
+    mentions = read_mentions(path, fmt)
+    abbr_mode, expansions = _expansions(path, fmt, mentions, abbreviations)
+    evaluator = NormalizationEvaluator(
+        mentions, ks, composite_rule=composite_rule, expansions=expansions
+    )
     if index is not None:
         matcher = _index_matcher(index, model, search)
     else:
@@ -264,7 +288,24 @@ def _run_single(
     if predictions is not None:
         report.write_predictions(predictions)
     info = {"datasets": [str(path)], "format": fmt.value, "matcher": matcher.name, "ks": list(ks)}
+    info["abbreviations"] = abbr_mode.value
     return json_ready(unprefixed(report.metrics, evaluator.prefix)), info
+
+
+def _expansions(
+    path: Path, fmt: MentionFormat, mentions: list[Mention], mode: AbbreviationMode | None
+) -> tuple[AbbreviationMode, list[Expansion] | None]:
+    """The abbreviation mode used (default: ab3p when ``fmt`` carries document text, else
+    none) and each mention's expansion through its document (``None`` in mode none)."""
+    from termnorm.mentions import DocumentAbbreviations, read_documents
+    from termnorm.mentions.documents import DOCUMENT_FORMATS
+
+    if mode is None:
+        mode = AbbreviationMode.AB3P if fmt in DOCUMENT_FORMATS else AbbreviationMode.NONE
+    if mode is AbbreviationMode.NONE:
+        return mode, None
+    documents = DocumentAbbreviations(read_documents(path, fmt), mode)
+    return mode, documents.expand_mentions(mentions)
 
 
 def _run_zero_shot(

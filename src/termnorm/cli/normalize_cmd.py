@@ -23,6 +23,7 @@ from termnorm.cli._strategy import (
     check_mode,
     command_matcher,
 )
+from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,6 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover
 NORMALIZE_HELP = """Normalize terms to the top-k concepts of an index (score, matched term, concept name).
 
 Give TERMs, or a file with --input FILE --output FILE (CSV, TSV, JSONL or Parquet). The output has the same rows in the same order plus concept_id, concept_name, score, matched_term and error columns; with -k above 1 also a candidates column holding the top-k as a JSON list. A row that cannot be normalized (empty, whitespace-only, not text, too long), or that gets no concept because none scored --min-score, keeps its place with the reason in error.
+
+Abbreviations: when the file has a document or context column (or --context-column names one) holding each row's document text, short forms the document defines are expanded (Ab3P): the text is searched as written and expanded, the ranking whose top candidate scores higher is kept, and an expanded_from column holds the row's text when the expanded one was used. --abbreviations none turns this off.
 
 --json prints each candidate's provenance: the matched term, its source (ontology or domain), the KG source of the term, whether it is the preferred name, and the concept's semantic types. --namespace and --type restrict the answer to some concepts.
 
@@ -44,6 +47,8 @@ Examples:
   termnorm normalize "MI" "high blood pressure" --index idx/medic -k 3 --json
 
   termnorm normalize --index idx/medic --input mentions.csv --output mentions.norm.csv --column mention
+
+  termnorm normalize --index idx/medic --input mentions.csv --output out.csv --column mention --context-column abstract
 
   termnorm normalize --index idx/medic --mode concept --input terms.jsonl --output out.jsonl -k 5
 
@@ -130,6 +135,18 @@ def register(app: typer.Typer) -> None:
         min_score: float | None = typer.Option(None, "--min-score", help=MIN_SCORE_HELP),
         namespaces: list[str] | None = typer.Option(None, "--namespace", help=NAMESPACE_HELP),
         types: list[str] | None = typer.Option(None, "--type", help=TYPE_HELP),
+        context_column: str | None = typer.Option(
+            None,
+            "--context-column",
+            help="Column of --input holding each row's document text (default: 'document' or "
+            "'context' when present).",
+        ),
+        abbreviations: AbbreviationMode | None = typer.Option(
+            None,
+            "--abbreviations",
+            help="ab3p: expand the short forms each row's document defines; none: do not. "
+            "Default: ab3p when --input has a context column, none otherwise.",
+        ),
     ) -> None:
         from termnorm.search.query import QueryError
 
@@ -140,6 +157,8 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("--input needs --output FILE and no TERM arguments")
         if input is None and not terms:
             raise typer.BadParameter("give TERM arguments, or --input FILE --output FILE")
+        if input is None and (context_column or abbreviations is AbbreviationMode.AB3P):
+            raise typer.BadParameter("--context-column and --abbreviations ab3p need --input FILE")
         matcher = command_matcher(
             _space(index), mode, strategy, synonyms, sieve_threshold,
             max_chars=max_chars, min_score=min_score, namespaces=namespaces, semantic_types=types,
@@ -148,14 +167,21 @@ def register(app: typer.Typer) -> None:
             from termnorm.search.batch import normalize_file
 
             report = normalize_file(
-                matcher, input, output, column, k or DEFAULT_K_FILES, show_progress=True
-            )
+                matcher, input, output, column, k or DEFAULT_K_FILES, show_progress=True,
+                context=context_column, abbreviations=abbreviations,
+            )  # fmt: skip
             if json_out:
                 typer.echo(json.dumps(report.to_dict(), indent=2))
             else:
+                expanded = (
+                    f"; abbreviations ab3p from column {report.context_column!r}: "
+                    f"{report.expanded} rows answered through their expanded text"
+                    if report.context_column
+                    else "; abbreviations: none"
+                )
                 typer.echo(
                     f"wrote {report.rows} rows ({report.errors} with errors, "
-                    f"{report.abstained} abstained) to {output}"
+                    f"{report.abstained} abstained) to {output}{expanded}"
                 )
             return
         queries = list(terms or [])

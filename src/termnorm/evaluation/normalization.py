@@ -25,6 +25,14 @@ message kept in the predictions); any other error of the matcher stops the evalu
 (``normalize_acc@1``); composite keys are absent when the dataset has no composite mention.
 Counts: ``n`` (every mention), ``n_simple``, ``n_composite``, ``n_unlinkable``, ``n_blank``,
 ``n_failed``.
+
+Abbreviations (``expansions``, one :class:`~termnorm.mentions.abbreviations.Expansion` per
+mention, from its document): a mention that its document's short forms expanded is searched
+as written and expanded, and ``choice``
+(:class:`~termnorm.search.context.ExpansionChoice`) keeps one of the two rankings; the
+candidates of a kept expanded ranking carry ``expanded_from``. Composite parts are split from
+the text as written. ``n_expanded`` (present only with ``expansions``) counts the mentions
+answered through their expanded text.
 """
 
 from __future__ import annotations
@@ -38,8 +46,10 @@ from termnorm.errors import EmptyResultError
 from termnorm.evaluation.predictions import prediction_record, write_records
 from termnorm.kg.ids import id_key
 from termnorm.mentions import Mention, MentionKind
+from termnorm.mentions.abbreviations import Expansion
 from termnorm.mentions.composite import CompositeRule, split_composite
 from termnorm.search.candidate import Candidate, Matcher
+from termnorm.search.context import ExpansionChoice
 from termnorm.search.query import QueryError
 
 __all__ = [
@@ -56,7 +66,9 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_KS = (1, 3, 5, 10)
-COUNT_KEYS = frozenset({"n", "n_simple", "n_composite", "n_unlinkable", "n_blank", "n_failed"})
+COUNT_KEYS = frozenset(
+    {"n", "n_simple", "n_composite", "n_unlinkable", "n_blank", "n_failed", "n_expanded"}
+)
 
 
 def rank_metrics(ranks: Sequence[int | None], ks: Sequence[int], prefix: str) -> dict[str, float]:
@@ -78,6 +90,8 @@ class MentionResult:
     parts: tuple[str, ...] = ()
     part_ranks: tuple[int | None, ...] = ()
     error: str | None = None
+    query: str | None = None
+    """The text searched when it is not the mention's (its abbreviation-expanded text)."""
 
     @property
     def parts_rank(self) -> int | None:
@@ -115,8 +129,16 @@ class NormalizationEvaluator:
         ks: Sequence[int] = DEFAULT_KS,
         name: str = "normalize",
         composite_rule: CompositeRule | str = CompositeRule.ANY,
+        expansions: Sequence[Expansion] | None = None,
+        choice: ExpansionChoice | None = None,
     ) -> None:
         self.mentions = list(mentions)
+        if expansions is not None and len(expansions) != len(self.mentions):
+            raise ValueError(
+                f"{len(expansions)} expansions for {len(self.mentions)} mentions: give one each"
+            )
+        self.expansions = None if expansions is None else list(expansions)
+        self.choice = choice or ExpansionChoice()
         self.ks = tuple(sorted(set(ks)))
         if not self.ks or self.ks[0] < 1:
             raise ValueError(f"ks must be positive integers, got {tuple(ks)}")
@@ -145,14 +167,23 @@ class NormalizationEvaluator:
     def evaluate(self, matcher: Matcher) -> NormalizationReport:
         """Query ``matcher`` once per distinct text and score every mention."""
         parts = [self._parts(m) for m in self.mentions]
+        expansions = self.expansions or [Expansion(m.text, None) for m in self.mentions]
         texts = {m.text for m in self.mentions if m.text.strip()}
         texts.update(p for ps in parts for p in ps)  # parts are never blank
+        texts.update(e.text for e in expansions if e.expanded_from is not None)
         ranked, errors = query_matcher(matcher, sorted(texts), self.ks[-1])
         keys = _KeyCache(matcher)
         results = []
-        for mention, mention_parts in zip(self.mentions, parts, strict=True):
+        for mention, mention_parts, expansion in zip(self.mentions, parts, expansions, strict=True):
             gold = {id_key(g) for g in mention.gold_ids}
             candidates = ranked.get(mention.text, ())
+            query = None
+            if expansion.expanded_from is not None and mention.text.strip():
+                kept = self.choice.keep(
+                    candidates, ranked.get(expansion.text, ()), expansion.expanded_from
+                )
+                if kept is not None:
+                    candidates, query = tuple(kept), expansion.text
             hits = tuple(bool(keys(c.concept_id) & gold) for c in candidates)
             part_ranks = tuple(_first_hit(keys, ranked.get(p, ()), gold) for p in mention_parts)
             error = errors.get(mention.text) or next(
@@ -160,7 +191,7 @@ class NormalizationEvaluator:
             )
             results.append(
                 MentionResult(
-                    mention, candidates, hits, _rank(hits), mention_parts, part_ranks, error
+                    mention, candidates, hits, _rank(hits), mention_parts, part_ranks, error, query
                 )
             )
         return NormalizationReport(self._metrics(results), results)
@@ -194,6 +225,8 @@ class NormalizationEvaluator:
         out[f"{p}n_unlinkable"] = float(len(by_kind[MentionKind.UNLINKABLE]))
         out[f"{p}n_blank"] = float(sum(not r.mention.text.strip() for r in results))
         out[f"{p}n_failed"] = float(sum(r.error is not None for r in results))
+        if self.expansions is not None:
+            out[f"{p}n_expanded"] = float(sum(r.query is not None for r in results))
         return out
 
 

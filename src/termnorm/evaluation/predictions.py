@@ -23,9 +23,14 @@ per mention in dataset order, keys in this order:
     a composite's parts and each part's first-hit rank (empty lists otherwise).
 ``error``
     the matcher's error on this text (``null`` when it answered).
+``query``, ``expanded_from``
+    when the mention was answered through its abbreviation-expanded text
+    (:mod:`termnorm.search.context`): that text, and the mention's text; both ``null``
+    otherwise.
 ``predictions``
-    the ranked candidates: each :class:`~termnorm.search.candidate.Candidate`'s fields, with
-    ``rank`` (1-based) and ``correct`` (whether it matches a gold ID).
+    the ranked candidates: each :class:`~termnorm.search.candidate.Candidate`'s fields
+    (``expanded_from`` included), with ``rank`` (1-based) and ``correct`` (whether it matches
+    a gold ID).
 
 Readers key a mention by :data:`MentionKey`: its fold, its file name and line (not the full
 path, so the same dataset read through another path still matches), its offsets and text.
@@ -79,6 +84,8 @@ def prediction_record(result: MentionResult, fold: str | None = None) -> dict[st
             "parts": list(result.parts),
             "part_ranks": list(result.part_ranks),
             "error": result.error,
+            "query": result.query,
+            "expanded_from": None if result.query is None else m.text,
             "predictions": [
                 {**c.to_dict(), "rank": i, "correct": hit}
                 for i, (c, hit) in enumerate(zip(result.candidates, result.hits, strict=True), 1)

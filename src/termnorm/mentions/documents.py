@@ -20,13 +20,16 @@ from termnorm.mentions.mention import MentionFormat
 from termnorm.mentions.pubtator import read_pubtator_documents
 from termnorm.mentions.reader import detect_format, parse_format
 
-__all__ = ["read_documents"]
+__all__ = ["DOCUMENT_FORMATS", "read_documents"]
 
 _READERS: dict[MentionFormat, Callable[[Path], dict[str, str]]] = {
     MentionFormat.PUBTATOR: read_pubtator_documents,
     MentionFormat.GSCPLUS: read_gscplus_documents,
     MentionFormat.PHENOBERT: read_phenobert_documents,
 }
+
+DOCUMENT_FORMATS = frozenset(_READERS)
+"""The mention formats that carry their documents' text."""
 
 
 def read_documents(path: str | Path, format: MentionFormat | str | None = None) -> dict[str, str]:

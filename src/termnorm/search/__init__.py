@@ -15,6 +15,9 @@ __all__ = [
     "PAPER_STRATEGIES",
     "Candidate",
     "ConceptFilter",
+    "ContextMatcher",
+    "ExpansionChoice",
+    "ExpansionRule",
     "Matcher",
     "Normalizer",
     "QueryError",
@@ -38,6 +41,9 @@ _WHERE = {
     "RowMatcher": "candidate",
     "RowResult": "candidate",
     "Source": "candidate",
+    "ContextMatcher": "context",
+    "ExpansionChoice": "context",
+    "ExpansionRule": "context",
     "DEFAULT_SIEVE_THRESHOLD": "defaults",
     "SearchSpace": "domain",
     "ConceptFilter": "filters",
@@ -56,6 +62,7 @@ _WHERE = {
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.search.candidate import Candidate, Matcher, RowMatcher, RowResult, Source
+    from termnorm.search.context import ContextMatcher, ExpansionChoice, ExpansionRule
     from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
     from termnorm.search.domain import SearchSpace
     from termnorm.search.filters import ConceptFilter

@@ -19,6 +19,8 @@ where that text lives (``source``: :attr:`Source.ONTOLOGY` for the index's terms
 is the concept's preferred name in the KG (``is_preferred``) and the concept's
 ``semantic_types``. When a concept was matched through its mean vector (representation C)
 ``matched_term`` is its name, ``is_preferred`` is true and ``term_source`` is empty.
+``expanded_from`` is the query's original text when the candidate was found through its
+abbreviation-expanded text (:mod:`termnorm.search.context`), else ``None``.
 ``Candidate.to_dict()`` is JSON-ready.
 """
 
@@ -73,6 +75,7 @@ class Candidate(NamedTuple):
     term_source: str = ""
     is_preferred: bool = False
     semantic_types: tuple[str, ...] = ()
+    expanded_from: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (``semantic_types`` as a list, so it reads back equal)."""
