@@ -34,6 +34,7 @@ ROOMS = {
     "evaluation": 8,
     "lab": 9,
     "cli": 10,
+    "serve": 10,
     "api": 10,
 }
 # ``termnorm.normalize`` & co. resolve lazily from the root package (``termnorm.__getattr__``)

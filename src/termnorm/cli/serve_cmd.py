@@ -1,0 +1,95 @@
+"""``termnorm serve``: the HTTP service and web page over one index (extra ``serve``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+__all__ = ["register"]
+
+SERVE_HELP = """Serve an index over HTTP: a JSON API (/v1/normalize, /v1/concepts/ID,
+/v1/synonyms), the web page at /, the API docs at /docs and Prometheus metrics at /metrics.
+
+The index and its model load once, in the background: /v1/ready answers 503 until they are
+loaded. Texts of concurrent requests are encoded together (micro-batching); when the queue
+is full the service answers 503 with Retry-After.
+
+Examples:
+
+  termnorm serve --index idx/medic
+
+  termnorm serve --index idx/medic --synonyms-file synonyms.jsonl --token "$TOKEN"
+
+  curl -s localhost:8000/v1/normalize -H 'Content-Type: application/json' \\
+       -d '{"texts": ["heart attack"], "k": 3}'
+"""
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``serve`` to ``app``."""
+
+    @app.command("serve", help=SERVE_HELP)
+    def serve(
+        index: Path | None = typer.Option(
+            None, "--index", help="Index folder (default: the built-in HPO index)."
+        ),
+        model: Path | None = typer.Option(
+            None, "--model", help="The index's model folder, when its card's path is not here."
+        ),
+        synonyms: Path | None = typer.Option(
+            None,
+            "--synonyms-file",
+            help="JSONL store of domain synonyms: loaded at start, added ones appended.",
+        ),
+        token: str | None = typer.Option(
+            None,
+            "--token",
+            envvar="TERMNORM_TOKEN",
+            help="Bearer token that POST /v1/synonyms requires (none: adding is disabled).",
+        ),
+        host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+        port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to listen on."),
+        max_batch: int = typer.Option(64, "--max-batch", min=1, help="Most texts per request."),
+        max_chars: int = typer.Option(1000, "--max-chars", min=1, help="Longest text."),
+        batch_texts: int = typer.Option(
+            64, "--batch-texts", min=1, help="Texts per micro-batch (one forward pass)."
+        ),
+        batch_wait_ms: float = typer.Option(
+            5.0, "--batch-wait-ms", min=0.0, help="Longest wait to fill a micro-batch."
+        ),
+        queue_texts: int = typer.Option(
+            1024, "--queue-texts", min=1, help="Most texts waiting; more answer 503."
+        ),
+        no_micro_batching: bool = typer.Option(
+            False, "--no-micro-batching", help="Encode each request on its own."
+        ),
+    ) -> None:
+        from termnorm.errors import MissingExtraError
+
+        try:
+            import uvicorn
+        except ImportError:
+            raise MissingExtraError("uvicorn", "serve") from None
+        from termnorm.index.term_index import CARD_NAME
+        from termnorm.serve import create_app
+
+        if index is not None and not (index / CARD_NAME).is_file():
+            raise typer.BadParameter(
+                f"{index} is not an index folder (no {CARD_NAME}); build one with "
+                "'termnorm index build'",
+                param_hint="--index",
+            )
+        application = create_app(
+            index,
+            synonyms,
+            token,
+            model=model,
+            max_batch=max_batch,
+            max_chars=max_chars,
+            batch_texts=batch_texts,
+            batch_wait_ms=batch_wait_ms,
+            queue_texts=queue_texts,
+            micro_batching=not no_micro_batching,
+        )
+        uvicorn.run(application, host=host, port=port, log_level="info")

@@ -1,0 +1,362 @@
+"""The app factory: :func:`create_app` builds the FastAPI app of the service.
+
+Nothing is loaded when the app is built or this module imported. At start-up (the ASGI
+lifespan) the micro-batcher starts and the index, its encoder and the stored domain
+synonyms load on a background thread: ``GET /v1/ready`` answers 503 ``{"status":
+"loading"}`` until then, 200 with what is served after, and 503 ``{"status": "failed"}``
+with the reason when loading failed; ``GET /v1/health`` answers 200 as soon as the process
+serves. Endpoints that need the index answer 503 with ``Retry-After`` while it loads.
+
+Errors are JSON in FastAPI's shape (``{"detail": [{"loc", "msg", "type"}]}``): a malformed
+body, a wrong type, an empty or over-long text, an unknown strategy, namespace or type are
+422 naming the field; more texts than ``max_batch`` is 413; an unknown concept 404; a full
+encoding queue 503 with ``Retry-After``. Adding synonyms needs ``Authorization: Bearer
+TOKEN`` (401 without it or with another token; 403 when the service was started without a
+token).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from termnorm.errors import MissingExtraError
+
+try:
+    from fastapi import Depends, FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import FileResponse, JSONResponse, Response
+    from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+    from fastapi.staticfiles import StaticFiles
+    from starlette.concurrency import run_in_threadpool
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise MissingExtraError(exc.name or "fastapi", "serve") from exc
+
+from termnorm.index.lookup import UnknownConceptError
+from termnorm.search.query import query_problem
+from termnorm.serve.batching import MicroBatcher, QueueFullError
+from termnorm.serve.metrics import CONTENT_TYPE_LATEST, Metrics, MetricsMiddleware
+from termnorm.serve.schemas import (
+    ConceptOut,
+    ErrorOut,
+    HealthOut,
+    NormalizeIn,
+    NormalizeOut,
+    ReadyOut,
+    SynonymsIn,
+    SynonymsOut,
+    error_body,
+)
+from termnorm.serve.settings import ServeSettings
+from termnorm.serve.state import FieldError, ServiceState, load_space
+
+__all__ = ["ApiError", "create_app"]
+
+logger = logging.getLogger(__name__)
+
+STATIC = Path(__file__).with_name("static")
+_RETRY_LOADING = "2"
+
+
+class ApiError(Exception):
+    """An error answer: HTTP ``status`` with one ``detail`` item and optional headers."""
+
+    def __init__(
+        self,
+        status: int,
+        loc: list[str | int],
+        message: str,
+        kind: str,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = error_body(loc, message, kind)
+        self.headers = headers
+
+
+@dataclass
+class _Runtime:
+    """What the lifespan sets up: the loaded state (or why not) and the batcher."""
+
+    state: ServiceState | None = None
+    error: str | None = None
+    batcher: MicroBatcher | None = None
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut, "description": text}
+    for code, text in (
+        (401, "Missing or wrong bearer token."),
+        (403, "Adding synonyms is disabled (no token given at start)."),
+        (404, "Unknown concept."),
+        (413, "Too many texts or pairs in one request."),
+        (422, "A field is not valid (named in loc)."),
+        (503, "Loading, or the encoding queue is full (see Retry-After)."),
+    )
+}
+
+
+def create_app(
+    index: str | Path | None = None,
+    synonyms: str | Path | None = None,
+    token: str | None = None,
+    **options: Any,
+) -> FastAPI:
+    """The service's app over ``index`` (a folder; ``None``: the default HPO index).
+
+    ``synonyms``: the JSONL store of domain synonyms (loaded at start-up when it exists,
+    appended to by ``POST /v1/synonyms``); ``token``: the bearer token that adding synonyms
+    requires (``None``: adding is disabled). ``options`` are the other
+    :class:`~termnorm.serve.settings.ServeSettings` fields (``max_batch``, ``max_chars``,
+    ``micro_batching``, ...). Nothing is loaded until the app starts.
+    """
+    settings = ServeSettings(
+        index=Path(index) if index is not None else None,
+        synonyms=Path(synonyms) if synonyms is not None else None,
+        token=token,
+        **options,
+    )
+    runtime = _Runtime()
+    metrics = Metrics()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        batcher = _batcher(settings, runtime, metrics)
+        runtime.batcher = batcher
+        batcher.start()
+        loading = asyncio.get_running_loop().create_task(_load(settings, runtime))
+        try:
+            yield
+        finally:
+            loading.cancel()
+            await batcher.stop()
+
+    app = FastAPI(
+        title="termnorm",
+        summary="Normalize medical terms to concept IDs.",
+        version="1",
+        lifespan=lifespan,
+        responses=_ERRORS,
+    )
+    app.state.runtime = runtime
+    app.state.settings = settings
+    app.state.metrics = metrics
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    _add_error_handlers(app)
+    _add_routes(app, settings, runtime, metrics)
+    return app
+
+
+def _batcher(settings: ServeSettings, runtime: _Runtime, metrics: Metrics) -> MicroBatcher:
+    def encode(texts: list[str]) -> Any:
+        assert runtime.state is not None
+        return runtime.state.space.encode_queries(texts)
+
+    on = settings.micro_batching
+    batcher = MicroBatcher(
+        encode,
+        max_texts=settings.batch_texts if on else 1,
+        max_wait_s=settings.batch_wait_ms / 1000 if on else 0.0,
+        max_queued=settings.queue_texts,
+        on_batch=metrics.batch_texts.observe,
+    )
+    metrics.queue_texts.set_function(lambda: batcher.queued)
+    return batcher
+
+
+async def _load(settings: ServeSettings, runtime: _Runtime) -> None:
+    try:
+        space = await asyncio.to_thread(load_space, settings)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        logger.exception("loading the index failed")
+        runtime.error = f"{type(exc).__name__}: {exc}"
+        return
+    runtime.state = ServiceState(settings, space)
+    logger.info("ready: %s", runtime.state.info())
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    async def api_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ApiError)
+        return JSONResponse(exc.body, status_code=exc.status, headers=exc.headers)
+
+    async def field_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, FieldError)
+        return JSONResponse(error_body(exc.loc, str(exc), exc.kind), status_code=422)
+
+    async def queue_full(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, QueueFullError)
+        return JSONResponse(
+            error_body(["body", "texts"], str(exc), "queue_full"),
+            status_code=503,
+            headers={"Retry-After": str(exc.retry_after)},
+        )
+
+    async def invalid(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        items = [
+            {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": e["type"]}
+            for e in exc.errors()
+        ]
+        return JSONResponse({"detail": items}, status_code=422)
+
+    app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(FieldError, field_error)
+    app.add_exception_handler(QueueFullError, queue_full)
+    app.add_exception_handler(RequestValidationError, invalid)
+
+
+def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metrics: Metrics) -> None:
+    def ready_state() -> ServiceState:
+        if runtime.state is None:
+            status = "failed" if runtime.error is not None else "loading"
+            message = runtime.error or "the index is loading; retry shortly"
+            raise ApiError(503, [], message, status, headers={"Retry-After": _RETRY_LOADING})
+        return runtime.state
+
+    bearer = HTTPBearer(auto_error=False, description="The token given at start (--token).")
+
+    def authorized(
+        credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
+    ) -> None:
+        if settings.token is None:
+            raise ApiError(
+                403,
+                ["header", "Authorization"],
+                "adding synonyms is disabled: start the server with a token (--token)",
+                "disabled",
+            )
+        given = credentials.credentials if credentials is not None else ""
+        if not hmac.compare_digest(given.encode(), settings.token.encode()):
+            raise ApiError(
+                401,
+                ["header", "Authorization"],
+                "missing or wrong token: send 'Authorization: Bearer TOKEN' with the token "
+                "the server was started with",
+                "unauthorized",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+
+    @app.get("/v1/health", response_model=HealthOut, tags=["service"])
+    async def health() -> HealthOut:
+        """The process is alive (says nothing about the index: see ``/v1/ready``)."""
+        return HealthOut()
+
+    @app.get("/v1/ready", response_model=ReadyOut, tags=["service"])
+    async def ready() -> JSONResponse:
+        """200 with what is served once the index is loaded; 503 while loading or failed."""
+        if runtime.state is not None:
+            return JSONResponse(ReadyOut(status="ready", **runtime.state.info()).model_dump())
+        if runtime.error is not None:
+            body = ReadyOut(status="failed", error=runtime.error)
+        else:
+            body = ReadyOut(status="loading")
+        return JSONResponse(
+            body.model_dump(exclude_none=True),
+            status_code=503,
+            headers={"Retry-After": _RETRY_LOADING},
+        )
+
+    @app.post("/v1/normalize", response_model=NormalizeOut, tags=["normalize"])
+    async def normalize(
+        body: NormalizeIn, state: ServiceState = Depends(ready_state)
+    ) -> NormalizeOut:
+        """The top-``k`` concepts of each text, with the provenance of each candidate."""
+        if len(body.texts) > settings.max_batch:
+            raise ApiError(
+                413,
+                ["body", "texts"],
+                f"{len(body.texts)} texts: at most {settings.max_batch} per request; "
+                "split the batch",
+                "too_many",
+            )
+        if body.k > settings.max_k:
+            raise FieldError(["body", "k"], f"k={body.k}: at most {settings.max_k}")
+        problems = [
+            {"loc": ["body", "texts", i], "msg": p, "type": "value_error"}
+            for i, text in enumerate(body.texts)
+            if (p := query_problem(text, settings.max_chars)) is not None
+        ]
+        if problems:
+            return JSONResponse({"detail": problems}, status_code=422)  # type: ignore[return-value]
+        matcher = await run_in_threadpool(
+            state.matcher, body.strategy, body.min_score, body.namespaces, body.semantic_types
+        )
+        queries = [t.strip() for t in body.texts]
+        assert runtime.batcher is not None
+        vectors = await runtime.batcher.encode(queries)
+        ranked = await run_in_threadpool(matcher.search_vectors, vectors, body.k)
+        abstained = None if body.min_score is None else f"no concept scored >= {body.min_score:g}"
+        return NormalizeOut.model_validate(
+            {
+                "strategy": matcher.name,
+                "k": body.k,
+                "results": [
+                    {
+                        "text": text,
+                        "candidates": [c.to_dict() for c in candidates],
+                        "abstained": None if candidates else abstained,
+                    }
+                    for text, candidates in zip(body.texts, ranked, strict=True)
+                ],
+            }
+        )
+
+    @app.get("/v1/concepts/{concept_id:path}", response_model=ConceptOut, tags=["concepts"])
+    async def concept(concept_id: str, state: ServiceState = Depends(ready_state)) -> ConceptOut:
+        """A concept by ID (its own, a bare one such as ``D005955``, or an alternative ID):
+        name, semantic types, alternative IDs, KG terms and added domain synonyms."""
+        try:
+            info = state.space.index.concept(concept_id)
+        except UnknownConceptError as exc:
+            raise ApiError(404, ["path", "concept_id"], str(exc), "unknown_concept") from None
+        return ConceptOut.model_validate(
+            {**info.to_dict(), "domain_synonyms": state.domain_texts(info.concept_id)}
+        )
+
+    @app.post(
+        "/v1/synonyms",
+        response_model=SynonymsOut,
+        tags=["synonyms"],
+        dependencies=[Depends(authorized)],
+    )
+    async def add_synonyms(
+        body: SynonymsIn, state: ServiceState = Depends(ready_state)
+    ) -> SynonymsOut:
+        """Add domain synonyms to the running space (only the new texts are encoded) and to
+        the store file, so a restart keeps them. Needs the bearer token."""
+        if len(body.pairs) > settings.max_batch:
+            raise ApiError(
+                413,
+                ["body", "pairs"],
+                f"{len(body.pairs)} pairs: at most {settings.max_batch} per request",
+                "too_many",
+            )
+        for i, pair in enumerate(body.pairs):
+            if (p := query_problem(pair.text, settings.max_chars)) is not None:
+                raise FieldError(["body", "pairs", i, "text"], p)
+        resolved = state.resolve([(p.concept_id, p.text) for p in body.pairs])
+        assert runtime.batcher is not None
+        report = await runtime.batcher.run_exclusive(lambda: state.add_synonyms(resolved))
+        return SynonymsOut(**report.to_dict(), total=state.domain_size())  # type: ignore[arg-type]
+
+    @app.get("/metrics", include_in_schema=False)
+    async def prometheus() -> Response:
+        """Prometheus text exposition of the service's metrics."""
+        return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        """The web page."""
+        return FileResponse(STATIC / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")

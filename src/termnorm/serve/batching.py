@@ -1,0 +1,165 @@
+"""Dynamic micro-batching: texts of concurrent requests are encoded together.
+
+A :class:`MicroBatcher` keeps a bounded queue of requests waiting to be encoded. Its worker
+takes the first waiting request, then waits until the queue holds ``max_texts`` texts or
+``max_wait_s`` has passed since it started collecting, and encodes the requests it took
+(whole requests, in arrival order, at most ``max_texts`` texts unless one request alone is
+larger) in one call on its single encoding thread. Each request gets back the rows of its
+own texts, in order. With ``max_wait_s=0`` and ``max_texts=1`` each request is encoded alone.
+
+A request that would bring the queue above ``max_queued`` texts is refused at once with
+:class:`QueueFullError` (the service answers 503 with ``Retry-After``): the queue never
+grows without bound and no caller waits forever. Everything run on the encoding thread
+(:meth:`MicroBatcher.run_exclusive`) is serialised with the batches, so the encoder is never
+used from two threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+
+__all__ = ["MicroBatcher", "QueueFullError"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class QueueFullError(RuntimeError):
+    """The encoding queue is full: retry after ``retry_after`` seconds."""
+
+    def __init__(self, queued: int, asked: int, limit: int, retry_after: int) -> None:
+        super().__init__(
+            f"the encoding queue is full ({queued} texts waiting, {asked} more asked, "
+            f"limit {limit}): retry after {retry_after} s"
+        )
+        self.retry_after = retry_after
+
+
+@dataclass
+class _Job:
+    texts: list[str]
+    future: asyncio.Future[np.ndarray]
+
+
+class MicroBatcher:
+    """Encode the texts of concurrent callers together; see the module docstring.
+
+    ``encode`` maps texts to vectors ``[n, d]`` in order; ``on_batch(n_texts)`` is called per
+    encoded batch (metrics). Use inside a running event loop: :meth:`start`, then
+    :meth:`encode` from any task, then :meth:`stop`.
+    """
+
+    def __init__(
+        self,
+        encode: Callable[[list[str]], np.ndarray],
+        max_texts: int = 64,
+        max_wait_s: float = 0.005,
+        max_queued: int = 1024,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> None:
+        self._encode = encode
+        self.max_texts = max_texts
+        self.max_wait_s = max_wait_s
+        self.max_queued = max_queued
+        self._on_batch = on_batch
+        self._queue: deque[_Job] = deque()
+        self._queued = 0
+        self._wake: asyncio.Event | None = None
+        self._worker: asyncio.Task[None] | None = None
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="termnorm-encode")
+
+    @property
+    def queued(self) -> int:
+        """Texts waiting to be encoded (the batch being encoded not included)."""
+        return self._queued
+
+    def start(self) -> None:
+        """Start the worker task on the running loop."""
+        self._wake = asyncio.Event()
+        self._worker = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        """Stop the worker; requests still waiting fail with ``RuntimeError``."""
+        if self._worker is not None:
+            self._worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._worker
+            self._worker = None
+        while self._queue:
+            job = self._queue.popleft()
+            if not job.future.done():
+                job.future.set_exception(RuntimeError("the service is shutting down"))
+        self._queued = 0
+        self._thread.shutdown(wait=True)
+
+    async def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts`` ``[len(texts), d]``, encoded with other callers' texts;
+        :class:`QueueFullError` at once when the queue has no room for them."""
+        if self._wake is None:
+            raise RuntimeError("MicroBatcher.start() was not called")
+        if self._queued + len(texts) > self.max_queued:
+            raise QueueFullError(self._queued, len(texts), self.max_queued, retry_after=1)
+        job = _Job(list(texts), asyncio.get_running_loop().create_future())
+        self._queue.append(job)
+        self._queued += len(job.texts)
+        self._wake.set()
+        return await job.future
+
+    async def run_exclusive(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the encoding thread, between batches."""
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn)
+
+    # ------------------------------------------------------------------ worker
+    async def _run(self) -> None:
+        assert self._wake is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            while not self._queue:
+                self._wake.clear()
+                await self._wake.wait()
+            deadline = loop.time() + self.max_wait_s
+            while self._queued < self.max_texts and (left := deadline - loop.time()) > 0:
+                self._wake.clear()
+                try:
+                    await asyncio.wait_for(self._wake.wait(), left)
+                except asyncio.TimeoutError:  # TimeoutError from Python 3.11
+                    break
+            jobs = self._take()
+            texts = [t for job in jobs for t in job.texts]
+            try:
+                vectors = await loop.run_in_executor(self._thread, self._encode, texts)
+            except Exception as exc:  # every caller of this batch sees the failure
+                logger.exception("encoding a batch of %d texts failed", len(texts))
+                for job in jobs:
+                    if not job.future.done():
+                        job.future.set_exception(exc)
+                continue
+            if self._on_batch is not None:
+                self._on_batch(len(texts))
+            start = 0
+            for job in jobs:
+                end = start + len(job.texts)
+                if not job.future.done():  # a caller that went away is skipped
+                    job.future.set_result(vectors[start:end])
+                start = end
+
+    def _take(self) -> list[_Job]:
+        """Whole jobs from the front: at least one, then while they fit in ``max_texts``."""
+        jobs = [self._queue.popleft()]
+        size = len(jobs[0].texts)
+        while self._queue and size + len(self._queue[0].texts) <= self.max_texts:
+            job = self._queue.popleft()
+            size += len(job.texts)
+            jobs.append(job)
+        self._queued -= size
+        return jobs

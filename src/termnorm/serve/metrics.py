@@ -1,0 +1,81 @@
+"""Prometheus metrics of one app, in their own registry (two apps in a process never clash).
+
+``termnorm_requests_total{method,route,status}``, ``termnorm_request_seconds{route}``
+(latency histogram), ``termnorm_batch_texts`` (texts per encoded micro-batch) and
+``termnorm_queue_texts`` (texts waiting to be encoded). ``route`` is the route's template
+(``/v1/concepts/{concept_id}``), never the raw path, so label values stay few.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+__all__ = ["CONTENT_TYPE_LATEST", "Metrics", "MetricsMiddleware"]
+
+_LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+_BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+
+
+class Metrics:
+    """The collectors of one app and its Prometheus text."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "termnorm_requests",
+            "HTTP requests by method, route and status code.",
+            ["method", "route", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "termnorm_request_seconds",
+            "Time to answer a request, by route.",
+            ["route"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.batch_texts = Histogram(
+            "termnorm_batch_texts",
+            "Texts per encoded micro-batch.",
+            buckets=_BATCH_BUCKETS,
+            registry=self.registry,
+        )
+        self.queue_texts = Gauge(
+            "termnorm_queue_texts", "Texts waiting to be encoded.", registry=self.registry
+        )
+
+    def render(self) -> bytes:
+        """The Prometheus text exposition of every collector."""
+        return generate_latest(self.registry)
+
+
+class MetricsMiddleware:
+    """ASGI middleware counting every HTTP response and timing it, by route template."""
+
+    def __init__(self, app: Any, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status = {"code": 500}
+
+        async def send_status(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_status)
+        finally:
+            route = scope.get("route")
+            template = getattr(route, "path", None) or "unmatched"
+            self.metrics.requests.labels(scope["method"], template, str(status["code"])).inc()
+            self.metrics.latency.labels(template).observe(time.perf_counter() - start)

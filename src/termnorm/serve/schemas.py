@@ -1,0 +1,166 @@
+"""Request and response bodies of the JSON API, declared once: FastAPI validates with them
+and writes the OpenAPI page from them.
+
+Errors use one shape everywhere, FastAPI's own: ``{"detail": [{"loc": [...], "msg": "...",
+"type": "..."}]}``, where ``loc`` names the field (``["body", "texts", 3]``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
+
+__all__ = [
+    "CandidateOut",
+    "ConceptOut",
+    "ErrorItem",
+    "ErrorOut",
+    "HealthOut",
+    "NormalizeIn",
+    "NormalizeOut",
+    "ReadyOut",
+    "SynonymPair",
+    "SynonymsIn",
+    "SynonymsOut",
+    "TermOut",
+    "TextResult",
+    "error_body",
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NormalizeIn(_Strict):
+    """Texts to normalize and how."""
+
+    texts: list[StrictStr] = Field(
+        min_length=1, description="The texts (1 to the server's max batch)."
+    )
+    k: int = Field(5, ge=1, description="Concepts per text (at most the server's max k).")
+    min_score: float | None = Field(
+        None, ge=-1.0, le=1.0, description="Drop candidates scoring below it (cosine)."
+    )
+    namespaces: list[StrictStr] | None = Field(
+        None, description='Keep only concepts in these namespaces (e.g. ["HP"]).'
+    )
+    semantic_types: list[StrictStr] | None = Field(
+        None, description="Keep only concepts of these semantic types."
+    )
+    strategy: StrictStr = Field(
+        "o-t",
+        description='Search strategy: "o-t", "o-c", "d-t", "od-t", ... or a sieve "d-t+od-t" '
+        "(D targets need domain synonyms).",
+    )
+
+
+class CandidateOut(BaseModel):
+    """One ranked concept with its provenance (``Candidate.to_dict()``)."""
+
+    concept_id: str
+    name: str
+    score: float
+    matched_term: str
+    rank: int
+    source: str = Field(description='"ontology" or "domain" (a synonym added to the space).')
+    term_source: str = Field(description="The KG source of the matched term, or the synonym file.")
+    is_preferred: bool
+    semantic_types: list[str]
+
+
+class TextResult(BaseModel):
+    """The candidates of one text, best first; ``abstained`` says why there are none."""
+
+    text: str
+    candidates: list[CandidateOut]
+    abstained: str | None = None
+
+
+class NormalizeOut(BaseModel):
+    """One result per input text, in order."""
+
+    strategy: str
+    k: int
+    results: list[TextResult]
+
+
+class TermOut(BaseModel):
+    """A term of a concept with its KG source."""
+
+    term: str
+    source: str
+    is_preferred: bool
+
+
+class ConceptOut(BaseModel):
+    """A concept of the index, with the domain synonyms added to the running service."""
+
+    concept_id: str
+    name: str
+    semantic_types: list[str]
+    alt_ids: list[str]
+    synonyms: list[TermOut]
+    domain_synonyms: list[str]
+
+
+class SynonymPair(_Strict):
+    """A domain synonym: a text for a concept (its ID, a bare ID or an alternative ID)."""
+
+    concept_id: StrictStr = Field(min_length=1)
+    text: StrictStr = Field(min_length=1)
+
+
+class SynonymsIn(_Strict):
+    """Synonyms to add to the running search space."""
+
+    pairs: list[SynonymPair] = Field(min_length=1)
+
+
+class SynonymsOut(BaseModel):
+    """What was added: ``kept`` new pairs, ``encoded_texts`` distinct new texts encoded,
+    ``dropped`` by reason (duplicates), and how many domain synonyms the space now has."""
+
+    read: int
+    kept: int
+    encoded_texts: int
+    dropped: dict[str, int]
+    total: int
+
+
+class HealthOut(BaseModel):
+    """The process is alive."""
+
+    status: str = "alive"
+
+
+class ReadyOut(BaseModel):
+    """``loading``, ``ready`` (with what is served) or ``failed`` (with why)."""
+
+    status: str
+    index: str | None = None
+    concepts: int | None = None
+    terms: int | None = None
+    model: str | None = None
+    domain_synonyms: int | None = None
+    error: str | None = None
+
+
+class ErrorItem(BaseModel):
+    """One problem: where (``loc``), what (``msg``) and its kind (``type``)."""
+
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class ErrorOut(BaseModel):
+    """Every error response."""
+
+    detail: list[ErrorItem]
+
+
+def error_body(loc: list[str | int], msg: str, kind: str) -> dict[str, Any]:
+    """The JSON of an error response with one item."""
+    return {"detail": [{"loc": loc, "msg": msg, "type": kind}]}

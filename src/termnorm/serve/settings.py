@@ -1,0 +1,53 @@
+"""The service's settings: one dataclass, whose field docs the ``serve`` command reuses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from termnorm.search.query import DEFAULT_MAX_CHARS
+
+__all__ = ["ServeSettings"]
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """How the service loads, limits and batches.
+
+    ``index``: the index folder (``None``: the default HPO index, built once on first use).
+    ``model``: the index's model folder when the card's path is not valid here.
+    ``synonyms``: a JSONL file of domain synonyms (``{"concept_id": ..., "text": ...}`` per
+    line), loaded at start-up when it exists; synonyms added through the API are appended.
+    ``token``: the bearer token that ``POST /v1/synonyms`` requires (``None``: adding is off).
+    ``max_batch``: most texts (or synonym pairs) per request (more: 413).
+    ``max_chars``: longest text (longer: 422). ``max_k``: largest ``k``.
+    ``batch_texts`` / ``batch_wait_ms``: a micro-batch is encoded when it holds this many texts
+    or its first text has waited this long. ``micro_batching=False`` encodes each request on
+    its own. ``queue_texts``: most texts waiting to be encoded (more: 503 with Retry-After).
+    """
+
+    index: Path | None = None
+    model: Path | None = None
+    synonyms: Path | None = None
+    token: str | None = None
+    max_batch: int = 64
+    max_chars: int = DEFAULT_MAX_CHARS
+    max_k: int = 100
+    batch_texts: int = 64
+    batch_wait_ms: float = 5.0
+    micro_batching: bool = True
+    queue_texts: int = 1024
+
+    def __post_init__(self) -> None:
+        for name in ("max_batch", "max_chars", "max_k", "batch_texts", "queue_texts"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.batch_wait_ms < 0:
+            raise ValueError(f"batch_wait_ms must be >= 0, got {self.batch_wait_ms}")
+        if self.queue_texts < self.max_batch:
+            raise ValueError(
+                f"queue_texts ({self.queue_texts}) must be >= max_batch ({self.max_batch}), "
+                "or a full-size request could never be queued"
+            )
+        if self.token is not None and not self.token.strip():
+            raise ValueError("token is empty: give a non-empty token, or none to disable adding")

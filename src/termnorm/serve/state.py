@@ -1,0 +1,192 @@
+"""What the running service holds: the search space (index, encoder, domain synonyms) and
+its matchers, loaded once, and swapped whole when synonyms are added.
+
+:func:`load_space` does the start-up work (read the index, load its encoder, add the
+synonyms of the store file). :class:`ServiceState` then answers from the current space;
+:meth:`ServiceState.add_synonyms` builds the next space (only the new texts encoded, the
+index untouched), appends the pairs to the store, and swaps it in.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from termnorm.search.domain import SearchSpace, SynonymReport
+from termnorm.search.matcher import SpaceMatcher, build_strategy
+from termnorm.serve.settings import ServeSettings
+from termnorm.serve.synonym_store import append_synonym_store, read_synonym_store
+
+__all__ = ["FieldError", "ServiceState", "load_space"]
+
+logger = logging.getLogger(__name__)
+
+_MATCHERS_KEPT = 64
+
+
+class FieldError(ValueError):
+    """A request field the service cannot use; ``loc`` names it (FastAPI's error shape)."""
+
+    def __init__(self, loc: list[str | int], message: str, kind: str = "value_error") -> None:
+        super().__init__(message)
+        self.loc = loc
+        self.kind = kind
+
+
+def load_space(settings: ServeSettings) -> SearchSpace:
+    """The index of ``settings`` with its encoder, plus the synonyms of the store file."""
+    from termnorm.api import load_index, search_space
+
+    if settings.model is not None:
+        if settings.index is None:
+            raise ValueError("--model needs --index (the default index brings its own model)")
+        index = load_index(settings.index)
+        space = SearchSpace(index, index.load_encoder(settings.model))
+    else:
+        space = search_space(settings.index)
+    if settings.synonyms is not None:
+        pairs = read_synonym_store(settings.synonyms)
+        if pairs:
+            source = settings.synonyms.name
+            space, report = space.with_synonyms(
+                [(text, (cid,)) for cid, text in pairs], source=source
+            )
+            logger.info("domain synonyms from %s: %s", settings.synonyms, report.to_dict())
+    return space
+
+
+@dataclass(frozen=True)
+class _Options:
+    strategy: str
+    min_score: float | None
+    namespaces: tuple[str, ...] | None
+    semantic_types: tuple[str, ...] | None
+
+
+class ServiceState:
+    """The loaded space and a small cache of configured matchers over it."""
+
+    def __init__(self, settings: ServeSettings, space: SearchSpace) -> None:
+        self.settings = settings
+        self.space = space
+        self._matchers: OrderedDict[_Options, SpaceMatcher] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ reading
+    def info(self) -> dict[str, Any]:
+        """What is served, for ``/v1/ready``."""
+        index = self.space.index
+        model = index.card.get("model", {})
+        return {
+            "index": str(index.path) if index.path is not None else None,
+            "concepts": len(index.concepts),
+            "terms": len(index.terms),
+            "model": str(model.get("name") or model.get("path") or ""),
+            "domain_synonyms": self.domain_size(),
+        }
+
+    def domain_size(self) -> int:
+        """How many domain synonyms the current space has."""
+        domain = self.space.domain
+        return 0 if domain is None else len(domain)
+
+    def domain_texts(self, concept_id: str) -> list[str]:
+        """The domain synonyms of a concept (its own ID), in the order they were added."""
+        domain = self.space.domain
+        if domain is None:
+            return []
+        return [t for c, t in zip(domain.concept_ids, domain.texts, strict=True) if c == concept_id]
+
+    def matcher(
+        self,
+        strategy: str,
+        min_score: float | None,
+        namespaces: Sequence[str] | None,
+        semantic_types: Sequence[str] | None,
+    ) -> SpaceMatcher:
+        """The matcher for these options over the current space; :class:`FieldError` naming
+        the field that is not usable (unknown strategy, namespace or type, a D target without
+        domain synonyms)."""
+        key = _Options(
+            strategy.strip().lower(),
+            min_score,
+            None if namespaces is None else tuple(namespaces),
+            None if semantic_types is None else tuple(semantic_types),
+        )
+        with self._lock:
+            space = self.space
+            cached = self._matchers.get(key)
+            if cached is not None and cached.space is space:
+                self._matchers.move_to_end(key)
+                return cached
+        matcher = self._build(space, key)
+        with self._lock:
+            if self.space is space:
+                self._matchers[key] = matcher
+                while len(self._matchers) > _MATCHERS_KEPT:
+                    self._matchers.popitem(last=False)
+        return matcher
+
+    def _build(self, space: SearchSpace, key: _Options) -> SpaceMatcher:
+        from termnorm.errors import EmptyResultError
+
+        try:
+            matcher = build_strategy(space, key.strategy)
+        except (ValueError, EmptyResultError) as exc:
+            raise FieldError(["body", "strategy"], str(exc)) from None
+        matcher = matcher.configure(max_chars=self.settings.max_chars, min_score=key.min_score)
+        try:
+            if key.namespaces is not None:
+                field = "namespaces"
+                matcher = matcher.configure(namespaces=key.namespaces)
+            if key.semantic_types is not None:
+                field = "semantic_types"
+                matcher = matcher.configure(semantic_types=key.semantic_types)
+        except (ValueError, EmptyResultError) as exc:
+            raise FieldError(["body", field], str(exc)) from None
+        return matcher
+
+    # ------------------------------------------------------------------ writing
+    def resolve(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        """``(concept_id, text)`` with each ID resolved to the index's own concept ID and the
+        text stripped; :class:`FieldError` naming the first unknown ID or empty text."""
+        index = self.space.index
+        ids = self.space.columns.ids
+        out = []
+        for i, (concept_id, text) in enumerate(pairs):
+            row = index.resolve_id(concept_id)
+            if row is None:
+                raise FieldError(
+                    ["body", "pairs", i, "concept_id"],
+                    f"no concept {concept_id!r} in the index (neither as a concept ID nor as an "
+                    "alternative ID); look it up with GET /v1/concepts/{concept_id}",
+                    "unknown_concept",
+                )
+            if not text.strip():
+                raise FieldError(["body", "pairs", i, "text"], "empty text: give a synonym")
+            out.append((str(ids[row]), text.strip()))
+        return out
+
+    def add_synonyms(self, pairs: Sequence[tuple[str, str]]) -> SynonymReport:
+        """Add resolved ``(concept_id, text)`` pairs: encode the new texts, append the new
+        pairs to the store file (when there is one), swap in the new space. Call from one
+        thread at a time (the service runs it on its encoding thread)."""
+        space = self.space
+        source = self.settings.synonyms.name if self.settings.synonyms is not None else "api"
+        new_space, report = space.with_synonyms([(t, (c,)) for c, t in pairs], source=source)
+        old = len(space.domain) if space.domain is not None else 0
+        assert new_space.domain is not None
+        fresh = list(
+            zip(new_space.domain.concept_ids[old:], new_space.domain.texts[old:], strict=True)
+        )
+        if self.settings.synonyms is not None:
+            append_synonym_store(Path(self.settings.synonyms), fresh)
+        with self._lock:
+            self.space = new_space
+            self._matchers.clear()
+        return report

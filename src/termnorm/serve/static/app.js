@@ -1,0 +1,138 @@
+// termnorm web page: search as you type (debounced), concept details on click, add a synonym.
+// Plain JavaScript against the JSON API (/v1/...); no build step.
+"use strict";
+
+const DEBOUNCE_MS = 250;
+const $ = (id) => document.getElementById(id);
+let timer = null;
+let latest = 0;
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function errorText(body, status) {
+  if (body && Array.isArray(body.detail)) {
+    return body.detail.map((d) => d.msg).join("; ");
+  }
+  return `request failed (HTTP ${status})`;
+}
+
+async function call(path, options = {}) {
+  const answer = await fetch(path, options);
+  let body = null;
+  try { body = await answer.json(); } catch (e) { body = null; }
+  if (!answer.ok) throw new Error(errorText(body, answer.status));
+  return body;
+}
+
+async function checkReady() {
+  try {
+    const info = await call("/v1/ready");
+    $("status").textContent =
+      `Ready: ${info.concepts} concepts, ${info.terms} terms, ${info.domain_synonyms} added synonyms.`;
+  } catch (e) {
+    $("status").textContent = `Not ready: ${e.message}`;
+    setTimeout(checkReady, 2000);
+  }
+}
+
+function showResults(candidates) {
+  const list = $("results");
+  list.replaceChildren();
+  for (const c of candidates) {
+    const pct = Math.max(0, Math.min(100, Math.round(c.score * 100)));
+    const button = el(
+      "button",
+      { type: "button", class: "result", "data-concept": c.concept_id,
+        "aria-label": `${c.name}, ${c.concept_id}, score ${c.score.toFixed(3)}` },
+      el("span", {}, el("strong", {}, c.name), " ", el("span", { class: "id" }, c.concept_id)),
+      el("span", { class: "bar", role: "img", "aria-label": `score ${c.score.toFixed(3)}` },
+        el("span")),
+      el("span", { class: "matched" },
+        `matched “${c.matched_term}” (${c.source}${c.term_source ? ": " + c.term_source : ""}) · ${c.score.toFixed(3)}`),
+    );
+    button.querySelector(".bar span").style.width = `${pct}%`;
+    button.addEventListener("click", () => showConcept(c.concept_id));
+    list.append(el("li", {}, button));
+  }
+}
+
+async function search() {
+  const text = $("query").value.trim();
+  const error = $("search-error");
+  error.hidden = true;
+  if (!text) { $("results").replaceChildren(); return; }
+  const ask = ++latest;
+  const k = Number($("k").value) || 5;
+  try {
+    const body = await call("/v1/normalize", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ texts: [text], k }),
+    });
+    if (ask === latest) showResults(body.results[0].candidates);
+  } catch (e) {
+    if (ask !== latest) return;
+    error.textContent = e.message;
+    error.hidden = false;
+  }
+}
+
+async function showConcept(id) {
+  const section = $("concept");
+  try {
+    const c = await call(`/v1/concepts/${encodeURIComponent(id)}`);
+    $("concept-title").textContent = `${c.name} (${c.concept_id})`;
+    const facts = $("concept-facts");
+    facts.replaceChildren(
+      el("dt", {}, "Semantic types"), el("dd", {}, c.semantic_types.join(", ") || "none"),
+      el("dt", {}, "Alternative IDs"), el("dd", {}, c.alt_ids.join(", ") || "none"),
+    );
+    const syns = $("concept-synonyms");
+    syns.replaceChildren(
+      ...c.synonyms.map((s) => el("li", {}, `${s.term} (${s.source}${s.is_preferred ? ", preferred" : ""})`)),
+      ...c.domain_synonyms.map((t) => el("li", {}, `${t} (added)`)),
+    );
+    $("add-concept").value = c.concept_id;
+    section.hidden = false;
+    $("concept-title").focus();
+  } catch (e) {
+    $("search-error").textContent = e.message;
+    $("search-error").hidden = false;
+  }
+}
+
+async function addSynonym(event) {
+  event.preventDefault();
+  const out = $("add-result");
+  try {
+    const body = await call("/v1/synonyms", {
+      method: "POST",
+      headers: { "Content-Type": "application/json",
+                 Authorization: `Bearer ${$("add-token").value}` },
+      body: JSON.stringify({ pairs: [{ concept_id: $("add-concept").value, text: $("add-text").value }] }),
+    });
+    out.textContent = body.kept ? `Added (${body.total} added synonyms in all).` : "Already there.";
+    checkReady();
+  } catch (e) {
+    out.textContent = `Not added: ${e.message}`;
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("query").addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(search, DEBOUNCE_MS);
+  });
+  $("k").addEventListener("change", search);
+  $("search-form").addEventListener("submit", (event) => { event.preventDefault(); search(); });
+  $("add-form").addEventListener("submit", addSynonym);
+  checkReady();
+});

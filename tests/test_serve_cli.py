@@ -1,0 +1,119 @@
+"""``termnorm serve``: cheap registration, a refused non-index, and a real server on
+loopback that is killed and restarted with its added synonyms kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+pytest.importorskip("prometheus_client")
+
+from typer.testing import CliRunner
+
+from conftest import make_tiny_kg
+from termnorm import api
+from termnorm.cli.main import _register, app
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def test_registering_serve_imports_nothing_heavy() -> None:
+    code = (
+        "import sys; from termnorm.cli.main import _register; _register(); "
+        "print(sorted(m for m in ('fastapi', 'uvicorn', 'torch', 'pandas', 'termnorm.serve.app')"
+        " if m in sys.modules))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_serve_refuses_a_folder_that_is_not_an_index(tmp_path: Path) -> None:
+    _register()
+    result = CliRunner().invoke(app, ["serve", "--index", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "termnorm index build" in result.output
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _call(url: str, body: dict[str, Any] | None = None, token: str | None = None) -> Any:
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=data, headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.loads(answer.read())
+
+
+def _start(
+    index: Path, store: Path, port: int, token: str | None, log: Path
+) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, "-c", "from termnorm.cli.main import main; main()"]
+    argv += ["serve", "--index", str(index)]
+    argv += ["--synonyms-file", str(store), "--port", str(port)]
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env.pop("TERMNORM_TOKEN", None)
+    if token is not None:
+        env["TERMNORM_TOKEN"] = token
+    with log.open("ab") as sink:
+        return subprocess.Popen(argv, env=env, stdout=sink, stderr=sink)
+
+
+def _wait_ready(base: str, process: subprocess.Popen[bytes], log: Path) -> dict[str, Any]:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert process.poll() is None, log.read_text(errors="replace")
+        try:
+            return dict(_call(f"{base}/v1/ready"))
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.2)
+    raise AssertionError("the server did not become ready")
+
+
+def test_a_killed_server_restarts_with_its_synonyms(tiny_bert_path: Path, tmp_path: Path) -> None:
+    kg = make_tiny_kg().save(tmp_path / "kg", card={"sources": [{"format": "fixture"}]})
+    index = tmp_path / "idx"
+    api.build_index(kg, model=tiny_bert_path, out=index, show_progress=False)
+    store = tmp_path / "synonyms.jsonl"
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = _start(index, store, port, "t0k", tmp_path / "first.log")
+    try:
+        assert _wait_ready(base, server, tmp_path / "first.log")["domain_synonyms"] == 0
+        pairs = {"pairs": [{"concept_id": "T:0007", "text": "iron-poor blood"}]}
+        assert _call(f"{base}/v1/synonyms", pairs, token="t0k")["kept"] == 1
+    finally:
+        server.send_signal(signal.SIGKILL)  # no clean shutdown
+        server.wait(30)
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = _start(index, store, port, None, tmp_path / "second.log")
+    try:
+        assert _wait_ready(base, server, tmp_path / "second.log")["domain_synonyms"] == 1
+        body = {"texts": ["iron-poor blood"], "k": 1, "strategy": "d-t"}
+        top = _call(f"{base}/v1/normalize", body)["results"][0]["candidates"][0]
+        assert top["concept_id"] == "T:0007" and top["source"] == "domain"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(30)
