@@ -23,6 +23,7 @@ from termnorm.cli._strategy import (
     check_mode,
     command_matcher,
 )
+from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,7 +87,7 @@ def _print_results(terms: list[str], results: list[RowResult], json_out: bool) -
     Console().print(table)
 
 
-def _space(index: Path | None) -> SearchSpace:
+def _space(index: Path | None, runtime: Runtime, threads: int | None) -> SearchSpace:
     from termnorm import api
 
     if index is None:
@@ -99,7 +100,7 @@ def _space(index: Path | None) -> SearchSpace:
                 f"building the default index (HPO + all-MiniLM-L6-v2) once into {folder}",
                 err=True,
             )
-    return api.search_space(index)
+    return api.search_space(index, runtime.value, threads)
 
 
 def register(app: typer.Typer) -> None:
@@ -130,6 +131,8 @@ def register(app: typer.Typer) -> None:
         min_score: float | None = typer.Option(None, "--min-score", help=MIN_SCORE_HELP),
         namespaces: list[str] | None = typer.Option(None, "--namespace", help=NAMESPACE_HELP),
         types: list[str] | None = typer.Option(None, "--type", help=TYPE_HELP),
+        runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
+        threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
     ) -> None:
         from termnorm.search.query import QueryError
 
@@ -141,7 +144,7 @@ def register(app: typer.Typer) -> None:
         if input is None and not terms:
             raise typer.BadParameter("give TERM arguments, or --input FILE --output FILE")
         matcher = command_matcher(
-            _space(index), mode, strategy, synonyms, sieve_threshold,
+            _space(index, runtime, threads), mode, strategy, synonyms, sieve_threshold,
             max_chars=max_chars, min_score=min_score, namespaces=namespaces, semantic_types=types,
         )  # fmt: skip
         if input is not None and output is not None:

@@ -29,6 +29,8 @@ from termnorm.errors import TermnormError
 __all__ = [
     "AUTO_MIN_COSINE",
     "CONCRETE_RUNTIMES",
+    "RUNTIME_HELP",
+    "THREADS_HELP",
     "Runtime",
     "RuntimeMeasure",
     "RuntimeUnavailableError",
@@ -50,6 +52,13 @@ class Runtime(str, Enum):
     ONNX = "onnx"
     ONNX_INT8 = "onnx-int8"
 
+
+#: ``--runtime`` / ``--threads`` help, shared by the commands that encode
+RUNTIME_HELP = (
+    "Inference runtime: torch (fp32), bf16, onnx, onnx-int8 (needs termnorm[onnx]), or auto "
+    f"(the fastest whose vectors keep cosine >= {AUTO_MIN_COSINE} with fp32, measured here)."
+)
+THREADS_HELP = "CPU threads for the encoder (default: torch's / ONNX Runtime's choice)."
 
 #: The runtimes ``auto`` measures, reference first.
 CONCRETE_RUNTIMES = (Runtime.TORCH, Runtime.BF16, Runtime.ONNX, Runtime.ONNX_INT8)
