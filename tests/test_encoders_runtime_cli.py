@@ -10,25 +10,10 @@ from pathlib import Path
 import pytest
 
 from termnorm import api
-from termnorm.cli.main import main
 from termnorm.encoders import forward as forward_mod
+from test_normalize_cli import fresh_api, run
 
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Exit code, stdout and stderr of ``termnorm ARGV``."""
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    out = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), out.out, out.err
-
-
-@pytest.fixture(autouse=True)
-def fresh_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(api, "_indexes", {})
-    monkeypatch.setattr(api, "_encoders", {})
-    monkeypatch.setattr(api, "_default_dir", None)
-    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+__all__ = ["fresh_api"]  # the autouse fixture: a clean API cache and TERMNORM_CACHE per test
 
 
 @pytest.fixture()
