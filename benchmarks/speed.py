@@ -39,6 +39,7 @@ from termnorm.index import TermIndex
 from termnorm.mentions import read_mentions
 from termnorm.search.domain import SearchSpace
 from termnorm.search.matcher import SearchConfig, SpaceMatcher
+from termnorm.search.strategies import SearchMode
 
 BENCH = Path("/work/shared/benchmarks")
 DATASETS = {
@@ -104,7 +105,9 @@ def accuracy(index: TermIndex, runtimes: list[Runtime]) -> dict[str, Any]:
             if reference_vectors is None:
                 reference_vectors, reference_top = vectors, top
             cos = (vectors * reference_vectors).sum(axis=1)
-            matcher = SpaceMatcher(SearchSpace(index, encoder), SearchConfig("o-t"))
+            matcher = SpaceMatcher(
+                SearchSpace(index, encoder), SearchConfig(SearchMode.TERM.strategy)
+            )
             metrics = evaluator(matcher)
             per[runtime.value] = {
                 "acc@1": metrics[evaluator.primary_metric],
@@ -124,7 +127,7 @@ def latency(index: TermIndex, queries: list[str], runtimes: list[Runtime]) -> di
     out: dict[str, Any] = {}
     for runtime in runtimes:
         encoder = TermEncoder.load(device="cpu", runtime=runtime, threads=1)
-        matcher = SpaceMatcher(SearchSpace(index, encoder), SearchConfig("o-t"))
+        matcher = SpaceMatcher(SearchSpace(index, encoder), SearchConfig(SearchMode.TERM.strategy))
         matcher.normalize("warm up", 5)
         times = []
         for q in queries:
