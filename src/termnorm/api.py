@@ -57,9 +57,9 @@ IndexLike = TermIndex | str | Path | None
 
 _lock = threading.RLock()
 _indexes: dict[tuple[str, float], TermIndex] = {}
-_encoders: dict[tuple[str, str, int], TermEncoder] = {}
+_encoders: dict[tuple[str, str, int, str], TermEncoder] = {}
 _default_dir: Path | None = None
-_spaces: weakref.WeakKeyDictionary[TermIndex, SearchSpace] = weakref.WeakKeyDictionary()
+_spaces: weakref.WeakKeyDictionary[TermIndex, dict[str, SearchSpace]] = weakref.WeakKeyDictionary()
 _normalizers: weakref.WeakKeyDictionary[TermIndex, dict[str, SpaceMatcher]] = (
     weakref.WeakKeyDictionary()
 )
@@ -91,18 +91,24 @@ def build_index(
     max_length: int | None = None,
     batch_size: int = 256,
     show_progress: bool = True,
+    runtime: str = "torch",
+    threads: int | None = None,
 ) -> TermIndex:
     """Encode a KG folder's terms with ``model`` (default all-MiniLM-L6-v2) and index them.
 
     Saved to ``out`` when given. ``memory_budget`` (bytes or ``"4GB"``) steers the automatic
     backend choice; ``None`` means half of this machine's memory. ``pooling`` and
     ``max_length`` default as in :meth:`termnorm.encoders.TermEncoder.load` (the folder's
-    pooling; 32 tokens, or the folder's ``max_seq_length`` when smaller).
+    pooling; 32 tokens, or the folder's ``max_seq_length`` when smaller). ``runtime``
+    (``torch``, ``bf16``, ``onnx``, ``onnx-int8``, ``auto``; :mod:`termnorm.encoders.runtime`)
+    and ``threads`` run the encoder; the card records the runtime.
     """
     from termnorm.encoders import TermEncoder
 
     kg = KnowledgeGraph.load(kg_dir)
-    encoder = TermEncoder.load(model, pooling=pooling, max_length=max_length)
+    encoder = TermEncoder.load(
+        model, pooling=pooling, max_length=max_length, runtime=runtime, threads=threads
+    )
     budget = parse_bytes(memory_budget) if memory_budget is not None else None
     index = TermIndex.build(
         kg, encoder, backend, budget, batch_size, show_progress=show_progress, kg_path=kg_dir
@@ -110,13 +116,14 @@ def build_index(
     if out is not None:
         index.save(out)
     with _lock:
-        _encoders[_encoder_key(index)] = encoder
+        _encoders[_encoder_key(index, runtime)] = encoder
     return index
 
 
-def _encoder_key(index: TermIndex) -> tuple[str, str, int]:
+def _encoder_key(index: TermIndex, runtime: str) -> tuple[str, str, int, str]:
     model = index.card["model"]
-    return (str(model["fingerprint"]), str(model["pooling"]), int(model["max_length"]))
+    fingerprint, pooling = str(model["fingerprint"]), str(model["pooling"])
+    return (fingerprint, pooling, int(model["max_length"]), runtime)
 
 
 def _resolve(index: IndexLike) -> TermIndex:
@@ -138,30 +145,39 @@ def _default_index_dir() -> Path:
         return _default_dir
 
 
-def search_space(index: IndexLike = None) -> SearchSpace:
-    """The (cached) :class:`~termnorm.search.SearchSpace` of ``index`` with its own encoder."""
+def search_space(
+    index: IndexLike = None, runtime: str = "torch", threads: int | None = None
+) -> SearchSpace:
+    """The (cached) :class:`~termnorm.search.SearchSpace` of ``index`` with its own encoder,
+    run by ``runtime`` (any runtime of the index's model; see :func:`build_index`)."""
     resolved = _resolve(index)
     with _lock:
-        if resolved not in _spaces:
-            key = _encoder_key(resolved)
+        per_runtime = _spaces.setdefault(resolved, {})
+        if runtime not in per_runtime:
+            key = _encoder_key(resolved, runtime)
             if key not in _encoders:
-                _encoders[key] = resolved.load_encoder()
-            _spaces[resolved] = SearchSpace(resolved, _encoders[key])
-        return _spaces[resolved]
+                encoder = resolved.load_encoder()
+                encoder.set_runtime(runtime, threads=threads)
+                _encoders[key] = encoder
+            per_runtime[runtime] = SearchSpace(resolved, _encoders[key])
+        return per_runtime[runtime]
 
 
-def get_normalizer(index: IndexLike = None, mode: SearchMode | str = "term") -> SpaceMatcher:
+def get_normalizer(
+    index: IndexLike = None, mode: SearchMode | str = "term", runtime: str = "torch"
+) -> SpaceMatcher:
     """The (cached) plain normalizer of ``index``: O-T (``mode="term"``) or O-C
-    (``mode="concept"``) with the index's own encoder."""
-    space = search_space(index)
+    (``mode="concept"``) with the index's own encoder, run by ``runtime``."""
+    space = search_space(index, runtime)
     mode = SearchMode(mode)
+    key = f"{mode.value}/{runtime}"
     with _lock:
         per_index = _normalizers.setdefault(space.index, {})
-        if mode.value not in per_index:
-            per_index[mode.value] = SpaceMatcher(
+        if key not in per_index:
+            per_index[key] = SpaceMatcher(
                 space, SearchConfig(mode.strategy), name=mode.matcher_name
             )
-        return per_index[mode.value]
+        return per_index[key]
 
 
 class AnswerOptions(TypedDict, total=False):
@@ -184,12 +200,12 @@ Context = str | Sequence[str | None] | None
 @overload
 def normalize(  # type: ignore[overload-overlap]  # a str is also a Sequence[str]
     terms: str, index: IndexLike = None, k: int = 5, mode: str = "term",
-    context: Context = None, **options: Unpack[AnswerOptions],
+    context: Context = None, runtime: str = "torch", **options: Unpack[AnswerOptions],
 ) -> list[Candidate]: ...  # fmt: skip
 @overload
 def normalize(
     terms: Sequence[str], index: IndexLike = None, k: int = 5, mode: str = "term",
-    context: Context = None, **options: Unpack[AnswerOptions],
+    context: Context = None, runtime: str = "torch", **options: Unpack[AnswerOptions],
 ) -> list[list[Candidate]]: ...  # fmt: skip
 def normalize(
     terms: str | Sequence[str],
@@ -197,6 +213,7 @@ def normalize(
     k: int = 5,
     mode: str = "term",
     context: Context = None,
+    runtime: str = "torch",
     **options: Unpack[AnswerOptions],
 ) -> list[Candidate] | list[list[Candidate]]:
     """Top-``k`` concepts for one term (a list) or for each of several terms (a list of lists).
@@ -206,9 +223,10 @@ def normalize(
     one per term, ``None`` for none); short forms it defines (Ab3P) are expanded and the
     better of the two rankings kept, its candidates' ``expanded_from`` set
     (:mod:`termnorm.search.context`). Raises :class:`~termnorm.search.QueryError` for an
-    empty, whitespace-only, non-text or over-long term.
+    empty, whitespace-only, non-text or over-long term. ``runtime``: the encoder's inference
+    runtime (``torch``, ``bf16``, ``onnx``, ``onnx-int8``, ``auto``).
     """
-    matcher = get_normalizer(index, mode).configure(**options)
+    matcher = get_normalizer(index, mode, runtime).configure(**options)
     if context is None:
         if isinstance(terms, str):
             return matcher.normalize(terms, k)

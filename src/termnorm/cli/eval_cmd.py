@@ -36,6 +36,7 @@ from termnorm.cli._strategy import (
     check_mode,
     command_matcher,
 )
+from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
 from termnorm.evaluation.metric_names import unprefixed
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.mentions.composite import CompositeRule
@@ -106,13 +107,21 @@ def ks_up_to(k: int) -> tuple[int, ...]:
     return tuple(sorted({x for x in STANDARD_KS if x <= k} | {k}))
 
 
-def _index_matcher(index_dir: Path, model: Path | None, search: SearchOptions) -> Matcher:
+def _index_matcher(
+    index_dir: Path,
+    model: Path | None,
+    search: SearchOptions,
+    runtime: Runtime = Runtime.TORCH,
+    threads: int | None = None,
+) -> Matcher:
     """The one matcher over ``index_dir`` configured by the command's search options."""
     from termnorm.index import TermIndex
     from termnorm.search.domain import SearchSpace
 
     index = TermIndex.load(index_dir)
-    space = SearchSpace(index, index.load_encoder(model))
+    encoder = index.load_encoder(model)
+    encoder.set_runtime(runtime, threads=threads)
+    space = SearchSpace(index, encoder)
     return command_matcher(
         space, search.mode, search.strategy, search.synonyms, search.threshold,
         min_score=search.min_score, namespaces=search.namespaces,
@@ -232,6 +241,8 @@ def normalize_cmd(
     abbreviations: AbbreviationMode | None = typer.Option(
         None, "--abbreviations", help=ABBREVIATIONS_HELP
     ),
+    runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
+    threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
 ) -> None:
     """acc@k and MRR of an index, a baseline or a model (zero-shot) on annotated mentions."""
     _check_sources(mentions, index, baseline, kg, zero_shot)
@@ -248,11 +259,14 @@ def normalize_cmd(
         )
     ks = ks_up_to(k)
     if zero_shot:
-        metrics, info = _run_zero_shot(mentions, ks, baseline, model, pooling, predictions)
+        metrics, info = _run_zero_shot(
+            mentions, ks, baseline, model, pooling, predictions, runtime, threads
+        )
     else:
         metrics, info = _run_single(
             mentions[0], fmt, ks, index, baseline, kg, model, composite_rule, predictions, search,
             abbreviations,
+            runtime, threads,
         )  # fmt: skip
     _emit(metrics, ks, json_out, info)
 
@@ -269,6 +283,8 @@ def _run_single(
     predictions: Path | None,
     search: SearchOptions,
     abbreviations: AbbreviationMode | None = None,
+    runtime: Runtime = Runtime.TORCH,
+    threads: int | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     from termnorm.evaluation.normalization import NormalizationEvaluator
     from termnorm.mentions import detect_format, read_mentions
@@ -280,7 +296,7 @@ def _run_single(
         mentions, ks, composite_rule=composite_rule, expansions=expansions
     )
     if index is not None:
-        matcher = _index_matcher(index, model, search)
+        matcher = _index_matcher(index, model, search, runtime, threads)
     else:
         assert baseline is not None and kg is not None  # _check_sources
         matcher = _baseline_matcher(baseline, kg)
@@ -315,6 +331,8 @@ def _run_zero_shot(
     model: Path | None,
     pooling: str | None,
     predictions: Path | None,
+    runtime: Runtime = Runtime.TORCH,
+    threads: int | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     from termnorm.evaluation.zero_shot import ZeroShotEvaluator
 
@@ -328,7 +346,7 @@ def _run_zero_shot(
     else:
         from termnorm.encoders import TermEncoder
 
-        encoder = TermEncoder.load(model, pooling=pooling)
+        encoder = TermEncoder.load(model, pooling=pooling, runtime=runtime, threads=threads)
         report = evaluator.evaluate(encoder)
         matcher_name = f"embedding ({model or 'default model'})"
     if predictions is not None:

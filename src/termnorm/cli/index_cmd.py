@@ -14,6 +14,7 @@ import typer
 
 from termnorm.encoders.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
 from termnorm.encoders.pooling import Pooling
+from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
 from termnorm.index.base import Backend
 
 BUILD_HELP = """Encode every term of a KG and write an index folder (vectors, tables, index.json).
@@ -110,6 +111,8 @@ def register(app: typer.Typer) -> None:
             DEFAULT_BATCH_SIZE, "--batch-size", help="Terms per encoder batch."
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the index card as JSON."),
+        runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
+        threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
     ) -> None:
         from termnorm.api import build_index
 
@@ -123,6 +126,8 @@ def register(app: typer.Typer) -> None:
             max_length=max_length,
             batch_size=batch_size,
             show_progress=True,
+            runtime=runtime.value,
+            threads=threads,
         )
         _print_info(index.info(), json_out)
 

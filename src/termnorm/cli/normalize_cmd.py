@@ -23,6 +23,7 @@ from termnorm.cli._strategy import (
     check_mode,
     command_matcher,
 )
+from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 
@@ -91,7 +92,7 @@ def _print_results(terms: list[str], results: list[RowResult], json_out: bool) -
     Console().print(table)
 
 
-def _space(index: Path | None) -> SearchSpace:
+def _space(index: Path | None, runtime: Runtime, threads: int | None) -> SearchSpace:
     from termnorm import api
 
     if index is None:
@@ -104,7 +105,7 @@ def _space(index: Path | None) -> SearchSpace:
                 f"building the default index (HPO + all-MiniLM-L6-v2) once into {folder}",
                 err=True,
             )
-    return api.search_space(index)
+    return api.search_space(index, runtime.value, threads)
 
 
 def register(app: typer.Typer) -> None:
@@ -147,6 +148,8 @@ def register(app: typer.Typer) -> None:
             help="ab3p: expand the short forms each row's document defines; none: do not. "
             "Default: ab3p when --input has a context column, none otherwise.",
         ),
+        runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
+        threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
     ) -> None:
         from termnorm.search.query import QueryError
 
@@ -160,7 +163,7 @@ def register(app: typer.Typer) -> None:
         if input is None and (context_column or abbreviations is AbbreviationMode.AB3P):
             raise typer.BadParameter("--context-column and --abbreviations ab3p need --input FILE")
         matcher = command_matcher(
-            _space(index), mode, strategy, synonyms, sieve_threshold,
+            _space(index, runtime, threads), mode, strategy, synonyms, sieve_threshold,
             max_chars=max_chars, min_score=min_score, namespaces=namespaces, semantic_types=types,
         )  # fmt: skip
         if input is not None and output is not None:

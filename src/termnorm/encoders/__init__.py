@@ -12,6 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from termnorm.encoders.folder import ModelFolder, folder_pooling, read_model_folder
     from termnorm.encoders.memo import MemoEncoder
     from termnorm.encoders.pooling import Pooling, pool
+    from termnorm.encoders.runtime import Runtime, choose_runtime
     from termnorm.encoders.transformer import TermEncoder, default_model_path
 
 __all__ = [
@@ -20,7 +21,9 @@ __all__ = [
     "MemoEncoder",
     "ModelFolder",
     "Pooling",
+    "Runtime",
     "TermEncoder",
+    "choose_runtime",
     "default_model_path",
     "folder_pooling",
     "model_fingerprint",
@@ -40,6 +43,8 @@ __getattr__ = lazy_getattr(
         "read_model_folder": "folder",
         "Pooling": "pooling",
         "pool": "pooling",
+        "Runtime": "runtime",
+        "choose_runtime": "runtime",
         "TermEncoder": "transformer",
         "default_model_path": "transformer",
     },

@@ -5,6 +5,14 @@ whose rows are ``e_i / ‖e_i‖`` with ``e_i = head(pool(BERT(x_i)))``, in inpu
 in length-sorted batches (so padding is minimal) with an optional progress bar. ``head`` is
 the folder's Dense (and inner Normalize) modules, usually none; which folders load and what
 is refused: :mod:`termnorm.encoders.folder`.
+
+Every call does the same throughput work whatever the runtime: identical texts are encoded
+once, all texts are tokenized in one batch call (no padding), batches are formed from texts
+of similar token length and padded into buffers the encoder reuses. The forward pass is the
+torch model as it is now (training included) until :meth:`TermEncoder.set_runtime` binds
+the encoder to a runtime for inference (:mod:`termnorm.encoders.runtime`); from then on the
+weights are taken as fixed and recent query vectors are kept in a small LRU cache
+(:mod:`termnorm.encoders.query_cache`).
 """
 
 from __future__ import annotations
@@ -24,7 +32,10 @@ from termnorm.encoders.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
 from termnorm.encoders.dense import Dense, build_head, save_head
 from termnorm.encoders.fingerprint import fingerprint_of, model_fingerprint, store_fingerprint
 from termnorm.encoders.folder import ModelFolder, read_model_folder, resolve_pooling
+from termnorm.encoders.forward import Forward, TorchForward, build_forward, set_threads
 from termnorm.encoders.pooling import Pooling, pool
+from termnorm.encoders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryCache
+from termnorm.encoders.runtime import Runtime
 from termnorm.errors import ArtifactMismatchError
 
 __all__ = [
@@ -36,6 +47,10 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+#: calls with at most this many distinct texts read and fill the query cache
+QUERY_CALL_MAX = 32
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 def default_model_path() -> Path:
@@ -115,6 +130,10 @@ class TermEncoder:
         self.model.to(self.device)  # type: ignore[arg-type]
         self.head.to(self.device)
         self._fingerprint: str | None = None
+        self.runtime = Runtime.TORCH
+        self.query_cache: QueryCache | None = None
+        self._forward: Forward = TorchForward(self)
+        self._buffer = np.zeros(0, dtype=np.int64)  # padded token arrays, reused across calls
 
     # --------------------------------------------------------------- loading / saving
     @classmethod
@@ -124,6 +143,8 @@ class TermEncoder:
         pooling: Pooling | str | None = None,
         max_length: int | None = None,
         device: str | torch.device | None = None,
+        runtime: Runtime | str | None = None,
+        threads: int | None = None,
     ) -> TermEncoder:
         """Load a HF or sentence-transformers folder offline (default: all-MiniLM-L6-v2).
 
@@ -131,6 +152,9 @@ class TermEncoder:
         Dense, Normalize; anything else is refused, see :mod:`termnorm.encoders.folder`).
         ``pooling=None`` takes the folder's pooling, else ``mean``. ``max_length=None`` takes
         ``DEFAULT_MAX_LENGTH`` (32), or the folder's ``max_seq_length`` when that is smaller.
+        ``runtime`` (e.g. ``"onnx"``, ``"auto"``) and ``threads``: :meth:`set_runtime` is
+        called with them when ``runtime`` is given (inference use); ``None`` keeps the torch
+        modules as the forward pass (training use).
 
         Raises:
             ArtifactMismatchError: not a model folder, or one with a module termnorm does
@@ -149,7 +173,7 @@ class TermEncoder:
             logger.warning(
                 "max_length %d exceeds the %d tokens %s declares", max_length, limit, root
             )
-        return cls(
+        encoder = cls(
             model,
             tokenizer,
             resolve_pooling(folder, pooling),
@@ -158,6 +182,41 @@ class TermEncoder:
             device=torch.device(device) if device is not None else None,
             head=build_head(folder.head),
         )
+        if runtime is not None:
+            encoder.set_runtime(runtime, threads=threads)
+        else:
+            set_threads(threads)
+        return encoder
+
+    def set_runtime(
+        self,
+        runtime: Runtime | str,
+        threads: int | None = None,
+        query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE,
+    ) -> Runtime:
+        """Bind the encoder to ``runtime`` for inference; the concrete runtime chosen.
+
+        ``auto`` measures the runtimes on a probe set and takes the fastest within tolerance
+        (:func:`termnorm.encoders.auto.resolve_auto`). ``threads`` sets torch's and ONNX
+        Runtime's intra-op threads (``None``: their defaults). From this call on the weights
+        are taken as fixed: ONNX graphs are exported from them, and the vectors of recent
+        queries (calls with few texts) are cached, at most ``query_cache_size`` of them.
+
+        Raises:
+            RuntimeUnavailableError: ``bf16`` on a CPU without bfloat16 support.
+            MissingExtraError: an ONNX runtime without the ``onnx`` extra.
+        """
+        runtime = Runtime(runtime)
+        set_threads(threads)
+        if runtime is Runtime.AUTO:
+            from termnorm.encoders.auto import resolve_auto
+
+            runtime = resolve_auto(self, threads)
+        self._forward = build_forward(self, runtime, threads)
+        self.runtime = runtime
+        self.query_cache = QueryCache(query_cache_size)
+        self.model.eval()
+        return runtime
 
     @property
     def fingerprint(self) -> str:
@@ -251,26 +310,103 @@ class TermEncoder:
         show_progress: bool = False,
         desc: str = "encoding",
     ) -> np.ndarray:
-        """L2-normalized float32 vectors ``[len(texts), d]`` in input order."""
+        """L2-normalized float32 vectors ``[len(texts), d]`` in input order (module doc)."""
         n = len(texts)
         out = np.empty((n, self.dimension), dtype=np.float32)
         if n == 0:
             return out
+        unique = list(dict.fromkeys(texts))
+        cache = self.query_cache if len(unique) <= QUERY_CALL_MAX else None
+        if cache is None:
+            vectors = self.encode_with(self._forward, unique, batch_size, show_progress, desc)
+        else:
+            vectors = self._encode_cached(cache, unique, batch_size)
+        if len(unique) == n:
+            out[:] = vectors
+        else:
+            row = {t: i for i, t in enumerate(unique)}
+            np.take(vectors, [row[t] for t in texts], axis=0, out=out)
+        return out
+
+    def _encode_cached(self, cache: QueryCache, texts: list[str], batch_size: int) -> np.ndarray:
+        """Vectors of distinct ``texts``, read from / written to the query cache."""
+        fingerprint = self.fingerprint if self.path is not None else "in-memory"
+        keys = [(t, fingerprint, self.runtime.value) for t in texts]
+        found = [cache.get(k) for k in keys]
+        missing = [i for i, v in enumerate(found) if v is None]
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        if missing:
+            fresh = self.encode_with(self._forward, [texts[i] for i in missing], batch_size)
+            for j, i in enumerate(missing):
+                cache.put(keys[i], fresh[j])
+                out[i] = fresh[j]
+        for i, vector in enumerate(found):
+            if vector is not None:
+                out[i] = vector
+        return out
+
+    def encode_with(
+        self,
+        forward: Forward,
+        texts: Sequence[str],
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        show_progress: bool = False,
+        desc: str = "encoding",
+    ) -> np.ndarray:
+        """Vectors of ``texts`` (in order, duplicates encoded again) through ``forward``.
+
+        One tokenizer call for all texts; batches of similar token length, padded into
+        the encoder's reused buffer.
+        """
+        n = len(texts)
+        out = np.empty((n, self.dimension), dtype=np.float32)
+        if n == 0:
+            return out
+        tokens = self.tokenizer(
+            list(texts), truncation=True, max_length=self.max_length, padding=False
+        )
+        names = ["input_ids", "attention_mask"]
+        if "token_type_ids" in tokens:
+            names.append("token_type_ids")
+        ids = tokens["input_ids"]
+        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=n)
+        order = np.argsort(lengths, kind="stable")
+        pad_id = self.tokenizer.pad_token_id or 0
+        left = self.tokenizer.padding_side == "left"
         was_training = self.model.training
         self.model.eval()
-        order = np.argsort([len(t) for t in texts], kind="stable")
         bar = tqdm(total=n, desc=desc, unit="term", disable=not show_progress)
         try:
             for start in range(0, n, batch_size):
                 idx = order[start : start + batch_size]
-                vec = self.embed([texts[i] for i in idx]).float()
-                vec = torch.nn.functional.normalize(vec, dim=-1)
-                out[idx] = vec.cpu().numpy()
+                width = max(int(lengths[idx[-1]]), 1)
+                arrays = self._padded(len(idx), width, names)
+                arrays["input_ids"].fill(pad_id)
+                for name in names[1:]:
+                    arrays[name].fill(0)
+                for row, i in enumerate(idx):
+                    length = int(lengths[i])
+                    cols = slice(width - length, width) if left else slice(0, length)
+                    arrays["input_ids"][row, cols] = ids[i]
+                    arrays["attention_mask"][row, cols] = 1
+                    if "token_type_ids" in arrays:
+                        arrays["token_type_ids"][row, cols] = tokens["token_type_ids"][i]
+                out[idx] = forward(arrays)
                 bar.update(len(idx))
         finally:
             bar.close()
             self.model.train(was_training)
         return out
+
+    def _padded(self, rows: int, width: int, names: list[str]) -> dict[str, np.ndarray]:
+        """Contiguous ``[rows, width]`` int64 views of the reused buffer, one per input."""
+        size = rows * width
+        if self._buffer.size < len(_INPUTS) * size:
+            self._buffer = np.zeros(len(_INPUTS) * size, dtype=np.int64)
+        return {
+            name: self._buffer[k * size : (k + 1) * size].reshape(rows, width)
+            for k, name in enumerate(names)
+        }
 
 
 def _module(idx: int, path: str, kind: str) -> dict[str, object]:

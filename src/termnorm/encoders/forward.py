@@ -1,0 +1,124 @@
+"""The forward pass of each runtime: padded token arrays → L2-normalised float32 vectors.
+
+A forward is a callable ``inputs -> [B, d]`` where ``inputs`` maps ``input_ids``,
+``attention_mask`` (and ``token_type_ids`` when the model takes them) to int64 ``[B, T]``
+arrays. Everything that does not depend on the batch (the ONNX session, the model on its
+device, thread settings) is set up once, when the forward is built (:func:`build_forward`);
+a call does the forward pass only. Which runtime is which: :mod:`termnorm.encoders.runtime`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+import torch
+
+from termnorm.encoders.onnx_export import onnx_graph, require_onnx
+from termnorm.encoders.pooling import pool
+from termnorm.encoders.runtime import Runtime, RuntimeUnavailableError
+
+if TYPE_CHECKING:
+    from termnorm.encoders.transformer import TermEncoder
+
+__all__ = [
+    "Forward",
+    "OnnxForward",
+    "TorchForward",
+    "bf16_supported",
+    "build_forward",
+    "set_threads",
+]
+
+
+class Forward(Protocol):
+    """``inputs`` (int64 ``[B, T]`` arrays by name) → ``[B, d]`` unit float32 vectors."""
+
+    def __call__(self, inputs: dict[str, np.ndarray]) -> np.ndarray: ...
+
+
+def bf16_supported(device: torch.device) -> bool:
+    """Does ``device`` run bfloat16 natively (CPU: AVX512-BF16 or AMX; CUDA: Ampere+)?"""
+    if device.type == "cuda":
+        return bool(torch.cuda.is_bf16_supported())
+    return bool(
+        torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
+    )
+
+
+def set_threads(threads: int | None) -> None:
+    """Intra-op threads of torch for this process (``None``: leave torch's choice)."""
+    if threads is not None:
+        if threads < 1:
+            raise ValueError(f"--threads must be at least 1, not {threads}")
+        torch.set_num_threads(threads)
+
+
+class TorchForward:
+    """The encoder's torch modules as they are now (fp32, or bf16 autocast)."""
+
+    def __init__(self, encoder: TermEncoder, bf16: bool = False) -> None:
+        self.encoder = encoder
+        self.bf16 = bf16
+
+    def __call__(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """One forward pass without gradients (see :class:`Forward`)."""
+        enc = self.encoder
+        batch = {k: torch.from_numpy(v).to(enc.device) for k, v in inputs.items()}
+        autocast = (
+            torch.autocast(enc.device.type, dtype=torch.bfloat16)
+            if self.bf16
+            else contextlib.nullcontext()
+        )
+        with torch.inference_mode(), autocast:
+            hidden = enc.model(**batch).last_hidden_state  # [B, T, H]
+            vectors = enc.head(pool(hidden, batch["attention_mask"], enc.pooling))
+        vectors = torch.nn.functional.normalize(vectors.float(), dim=-1)
+        return vectors.cpu().numpy()  # type: ignore[no-any-return]
+
+
+class OnnxForward:
+    """An ONNX Runtime session on an exported graph (CPU), created once."""
+
+    def __init__(self, graph: Path, threads: int | None = None) -> None:
+        require_onnx()
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        if threads is not None:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # errors only
+        self.graph = graph
+        self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self.names = [i.name for i in self.session.get_inputs()]
+
+    def __call__(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """One session run (see :class:`Forward`)."""
+        (vectors,) = self.session.run(None, {n: inputs[n] for n in self.names})
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def build_forward(encoder: TermEncoder, runtime: Runtime, threads: int | None = None) -> Forward:
+    """The forward of a concrete ``runtime`` (not ``auto``) for ``encoder``.
+
+    Raises:
+        RuntimeUnavailableError: ``bf16`` on a device without bfloat16 support.
+        MissingExtraError: an ONNX runtime without ``onnxruntime``/``onnx`` installed.
+    """
+    runtime = Runtime(runtime)
+    if runtime is Runtime.TORCH:
+        return TorchForward(encoder)
+    if runtime is Runtime.BF16:
+        if not bf16_supported(encoder.device):
+            raise RuntimeUnavailableError(
+                f"--runtime bf16: this {encoder.device.type.upper()} has no native bfloat16 "
+                "support (AVX512-BF16/AMX on CPUs); use --runtime torch, onnx or auto"
+            )
+        return TorchForward(encoder, bf16=True)
+    if runtime in (Runtime.ONNX, Runtime.ONNX_INT8):
+        graph = onnx_graph(encoder, quantized=runtime is Runtime.ONNX_INT8)
+        return OnnxForward(graph, threads)
+    raise ValueError(f"{runtime.value!r} is not a concrete runtime; resolve 'auto' first")

@@ -1,0 +1,207 @@
+"""Export an encoder to ONNX (fp32 and dynamic int8), cached by the model's fingerprint.
+
+The exported graph is the whole encoder: ``normalize(head(pool(transformer(inputs))))``,
+i.e. the transformer, the folder's pooling, its Dense head and the L2 normalisation, with
+dynamic batch and sequence axes (``torch.onnx.export``, TorchScript exporter, opset
+:data:`OPSET`). The int8 graph is the fp32 graph with ONNX Runtime's dynamic quantization
+(int8 weights, per output channel; activations quantized on the fly).
+
+Cache: ``<model folder>/termnorm_onnx/<fingerprint>/`` holding ``model.onnx``,
+``model-int8.onnx`` and ``export.json`` (fingerprint, inputs, opset, versions). A graph is
+reused while the model's fingerprint (weights, configs, tokenizer, pooling) is the one it
+was exported from; when the model changes, the fingerprint changes and the graph is
+exported again (older exports in the model folder are then removed). Folders termnorm may
+not write into (read-only, or inside an installed package such as the default MiniLM) use
+``<termnorm cache>/onnx/<fingerprint>/`` instead (:func:`termnorm.paths.cache_dir`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import sysconfig
+import tempfile
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import nn
+
+from termnorm.encoders.pooling import Pooling, pool
+from termnorm.errors import MissingExtraError
+from termnorm.paths import cache_dir
+
+if TYPE_CHECKING:
+    from termnorm.encoders.transformer import TermEncoder
+
+__all__ = [
+    "EXPORT_DIR",
+    "INPUT_NAMES",
+    "OPSET",
+    "EncoderGraph",
+    "export_folder",
+    "onnx_graph",
+    "require_onnx",
+]
+
+logger = logging.getLogger(__name__)
+
+EXPORT_DIR = "termnorm_onnx"
+EXPORT_CARD = "export.json"
+EXPORT_VERSION = 1
+OPSET = 17
+FP32_FILE = "model.onnx"
+INT8_FILE = "model-int8.onnx"
+#: the tokenizer outputs a graph may take, in this order
+INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def require_onnx() -> None:
+    """Raise :class:`MissingExtraError` naming the ``onnx`` extra when a package is missing."""
+    for package in ("onnxruntime", "onnx"):
+        try:
+            __import__(package)
+        except ImportError:
+            raise MissingExtraError(package, "onnx") from None
+
+
+class EncoderGraph(nn.Module):
+    """What is exported: token ids → L2-normalised pooled (and Dense-projected) vectors."""
+
+    def __init__(
+        self, model: nn.Module, head: nn.Module, pooling: Pooling, inputs: tuple[str, ...]
+    ) -> None:
+        super().__init__()
+        self.model = model
+        self.head = head
+        self.pooling = pooling
+        self.inputs = inputs
+
+    def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
+        """``tensors`` in the order of ``inputs``, each ``[B, T]`` → ``[B, d]`` float32."""
+        batch = dict(zip(self.inputs, tensors, strict=True))
+        hidden = self.model(**batch).last_hidden_state  # [B, T, H]
+        vectors = self.head(pool(hidden, batch["attention_mask"], self.pooling)).float()
+        return nn.functional.normalize(vectors, dim=-1)
+
+
+def graph_inputs(encoder: TermEncoder) -> tuple[str, ...]:
+    """The tokenizer outputs the model takes, among :data:`INPUT_NAMES`."""
+    names = set(encoder.tokenizer.model_input_names)
+    return tuple(n for n in INPUT_NAMES if n in names)
+
+
+def _writable(root: Path) -> bool:
+    """May termnorm keep files in this model folder? Not read-only, not an installed package."""
+    if not os.access(root, os.W_OK):
+        return False
+    resolved = root.resolve()
+    for key in ("purelib", "platlib"):
+        lib = Path(sysconfig.get_paths()[key]).resolve()
+        if resolved.is_relative_to(lib):
+            return False
+    return True
+
+
+def export_folder(encoder: TermEncoder) -> Path:
+    """Where this encoder's graphs live (see module doc); not created here."""
+    if encoder.path is None:
+        raise ValueError("an encoder built in memory has no fingerprint; save it first")
+    fingerprint = encoder.fingerprint
+    if _writable(encoder.path):
+        return encoder.path / EXPORT_DIR / fingerprint
+    return cache_dir() / "onnx" / fingerprint
+
+
+def _card(encoder: TermEncoder, inputs: tuple[str, ...]) -> dict[str, Any]:
+    return {
+        "version": EXPORT_VERSION,
+        "fingerprint": encoder.fingerprint,
+        "inputs": list(inputs),
+        "opset": OPSET,
+        "torch": torch.__version__,
+    }
+
+
+def _valid(folder: Path, card: dict[str, Any]) -> bool:
+    path = folder / EXPORT_CARD
+    if not (path.is_file() and (folder / FP32_FILE).is_file()):
+        return False
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return False
+    keys = ("version", "fingerprint", "inputs", "opset")
+    return all(stored.get(k) == card[k] for k in keys)
+
+
+def _export(encoder: TermEncoder, inputs: tuple[str, ...], out: Path) -> None:
+    """Trace the encoder on a two-row dummy batch and write ``out`` (dynamic axes)."""
+    graph = EncoderGraph(encoder.model, encoder.head, encoder.pooling, inputs)
+    was_training = encoder.model.training
+    encoder.model.eval()
+    encoder.head.eval()
+    dummy = encoder.tokenize(["a medical term", "another longer medical term to export"])
+    axes = {name: {0: "batch", 1: "sequence"} for name in inputs}
+    try:
+        with warnings.catch_warnings():  # tracer notes on Python values taken as constants
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                graph,
+                tuple(dummy[n] for n in inputs),
+                str(out),
+                input_names=list(inputs),
+                output_names=["embedding"],
+                dynamic_axes={**axes, "embedding": {0: "batch"}},
+                opset_version=OPSET,
+                dynamo=False,
+            )
+    finally:
+        encoder.model.train(was_training)
+
+
+def _quantize(fp32: Path, out: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(fp32), str(out), per_channel=True, weight_type=QuantType.QInt8)
+
+
+def onnx_graph(encoder: TermEncoder, quantized: bool = False) -> Path:
+    """Path of the encoder's ONNX graph (int8 when ``quantized``), exported if not cached.
+
+    Raises:
+        MissingExtraError: ``onnxruntime`` or ``onnx`` is not installed (extra ``onnx``).
+        ValueError: the encoder has no folder (and so no fingerprint); save it first.
+    """
+    require_onnx()
+    inputs = graph_inputs(encoder)
+    folder = export_folder(encoder)
+    card = _card(encoder, inputs)
+    if not _valid(folder, card):
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".export-", dir=folder.parent))
+        try:
+            logger.info("exporting %s to ONNX (%s)", encoder.path, folder)
+            _export(encoder, inputs, tmp / FP32_FILE)
+            (tmp / EXPORT_CARD).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+            if folder.exists():
+                shutil.rmtree(folder)
+            tmp.rename(folder)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp)
+        if folder.parent.name == EXPORT_DIR:  # our own folder in the model: drop stale exports
+            for other in folder.parent.iterdir():
+                if other.is_dir() and other.name != folder.name and not other.name.startswith("."):
+                    shutil.rmtree(other)
+    if not quantized:
+        return folder / FP32_FILE
+    int8 = folder / INT8_FILE
+    if not int8.is_file():
+        partial = folder / f".partial-{INT8_FILE}"
+        _quantize(folder / FP32_FILE, partial)
+        partial.replace(int8)
+    return int8

@@ -1,0 +1,94 @@
+"""Inference runtimes: which engine runs an encoder's forward pass, and how ``auto`` picks one.
+
+Runtimes (``--runtime``):
+
+``torch``      the model in PyTorch, float32 (the reference every other runtime is held to);
+``bf16``       the same model under ``torch.autocast(bfloat16)`` on the CPU (needs a CPU with
+               bfloat16 support: AVX512-BF16 or AMX; refused elsewhere);
+``onnx``       the model (transformer + pooling + Dense head + L2 norm) exported with
+               ``torch.onnx`` and run by ONNX Runtime, float32;
+``onnx-int8``  that graph with dynamic int8 quantization of its weights, per channel;
+``auto``       the fastest of the above whose vectors stay within :data:`AUTO_MIN_COSINE` of
+               ``torch`` on a probe set, measured on this machine (:func:`choose_runtime`).
+
+All runtimes return L2-normalised float32 vectors of the same model, so an index built with
+one runtime may be queried with another (an index card records the runtime it was built
+with; the model fingerprint, not the runtime, decides whether an encoder fits an index).
+
+This module is import-free (the CLI offers the choices without loading torch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+
+from termnorm.errors import TermnormError
+
+__all__ = [
+    "AUTO_MIN_COSINE",
+    "CONCRETE_RUNTIMES",
+    "RUNTIME_HELP",
+    "THREADS_HELP",
+    "Runtime",
+    "RuntimeMeasure",
+    "RuntimeUnavailableError",
+    "choose_runtime",
+]
+
+#: ``auto`` keeps a runtime only if every probe text's vector has cosine ≥ this with fp32.
+#: 0.999 changes a cosine score by at most ~0.001 (scores of neighbours that close are
+#: ties in practice); int8 weights usually miss it on small models, bf16 and ONNX fp32 pass.
+AUTO_MIN_COSINE = 0.999
+
+
+class Runtime(str, Enum):
+    """The engine that runs an encoder's forward pass (see module doc)."""
+
+    AUTO = "auto"
+    TORCH = "torch"
+    BF16 = "bf16"
+    ONNX = "onnx"
+    ONNX_INT8 = "onnx-int8"
+
+
+#: ``--runtime`` / ``--threads`` help, shared by the commands that encode
+RUNTIME_HELP = (
+    "Inference runtime: torch (fp32), bf16, onnx, onnx-int8 (needs termnorm[onnx]), or auto "
+    f"(the fastest whose vectors keep cosine >= {AUTO_MIN_COSINE} with fp32, measured here)."
+)
+THREADS_HELP = "CPU threads for the encoder (default: torch's / ONNX Runtime's choice)."
+
+#: The runtimes ``auto`` measures, reference first.
+CONCRETE_RUNTIMES = (Runtime.TORCH, Runtime.BF16, Runtime.ONNX, Runtime.ONNX_INT8)
+
+
+class RuntimeUnavailableError(TermnormError):
+    """A runtime cannot run here (e.g. bf16 on a CPU without bfloat16 support)."""
+
+
+@dataclass(frozen=True)
+class RuntimeMeasure:
+    """One runtime measured on the probe set: speed and agreement with fp32 torch."""
+
+    runtime: Runtime
+    texts_per_second: float
+    min_cosine: float  # smallest cosine between its vector and torch fp32's, over the probe
+
+
+def choose_runtime(
+    measures: Iterable[RuntimeMeasure], min_cosine: float = AUTO_MIN_COSINE
+) -> Runtime:
+    """The fastest measured runtime whose ``min_cosine`` ≥ ``min_cosine``.
+
+    ``torch`` (the reference) always qualifies, so it is the answer when nothing faster
+    does, or when nothing was measured. Ties in speed go to the earlier runtime of
+    :data:`CONCRETE_RUNTIMES` (the simpler engine).
+    """
+    best, best_speed = Runtime.TORCH, -1.0
+    for m in sorted(measures, key=lambda m: CONCRETE_RUNTIMES.index(Runtime(m.runtime))):
+        ok = Runtime(m.runtime) is Runtime.TORCH or m.min_cosine >= min_cosine
+        if ok and m.texts_per_second > best_speed:
+            best, best_speed = Runtime(m.runtime), m.texts_per_second
+    return best
