@@ -276,7 +276,7 @@ def test_a_named_context_column_and_its_errors(tmp_path: Path) -> None:
 def test_normalize_command_context_column_and_mode_none(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(normalize_cmd, "_space", lambda index: None)
+    monkeypatch.setattr(normalize_cmd, "_space", lambda *a, **kw: None)
     monkeypatch.setattr(normalize_cmd, "command_matcher", lambda *a, **kw: ExactMatcher())
     root = typer.Typer()
 
@@ -304,7 +304,7 @@ def test_normalize_command_context_column_and_mode_none(
 
 # ---------------------------------------------------------------- API
 def test_api_context_for_one_term_and_one_per_term(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(api, "get_normalizer", lambda index=None, mode="term": ExactMatcher())
+    monkeypatch.setattr(api, "get_normalizer", lambda *a, **kw: ExactMatcher())
     one = api.normalize("SD", context=DOCUMENT, k=1)
     assert one[0].concept_id == "T:0003" and one[0].expanded_from == "SD"
     many = api.normalize(["SD", "SD", "HTN"], context=[DOCUMENT, None, DOCUMENT], k=1)
