@@ -132,6 +132,8 @@ def test_cli_train_and_info(
     assert code == 0 and json.loads(stdout) == card
     code, stdout, _ = run_main(["kge", "info", str(out)], capsys)
     assert code == 0 and "linkpred_mrr" in stdout and "toy_spearman" in stdout
+    sizes = card["split"]["sizes"]
+    assert f"{sizes['train']} / {sizes['valid']} / {sizes['test']}" in stdout
 
 
 def test_cli_refuses_a_kg_too_small_for_the_split(

@@ -29,6 +29,7 @@ __all__ = ["register", "relatedness_name", "similarity_evaluators"]
 
 _D = KGEConfig()
 SUMMARY = ("hits@1", "hits@3", "hits@10", "mr", "mrr")
+PARTS = ("train", "valid", "test")
 
 
 def relatedness_name(spec: str) -> tuple[str, Path]:
@@ -90,7 +91,7 @@ def _summary(card: dict[str, Any], title: str) -> None:
         "entities / relations",
         f"{card.get('split', {}).get('entities')} / {card.get('split', {}).get('relations')}",
     )
-    table.add_row("train / valid / test", " / ".join(str(sizes.get(p)) for p in sizes))
+    table.add_row("train / valid / test", " / ".join(str(sizes.get(p)) for p in PARTS))
     table.add_section()
     shown = [f"linkpred_{m}" for m in SUMMARY] + ["mcsm_mean"]
     shown += [k for k in metrics if k.endswith(("_spearman", "_coverage"))]

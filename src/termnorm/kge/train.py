@@ -81,9 +81,8 @@ def train_kge(
     pykeen_version = require_pykeen()
     from pykeen.pipeline import pipeline
 
-    kg_path = Path(kg) if isinstance(kg, str | Path) else None
-    graph = KnowledgeGraph.load(kg_path) if kg_path is not None else kg
-    assert isinstance(graph, KnowledgeGraph)
+    kg_path = None if isinstance(kg, KnowledgeGraph) else Path(kg)
+    graph = kg if isinstance(kg, KnowledgeGraph) else KnowledgeGraph.load(kg)
     if not graph.fingerprint:
         raise ArtifactMismatchError(
             "the KG has no fingerprint (it was built in memory): save it with "
