@@ -69,12 +69,12 @@ def test_train_save_load_and_use_in_ms_v3(
 
 
 def test_training_is_seeded_and_lowers_the_loss(cluster_kg_dir: Path, tmp_path: Path) -> None:
-    config = KGEConfig(**{**TINY, "epochs": 6})
+    config = KGEConfig(**{**TINY, "epochs": 12, "batch_size": 32})
     a = train_kge(cluster_kg_dir, config, tmp_path / "a")
     b = train_kge(cluster_kg_dir, config, tmp_path / "b")
     np.testing.assert_array_equal(a.vectors, b.vectors)
-    losses = a.card["epoch_losses"]
-    assert losses[-1] < losses[0]
+    losses = a.card["epoch_losses"]  # one negative per positive: noisy from epoch to epoch
+    assert np.mean(losses[-3:]) < np.mean(losses[:3])
 
 
 def test_a_sample_of_the_test_triples_is_ranked(cluster_kg_dir: Path, tmp_path: Path) -> None:
