@@ -11,6 +11,7 @@ from termnorm.evaluation.mcsm import MCSMEvaluator, mcsm_max
 from termnorm.evaluation.relatedness import RelatednessEvaluator, RelatednessPairs
 from termnorm.kg import KnowledgeGraph
 from termnorm.kge import KGEVectors, TermEmbedder, kg_named_by_id, real_vectors
+from termnorm.kge.embedders import ConceptIdEmbedder
 
 
 def _kge(ids: list[str], vectors: list[list[float]]) -> KGEVectors:
@@ -111,7 +112,7 @@ def test_relatedness_is_scored_on_the_pairs_that_map_with_their_coverage() -> No
         ["Stroke", "Cold", "Common cold", "Common cold", "MI"],
         {"score": [4.0, 1.0, 2.0, 3.0, 2.0]},
     )
-    metrics = RelatednessEvaluator(pairs, name="toy")(kge.term_embedder(kg))
+    metrics = RelatednessEvaluator(pairs, name="toy")(TermEmbedder(kge, kg))
     assert metrics["toy_coverage"] == pytest.approx(4 / 5)
     # cosines 0.8, 0.0, 0.96, 0.6 against 4, 1, 2, 3: ranks (3, 1, 4, 2) vs (4, 1, 2, 3)
     assert metrics["toy_spearman"] == pytest.approx(0.4)
@@ -127,8 +128,8 @@ def test_mcsm_of_entity_vectors_by_concept_id() -> None:
     terms = [{"concept_id": c["concept_id"], "term": c["name"]} for c in concepts]
     kg = KnowledgeGraph.from_records(concepts, terms)
     kge = _kge(["A", "B", "C", "D"], [[1, 0.1], [1, 0], [0.1, 1], [0, 1]])
-    result = MCSMEvaluator(kg_named_by_id(kg), k=1).evaluate(kge.id_embedder())
+    result = MCSMEvaluator(kg_named_by_id(kg), k=1).evaluate(ConceptIdEmbedder(kge))
     assert result.mean == pytest.approx(mcsm_max(1))
     assert result.skipped_concepts == 1
     # the adapter embeds concept IDs, never names
-    assert not kge.id_embedder().encode(["nA"]).any()
+    assert not ConceptIdEmbedder(kge).encode(["nA"]).any()

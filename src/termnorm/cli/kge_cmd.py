@@ -51,7 +51,7 @@ def similarity_evaluators(
     """MCSM (``mcsm_*``) and relatedness (``<name>_*``) evaluators of entity vectors."""
     from termnorm.evaluation.mcsm import MCSMEvaluator
     from termnorm.evaluation.relatedness import RelatednessEvaluator
-    from termnorm.kge import KGEVectors, kg_named_by_id
+    from termnorm.kge import ConceptIdEmbedder, KGEVectors, TermEmbedder, kg_named_by_id
 
     evaluators: list[KGEEvaluator] = []
     if mcsm:
@@ -60,7 +60,7 @@ def similarity_evaluators(
         )
 
         def score_mcsm(kge: KGEVectors) -> dict[str, float]:
-            return by_id(kge.id_embedder())
+            return by_id(ConceptIdEmbedder(kge))
 
         evaluators.append(score_mcsm)
     for spec in relatedness:
@@ -68,7 +68,7 @@ def similarity_evaluators(
         pairs = RelatednessEvaluator(path, name=name)
 
         def score_pairs(kge: KGEVectors, pairs: RelatednessEvaluator = pairs) -> dict[str, float]:
-            return pairs(kge.term_embedder(kg))
+            return pairs(TermEmbedder(kge, kg))
 
         evaluators.append(score_pairs)
     return evaluators

@@ -12,13 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from termnorm.kg import KnowledgeGraph
-    from termnorm.kge.embedders import ConceptIdEmbedder, TermEmbedder
 
 __all__ = ["KGEVectors", "unit_rows"]
 
@@ -101,15 +97,3 @@ class KGEVectors:
             sim[~mask_a, :] = missing
             sim[:, ~mask_b] = missing
         return sim.astype(np.float32)
-
-    def id_embedder(self) -> ConceptIdEmbedder:
-        """An ``Embedder`` whose texts are concept IDs (for the MCSM evaluator)."""
-        from termnorm.kge.embedders import ConceptIdEmbedder
-
-        return ConceptIdEmbedder(self)
-
-    def term_embedder(self, kg: KnowledgeGraph) -> TermEmbedder:
-        """An ``Embedder`` whose texts are terms of ``kg`` (for relatedness pair files)."""
-        from termnorm.kge.embedders import TermEmbedder
-
-        return TermEmbedder(self, kg)
