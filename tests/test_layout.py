@@ -28,14 +28,15 @@ ROOMS = {
     "mentions": 2,
     "encoders": 3,
     "losses": 4,
-    "training": 5,
-    "index": 6,
-    "search": 7,
-    "evaluation": 8,
-    "lab": 9,
-    "cli": 10,
-    "serve": 10,
-    "api": 10,
+    "kge": 5,
+    "training": 6,
+    "index": 7,
+    "search": 8,
+    "evaluation": 9,
+    "lab": 10,
+    "cli": 11,
+    "serve": 11,
+    "api": 11,
 }
 # ``termnorm.normalize`` & co. resolve lazily from the root package (``termnorm.__getattr__``)
 ROOT_API = ("termnorm", "termnorm.api")

@@ -31,6 +31,9 @@ def register_all(app: typer.Typer) -> None:
     from termnorm.cli import kg_cmd
 
     kg_cmd.register(app)
+    from termnorm.cli import kge_cmd
+
+    kge_cmd.register(app)
     from termnorm.cli import train_cmd
 
     train_cmd.register(app)

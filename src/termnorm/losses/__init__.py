@@ -3,9 +3,13 @@
 from termnorm.losses.batch_hard_triplet import BatchHardSoftMarginTripletLoss, TripletDistance
 from termnorm.losses.multi_similarity import (
     MultiSimilarityLoss,
+    label_pairs,
     mine_hard_pairs,
     multi_similarity_from_similarity,
+    multi_similarity_with_margins,
 )
+from termnorm.losses.multi_similarity_v2 import MultiSimilarityV2Loss
+from termnorm.losses.multi_similarity_v3 import MultiSimilarityV3Loss, kge_margins
 from termnorm.losses.relation import RelationLoss
 from termnorm.losses.relation_head import RELATIONS_DIR, RelationHead, RelationKind
 from termnorm.losses.semantic_type import SemanticTypeLoss
@@ -15,6 +19,8 @@ __all__ = [
     "RELATIONS_DIR",
     "BatchHardSoftMarginTripletLoss",
     "MultiSimilarityLoss",
+    "MultiSimilarityV2Loss",
+    "MultiSimilarityV3Loss",
     "RelationHead",
     "RelationKind",
     "RelationLoss",
@@ -22,6 +28,9 @@ __all__ = [
     "TransEMSLoss",
     "TransEMarginLoss",
     "TripletDistance",
+    "kge_margins",
+    "label_pairs",
     "mine_hard_pairs",
     "multi_similarity_from_similarity",
+    "multi_similarity_with_margins",
 ]

@@ -25,8 +25,10 @@ from torch import nn
 
 __all__ = [
     "MultiSimilarityLoss",
+    "label_pairs",
     "mine_hard_pairs",
     "multi_similarity_from_similarity",
+    "multi_similarity_with_margins",
 ]
 
 
@@ -69,6 +71,28 @@ def multi_similarity_from_similarity(
 
     ``mine=False`` uses all positive and negative pairs (the MS loss without mining).
     """
+    return multi_similarity_with_margins(
+        sim, pos_mask, neg_mask, lam, lam, alpha, beta, epsilon, mine
+    )
+
+
+def multi_similarity_with_margins(
+    sim: torch.Tensor,
+    pos_mask: torch.Tensor,
+    neg_mask: torch.Tensor,
+    lam_pos: float | torch.Tensor,
+    lam_neg: float | torch.Tensor,
+    alpha: float = 2.0,
+    beta: float = 50.0,
+    epsilon: float = 0.1,
+    mine: bool = True,
+) -> torch.Tensor:
+    """MS loss with a positive margin λ_p and a negative margin λ_n (scalars or ``[A, C]``).
+
+    ``1/A Σ_i [1/α · log(1 + Σ_{P_i} exp(−α(S_ij − λ_p))) + 1/β · log(1 + Σ_{N_i} exp(β(S_ij −
+    λ_n)))]``; with λ_p = λ_n = λ it is :func:`multi_similarity_from_similarity`. Mining
+    (``mine``) depends on ``sim`` and ε only, never on the margins.
+    """
     sim = sim.float()
     if sim.numel() == 0:
         return sim.sum()  # 0 with a graph (keeps DDP and backward happy)
@@ -76,9 +100,22 @@ def multi_similarity_from_similarity(
     neg_mask = neg_mask.bool()
     if mine:
         pos_mask, neg_mask = mine_hard_pairs(sim, pos_mask, neg_mask, epsilon)
-    pos_term = _log1p_sum_exp(-alpha * (sim - lam), pos_mask) / alpha  # [A]
-    neg_term = _log1p_sum_exp(beta * (sim - lam), neg_mask) / beta  # [A]
+    pos_term = _log1p_sum_exp(-alpha * (sim - lam_pos), pos_mask) / alpha  # [A]
+    neg_term = _log1p_sum_exp(beta * (sim - lam_neg), neg_mask) / beta  # [A]
     return (pos_term + neg_term).mean()
+
+
+def label_pairs(
+    embeddings: torch.Tensor, labels: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Cosine matrix ``S`` [N, N] of ``embeddings`` [N, d] and the pair masks [N, N]:
+    positive iff ``labels[i] == labels[j]`` and i ≠ j, negative iff the labels differ."""
+    e = F.normalize(embeddings.float(), dim=-1)  # [N, d]
+    sim = e @ e.T  # [N, N]
+    labels = labels.to(e.device)
+    same = labels.unsqueeze(0) == labels.unsqueeze(1)  # [N, N]
+    eye = torch.eye(len(labels), dtype=torch.bool, device=e.device)
+    return sim, same & ~eye, ~same
 
 
 class MultiSimilarityLoss(nn.Module):
@@ -108,12 +145,7 @@ class MultiSimilarityLoss(nn.Module):
 
     def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Loss of embeddings [N, d] with integer labels [N]."""
-        e = F.normalize(embeddings.float(), dim=-1)  # [N, d]
-        sim = e @ e.T  # [N, N]
-        labels = labels.to(e.device)
-        same = labels.unsqueeze(0) == labels.unsqueeze(1)  # [N, N]
-        eye = torch.eye(len(labels), dtype=torch.bool, device=e.device)
-        return self.from_similarity(sim, same & ~eye, ~same)
+        return self.from_similarity(*label_pairs(embeddings, labels))
 
     def from_similarity(
         self, sim: torch.Tensor, pos_mask: torch.Tensor, neg_mask: torch.Tensor

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from termnorm.training.config import LossKind, Precision, TrainConfig, TrainData
     from termnorm.training.distributed import DistInfo, init_distributed
     from termnorm.training.hard_negatives import nearest_neighbours
+    from termnorm.training.kge_margin import KGEMarginObjective, kge_margin_trainer
     from termnorm.training.protocols import BatchSource, Evaluator, Objective
     from termnorm.training.run import build_trainer, run_training
     from termnorm.training.sampler import Batch, KGSampler
@@ -28,6 +29,7 @@ __all__ = [
     "CoderObjective",
     "DistInfo",
     "Evaluator",
+    "KGEMarginObjective",
     "KGSampler",
     "LossKind",
     "Objective",
@@ -41,6 +43,7 @@ __all__ = [
     "build_trainer",
     "coder_trainer",
     "init_distributed",
+    "kge_margin_trainer",
     "load_base_encoder",
     "nearest_neighbours",
     "run_training",
@@ -59,6 +62,8 @@ __getattr__ = lazy_getattr(
         "DistInfo": "distributed",
         "init_distributed": "distributed",
         "nearest_neighbours": "hard_negatives",
+        "KGEMarginObjective": "kge_margin",
+        "kge_margin_trainer": "kge_margin",
         "BatchSource": "protocols",
         "Evaluator": "protocols",
         "Objective": "protocols",

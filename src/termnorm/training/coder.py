@@ -3,7 +3,7 @@
 :class:`CoderObjective` turns the batch's 2k term vectors (heads then tails, see
 :class:`~termnorm.training.sampler.KGSampler`) into the loss parts::
 
-    loss = L_MS(e_1..e_2k; concepts)
+    loss = L_MS(e_1..e_2k; concepts)                                 (ms-v2: MS loss v2)
          + μ · L_rel(heads e_1..e_k, relations, tails e_k+1..e_2k)   (coder, transe, transe-margin)
          + w_sty · L_sty(e_1..e_2k; semantic types)                   (+sty objectives)
 
@@ -23,6 +23,7 @@ import torch
 from termnorm.kg import KnowledgeGraph
 from termnorm.losses import (
     MultiSimilarityLoss,
+    MultiSimilarityV2Loss,
     RelationHead,
     RelationKind,
     RelationLoss,
@@ -30,7 +31,7 @@ from termnorm.losses import (
     TransEMarginLoss,
     TransEMSLoss,
 )
-from termnorm.training.config import TrainConfig
+from termnorm.training.config import LossKind, TrainConfig
 from termnorm.training.data import MentionPair, with_domain_terms
 from termnorm.training.distributed import DistInfo
 from termnorm.training.protocols import Evaluator, Objective
@@ -56,7 +57,9 @@ class CoderObjective(Objective):
         self, dim: int, config: TrainConfig, relation_labels: list[str], n_types: int = 0
     ) -> None:
         super().__init__()
-        self.ms = MultiSimilarityLoss()
+        self.ms: MultiSimilarityLoss | MultiSimilarityV2Loss = MultiSimilarityLoss()
+        if config.loss is LossKind.MS_V2:
+            self.ms = MultiSimilarityV2Loss(lam_pos=config.ms_lam_pos, lam_neg=config.ms_lam_neg)
         self.rel_weight = config.rel_weight_value
         self.sty_weight = config.sty_weight
         kind = config.loss.relation
@@ -145,7 +148,8 @@ def coder_trainer(
     evaluator: Evaluator | None = None,
     dist_info: DistInfo | None = None,
 ) -> Trainer:
-    """A :class:`Trainer` for the CODER losses (``config.loss`` other than ``triplet``).
+    """A :class:`Trainer` for the CODER losses (``config.loss`` other than ``triplet`` and
+    ``ms-v3``, see :mod:`termnorm.training.kge_margin`).
 
     ``mentions``: the ``(text, gold_ids)`` training mentions of ``--train-data od``; they
     become terms of their concepts. The model card describes the KG with them.

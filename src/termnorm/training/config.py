@@ -45,6 +45,8 @@ class LossKind(str, Enum):
 
     CODER = "coder"  # L_MS + 1.0 · L_rel (cos(M_rᵀ e_h, e_t))
     MS = "ms"  # synonym-only L_MS (SapBERT-like baseline)
+    MS_V2 = "ms-v2"  # synonym-only MS loss v2: margins λ_p, λ_n (--ms-lam-pos, --ms-lam-neg)
+    MS_V3 = "ms-v3"  # synonym-only MS loss v3: per-pair margins from a KGE (--kge)
     TRANSE = "transe"  # L_MS + 0.1 · L_rel,T (−‖e_h + r − e_t‖, α 0.2, β 5)
     TRANSE_MARGIN = "transe-margin"  # L_MS + 1.0 · margin TransE, corrupted tails (CODER v1)
     CODER_STY = "coder+sty"
@@ -56,7 +58,8 @@ class LossKind(str, Enum):
     def relation(self) -> str | None:
         """``matrix``, ``transe``, ``transe-margin`` or ``None`` (synonym-only)."""
         base = self.value.split("+")[0]
-        return {"coder": "matrix", "ms": None, "triplet": None}.get(base, base)
+        synonym_only = {"ms": None, "ms-v2": None, "ms-v3": None, "triplet": None}
+        return {"coder": "matrix", **synonym_only}.get(base, base)
 
     @property
     def sty(self) -> bool:
@@ -117,7 +120,8 @@ class TrainConfig:
         default=LossKind.MS,
         metadata=_h(
             "Objective: a CODER loss (ms = synonyms only), '+sty' adds the semantic-type "
-            "loss; triplet = the triplet network."
+            "loss; ms-v2 / ms-v3 = the MS loss with separate margins / with per-pair margins "
+            "from a KGE (--kge); triplet = the triplet network."
         ),
     )
     steps: int = field(default=1500, metadata=_h("Optimizer steps."))
@@ -175,6 +179,21 @@ class TrainConfig:
         default=0.1, metadata=_h("Weight of the semantic-type loss (the '+sty' objectives).")
     )
     transe_margin: float = field(default=1.0, metadata=_h("Margin γ of the transe-margin loss."))
+    ms_lam_pos: float = field(
+        default=1.0, metadata=_h("--loss ms-v2: positive margin λ_p (the paper's 1.0).")
+    )
+    ms_lam_neg: float = field(
+        default=0.5, metadata=_h("--loss ms-v2: negative margin λ_n (the paper's 0.5).")
+    )
+    kge: Path | None = field(
+        default=None,
+        metadata=_h(
+            "--loss ms-v3 (required there, refused otherwise): KGE folder written by "
+            "'termnorm kge train' on the same KG as --kg; the margin of each pair comes from "
+            "the KGE similarity of its two concepts.",
+            exists="dir",
+        ),
+    )
     seed: int = field(default=13, metadata=_h("Random seed (sampling, dropout, init of heads)."))
     log_every: int = field(default=10, metadata=_h("Write a JSONL log record every N steps."))
     checkpoint_every: int = field(
@@ -321,6 +340,16 @@ class TrainConfig:
             raise ValueError("--hard-cluster must be at least 2")
         if self.dev is not None and self.dev_format is None:
             raise ValueError("--dev needs --dev-format")
+        if self.loss is LossKind.MS_V3 and self.kge is None:
+            raise ValueError(
+                "--loss ms-v3 needs --kge KGE, a folder written by 'termnorm kge train --kg "
+                "KG --model transe --out KGE' on the same KG as --kg"
+            )
+        if self.kge is not None and self.loss is not LossKind.MS_V3:
+            raise ValueError(
+                f"--kge is only used by --loss ms-v3 (got --loss {self.loss.value}); "
+                "drop --kge or pass --loss ms-v3"
+            )
 
     # ------------------------------------------------------------------ (de)serialisation
     def to_dict(self) -> dict[str, Any]:

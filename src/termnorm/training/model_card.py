@@ -17,9 +17,11 @@ from termnorm.training.config import TrainConfig
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["read_log", "write_model_card"]
+__all__ = ["OBJECTIVE_CARD_FILE", "read_log", "write_model_card"]
 
 PLOT_FILE = "loss_curves.png"
+OBJECTIVE_CARD_FILE = "objective.json"
+"""What an objective records about itself in ``save`` (e.g. its KGE); shown on the card."""
 _LOSS_KEYS = ("loss", "ms", "rel", "sty")
 
 
@@ -111,6 +113,10 @@ def write_model_card(
             ]
         ),
     ]
+    objective_card = out / OBJECTIVE_CARD_FILE
+    if objective_card.is_file():
+        rows = json.loads(objective_card.read_text(encoding="utf-8"))
+        sections.insert(3, "## Objective\n\n" + _table([(k, f"`{v}`") for k, v in rows.items()]))
     if config.wise_alpha < 1.0:
         sections.insert(
             2,

@@ -1,0 +1,201 @@
+"""``termnorm kge train`` and ``termnorm kge info``: knowledge-graph embeddings with PyKEEN.
+
+``train`` composes :func:`termnorm.kge.train_kge` with the similarity evaluators of the
+paper's Table 2 run on the entity vectors: MCSM over the KG's semantic types (concepts
+embedded by their entity vector) and, per ``--relatedness`` file, Spearman over the pairs
+whose two terms name one KG concept each (coverage reported). Registering is cheap; the KGE,
+evaluation and PyKEEN modules load when a command runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from termnorm.kge.config import FIELD_HELP as H
+from termnorm.kge.config import KGEConfig, KGEModelKind
+
+if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.kg import KnowledgeGraph
+    from termnorm.kge import KGEEvaluator
+
+__all__ = ["register", "relatedness_name", "similarity_evaluators"]
+
+_D = KGEConfig()
+SUMMARY = ("hits@1", "hits@3", "hits@10", "mr", "mrr")
+PARTS = ("train", "valid", "test")
+
+
+def relatedness_name(spec: str) -> tuple[str, Path]:
+    """``NAME=PATH`` or ``PATH`` (the name is then the file stem, lower case, ``-`` → ``_``)."""
+    name, eq, path = spec.partition("=")
+    if eq and name and "/" not in name:
+        return name, Path(path)
+    return Path(spec).stem.lower().replace("-", "_"), Path(spec)
+
+
+def similarity_evaluators(
+    kg: KnowledgeGraph,
+    mcsm: bool,
+    mcsm_k: int,
+    mcsm_max_per_type: int | None,
+    relatedness: Sequence[str],
+    seed: int,
+) -> list[KGEEvaluator]:
+    """MCSM (``mcsm_*``) and relatedness (``<name>_*``) evaluators of entity vectors."""
+    from termnorm.evaluation.mcsm import MCSMEvaluator
+    from termnorm.evaluation.relatedness import RelatednessEvaluator
+    from termnorm.kge import ConceptIdEmbedder, KGEVectors, TermEmbedder, kg_named_by_id
+
+    evaluators: list[KGEEvaluator] = []
+    if mcsm:
+        by_id = MCSMEvaluator(
+            kg_named_by_id(kg), k=mcsm_k, max_concepts_per_type=mcsm_max_per_type, seed=seed
+        )
+
+        def score_mcsm(kge: KGEVectors) -> dict[str, float]:
+            return by_id(ConceptIdEmbedder(kge))
+
+        evaluators.append(score_mcsm)
+    for spec in relatedness:
+        name, path = relatedness_name(spec)
+        pairs = RelatednessEvaluator(path, name=name)
+
+        def score_pairs(kge: KGEVectors, pairs: RelatednessEvaluator = pairs) -> dict[str, float]:
+            return pairs(TermEmbedder(kge, kg))
+
+        evaluators.append(score_pairs)
+    return evaluators
+
+
+def _summary(card: dict[str, Any], title: str) -> None:
+    """The card's main facts and metrics as a two-column table."""
+    metrics = card.get("metrics", {})
+    config = card.get("config", {})
+    sizes = card.get("split", {}).get("sizes", {})
+    table = Table(title=title)
+    table.add_column("item")
+    table.add_column("value", justify="right")
+    table.add_row("model", f"{card.get('pykeen_model')} (dim {config.get('dim')})")
+    table.add_row(
+        "epochs / lr / seed", f"{config.get('epochs')} / {config.get('lr')} / {config.get('seed')}"
+    )
+    table.add_row("KG fingerprint", str(card.get("kg", {}).get("fingerprint")))
+    table.add_row(
+        "entities / relations",
+        f"{card.get('split', {}).get('entities')} / {card.get('split', {}).get('relations')}",
+    )
+    table.add_row("train / valid / test", " / ".join(str(sizes.get(p)) for p in PARTS))
+    table.add_section()
+    shown = [f"linkpred_{m}" for m in SUMMARY] + ["mcsm_mean"]
+    shown += [k for k in metrics if k.endswith(("_spearman", "_coverage"))]
+    for key in shown:
+        if key in metrics:
+            value = metrics[key]
+            table.add_row(key, "-" if value is None else f"{value:.4f}")
+    Console().print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the ``kge`` command group (``train``, ``info``) to ``app``."""
+    kge_app = typer.Typer(
+        help="Knowledge-graph embeddings (PyKEEN) of a KG's relations.", no_args_is_help=True
+    )
+    app.add_typer(kge_app, name="kge")
+
+    @kge_app.command(
+        "train",
+        epilog="Examples:\n\n  termnorm kge train --kg kg/hpo --model complex --out kge/hpo_complex\n\n"
+        "  termnorm kge train --kg kg/hpo --model transe --epochs 5 --out kge/hpo_transe "
+        "--relatedness ../shared/benchmarks/mayosrs/MiniMayoSRS.csv "
+        "--relatedness umnsrs=../shared/benchmarks/umnsrs/umnsrs-sim.txt",
+    )
+    def train(
+        kg: Path = typer.Option(..., "--kg", help="KG folder (from 'termnorm kg build')."),
+        model: KGEModelKind = typer.Option(_D.model, "--model", help=H["model"]),
+        out: Path = typer.Option(..., "--out", "-o", help="KGE folder to write."),
+        dim: int = typer.Option(_D.dim, "--dim", help=H["dim"]),
+        epochs: int = typer.Option(_D.epochs, "--epochs", help=H["epochs"]),
+        batch_size: int = typer.Option(_D.batch_size, "--batch-size", help=H["batch_size"]),
+        lr: float = typer.Option(_D.lr, "--lr", help=H["lr"]),
+        negatives: int = typer.Option(_D.negatives, "--negatives", help=H["negatives"]),
+        valid_fraction: float = typer.Option(
+            _D.valid_fraction, "--valid-fraction", help=H["valid_fraction"]
+        ),
+        test_fraction: float = typer.Option(
+            _D.test_fraction, "--test-fraction", help=H["test_fraction"]
+        ),
+        eval_max_triples: int | None = typer.Option(
+            _D.eval_max_triples, "--eval-max-triples", help=H["eval_max_triples"]
+        ),
+        eval_batch_size: int = typer.Option(
+            _D.eval_batch_size, "--eval-batch-size", help=H["eval_batch_size"]
+        ),
+        seed: int = typer.Option(_D.seed, "--seed", help=H["seed"]),
+        device: str | None = typer.Option(_D.device, "--device", help=H["device"]),
+        mcsm: bool = typer.Option(
+            True, "--mcsm/--no-mcsm", help="MCSM of the entity vectors on the KG's types."
+        ),
+        mcsm_k: int = typer.Option(40, "--mcsm-k", min=1, help="MCSM neighbourhood size."),
+        mcsm_max_per_type: int | None = typer.Option(
+            None, "--mcsm-max-concepts-per-type", help="Seeded sample of concepts per type."
+        ),
+        relatedness: list[str] | None = typer.Option(
+            None,
+            "--relatedness",
+            help="[NAME=]PAIRS_FILE (MayoSRS CSV or UMNSRS TSV), scored on the pairs whose "
+            "terms name a KG concept (repeatable).",
+        ),
+        json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
+    ) -> None:
+        """Train a KGE on the KG's relations (90/4/6 split with every valid/test entity seen
+        in training), with filtered link prediction and similarity metrics on the card."""
+        from termnorm.kg import KnowledgeGraph
+        from termnorm.kge import train_kge
+
+        config = KGEConfig(
+            model=model,
+            dim=dim,
+            epochs=epochs,
+            batch_size=batch_size,
+            lr=lr,
+            negatives=negatives,
+            valid_fraction=valid_fraction,
+            test_fraction=test_fraction,
+            eval_max_triples=eval_max_triples,
+            eval_batch_size=eval_batch_size,
+            seed=seed,
+            device=device,
+        )
+        graph = KnowledgeGraph.load(kg)
+        evaluators = similarity_evaluators(
+            graph, mcsm, mcsm_k, mcsm_max_per_type, relatedness or [], seed
+        )
+        kge = train_kge(kg, config, out, evaluators)
+        if json_out:
+            typer.echo(json.dumps(kge.card, indent=2, default=str))
+        else:
+            _summary(kge.card, title=f"KGE {out}")
+
+    @kge_app.command("info")
+    def info(
+        kge_dir: Path = typer.Argument(..., help="KGE folder written by 'termnorm kge train'."),
+        json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
+    ) -> None:
+        """Print a KGE folder's card: model, settings, KG fingerprint, split, metrics.
+
+        Example: termnorm kge info kge/hpo_complex
+        """
+        from termnorm.kge import load_kge
+
+        card = load_kge(kge_dir).card
+        if json_out:
+            typer.echo(json.dumps(card, indent=2, default=str))
+        else:
+            _summary(card, title=str(kge_dir))
