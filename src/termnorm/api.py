@@ -93,18 +93,23 @@ def build_index(
     show_progress: bool = True,
     runtime: str = "torch",
     threads: int | None = None,
+    overwrite: bool = False,
 ) -> TermIndex:
     """Encode a KG folder's terms with ``model`` (default all-MiniLM-L6-v2) and index them.
 
-    Saved to ``out`` when given. ``memory_budget`` (bytes or ``"4GB"``) steers the automatic
+    Saved to ``out`` when given; checked before any work: a non-empty ``out`` that is not an
+    index folder is refused unless ``overwrite`` (:func:`termnorm._artifacts.check_out`). ``memory_budget`` (bytes or ``"4GB"``) steers the automatic
     backend choice; ``None`` means half of this machine's memory. ``pooling`` and
     ``max_length`` default as in :meth:`termnorm.encoders.TermEncoder.load` (the folder's
     pooling; 32 tokens, or the folder's ``max_seq_length`` when smaller). ``runtime``
     (``torch``, ``bf16``, ``onnx``, ``onnx-int8``, ``auto``; :mod:`termnorm.encoders.runtime`)
     and ``threads`` run the encoder; the card records the runtime.
     """
+    from termnorm._artifacts import check_out
     from termnorm.encoders import TermEncoder
 
+    if out is not None:
+        check_out(out, CARD_NAME, "index", overwrite)
     kg = KnowledgeGraph.load(kg_dir)
     encoder = TermEncoder.load(
         model, pooling=pooling, max_length=max_length, runtime=runtime, threads=threads
