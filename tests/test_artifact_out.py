@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ from termnorm._artifacts import check_out
 from termnorm.api import build_index
 from termnorm.cli.main import main
 from termnorm.errors import ArtifactMismatchError
+from termnorm.io.tables import atomic_file
 
 HP_OBO = Path(__file__).parent / "fixtures" / "kg" / "hpo" / "hp.obo"
 
@@ -82,3 +85,18 @@ def test_check_out_allows_new_empty_and_same_kind(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(ArtifactMismatchError, match="is a file"):
         check_out(tmp_path / "file", "kg.json", "kg", overwrite=True)
+
+
+def test_built_folders_and_files_follow_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        assert _kg_build(tmp_path / "kg") == 0
+        with atomic_file(tmp_path / "out.csv") as tmp:
+            tmp.write_text("a\n")
+    finally:
+        os.umask(old)
+    kg = tmp_path / "kg"
+    assert stat.S_IMODE(kg.stat().st_mode) == 0o755
+    files = [p for p in kg.rglob("*") if p.is_file()]
+    assert files and {stat.S_IMODE(p.stat().st_mode) for p in files} == {0o644}
+    assert stat.S_IMODE((tmp_path / "out.csv").stat().st_mode) == 0o644

@@ -21,6 +21,13 @@ from typing import Any
 from termnorm.errors import ArtifactMismatchError
 
 
+def umask_mode(directory: bool) -> int:
+    """The mode a new folder (0o777) or file (0o666) gets under the process's umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return (0o777 if directory else 0o666) & ~mask
+
+
 def check_out(out: str | Path, card_name: str, kind: str, overwrite: bool = False) -> Path:
     """``out`` as an absolute path, if writing a ``kind`` artifact there may replace it.
 
@@ -54,6 +61,7 @@ def atomic_dir(out: str | Path) -> Iterator[Path]:
     out = Path(os.path.abspath(out))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    tmp.chmod(umask_mode(directory=True))  # mkdtemp makes 0700; the result is the user's
     try:
         yield tmp
     except BaseException:
