@@ -192,11 +192,14 @@ class AnswerOptions(TypedDict, total=False):
     ``namespaces`` (``["HP"]``) and ``semantic_types`` (``["Disease or Syndrome"]``):
     only concepts in any of them (both given: in both); an unknown one raises
     :class:`~termnorm.search.filters.FilterError` listing what the index has.
+    ``max_chars``: the longest accepted term (default 1000); longer ones raise
+    :class:`~termnorm.search.QueryError` (in files: the row's ``error``).
     """
 
     min_score: float | None
     namespaces: Sequence[str] | None
     semantic_types: Sequence[str] | None
+    max_chars: int | None
 
 
 Context = str | Sequence[str | None] | None
@@ -228,9 +231,11 @@ def normalize(
     one per term, ``None`` for none); short forms it defines (Ab3P) are expanded and the
     better of the two rankings kept, its candidates' ``expanded_from`` set
     (:mod:`termnorm.search.context`). Raises :class:`~termnorm.search.QueryError` for an
-    empty, whitespace-only, non-text or over-long term. ``runtime``: the encoder's inference
-    runtime (``torch``, ``bf16``, ``onnx``, ``onnx-int8``, ``auto``).
+    empty, whitespace-only, non-text or over-long term, and for ``terms`` that is neither a
+    text nor a list of texts (``None``, ``bytes``, a number). ``runtime``: the encoder's
+    inference runtime (``torch``, ``bf16``, ``onnx``, ``onnx-int8``, ``auto``).
     """
+    _check_terms(terms)
     matcher = get_normalizer(index, mode, runtime).configure(**options)
     if context is None:
         if isinstance(terms, str):
@@ -249,6 +254,17 @@ def normalize(
             raise QueryError(result.error, row=row)
     ranked = [r.candidates for r in results]
     return ranked[0] if isinstance(terms, str) else ranked
+
+
+def _check_terms(terms: object) -> None:
+    """:class:`QueryError` when ``terms`` is neither a text nor a sequence of texts."""
+    from termnorm.search.query import QueryError
+
+    if isinstance(terms, bytes | bytearray):
+        raise QueryError("got bytes: decode it first, e.g. terms.decode('utf-8')")
+    if not isinstance(terms, str | Sequence):
+        got = "None" if terms is None else type(terms).__name__
+        raise QueryError(f"expected a text or a list of texts, got {got}")
 
 
 def normalize_file(
