@@ -116,6 +116,7 @@ def test_normalize_min_score_and_filters(
         capsys,
     )  # fmt: skip
     assert code == 0 and "(1 with errors, 1 abstained)" in out
+    assert "from column 'term'" in out
 
 
 @pytest.mark.parametrize(

@@ -286,7 +286,9 @@ def normalize_file(
     ``error`` and is counted in ``BatchReport.abstained``. ``context_column`` (default
     ``document`` or ``context`` when present) holds each row's document text: abbreviations
     it defines are expanded (``abbreviations="none"`` turns this off) and an
-    ``expanded_from`` column is added."""
+    ``expanded_from`` column is added. ``column`` defaults to the one column named
+    text/term/mention (or the file's only column), else the run is refused; the report's
+    ``column`` says which was used."""
     from termnorm.search.batch import normalize_file as run
 
     matcher = get_normalizer(index, mode).configure(**options)

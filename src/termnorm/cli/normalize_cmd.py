@@ -120,7 +120,10 @@ def register(app: typer.Typer) -> None:
         input: Path | None = typer.Option(None, "--input", help="File to normalize."),
         output: Path | None = typer.Option(None, "--output", help="Where to write the result."),
         column: str | None = typer.Option(
-            None, "--column", help="Text column of --input (default: 'term', else the first)."
+            None,
+            "--column",
+            help="Text column of --input. Default: the one named text/term/mention, or the "
+            "only one.",
         ),
         k: int | None = typer.Option(
             None, "-k", "--k", min=1, help="Concepts per term (default 5; 1 for files)."
@@ -184,7 +187,8 @@ def register(app: typer.Typer) -> None:
                 )
                 typer.echo(
                     f"wrote {report.rows} rows ({report.errors} with errors, "
-                    f"{report.abstained} abstained) to {output}{expanded}"
+                    f"{report.abstained} abstained) to {output} from column "
+                    f"{report.column!r}{expanded}"
                 )
             return
         queries = list(terms or [])

@@ -19,7 +19,9 @@ unchanged and these columns appended:
     empty/null, or the row's text when the concept was found through its
     abbreviation-expanded text; the candidates then carry ``expanded_from`` too.
 
-The text column is ``column``, else ``term`` when present, else the first column.
+The text column is ``column``, else the one column named like a text (:data:`TEXT_COLUMNS`,
+any case), else the only column; otherwise the run is refused, listing the columns
+(``BatchReport.column`` says which column was used).
 Abbreviations: with a context column (``context_column``, else ``document`` or ``context``
 when present) holding each row's document text, a text is expanded through the short forms
 its own document defines and searched as written and expanded, one of the two rankings kept
@@ -67,6 +69,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_CHUNK_ROWS = 4096
+TEXT_COLUMNS = ("text", "texts", "term", "terms", "mention", "mentions")
+"""Column names (case-insensitive) taken as the text column when none is named."""
 CONTEXT_COLUMNS = ("document", "context")
 """Columns taken as the rows' document text when no context column is named."""
 SCORE_DECIMALS = 6
@@ -118,7 +122,8 @@ def added_columns(k: int, expanded: bool = False) -> list[str]:
 
 
 def text_column(reader: TableReader, column: str | None) -> str:
-    """``column`` (checked), else ``term`` when present, else the first column."""
+    """``column`` (checked), else the one column named like :data:`TEXT_COLUMNS`, else the
+    only column; :class:`InputFormatError` listing the columns when that is not one."""
     if column is not None:
         if column not in reader.columns:
             raise InputFormatError(
@@ -127,7 +132,18 @@ def text_column(reader: TableReader, column: str | None) -> str:
         return column
     if not reader.columns:
         raise InputFormatError(reader.path, None, "the file has no column (is it empty?)")
-    return "term" if "term" in reader.columns else reader.columns[0]
+    named = [c for c in reader.columns if c.strip().lower() in TEXT_COLUMNS]
+    if len(named) == 1:
+        return named[0]
+    if len(reader.columns) == 1:
+        return reader.columns[0]
+    why = f"several text-like columns {named}" if named else "no column named text/term/mention"
+    raise InputFormatError(
+        reader.path,
+        None,
+        f"{why}; name the text column with --column (column= in the API); "
+        f"columns are {reader.columns}",
+    )
 
 
 def context_column(
@@ -222,6 +238,7 @@ def normalize_file(
     reader = open_reader(input)
     out_format = SUFFIXES.get(output.suffix.lower(), detect_format(input))
     name = text_column(reader, column)
+    logger.info("normalizing column %r of %s", name, input)
     mode, context = context_column(reader, context, abbreviations)
     expanding = mode is not AbbreviationMode.NONE
     added = added_columns(k, expanding)
