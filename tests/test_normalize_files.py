@@ -186,6 +186,22 @@ def test_no_column_given_picks_a_text_named_or_sole_column_else_refuses(
     assert not (tmp_path / "c.csv").exists() and not (tmp_path / "d.csv").exists()
 
 
+def test_output_folder_or_input_itself_is_refused_before_the_run(
+    normalizer: Normalizer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = tmp_path / "in.csv"
+    write_rows(src, [{"term": "q alpha"}])
+    before = src.read_text()
+    monkeypatch.setattr(normalizer, "normalize_rows", lambda *a, **k: pytest.fail("ran"))
+    with pytest.raises(ValueError, match=r"is a folder; give a file path, e.g. .*in\.norm\.csv"):
+        normalize_file(normalizer, src, tmp_path, show_progress=False)
+    monkeypatch.chdir(tmp_path)
+    for same in (src, Path("in.csv"), Path("./sub/../in.csv")):
+        with pytest.raises(ValueError, match="is the input file; writing there would overwrite"):
+            normalize_file(normalizer, src, same, show_progress=False)
+    assert src.read_text() == before
+
+
 def test_output_format_follows_the_output_suffix(normalizer: Normalizer, tmp_path: Path) -> None:
     src = tmp_path / "in.csv"
     write_rows(src, [{"term": "q alpha"}])

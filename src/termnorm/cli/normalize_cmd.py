@@ -165,6 +165,10 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("give TERM arguments, or --input FILE --output FILE")
         if input is None and (context_column or abbreviations is AbbreviationMode.AB3P):
             raise typer.BadParameter("--context-column and --abbreviations ab3p need --input FILE")
+        if input is not None and output is not None:
+            from termnorm.search.batch import check_output
+
+            check_output(input, output)  # before the index loads
         matcher = command_matcher(
             _space(index, runtime, threads), mode, strategy, synonyms, sieve_threshold,
             max_chars=max_chars, min_score=min_score, namespaces=namespaces, semantic_types=types,

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,7 @@ __all__ = [
     "DEFAULT_CHUNK_ROWS",
     "BatchReport",
     "added_columns",
+    "check_output",
     "context_column",
     "normalize_file",
     "text_column",
@@ -119,6 +121,21 @@ def added_columns(k: int, expanded: bool = False) -> list[str]:
     top = ["concept_id", "concept_name", "score", "matched_term"]
     added = [*top, "candidates", "error"] if k > 1 else [*top, "error"]
     return [*added, "expanded_from"] if expanded else added
+
+
+def check_output(input: Path, output: Path) -> None:
+    """:class:`ValueError` when ``output`` is a folder or the same file as ``input``."""
+    if output.is_dir():
+        raise ValueError(
+            f"--output {output} is a folder; give a file path, e.g. "
+            f"{output / (input.stem + '.norm' + (input.suffix or '.csv'))}"
+        )
+    same = os.path.abspath(output) == os.path.abspath(input)
+    if same or (output.exists() and input.exists() and output.samefile(input)):
+        raise ValueError(
+            f"--output {output} is the input file; writing there would overwrite it. "
+            f"Choose another --output, e.g. {input.with_name(input.stem + '.norm' + input.suffix)}"
+        )
 
 
 def text_column(reader: TableReader, column: str | None) -> str:
@@ -233,8 +250,10 @@ def normalize_file(
 ) -> BatchReport:
     """Normalize ``column`` of ``input`` into ``output`` with ``matcher`` (see the module
     docstring). ``context`` names the context column, ``abbreviations`` the mode (``None``:
-    ab3p when there is a context column), ``choice`` which ranking to keep."""
+    ab3p when there is a context column), ``choice`` which ranking to keep. Checked before
+    any work: ``output`` may not be a folder nor the input file itself (:class:`ValueError`)."""
     input, output = Path(input), Path(output)
+    check_output(input, output)
     reader = open_reader(input)
     out_format = SUFFIXES.get(output.suffix.lower(), detect_format(input))
     name = text_column(reader, column)
