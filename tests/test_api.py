@@ -114,6 +114,28 @@ def test_bad_terms_raise_query_error(index_dir: Path) -> None:
         termnorm.normalize(["MI", 3], index=index_dir)  # type: ignore[list-item]
 
 
+@pytest.mark.parametrize(
+    ("terms", "message"),
+    [
+        (None, "expected a text or a list of texts, got None"),
+        (42, "expected a text or a list of texts, got int"),
+        (b"asthma", "got bytes: decode it first"),
+        (["MI", b"asthma"], "row 1: not text: got bytes: decode it first"),
+    ],
+)
+def test_terms_that_are_not_text_get_a_clear_query_error(
+    index_dir: Path, terms: object, message: str
+) -> None:
+    with pytest.raises(QueryError, match=message):
+        termnorm.normalize(terms, index=index_dir)  # type: ignore[call-overload]
+
+
+def test_too_long_names_the_max_chars_option_the_api_has(index_dir: Path) -> None:
+    with pytest.raises(QueryError, match=r"limit is 5; .*max_chars= in termnorm\.normalize"):
+        termnorm.normalize("asthma attack", index=index_dir, max_chars=5)
+    assert termnorm.normalize("asthma attack", index=index_dir, max_chars=20)
+
+
 def test_normalize_file(index_dir: Path, tmp_path: Path) -> None:
     src = tmp_path / "in.csv"
     src.write_text("term\nheart attack\n\n")

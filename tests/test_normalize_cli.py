@@ -116,6 +116,14 @@ def test_normalize_min_score_and_filters(
         capsys,
     )  # fmt: skip
     assert code == 0 and "(1 with errors, 1 abstained)" in out
+    assert "from column 'term'" in out
+    for bad, message in ((tmp_path, "is a folder"), (src, "is the input file")):
+        code, _, err = run(
+            ["normalize", "--index", str(tmp_path / "none"), "--input", str(src), "--output",
+             str(bad)],
+            capsys,
+        )  # fmt: skip
+        assert code == 1 and message in err  # refused before the (missing) index is read
 
 
 @pytest.mark.parametrize(

@@ -157,12 +157,49 @@ def test_abstained_rows_say_why_and_are_counted_apart(
 def test_column_choice(normalizer: Normalizer, tmp_path: Path) -> None:
     src = tmp_path / "in.csv"
     write_rows(src, [{"mention": "q alpha", "other": "q zeta"}])
-    normalize_file(normalizer, src, tmp_path / "a.csv", show_progress=False)  # first column
+    report = normalize_file(normalizer, src, tmp_path / "a.csv", show_progress=False)
+    assert report.column == "mention"  # the one column named like a text
     assert read_rows(tmp_path / "a.csv")[0]["concept_id"] == "A:1"
     normalize_file(normalizer, src, tmp_path / "b.csv", column="other", show_progress=False)
     assert read_rows(tmp_path / "b.csv")[0]["concept_id"] == "Z:1"
     with pytest.raises(InputFormatError, match="no column 'nope'; columns are"):
         normalize_file(normalizer, src, tmp_path / "c.csv", column="nope", show_progress=False)
+
+
+def test_no_column_given_picks_a_text_named_or_sole_column_else_refuses(
+    normalizer: Normalizer, tmp_path: Path
+) -> None:
+    src = tmp_path / "ids.csv"
+    write_rows(src, [{"id": "17", "Term": "q zeta", "code": "9"}])
+    report = normalize_file(normalizer, src, tmp_path / "a.csv", show_progress=False)
+    assert report.column == "Term" and read_rows(tmp_path / "a.csv")[0]["concept_id"] == "Z:1"
+    write_rows(src, [{"x": "q alpha"}])
+    assert normalize_file(normalizer, src, tmp_path / "b.csv", show_progress=False).column == "x"
+    write_rows(src, [{"id": "17", "label": "q alpha"}])  # an ID column is never guessed
+    with pytest.raises(
+        InputFormatError, match=r"no column named text/term/mention; .*--column .*\['id', 'label'\]"
+    ):
+        normalize_file(normalizer, src, tmp_path / "c.csv", show_progress=False)
+    write_rows(src, [{"text": "q alpha", "mention": "q zeta"}])
+    with pytest.raises(InputFormatError, match=r"several text-like columns \['text', 'mention'\]"):
+        normalize_file(normalizer, src, tmp_path / "d.csv", show_progress=False)
+    assert not (tmp_path / "c.csv").exists() and not (tmp_path / "d.csv").exists()
+
+
+def test_output_folder_or_input_itself_is_refused_before_the_run(
+    normalizer: Normalizer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = tmp_path / "in.csv"
+    write_rows(src, [{"term": "q alpha"}])
+    before = src.read_text()
+    monkeypatch.setattr(normalizer, "normalize_rows", lambda *a, **k: pytest.fail("ran"))
+    with pytest.raises(ValueError, match=r"is a folder; give a file path, e.g. .*in\.norm\.csv"):
+        normalize_file(normalizer, src, tmp_path, show_progress=False)
+    monkeypatch.chdir(tmp_path)
+    for same in (src, Path("in.csv"), Path("./sub/../in.csv")):
+        with pytest.raises(ValueError, match="is the input file; writing there would overwrite"):
+            normalize_file(normalizer, src, same, show_progress=False)
+    assert src.read_text() == before
 
 
 def test_output_format_follows_the_output_suffix(normalizer: Normalizer, tmp_path: Path) -> None:

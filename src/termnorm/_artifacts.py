@@ -2,6 +2,8 @@
 
 Contract: ``atomic_dir(out)`` yields a temporary sibling folder; on success it replaces
 ``out`` in one rename, on failure it is removed and ``out`` is untouched.
+``check_out(out, card, kind, overwrite)`` is the guard commands run *before* the work: it
+refuses to replace a non-empty folder that is not an artifact of the same kind.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -18,12 +21,47 @@ from typing import Any
 from termnorm.errors import ArtifactMismatchError
 
 
+def umask_mode(directory: bool) -> int:
+    """The mode a new folder (0o777) or file (0o666) gets under the process's umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return (0o777 if directory else 0o666) & ~mask
+
+
+def check_out(out: str | Path, card_name: str, kind: str, overwrite: bool = False) -> Path:
+    """``out`` as an absolute path, if writing a ``kind`` artifact there may replace it.
+
+    Allowed: a missing or empty folder, a folder holding ``card_name`` (an earlier ``kind``
+    artifact, rebuilt in place), or anything when ``overwrite``. Refused with
+    :class:`ArtifactMismatchError`: a file, the current folder or one of its parents, and a
+    non-empty folder that is not a ``kind`` artifact.
+    """
+    path = Path(os.path.abspath(out))
+    cwd = Path.cwd().resolve()
+    if path.resolve() == cwd or path.resolve() in cwd.parents:
+        raise ArtifactMismatchError(
+            f"--out {out}: cannot replace the current folder or one of its parents; "
+            f"give a new subfolder, e.g. --out {kind}/NAME"
+        )
+    if path.exists() and not path.is_dir():
+        raise ArtifactMismatchError(f"--out {out} is a file; give a folder path")
+    busy = path.is_dir() and any(path.iterdir())
+    if busy and not (path / card_name).is_file() and not overwrite:
+        raise ArtifactMismatchError(
+            f"--out {out} is a non-empty folder that is not a termnorm {kind} folder "
+            f"(no {card_name}); writing there would delete its contents. Choose another "
+            "--out, or pass --overwrite to replace it"
+        )
+    return path
+
+
 @contextlib.contextmanager
 def atomic_dir(out: str | Path) -> Iterator[Path]:
     """Yield a temp folder next to ``out``; rename it to ``out`` when the block succeeds."""
-    out = Path(out)
+    out = Path(os.path.abspath(out))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    tmp.chmod(umask_mode(directory=True))  # mkdtemp makes 0700; the result is the user's
     try:
         yield tmp
     except BaseException:

@@ -93,18 +93,23 @@ def build_index(
     show_progress: bool = True,
     runtime: str = "torch",
     threads: int | None = None,
+    overwrite: bool = False,
 ) -> TermIndex:
     """Encode a KG folder's terms with ``model`` (default all-MiniLM-L6-v2) and index them.
 
-    Saved to ``out`` when given. ``memory_budget`` (bytes or ``"4GB"``) steers the automatic
+    Saved to ``out`` when given; checked before any work: a non-empty ``out`` that is not an
+    index folder is refused unless ``overwrite`` (:func:`termnorm._artifacts.check_out`). ``memory_budget`` (bytes or ``"4GB"``) steers the automatic
     backend choice; ``None`` means half of this machine's memory. ``pooling`` and
     ``max_length`` default as in :meth:`termnorm.encoders.TermEncoder.load` (the folder's
     pooling; 32 tokens, or the folder's ``max_seq_length`` when smaller). ``runtime``
     (``torch``, ``bf16``, ``onnx``, ``onnx-int8``, ``auto``; :mod:`termnorm.encoders.runtime`)
     and ``threads`` run the encoder; the card records the runtime.
     """
+    from termnorm._artifacts import check_out
     from termnorm.encoders import TermEncoder
 
+    if out is not None:
+        check_out(out, CARD_NAME, "index", overwrite)
     kg = KnowledgeGraph.load(kg_dir)
     encoder = TermEncoder.load(
         model, pooling=pooling, max_length=max_length, runtime=runtime, threads=threads
@@ -187,11 +192,14 @@ class AnswerOptions(TypedDict, total=False):
     ``namespaces`` (``["HP"]``) and ``semantic_types`` (``["Disease or Syndrome"]``):
     only concepts in any of them (both given: in both); an unknown one raises
     :class:`~termnorm.search.filters.FilterError` listing what the index has.
+    ``max_chars``: the longest accepted term (default 1000); longer ones raise
+    :class:`~termnorm.search.QueryError` (in files: the row's ``error``).
     """
 
     min_score: float | None
     namespaces: Sequence[str] | None
     semantic_types: Sequence[str] | None
+    max_chars: int | None
 
 
 Context = str | Sequence[str | None] | None
@@ -223,9 +231,11 @@ def normalize(
     one per term, ``None`` for none); short forms it defines (Ab3P) are expanded and the
     better of the two rankings kept, its candidates' ``expanded_from`` set
     (:mod:`termnorm.search.context`). Raises :class:`~termnorm.search.QueryError` for an
-    empty, whitespace-only, non-text or over-long term. ``runtime``: the encoder's inference
-    runtime (``torch``, ``bf16``, ``onnx``, ``onnx-int8``, ``auto``).
+    empty, whitespace-only, non-text or over-long term, and for ``terms`` that is neither a
+    text nor a list of texts (``None``, ``bytes``, a number). ``runtime``: the encoder's
+    inference runtime (``torch``, ``bf16``, ``onnx``, ``onnx-int8``, ``auto``).
     """
+    _check_terms(terms)
     matcher = get_normalizer(index, mode, runtime).configure(**options)
     if context is None:
         if isinstance(terms, str):
@@ -244,6 +254,17 @@ def normalize(
             raise QueryError(result.error, row=row)
     ranked = [r.candidates for r in results]
     return ranked[0] if isinstance(terms, str) else ranked
+
+
+def _check_terms(terms: object) -> None:
+    """:class:`QueryError` when ``terms`` is neither a text nor a sequence of texts."""
+    from termnorm.search.query import QueryError
+
+    if isinstance(terms, bytes | bytearray):
+        raise QueryError("got bytes: decode it first, e.g. terms.decode('utf-8')")
+    if not isinstance(terms, str | Sequence):
+        got = "None" if terms is None else type(terms).__name__
+        raise QueryError(f"expected a text or a list of texts, got {got}")
 
 
 def normalize_file(
@@ -265,7 +286,9 @@ def normalize_file(
     ``error`` and is counted in ``BatchReport.abstained``. ``context_column`` (default
     ``document`` or ``context`` when present) holds each row's document text: abbreviations
     it defines are expanded (``abbreviations="none"`` turns this off) and an
-    ``expanded_from`` column is added."""
+    ``expanded_from`` column is added. ``column`` defaults to the one column named
+    text/term/mention (or the file's only column), else the run is refused; the report's
+    ``column`` says which was used."""
     from termnorm.search.batch import normalize_file as run
 
     matcher = get_normalizer(index, mode).configure(**options)

@@ -83,6 +83,9 @@ def register(app: typer.Typer) -> None:
     def build(
         kg: Path = typer.Option(..., "--kg", help="KG folder written by 'termnorm kg build'."),
         out: Path = typer.Option(..., "--out", help="Index folder to write."),
+        overwrite: bool = typer.Option(
+            False, "--overwrite", help="Replace --out even when it is not an index folder."
+        ),
         model: Path | None = typer.Option(
             None,
             "--model",
@@ -122,6 +125,7 @@ def register(app: typer.Typer) -> None:
             pooling=pooling,
             backend=backend,
             out=out,
+            overwrite=overwrite,
             memory_budget=memory_budget,
             max_length=max_length,
             batch_size=batch_size,

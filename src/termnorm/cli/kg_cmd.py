@@ -143,6 +143,9 @@ def register(app: typer.Typer) -> None:
             None, "--add", help="Another source: FORMAT\\[:PATH]\\[#key=value,...] (repeatable)."
         ),
         out: Path = typer.Option(..., "--out", "-o", help="KG folder to write."),
+        overwrite: bool = typer.Option(
+            False, "--overwrite", help="Replace --out even when it is not a KG folder."
+        ),
         lang: list[str] | None = typer.Option(
             None, "--lang", help="umls: languages kept (LAT codes, e.g. ENG,FRE). Default ENG."
         ),
@@ -175,8 +178,11 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
+        from termnorm._artifacts import check_out
         from termnorm.kg.build import build_kg_to_dir
+        from termnorm.kg.graph import CARD_NAME
 
+        check_out(out, CARD_NAME, "kg", overwrite)
         specs = [s for s in [_primary(source, fmt)] if s is not None]
         specs += [parse_add(a) for a in add or []]
         if not specs:

@@ -120,7 +120,10 @@ def register(app: typer.Typer) -> None:
         input: Path | None = typer.Option(None, "--input", help="File to normalize."),
         output: Path | None = typer.Option(None, "--output", help="Where to write the result."),
         column: str | None = typer.Option(
-            None, "--column", help="Text column of --input (default: 'term', else the first)."
+            None,
+            "--column",
+            help="Text column of --input. Default: the one named text/term/mention, or the "
+            "only one.",
         ),
         k: int | None = typer.Option(
             None, "-k", "--k", min=1, help="Concepts per term (default 5; 1 for files)."
@@ -162,6 +165,10 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("give TERM arguments, or --input FILE --output FILE")
         if input is None and (context_column or abbreviations is AbbreviationMode.AB3P):
             raise typer.BadParameter("--context-column and --abbreviations ab3p need --input FILE")
+        if input is not None and output is not None:
+            from termnorm.search.batch import check_output
+
+            check_output(input, output)  # before the index loads
         matcher = command_matcher(
             _space(index, runtime, threads), mode, strategy, synonyms, sieve_threshold,
             max_chars=max_chars, min_score=min_score, namespaces=namespaces, semantic_types=types,
@@ -184,7 +191,8 @@ def register(app: typer.Typer) -> None:
                 )
                 typer.echo(
                     f"wrote {report.rows} rows ({report.errors} with errors, "
-                    f"{report.abstained} abstained) to {output}{expanded}"
+                    f"{report.abstained} abstained) to {output} from column "
+                    f"{report.column!r}{expanded}"
                 )
             return
         queries = list(terms or [])

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
+from termnorm._artifacts import umask_mode
 from termnorm.encoders.pooling import Pooling, pool
 from termnorm.errors import MissingExtraError
 from termnorm.paths import cache_dir
@@ -183,6 +184,7 @@ def onnx_graph(encoder: TermEncoder, quantized: bool = False) -> Path:
     if not _valid(folder, card):
         folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".export-", dir=folder.parent))
+        tmp.chmod(umask_mode(directory=True))
         try:
             logger.info("exporting %s to ONNX (%s)", encoder.path, folder)
             _export(encoder, inputs, tmp / FP32_FILE)

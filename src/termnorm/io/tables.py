@@ -31,6 +31,7 @@ from typing import Any, TextIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from termnorm._artifacts import umask_mode
 from termnorm.errors import InputFormatError
 
 __all__ = [
@@ -84,6 +85,7 @@ def atomic_file(path: str | Path) -> Iterator[Path]:
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
     os.close(fd)
     tmp = Path(name)
+    tmp.chmod(umask_mode(directory=False))  # mkstemp makes 0600; the result is the user's
     try:
         yield tmp
     except BaseException:

@@ -19,7 +19,9 @@ unchanged and these columns appended:
     empty/null, or the row's text when the concept was found through its
     abbreviation-expanded text; the candidates then carry ``expanded_from`` too.
 
-The text column is ``column``, else ``term`` when present, else the first column.
+The text column is ``column``, else the one column named like a text (:data:`TEXT_COLUMNS`,
+any case), else the only column; otherwise the run is refused, listing the columns
+(``BatchReport.column`` says which column was used).
 Abbreviations: with a context column (``context_column``, else ``document`` or ``context``
 when present) holding each row's document text, a text is expanded through the short forms
 its own document defines and searched as written and expanded, one of the two rankings kept
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,6 +62,7 @@ __all__ = [
     "DEFAULT_CHUNK_ROWS",
     "BatchReport",
     "added_columns",
+    "check_output",
     "context_column",
     "normalize_file",
     "text_column",
@@ -67,6 +71,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_CHUNK_ROWS = 4096
+TEXT_COLUMNS = ("text", "texts", "term", "terms", "mention", "mentions")
+"""Column names (case-insensitive) taken as the text column when none is named."""
 CONTEXT_COLUMNS = ("document", "context")
 """Columns taken as the rows' document text when no context column is named."""
 SCORE_DECIMALS = 6
@@ -117,8 +123,24 @@ def added_columns(k: int, expanded: bool = False) -> list[str]:
     return [*added, "expanded_from"] if expanded else added
 
 
+def check_output(input: Path, output: Path) -> None:
+    """:class:`ValueError` when ``output`` is a folder or the same file as ``input``."""
+    if output.is_dir():
+        raise ValueError(
+            f"--output {output} is a folder; give a file path, e.g. "
+            f"{output / (input.stem + '.norm' + (input.suffix or '.csv'))}"
+        )
+    same = os.path.abspath(output) == os.path.abspath(input)
+    if same or (output.exists() and input.exists() and output.samefile(input)):
+        raise ValueError(
+            f"--output {output} is the input file; writing there would overwrite it. "
+            f"Choose another --output, e.g. {input.with_name(input.stem + '.norm' + input.suffix)}"
+        )
+
+
 def text_column(reader: TableReader, column: str | None) -> str:
-    """``column`` (checked), else ``term`` when present, else the first column."""
+    """``column`` (checked), else the one column named like :data:`TEXT_COLUMNS`, else the
+    only column; :class:`InputFormatError` listing the columns when that is not one."""
     if column is not None:
         if column not in reader.columns:
             raise InputFormatError(
@@ -127,7 +149,18 @@ def text_column(reader: TableReader, column: str | None) -> str:
         return column
     if not reader.columns:
         raise InputFormatError(reader.path, None, "the file has no column (is it empty?)")
-    return "term" if "term" in reader.columns else reader.columns[0]
+    named = [c for c in reader.columns if c.strip().lower() in TEXT_COLUMNS]
+    if len(named) == 1:
+        return named[0]
+    if len(reader.columns) == 1:
+        return reader.columns[0]
+    why = f"several text-like columns {named}" if named else "no column named text/term/mention"
+    raise InputFormatError(
+        reader.path,
+        None,
+        f"{why}; name the text column with --column (column= in the API); "
+        f"columns are {reader.columns}",
+    )
 
 
 def context_column(
@@ -217,11 +250,14 @@ def normalize_file(
 ) -> BatchReport:
     """Normalize ``column`` of ``input`` into ``output`` with ``matcher`` (see the module
     docstring). ``context`` names the context column, ``abbreviations`` the mode (``None``:
-    ab3p when there is a context column), ``choice`` which ranking to keep."""
+    ab3p when there is a context column), ``choice`` which ranking to keep. Checked before
+    any work: ``output`` may not be a folder nor the input file itself (:class:`ValueError`)."""
     input, output = Path(input), Path(output)
+    check_output(input, output)
     reader = open_reader(input)
     out_format = SUFFIXES.get(output.suffix.lower(), detect_format(input))
     name = text_column(reader, column)
+    logger.info("normalizing column %r of %s", name, input)
     mode, context = context_column(reader, context, abbreviations)
     expanding = mode is not AbbreviationMode.NONE
     added = added_columns(k, expanding)

@@ -33,6 +33,8 @@ def query_problem(value: object, max_chars: int = DEFAULT_MAX_CHARS) -> str | No
     """What is wrong with ``value`` as a query, or ``None`` when it is usable."""
     if _is_missing(value):
         return "empty input: no text given"
+    if isinstance(value, bytes | bytearray):
+        return "not text: got bytes: decode it first, e.g. value.decode('utf-8')"
     if not isinstance(value, str):
         shown = repr(value)
         shown = shown if len(shown) <= 40 else shown[:37] + "..."
@@ -45,7 +47,8 @@ def query_problem(value: object, max_chars: int = DEFAULT_MAX_CHARS) -> str | No
     if len(text) > max_chars:
         return (
             f"input too long: {len(text)} characters, the limit is {max_chars}; "
-            "shorten it or raise the limit (max_chars / --max-chars)"
+            "shorten it or raise the limit (max_chars= in termnorm.normalize, --max-chars "
+            "in 'termnorm normalize' / 'termnorm serve')"
         )
     return None
 

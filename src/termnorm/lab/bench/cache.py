@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from termnorm._artifacts import sha256_of
+from termnorm._artifacts import sha256_of, umask_mode
 
 __all__ = ["ResultCache", "content_hash"]
 
@@ -76,6 +76,7 @@ class ResultCache:
         file = self._file(key)
         file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=file.parent)
+        os.chmod(tmp, umask_mode(directory=False))
         with os.fdopen(fd, "w") as fh:
             json.dump(record, fh, indent=1, sort_keys=True, allow_nan=True)
         os.replace(tmp, file)
