@@ -207,7 +207,8 @@ class TermIndex:
             "termnorm_version": termnorm.__version__,
             "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "model": {
-                "path": str(encoder.path) if encoder.path is not None else None,
+                # resolved: the index must work from any working folder
+                "path": str(Path(encoder.path).resolve()) if encoder.path is not None else None,
                 "fingerprint": encoder.fingerprint,
                 "pooling": encoder.pooling.value,
                 "max_length": encoder.max_length,
@@ -305,12 +306,18 @@ class TermIndex:
     def load_encoder(
         self, model: str | Path | None = None, device: str | None = None
     ) -> TermEncoder:
-        """The index's encoder (from ``model`` or the card's model path), checked."""
-        path = Path(model) if model is not None else Path(self.card["model"]["path"] or "")
-        if model is None and not (path / "config.json").is_file():
+        """The index's encoder (from ``model`` or the card's model path), checked.
+
+        A model folder that moved since the build: pass its new place as ``model`` (CLI
+        ``--model``); its fingerprint must still match the card's.
+        """
+        recorded = self.card["model"]["path"]
+        path = Path(model) if model is not None else Path(recorded or "")
+        if model is None and (recorded is None or not (path / "config.json").is_file()):
             raise ArtifactMismatchError(
-                f"the model {path} recorded in {self.path}/{CARD_NAME} is not there any more; "
-                "pass the model folder explicitly (--model / model=)"
+                f"the model {recorded} recorded in {self.path}/{CARD_NAME} is not there any "
+                "more; pass the model folder explicitly: termnorm normalize --model DIR "
+                "(API: search_space(index, model=DIR) / get_normalizer(index, model=DIR))"
             )
         from termnorm.encoders import TermEncoder
 
