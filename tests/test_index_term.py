@@ -254,3 +254,55 @@ def test_index_build_max_length_defaults_to_the_folder_bound(
 
     assert built_length() == 16  # the folder's max_seq_length is below 32
     assert built_length("--max-length", "24") == 24  # the caller's length wins
+
+
+def _saved(tmp_path: Path, name: str = "idx") -> Path:
+    return TermIndex.build(known_kg(), KeyedEncoder(), show_progress=False).save(tmp_path / name)
+
+
+@pytest.mark.parametrize("mmap", [True, False])
+def test_truncated_vectors_name_the_file_and_say_rebuild(tmp_path: Path, mmap: bool) -> None:
+    folder = _saved(tmp_path)
+    path = folder / "term_vectors.npy"
+    path.write_bytes(path.read_bytes()[:-40])
+    with pytest.raises(ArtifactMismatchError, match=r"term_vectors\.npy is damaged") as err:
+        TermIndex.load(folder, mmap=mmap)
+    assert "termnorm index build" in str(err.value)
+
+
+def test_garbage_card_names_the_file(tmp_path: Path) -> None:
+    folder = _saved(tmp_path)
+    (folder / "index.json").write_text("{not json")
+    with pytest.raises(ArtifactMismatchError, match=r"index\.json is damaged") as err:
+        TermIndex.load(folder)
+    assert str(folder / "index.json") in str(err.value)
+    assert "termnorm index build" in str(err.value)
+
+
+def test_garbage_table_names_the_file(tmp_path: Path) -> None:
+    folder = _saved(tmp_path)
+    card = json.loads((folder / "index.json").read_text())
+    del card["tables"]  # an older card: no hash, the reader itself must name the file
+    (folder / "index.json").write_text(json.dumps(card))
+    (folder / "concepts.parquet").write_bytes(b"garbage")
+    with pytest.raises(ArtifactMismatchError, match=r"concepts\.parquet is damaged"):
+        TermIndex.load(folder)
+
+
+def test_tables_swapped_from_another_index_are_refused(tmp_path: Path) -> None:
+    folder = _saved(tmp_path)
+    other_kg = known_kg(extra_terms=[("A:1", "alpha extra")])
+    other = TermIndex.build(other_kg, KeyedEncoder(), show_progress=False).save(tmp_path / "o")
+    (folder / "terms.parquet").write_bytes((other / "terms.parquet").read_bytes())
+    with pytest.raises(ArtifactMismatchError, match=r"terms\.parquet is not the table") as err:
+        TermIndex.load(folder)
+    assert "termnorm index build" in str(err.value)
+    assert TermIndex.load(other).card["tables"]  # the untouched one loads
+
+
+@pytest.mark.parametrize("bad", [np.nan, 0.0, np.inf])
+def test_nan_or_zero_vectors_are_refused_at_build(bad: float) -> None:
+    table = dict(TABLE)
+    table["beta variant"] = np.full(8, bad, dtype=np.float32)
+    with pytest.raises(ArtifactMismatchError, match=r"1 term\(s\).*'beta variant'"):
+        TermIndex.build(known_kg(), KeyedEncoder(table), show_progress=False)

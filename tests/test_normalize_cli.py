@@ -182,3 +182,48 @@ def test_normalize_without_index_builds_the_default_once(
     assert "building the default index" in err
     code, _, err = run(["normalize", "heart attack", "--json"], capsys)
     assert code == 0 and "building" not in err and built == [1]
+
+
+def test_relative_model_path_works_from_another_folder_and_a_moved_model_needs_model(
+    tiny_kg_dir: Path,
+    tiny_bert_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import shutil
+
+    build_cwd = tmp_path / "project"
+    shutil.copytree(tiny_bert_path, build_cwd / "model")
+    monkeypatch.chdir(build_cwd)
+    code, _, err = run(
+        ["index", "build", "--kg", str(tiny_kg_dir), "--model", "model",
+         "--out", str(tmp_path / "idx"), "--backend", "exact"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    card = json.loads((tmp_path / "idx" / "index.json").read_text())
+    assert card["model"]["path"] == str((build_cwd / "model").resolve())
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    api._indexes.clear()
+    api._encoders.clear()
+    code, out, err = run(["normalize", "fever", "--index", str(tmp_path / "idx"), "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)
+
+    (build_cwd / "model").rename(tmp_path / "moved")  # the model moves away
+    api._indexes.clear()
+    api._encoders.clear()
+    code, _, err = run(["normalize", "fever", "--index", str(tmp_path / "idx")], capsys)
+    assert code != 0
+    assert "--model" in err and "not there any more" in err
+    code, out, err = run(
+        ["normalize", "fever", "--index", str(tmp_path / "idx"), "--model",
+         str(tmp_path / "moved"), "--json"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)

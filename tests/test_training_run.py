@@ -338,3 +338,25 @@ def test_coder_and_triplet_are_compositions_of_one_trainer(
         record = json.loads((result.out / "train_log.jsonl").read_text().splitlines()[-1])
         assert part in record and np.isfinite(record["loss"])
     assert build_trainer(cfg, tiny_kg).objective.__class__ is TripletObjective
+
+
+def test_resume_refuses_changed_settings_naming_them(
+    tiny_bert_path: Path, tiny_kg_dir: Path, tmp_path: Path
+) -> None:
+    from conftest import make_tiny_kg
+
+    out = tmp_path / "cut"
+    stopper = build_trainer(_config(tiny_bert_path, out, loss="ms", kg=tiny_kg_dir))
+    signal = _SignalAfter(stopper.source, 3)
+    signal.trainer, stopper.source = stopper, signal
+    assert stopper.train().interrupted
+    other_kg = make_tiny_kg().save(tmp_path / "other_kg", card={"sources": []})
+    changed = _config(tiny_bert_path, out, loss="ms", kg=other_kg, lr=1e-3)
+    with pytest.raises(ArtifactMismatchError, match=r"other settings: .*kg .*lr") as err:
+        build_trainer(changed).train(resume=True)
+    assert "1e-3" in str(err.value) or "0.001" in str(err.value)
+    assert "--overwrite" in str(err.value)
+    # runtime settings may change; the same KG given by another spelling of its path is the same
+    same = _config(tiny_bert_path, out, loss="ms", kg=tiny_kg_dir / ".." / "kg", log_every=5)
+    result = build_trainer(same).train(resume=True)
+    assert result.steps == 12 and not result.interrupted

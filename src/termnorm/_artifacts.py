@@ -90,7 +90,18 @@ def read_card(folder: str | Path, name: str, kind: str) -> dict[str, Any]:
             f"{folder} is not a termnorm {kind} folder (no {name}); "
             f"build one with 'termnorm {kind} build'"
         )
-    card: dict[str, Any] = json.loads(path.read_text())
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArtifactMismatchError(
+            f"{path} is damaged (not valid JSON: {exc}); rebuild the folder with "
+            f"'termnorm {kind} build'"
+        ) from exc
+    if not isinstance(card, dict):
+        raise ArtifactMismatchError(
+            f"{path} is damaged (a JSON object was expected); rebuild the folder with "
+            f"'termnorm {kind} build'"
+        )
     return card
 
 

@@ -151,17 +151,24 @@ def _default_index_dir() -> Path:
 
 
 def search_space(
-    index: IndexLike = None, runtime: str = "torch", threads: int | None = None
+    index: IndexLike = None,
+    runtime: str = "torch",
+    threads: int | None = None,
+    model: str | Path | None = None,
 ) -> SearchSpace:
     """The (cached) :class:`~termnorm.search.SearchSpace` of ``index`` with its own encoder,
-    run by ``runtime`` (any runtime of the index's model; see :func:`build_index`)."""
+    run by ``runtime`` (any runtime of the index's model; see :func:`build_index`).
+
+    ``model``: the encoder folder when it is no longer where the index card says (moved);
+    its fingerprint must match the card's (:meth:`TermIndex.load_encoder`).
+    """
     resolved = _resolve(index)
     with _lock:
         per_runtime = _spaces.setdefault(resolved, {})
         if runtime not in per_runtime:
             key = _encoder_key(resolved, runtime)
             if key not in _encoders:
-                encoder = resolved.load_encoder()
+                encoder = resolved.load_encoder(model)
                 encoder.set_runtime(runtime, threads=threads)
                 _encoders[key] = encoder
             per_runtime[runtime] = SearchSpace(resolved, _encoders[key])
@@ -169,11 +176,15 @@ def search_space(
 
 
 def get_normalizer(
-    index: IndexLike = None, mode: SearchMode | str = "term", runtime: str = "torch"
+    index: IndexLike = None,
+    mode: SearchMode | str = "term",
+    runtime: str = "torch",
+    model: str | Path | None = None,
 ) -> SpaceMatcher:
     """The (cached) plain normalizer of ``index``: O-T (``mode="term"``) or O-C
-    (``mode="concept"``) with the index's own encoder, run by ``runtime``."""
-    space = search_space(index, runtime)
+    (``mode="concept"``) with the index's own encoder, run by ``runtime``; ``model`` as in
+    :func:`search_space`."""
+    space = search_space(index, runtime, model=model)
     mode = SearchMode(mode)
     key = f"{mode.value}/{runtime}"
     with _lock:

@@ -92,7 +92,9 @@ def _print_results(terms: list[str], results: list[RowResult], json_out: bool) -
     Console().print(table)
 
 
-def _space(index: Path | None, runtime: Runtime, threads: int | None) -> SearchSpace:
+def _space(
+    index: Path | None, runtime: Runtime, threads: int | None, model: Path | None = None
+) -> SearchSpace:
     from termnorm import api
 
     if index is None:
@@ -105,7 +107,7 @@ def _space(index: Path | None, runtime: Runtime, threads: int | None) -> SearchS
                 f"building the default index (HPO + all-MiniLM-L6-v2) once into {folder}",
                 err=True,
             )
-    return api.search_space(index, runtime.value, threads)
+    return api.search_space(index, runtime.value, threads, model=model)
 
 
 def register(app: typer.Typer) -> None:
@@ -116,6 +118,12 @@ def register(app: typer.Typer) -> None:
         terms: list[str] | None = typer.Argument(None, help="Terms to normalize."),
         index: Path | None = typer.Option(
             None, "--index", help="Index folder (default: the built-in HPO index)."
+        ),
+        model: Path | None = typer.Option(
+            None,
+            "--model",
+            help="The index's encoder folder, when it moved since the build (its fingerprint "
+            "must match the index card's).",
         ),
         input: Path | None = typer.Option(None, "--input", help="File to normalize."),
         output: Path | None = typer.Option(None, "--output", help="Where to write the result."),
@@ -170,7 +178,7 @@ def register(app: typer.Typer) -> None:
 
             check_output(input, output)  # before the index loads
         matcher = command_matcher(
-            _space(index, runtime, threads), mode, strategy, synonyms, sieve_threshold,
+            _space(index, runtime, threads, model), mode, strategy, synonyms, sieve_threshold,
             max_chars=max_chars, min_score=min_score, namespaces=namespaces, semantic_types=types,
         )  # fmt: skip
         if input is not None and output is not None:

@@ -3,17 +3,20 @@
 On disk an index is a folder, written atomically::
 
     index.json            model (path, fingerprint, pooling, max_length, dimension), KG
-                          (path, fingerprint), backends, counts, termnorm version
+                          (path, fingerprint), backends, counts, termnorm version, content
+                          hashes of the two tables ("tables", checked on load)
     terms.parquet         concept_id, term, source, is_preferred
                                                         row i  <-> term_vectors[i]
     concepts.parquet      concept_id, name, semantic_types, alt_ids
                                                         row j  <-> concept_vectors[j]
-    term_vectors.npy      float32 [n_terms, d], L2-normalised
+    term_vectors.npy      float32 [n_terms, d], L2-normalised (NaN / zero vectors are refused
+                          at build time)
     concept_vectors.npy   float32 [n_concepts, d]: normalised mean of the concept's term vectors
     term_index/, concept_index/   faiss files (only for faiss backends)
 
 Loading never re-encodes; an index of another format version is refused with a message to
-rebuild it. :meth:`TermIndex.search_terms` and :meth:`TermIndex.search_concepts` search
+rebuild it, and so is a damaged file (named) or a table whose content hash differs from the
+one the card recorded at save time (``tables``: the tables were replaced). :meth:`TermIndex.search_terms` and :meth:`TermIndex.search_concepts` search
 through the backends chosen at build time (:func:`backend_search`: with IVF-PQ the compressed
 search over-fetches and the candidates are re-scored against the exact vectors, so scores are
 true cosines). :meth:`TermIndex.concept` looks a concept up by ID (alternative IDs resolve
@@ -24,6 +27,7 @@ synonyms are searched beside it (:class:`termnorm.search.SearchSpace`).
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -73,6 +77,7 @@ CONCEPTS_SCHEMA = pa.schema(
     ]
 )
 _SPACES = {"terms": "term_index", "concepts": "concept_index"}
+_TABLES = ("terms.parquet", "concepts.parquet")  # their content hashes go into the card
 RERANK_FACTOR = 4  # IVF-PQ: candidates fetched per wanted hit, then re-scored exactly
 
 
@@ -112,6 +117,35 @@ class Encoder(Protocol):
     ) -> np.ndarray:
         """L2-normalised float32 vectors ``[len(texts), d]``."""
         ...
+
+
+def _refuse_bad_vectors(vectors: np.ndarray, texts: pd.Index) -> None:
+    """Raise when the encoder gave a NaN/infinite or all-zero vector, naming the first terms."""
+    bad = ~np.isfinite(vectors).all(axis=1) | ~(np.abs(vectors) > 0).any(axis=1)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        shown = ", ".join(repr(str(texts[i])) for i in rows[:5])
+        raise ArtifactMismatchError(
+            f"the encoder gave {len(rows)} term(s) a NaN, infinite or all-zero vector "
+            f"(first: {shown}); such terms cannot be searched. Check the model folder (a "
+            "damaged or untrained model), or remove these terms from the KG, and build again"
+        )
+
+
+def _file_digest(path: Path) -> str:
+    """SHA-256 (16 hex chars) of a file's bytes, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:16]
+
+
+def _damaged(path: Path, reason: object) -> ArtifactMismatchError:
+    return ArtifactMismatchError(
+        f"{path} is damaged or unreadable ({reason}); rebuild the index with "
+        "'termnorm index build' (or restore the folder from a copy)"
+    )
 
 
 class TermIndex:
@@ -191,6 +225,7 @@ class TermIndex:
         unique_vectors = encoder.encode(
             list(uniques), batch_size=batch_size, show_progress=show_progress, desc="terms"
         )
+        _refuse_bad_vectors(unique_vectors, uniques)
         distinct = len(uniques) == len(terms)  # then codes is 0..n-1: no copy needed
         term_vectors = unique_vectors if distinct else unique_vectors[codes]
         row = {cid: i for i, cid in enumerate(concepts["concept_id"])}
@@ -207,7 +242,8 @@ class TermIndex:
             "termnorm_version": termnorm.__version__,
             "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "model": {
-                "path": str(encoder.path) if encoder.path is not None else None,
+                # resolved: the index must work from any working folder
+                "path": str(Path(encoder.path).resolve()) if encoder.path is not None else None,
                 "fingerprint": encoder.fingerprint,
                 "pooling": encoder.pooling.value,
                 "max_length": encoder.max_length,
@@ -244,6 +280,7 @@ class TermIndex:
                 pa.Table.from_pandas(self.concepts, CONCEPTS_SCHEMA, False),
                 tmp / "concepts.parquet",
             )
+            self.card["tables"] = {name: _file_digest(tmp / name) for name in _TABLES}
             np.save(tmp / "term_vectors.npy", np.asarray(self.term_vectors))
             np.save(tmp / "concept_vectors.npy", np.asarray(self.concept_vectors))
             for space, index in (("terms", self._term_index), ("concepts", self._concept_index)):
@@ -264,15 +301,38 @@ class TermIndex:
                 f"{FORMAT_VERSION}; rebuild it with 'termnorm index build'"
             )
         mode: Literal["r"] | None = "r" if mmap else None
-        terms = pq.read_table(folder / "terms.parquet").to_pandas()
-        concepts = pq.read_table(folder / "concepts.parquet").to_pandas()
+        for name, digest in card.get("tables", {}).items():  # older cards lack them: no check
+            path = folder / name
+            if not path.is_file():
+                raise _damaged(path, "missing")
+            if _file_digest(path) != digest:
+                raise ArtifactMismatchError(
+                    f"{path} is not the table this index was built with (its content hash "
+                    f"differs from {folder / CARD_NAME}): the file was replaced or edited; "
+                    "rebuild the index with 'termnorm index build'"
+                )
+        tables = {}
+        for name in _TABLES:
+            try:
+                tables[name] = pq.read_table(folder / name).to_pandas()
+            except (OSError, pa.ArrowException) as exc:
+                raise _damaged(folder / name, exc) from exc
+        terms, concepts = tables["terms.parquet"], tables["concepts.parquet"]
         for col in ("semantic_types", "alt_ids"):
             concepts[col] = [list(v) for v in concepts[col]]
-        term_vectors = np.load(folder / "term_vectors.npy", mmap_mode=mode)
-        concept_vectors = np.load(folder / "concept_vectors.npy", mmap_mode=mode)
+        vectors = {}
+        for name in ("term_vectors.npy", "concept_vectors.npy"):
+            try:
+                vectors[name] = np.load(folder / name, mmap_mode=mode)
+            except (OSError, ValueError, EOFError) as exc:
+                raise _damaged(folder / name, exc) from exc
+        term_vectors, concept_vectors = vectors["term_vectors.npy"], vectors["concept_vectors.npy"]
         if len(term_vectors) != len(terms) or len(concept_vectors) != len(concepts):
-            raise ArtifactMismatchError(f"{folder} is damaged (vectors and tables disagree)")
-        specs = {k: BackendSpec.from_dict(v) for k, v in card["backend"].items()}
+            raise _damaged(folder, "vectors and tables disagree in length")
+        try:
+            specs = {k: BackendSpec.from_dict(v) for k, v in card["backend"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise _damaged(folder / CARD_NAME, f"bad 'backend' entry: {exc!r}") from exc
         return cls(
             terms, concepts, term_vectors, concept_vectors, card,
             specs["terms"], specs["concepts"], folder=folder,
@@ -305,12 +365,18 @@ class TermIndex:
     def load_encoder(
         self, model: str | Path | None = None, device: str | None = None
     ) -> TermEncoder:
-        """The index's encoder (from ``model`` or the card's model path), checked."""
-        path = Path(model) if model is not None else Path(self.card["model"]["path"] or "")
-        if model is None and not (path / "config.json").is_file():
+        """The index's encoder (from ``model`` or the card's model path), checked.
+
+        A model folder that moved since the build: pass its new place as ``model`` (CLI
+        ``--model``); its fingerprint must still match the card's.
+        """
+        recorded = self.card["model"]["path"]
+        path = Path(model) if model is not None else Path(recorded or "")
+        if model is None and (recorded is None or not (path / "config.json").is_file()):
             raise ArtifactMismatchError(
-                f"the model {path} recorded in {self.path}/{CARD_NAME} is not there any more; "
-                "pass the model folder explicitly (--model / model=)"
+                f"the model {recorded} recorded in {self.path}/{CARD_NAME} is not there any "
+                "more; pass the model folder explicitly: termnorm normalize --model DIR "
+                "(API: search_space(index, model=DIR) / get_normalizer(index, model=DIR))"
             )
         from termnorm.encoders import TermEncoder
 

@@ -63,7 +63,12 @@ __all__ = ["LOG_FILE", "TrainResult", "Trainer", "load_base_encoder"]
 LOG_FILE = "train_log.jsonl"
 CONFIG_FILE = "training_config.json"
 # settings that may change between a run and its resumption without a warning
-_RUNTIME_KEYS = {"device", "threads", "overwrite", "log_every", "checkpoint_every", "eval_every"}
+# settings a resumed run may change: where and how fast it runs, how often it logs/saves; any
+# other change (KG, model, loss, lr, steps, ...) is refused on resume
+_RUNTIME_KEYS = {
+    "device", "threads", "overwrite", "log_every", "checkpoint_every", "eval_every",
+    "keep_checkpoints", "clean_checkpoints",
+}  # fmt: skip
 
 
 @dataclass
@@ -211,13 +216,7 @@ class Trainer:
             barrier(self.info)
             return 0
         state = ckpt.load_checkpoint(latest, "cpu")
-        changed = sorted(
-            key
-            for key, value in self.config.to_dict().items()
-            if key not in _RUNTIME_KEYS and state["config"].get(key, value) != value
-        )
-        if changed:
-            logger.warning("resuming with changed settings: %s", ", ".join(changed))
+        self._refuse_changed_settings(state["config"], latest)
         self.module.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
@@ -232,6 +231,29 @@ class Trainer:
             truncate_log(self.out / LOG_FILE, step)
         logger.info("resumed from %s (step %d)", latest, step)
         return step
+
+    def _refuse_changed_settings(self, saved: dict[str, Any], latest: Path) -> None:
+        """Raise when the run's settings differ from the checkpoint's, except the runtime ones
+        (:data:`_RUNTIME_KEYS`): a resumed run must be the run it continues (another KG gives
+        other heads, another ``lr``/``steps`` another schedule than the one recorded)."""
+        changed = []
+        for key, value in self.config.to_dict().items():
+            if key in _RUNTIME_KEYS or key not in saved:
+                continue
+            old = saved[key]
+            if isinstance(getattr(self.config, key), Path) and old is not None:
+                same = Path(old).resolve() == Path(value).resolve()
+            else:
+                same = old == value
+            if not same:
+                changed.append(f"{key} (checkpoint: {old!r}, now: {value!r})")
+        if changed:
+            raise ArtifactMismatchError(
+                f"--resume: {latest} was written with other settings: {'; '.join(changed)}. "
+                "Resume with the checkpoint's settings (the ones in its training config), or "
+                "train from step 0 with --overwrite or another --out. Only "
+                f"{', '.join(sorted(_RUNTIME_KEYS))} may change on resume"
+            )
 
     # ------------------------------------------------------------------ running
     def train(self, resume: bool = False) -> TrainResult:
