@@ -62,12 +62,12 @@ __all__ = ["LOG_FILE", "TrainResult", "Trainer", "load_base_encoder"]
 
 LOG_FILE = "train_log.jsonl"
 CONFIG_FILE = "training_config.json"
-# settings that may change between a run and its resumption without a warning
-# settings a resumed run may change: where and how fast it runs, how often it logs/saves; any
-# other change (KG, model, loss, lr, steps, ...) is refused on resume
+# settings a resumed run may change: where and how fast it runs, how often it logs/saves, and
+# `steps` (to extend a run: counter-based batches repeat the interrupted run's steps); any other
+# change (KG, model, loss, lr, ...) is refused on resume
 _RUNTIME_KEYS = {
     "device", "threads", "overwrite", "log_every", "checkpoint_every", "eval_every",
-    "keep_checkpoints", "clean_checkpoints",
+    "keep_checkpoints", "clean_checkpoints", "steps",
 }  # fmt: skip
 
 
