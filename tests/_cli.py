@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
+import typer
 
 from termnorm.cli.main import main
 
@@ -17,3 +20,15 @@ def run_main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
         main(args)
     captured = capsys.readouterr()
     return int(done.value.code or 0), captured.out, captured.err
+
+
+def command_app(register: Callable[[typer.Typer], None]) -> typer.Typer:
+    """A root Typer app with one command module registered (``eval_cmd.register``, ...)."""
+    root = typer.Typer()
+
+    @root.callback()
+    def _root() -> None:
+        """Test root."""
+
+    register(root)
+    return root

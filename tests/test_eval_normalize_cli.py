@@ -10,6 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from _cli import command_app
 from termnorm.cli import eval_cmd
 from termnorm.encoders import TermEncoder
 from termnorm.errors import InputFormatError
@@ -21,14 +22,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "mentions"
 
 @pytest.fixture()
 def app() -> typer.Typer:
-    root = typer.Typer()
-
-    @root.callback()
-    def _root() -> None:
-        """Test root."""
-
-    eval_cmd.register(root)
-    return root
+    return command_app(eval_cmd.register)
 
 
 @pytest.fixture()

@@ -14,6 +14,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from _cli import command_app
 from termnorm import api
 from termnorm.cli import eval_cmd, normalize_cmd
 from termnorm.errors import InputFormatError
@@ -168,14 +169,7 @@ def pubtator(tmp_path: Path) -> Path:
 
 @pytest.fixture()
 def app() -> typer.Typer:
-    root = typer.Typer()
-
-    @root.callback()
-    def _root() -> None:
-        """Test root."""
-
-    eval_cmd.register(root)
-    return root
+    return command_app(eval_cmd.register)
 
 
 def run_eval(app: typer.Typer, *args: str | Path) -> dict[str, Any]:
