@@ -129,6 +129,9 @@ def register(app: typer.Typer) -> None:
     """Attach the ``kg`` command group (``build``, ``info``) to ``app``."""
     kg_app = typer.Typer(help="Compile and inspect knowledge graphs.", no_args_is_help=True)
     app.add_typer(kg_app, name="kg")
+    from termnorm.cli import kg_keywords_cmd
+
+    kg_keywords_cmd.register(kg_app)
 
     @kg_app.command("build", help=BUILD_HELP)
     def build(

@@ -21,7 +21,10 @@ is the concept's preferred name in the KG (``is_preferred``) and the concept's
 ``matched_term`` is its name, ``is_preferred`` is true and ``term_source`` is empty.
 ``expanded_from`` is the query's original text when the candidate was found through its
 abbreviation-expanded text (:mod:`termnorm.search.context`), else ``None``.
-``Candidate.to_dict()`` is JSON-ready.
+After a ranker (:class:`~termnorm.search.rank.RankedMatcher`) ``recall_score`` is the
+recall stage's score (the cosine), ``ranker_score`` the ranker's probability and ``score``
+the score the candidates are ordered by (fused, ranker or recall, per its mode); without a
+ranker both are ``None``. ``Candidate.to_dict()`` is JSON-ready.
 """
 
 from __future__ import annotations
@@ -76,6 +79,8 @@ class Candidate(NamedTuple):
     is_preferred: bool = False
     semantic_types: tuple[str, ...] = ()
     expanded_from: str | None = None
+    recall_score: float | None = None
+    ranker_score: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (``semantic_types`` as a list, so it reads back equal)."""
@@ -87,12 +92,17 @@ class RowResult(NamedTuple):
 
     ``error``: the input could not be normalized (empty, not text, too long); ``abstained``:
     the input was fine but no concept reached the matcher's ``min_score``. At most one is set,
-    and then ``candidates`` is empty.
+    and then ``candidates`` is empty. Multi-code output (a ranked matcher with an
+    implication-number predictor): ``implication`` is the predicted number of codes (1, 2,
+    or 3 for "3 or more") and ``concept_ids`` the codes chosen (best first); both ``None``
+    otherwise.
     """
 
     candidates: list[Candidate]
     error: str | None = None
     abstained: str | None = None
+    concept_ids: tuple[str, ...] | None = None
+    implication: int | None = None
 
 
 @runtime_checkable

@@ -1,0 +1,136 @@
+"""``termnorm rank train``: train a cross-encoder ranker on the candidates an index recalls.
+
+Registering is cheap: torch, pandas and the search code load when the command runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from termnorm.cli._strategy import STRATEGY_HELP, SYNONYMS_HELP, THRESHOLD_HELP
+from termnorm.mentions.abbreviations import AbbreviationMode
+from termnorm.mentions.mention import MentionFormat
+from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
+
+__all__ = ["register"]
+
+TRAIN_HELP = """Train a ranker (keyword-attentive cross-encoder, or plain with --plain) on the candidates that the index recalls for annotated training mentions, with the same search configuration as at inference (strategy, domain synonyms, abbreviations from the documents).
+
+When a --synonyms file is also a --mentions file, documents are cross-fitted (--folds): a mention is searched without its own document's synonyms, so it never finds its own entry. Each query's top --k-c candidates become pairs (mention; matched synonym and name) labelled 1 for a gold concept, else 0 (point-wise BCE). The ranker folder has a card naming the index, recall model, strategy, k_c and keyword file; use it with termnorm normalize --ranker and termnorm eval normalize --ranker.
+
+Examples:
+
+  termnorm rank train --index idx/medic --mentions NCBItrainset_corpus.txt --synonyms NCBItrainset_corpus.txt --strategy d-t+od-t --out rankers/ncbi-kar
+
+  termnorm rank train --index idx/medic --mentions NCBItrainset_corpus.txt --plain --epochs 1 --out rankers/ncbi-plain
+
+  termnorm rank train --index idx/icd9 --mentions procs.tsv --keywords my_keywords.tsv --out rankers/procs
+"""
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the ``rank`` group (``rank train``) to ``app``."""
+    rank_app = typer.Typer(help="Train rankers that reorder recalled candidates.", no_args_is_help=True)
+    app.add_typer(rank_app, name="rank")
+
+    @rank_app.command("train", help=TRAIN_HELP)
+    def train(
+        index: Path = typer.Option(..., "--index", exists=True, help="Index folder (recall)."),
+        mentions: list[Path] = typer.Option(
+            ..., "--mentions", exists=True, help="Annotated training mentions; repeatable."
+        ),
+        out: Path = typer.Option(..., "--out", help="Ranker folder to write."),
+        fmt: MentionFormat | None = typer.Option(
+            None, "--format", help="Mention format (detected when omitted)."
+        ),
+        synonyms: list[Path] | None = typer.Option(
+            None, "--synonyms", exists=True, help=SYNONYMS_HELP + " Repeatable."
+        ),
+        strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
+        sieve_threshold: float = typer.Option(
+            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
+        ),
+        keywords: Path | None = typer.Option(
+            None,
+            "--keywords",
+            exists=True,
+            help="Keyword file (keyword<TAB>kind); default: the shipped vocabulary of --lang.",
+        ),
+        lang: str = typer.Option("en", "--lang", help="Shipped keyword vocabulary: en or zh."),
+        plain: bool = typer.Option(
+            False, "--plain", help="A plain cross-encoder without keyword tokens (BERT-rank)."
+        ),
+        k_c: int = typer.Option(10, "--k-c", min=1, help="Candidates recalled per mention."),
+        epochs: int = typer.Option(2, "--epochs", min=1, help="Passes over the pairs."),
+        lr: float = typer.Option(2e-5, "--lr", help="Learning rate of the encoder (AdamW)."),
+        batch_size: int = typer.Option(32, "--batch-size", min=1, help="Pairs per step."),
+        folds: int = typer.Option(5, "--folds", min=2, help="Cross-fitting folds (documents)."),
+        max_queries: int | None = typer.Option(
+            None, "--max-queries", min=1, help="Train on a seeded sample of this many queries."
+        ),
+        max_length: int = typer.Option(64, "--max-length", min=8, help="Tokens of a pair."),
+        model: Path | None = typer.Option(
+            None, "--model", help="Model folder the ranker starts from (default all-MiniLM-L6-v2)."
+        ),
+        abbreviations: AbbreviationMode | None = typer.Option(
+            None,
+            "--abbreviations",
+            help="Expand short forms from the documents (default: ab3p for document formats).",
+        ),
+        freeze_embeddings: bool = typer.Option(
+            True,
+            "--freeze-embeddings/--train-embeddings",
+            help="Keep the word-embedding matrix fixed (faster on a CPU).",
+        ),
+        seed: int = typer.Option(0, "--seed", help="Seed of folds, sampling, shuffling, head."),
+        threads: int | None = typer.Option(None, "--threads", min=1, help="Torch threads."),
+        json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
+    ) -> None:
+        import torch
+
+        from termnorm._artifacts import check_out
+        from termnorm.search.rank.ranker import CARD_NAME
+        from termnorm.search.rank.training import RankTrainSpec, train_ranker
+        from termnorm.training.ranker import RankerTrainConfig
+
+        check_out(out, CARD_NAME, "rank")
+        if threads is not None:
+            torch.set_num_threads(threads)
+        spec = RankTrainSpec(
+            index=index,
+            mentions=tuple(mentions),
+            mention_format=fmt.value if fmt is not None else None,
+            synonyms=tuple(synonyms or ()),
+            strategy=strategy,
+            threshold=sieve_threshold,
+            keywords=keywords,
+            lang=lang,
+            plain=plain,
+            k_c=k_c,
+            folds=folds,
+            abbreviations=abbreviations,
+            base_model=model,
+            max_length=max_length,
+            max_queries=max_queries,
+            seed=seed,
+            threads=threads,
+            freeze_embeddings=freeze_embeddings,
+            train=RankerTrainConfig(epochs=epochs, lr=lr, batch_size=batch_size),
+        )
+        folder = train_ranker(spec, out, show_progress=not json_out)
+        card = json.loads((folder / CARD_NAME).read_text())
+        if json_out:
+            typer.echo(json.dumps(card, indent=2))
+            return
+        m = card["metrics"]
+        typer.echo(
+            f"wrote {card['kind']} ranker to {folder}: {int(m['pairs'])} pairs "
+            f"({int(m['positives'])} positive) from {int(m['queries'])} queries, training "
+            f"recall@1 {100 * m['recall_at_1']:.1f} / recall@{card['k_c']} "
+            f"{100 * m['recall_at_k_c']:.1f}, loss by epoch "
+            + ", ".join(f"{x:.4f}" for x in m["epoch_loss"])
+            + f", {m['seconds']:.0f} s"
+        )

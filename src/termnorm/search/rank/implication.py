@@ -1,0 +1,68 @@
+"""Where a ranked matcher's implication numbers come from (multi-code output).
+
+:class:`ImplicationLike` is all the ranking stage needs: ``predict(texts)`` → one number of
+codes per text (int64: 1, 2, or 3 for "3 or more"). The real predictor is the implication
+head of a multi-task candidate generator (``termnorm train --objective mtcg``), read by
+``termnorm.encoders.implication.load_implication_predictor``; tests pass a fake.
+
+:func:`resolve_implication` applies the product rule of ``--multi``: the head of the recall
+model (the index's encoder folder) when it has one, else the model folder given with
+``--implication``, else a refusal that says how to get one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from termnorm.errors import ArtifactMismatchError
+
+__all__ = ["HEAD_DIR", "ImplicationLike", "load_implication", "resolve_implication"]
+
+HEAD_DIR = "implication_head"
+"""Folder of the implication head inside a sentence-transformers model folder."""
+
+
+@runtime_checkable
+class ImplicationLike(Protocol):
+    """Predicts how many codes each text needs."""
+
+    def predict(self, texts: Sequence[str]) -> np.ndarray:
+        """int64 ``[len(texts)]`` with values 1, 2 or 3 (3: three or more)."""
+        ...
+
+
+def load_implication(model_dir: Path) -> ImplicationLike:
+    """The implication predictor of ``model_dir`` (its ``implication_head/``).
+
+    Raises:
+        ArtifactMismatchError: the folder has no implication head, or this termnorm lacks
+            the implication predictor (``termnorm.encoders.implication``).
+    """
+    try:
+        from termnorm.encoders.implication import (  # type: ignore[import-not-found,unused-ignore]
+            load_implication_predictor,
+        )
+    except ModuleNotFoundError as exc:
+        raise ArtifactMismatchError(
+            "this termnorm has no implication-number predictor (termnorm.encoders.implication);"
+            " install a termnorm with 'termnorm train --objective mtcg' support"
+        ) from exc
+    predictor: ImplicationLike = load_implication_predictor(Path(model_dir))
+    return predictor
+
+
+def resolve_implication(recall_model: Path | None, implication: Path | None) -> ImplicationLike:
+    """The predictor ``--multi`` uses (module doc)."""
+    if recall_model is not None and (Path(recall_model) / HEAD_DIR).is_dir():
+        return load_implication(Path(recall_model))
+    if implication is not None:
+        return load_implication(Path(implication))
+    raise ArtifactMismatchError(
+        "--multi needs an implication-number predictor: the index's recall model has no "
+        f"{HEAD_DIR}/; train one with 'termnorm train --objective mtcg' and index with it, or "
+        "pass --implication MODEL (a model folder with an implication head)"
+    )

@@ -1,0 +1,167 @@
+"""Recall, then rank: any row matcher's candidates reordered by a trained ranker.
+
+:class:`RankedMatcher` is a :class:`~termnorm.search.candidate.RowMatcher` wrapping another
+one (the recall stage: a strategy, a sieve, the plain normalizer) and a
+:class:`~termnorm.search.rank.Ranker`. For each usable query it asks the recall stage for
+``k_c`` candidates (at least ``k``), scores them with the ranker (one batch per mention, see
+:meth:`Ranker.score_batch`) and orders them as ``mode`` says
+(:class:`~termnorm.search.rank.fusion.RankMode`): ``fused`` by
+s = w·sc + (1 − w)·sr (:func:`~termnorm.search.rank.fusion.fuse`), ``rank`` by the ranker's
+probability, ``recall`` in the recall order without running the ranker (the ablation
+baseline). Ties keep the recall order. The top ``k`` are returned, ranks renumbered, each
+candidate keeping ``recall_score`` (the recall cosine), ``ranker_score`` and ``score`` (the
+score it was ordered by).
+
+With an ``implication`` predictor (:class:`~termnorm.search.rank.implication.ImplicationLike`)
+each answered row also gets ``implication`` (x) and ``concept_ids``: the codes chosen by
+:func:`~termnorm.search.rank.fusion.select_codes` (top x for x < 3; for x = 3 the top 3 and
+every further candidate of the k_c scoring above ``theta``).
+
+Rows the recall stage refuses or abstains on are passed through as they are.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import numpy as np
+
+from termnorm.search.candidate import Candidate, RowMatcher, RowResult
+from termnorm.search.query import QueryError
+from termnorm.search.rank.fusion import (
+    DEFAULT_FUSION_WEIGHT,
+    DEFAULT_K_C,
+    DEFAULT_THETA,
+    RankMode,
+    fuse,
+    select_codes,
+)
+from termnorm.search.rank.implication import ImplicationLike
+from termnorm.search.rank.ranker import Ranker
+
+__all__ = ["RankedMatcher"]
+
+logger = logging.getLogger(__name__)
+
+
+class RankedMatcher:
+    """A recall matcher followed by a ranker (module doc); itself a row matcher.
+
+    Raises (at construction) :class:`~termnorm.errors.ArtifactMismatchError` when the recall
+    matcher searches an index other than the one the ranker was trained on, and
+    ``ValueError`` for ``k_c < 1`` or a fusion weight outside [0, 1].
+    """
+
+    def __init__(
+        self,
+        recall: RowMatcher,
+        ranker: Ranker,
+        k_c: int = DEFAULT_K_C,
+        mode: RankMode | str = RankMode.FUSED,
+        weight: float = DEFAULT_FUSION_WEIGHT,
+        theta: float = DEFAULT_THETA,
+        implication: ImplicationLike | None = None,
+    ) -> None:
+        if k_c < 1:
+            raise ValueError(f"k_c must be >= 1, got {k_c}")
+        if not 0.0 <= weight <= 1.0:
+            raise ValueError(f"the fusion weight must be in [0, 1], got {weight}")
+        index = getattr(recall, "index", None)
+        if index is not None:
+            ranker.check_index(index)
+        trained = ranker.card.get("strategy")
+        if trained is not None and trained != recall.name:
+            logger.warning(
+                "the ranker was trained on candidates of %s; recalling with %s", trained, recall.name
+            )
+        self.recall = recall
+        self.ranker = ranker
+        self.k_c = k_c
+        self.mode = RankMode(mode)
+        self.weight = weight
+        self.theta = theta
+        self.implication = implication
+        self.name = f"{recall.name}+{ranker.name}[{self.mode.value}]"
+
+    @property
+    def max_chars(self) -> int | None:
+        """The recall stage's longest accepted query (when it has one)."""
+        return getattr(self.recall, "max_chars", None)
+
+    def alt_ids(self, concept_id: str) -> Sequence[str]:
+        """Other IDs of a concept, from the recall stage."""
+        return self.recall.alt_ids(concept_id)
+
+    def normalize_batch(self, texts: Sequence[str], k: int = 5) -> list[list[Candidate]]:
+        """Top-``k`` concepts per text; :class:`QueryError` (naming the row) on a bad text."""
+        results = self.normalize_rows(texts, k)
+        for row, result in enumerate(results):
+            if result.error is not None:
+                raise QueryError(result.error, row=row)
+        return [r.candidates for r in results]
+
+    def normalize(self, text: str, k: int = 5) -> list[Candidate]:
+        """Top-``k`` concepts for one text."""
+        return self.normalize_batch([text], k)[0]
+
+    def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
+        """One :class:`RowResult` per input, in order (module doc)."""
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        recalled = self.recall.normalize_rows(texts, max(k, self.k_c))
+        rows = [i for i, r in enumerate(recalled) if r.candidates]
+        if not rows:
+            return recalled
+        queries = [str(texts[i]).strip() for i in rows]
+        lists = [recalled[i].candidates for i in rows]
+        if self.mode is RankMode.RECALL:
+            scored = [
+                self._order(c, np.array([x.score for x in c]), None) for c in lists
+            ]
+        else:
+            probs = self.ranker.score_batch(queries, lists)
+            scored = [self._reorder(c, p) for c, p in zip(lists, probs, strict=True)]
+        implications = (
+            np.asarray(self.implication.predict(queries), dtype=np.int64)
+            if self.implication is not None
+            else None
+        )
+        out = list(recalled)
+        for j, (row, (candidates, scores)) in enumerate(zip(rows, scored, strict=True)):
+            result = recalled[row]._replace(candidates=candidates[:k])
+            if implications is not None:
+                x = int(min(max(int(implications[j]), 1), 3))
+                n = select_codes(scores, x, self.theta)
+                result = result._replace(
+                    implication=x, concept_ids=tuple(c.concept_id for c in candidates[:n])
+                )
+            out[row] = result
+        return out
+
+    # ------------------------------------------------------------------ internals
+    def _reorder(
+        self, candidates: list[Candidate], probs: np.ndarray
+    ) -> tuple[list[Candidate], np.ndarray]:
+        cosines = np.array([c.score for c in candidates])
+        if self.mode is RankMode.RANK:
+            return self._order(candidates, probs, probs)
+        return self._order(candidates, fuse(cosines, probs, self.weight), probs)
+
+    @staticmethod
+    def _order(
+        candidates: list[Candidate], scores: np.ndarray, probs: np.ndarray | None
+    ) -> tuple[list[Candidate], np.ndarray]:
+        """Candidates sorted by ``scores`` (stable: ties keep the recall order), each with
+        its recall score, ranker score and new score; and the sorted scores."""
+        order = np.argsort(-scores, kind="stable")
+        ranked = [
+            candidates[i]._replace(
+                score=float(scores[i]),
+                rank=rank,
+                recall_score=candidates[i].score,
+                ranker_score=None if probs is None else float(probs[i]),
+            )
+            for rank, i in enumerate(order, start=1)
+        ]
+        return ranked, scores[order]
