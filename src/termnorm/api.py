@@ -6,6 +6,7 @@
 >>> termnorm.normalize("seizure", index="idx/hpo", min_score=0.8, namespaces=["HP"])
 >>> termnorm.normalize_file("terms.csv", "terms.normalized.csv", index="idx/medic")
 >>> termnorm.normalize("BPAD", context="... bipolar affective disorder (BPAD) ...")
+>>> termnorm.normalize("breast cancer", index="idx/medic", ranker="rankers/ncbi-kar")
 >>> termnorm.api.lookup("D005955", index="idx/medic")   # alt IDs and bare IDs resolve
 
 ``index`` is a :class:`~termnorm.index.TermIndex`, an index folder, or ``None`` for the
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     from termnorm.encoders import TermEncoder
     from termnorm.mentions.synonyms import SynonymSource
     from termnorm.search.batch import BatchReport
+    from termnorm.search.candidate import RowMatcher
+    from termnorm.search.rank.ranker import Ranker
 
 __all__ = [
     "AnswerOptions",
@@ -47,6 +50,7 @@ __all__ = [
     "get_strategy",
     "load_index",
     "load_kg",
+    "load_ranker",
     "lookup",
     "normalize",
     "normalize_file",
@@ -63,6 +67,7 @@ _spaces: weakref.WeakKeyDictionary[TermIndex, dict[str, SearchSpace]] = weakref.
 _normalizers: weakref.WeakKeyDictionary[TermIndex, dict[str, SpaceMatcher]] = (
     weakref.WeakKeyDictionary()
 )
+_rankers: dict[tuple[str, float], Ranker] = {}
 
 
 def load_kg(path: str | Path) -> KnowledgeGraph:
@@ -216,15 +221,41 @@ class AnswerOptions(TypedDict, total=False):
 Context = str | Sequence[str | None] | None
 
 
+def load_ranker(path: str | Path) -> Ranker:
+    """Read a ranker folder (``termnorm rank train``), cached until its card changes."""
+    from termnorm.search.rank.ranker import CARD_NAME as RANKER_CARD
+    from termnorm.search.rank.ranker import load_ranker as load
+
+    folder = Path(path).resolve()
+    card = folder / RANKER_CARD
+    key = (str(folder), card.stat().st_mtime if card.is_file() else 0.0)
+    with _lock:
+        if key not in _rankers:
+            _rankers[key] = load(folder)
+        return _rankers[key]
+
+
+def _with_ranker(matcher: SpaceMatcher, ranker: Ranker | str | Path | None, k_c: int) -> RowMatcher:
+    """``matcher`` followed by ``ranker`` (fused scores), or ``matcher`` when there is none."""
+    if ranker is None:
+        return matcher
+    from termnorm.search.rank.matcher import RankedMatcher
+
+    loaded = ranker if not isinstance(ranker, str | Path) else load_ranker(ranker)
+    return RankedMatcher(matcher, loaded, k_c=k_c)
+
+
 @overload
 def normalize(  # type: ignore[overload-overlap]  # a str is also a Sequence[str]
     terms: str, index: IndexLike = None, k: int = 5, mode: str = "term",
-    context: Context = None, runtime: str = "torch", **options: Unpack[AnswerOptions],
+    context: Context = None, runtime: str = "torch", ranker: Ranker | str | Path | None = None,
+    k_c: int = 10, **options: Unpack[AnswerOptions],
 ) -> list[Candidate]: ...  # fmt: skip
 @overload
 def normalize(
     terms: Sequence[str], index: IndexLike = None, k: int = 5, mode: str = "term",
-    context: Context = None, runtime: str = "torch", **options: Unpack[AnswerOptions],
+    context: Context = None, runtime: str = "torch", ranker: Ranker | str | Path | None = None,
+    k_c: int = 10, **options: Unpack[AnswerOptions],
 ) -> list[list[Candidate]]: ...  # fmt: skip
 def normalize(
     terms: str | Sequence[str],
@@ -233,6 +264,8 @@ def normalize(
     mode: str = "term",
     context: Context = None,
     runtime: str = "torch",
+    ranker: Ranker | str | Path | None = None,
+    k_c: int = 10,
     **options: Unpack[AnswerOptions],
 ) -> list[Candidate] | list[list[Candidate]]:
     """Top-``k`` concepts for one term (a list) or for each of several terms (a list of lists).
@@ -244,13 +277,18 @@ def normalize(
     (:mod:`termnorm.search.context`). Raises :class:`~termnorm.search.QueryError` for an
     empty, whitespace-only, non-text or over-long term, and for ``terms`` that is neither a
     text nor a list of texts (``None``, ``bytes``, a number). ``runtime``: the encoder's
-    inference runtime (``torch``, ``bf16``, ``onnx``, ``onnx-int8``, ``auto``).
+    inference runtime (``torch``, ``bf16``, ``onnx``, ``onnx-int8``, ``auto``). ``ranker``
+    (a ranker folder from ``termnorm rank train`` or a loaded
+    :class:`~termnorm.search.rank.Ranker`, trained on this index): the top ``k_c``
+    candidates are reordered by the fused recall and ranker scores
+    (:class:`~termnorm.search.rank.RankedMatcher`); each candidate then carries its
+    ``recall_score`` and ``ranker_score``.
     """
     _check_terms(terms)
-    matcher = get_normalizer(index, mode, runtime).configure(**options)
+    matcher = _with_ranker(get_normalizer(index, mode, runtime).configure(**options), ranker, k_c)
     if context is None:
         if isinstance(terms, str):
-            return matcher.normalize(terms, k)
+            return matcher.normalize_batch([terms], k)[0]
         return matcher.normalize_batch(list(terms), k)
     from termnorm.search.context import ContextMatcher
     from termnorm.search.query import QueryError
@@ -288,6 +326,8 @@ def normalize_file(
     show_progress: bool = True,
     context_column: str | None = None,
     abbreviations: str | None = None,
+    ranker: Ranker | str | Path | None = None,
+    k_c: int = 10,
     **options: Unpack[AnswerOptions],
 ) -> BatchReport:
     """Normalize a column of a CSV/TSV/JSONL/Parquet file into ``output`` (same rows, in order,
@@ -299,10 +339,10 @@ def normalize_file(
     it defines are expanded (``abbreviations="none"`` turns this off) and an
     ``expanded_from`` column is added. ``column`` defaults to the one column named
     text/term/mention (or the file's only column), else the run is refused; the report's
-    ``column`` says which was used."""
+    ``column`` says which was used. ``ranker`` and ``k_c`` as for :func:`normalize`."""
     from termnorm.search.batch import normalize_file as run
 
-    matcher = get_normalizer(index, mode).configure(**options)
+    matcher = _with_ranker(get_normalizer(index, mode).configure(**options), ranker, k_c)
     return run(
         matcher, input, output, column, k, show_progress=show_progress,
         context=context_column, abbreviations=abbreviations,

@@ -26,6 +26,14 @@ from rich.console import Console
 from rich.table import Table
 
 from termnorm.cli._output import json_ready, print_json
+from termnorm.cli._rank_options import (
+    FUSION_WEIGHT_HELP,
+    K_C_HELP,
+    RANK_MODE_HELP,
+    RANKER_HELP,
+    RankOptions,
+    ranked_matcher,
+)
 from termnorm.cli._strategy import (
     MIN_SCORE_HELP,
     NAMESPACE_HELP,
@@ -76,6 +84,8 @@ Examples:
   termnorm eval normalize --index medic_idx NCBIdevelopset_corpus.txt --synonyms NCBItrainset_corpus.txt --strategy d-t+od-t
 
   termnorm eval normalize --index medic_idx NCBIdevelopset_corpus.txt --abbreviations none
+
+  termnorm eval normalize --index medic_idx NCBIdevelopset_corpus.txt --synonyms NCBItrainset_corpus.txt --ranker rankers/ncbi-kar --rank-mode fused
 """
 
 
@@ -243,9 +253,16 @@ def normalize_cmd(
     ),
     runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
     threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
+    ranker: Path | None = typer.Option(None, "--ranker", exists=True, help=RANKER_HELP),
+    k_c: int = typer.Option(10, "--k-c", min=1, help=K_C_HELP),
+    rank_mode: str = typer.Option("fused", "--rank-mode", help=RANK_MODE_HELP),
+    fusion_weight: float = typer.Option(0.5, "--fusion-weight", help=FUSION_WEIGHT_HELP),
 ) -> None:
     """acc@k and MRR of an index, a baseline or a model (zero-shot) on annotated mentions."""
     _check_sources(mentions, index, baseline, kg, zero_shot)
+    rank = RankOptions.of(ranker, k_c, rank_mode, fusion_weight)
+    if rank is not None and index is None:
+        raise typer.BadParameter("--ranker reorders an index's candidates: give --index")
     if zero_shot and abbreviations is AbbreviationMode.AB3P:
         raise typer.BadParameter("--zero-shot folds carry no document text: drop --abbreviations")
     check_mode(mode)
@@ -266,7 +283,7 @@ def normalize_cmd(
         metrics, info = _run_single(
             mentions[0], fmt, ks, index, baseline, kg, model, composite_rule, predictions, search,
             abbreviations,
-            runtime, threads,
+            runtime, threads, rank,
         )  # fmt: skip
     _emit(metrics, ks, json_out, info)
 
@@ -285,6 +302,7 @@ def _run_single(
     abbreviations: AbbreviationMode | None = None,
     runtime: Runtime = Runtime.TORCH,
     threads: int | None = None,
+    rank: RankOptions | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     from termnorm.evaluation.normalization import NormalizationEvaluator
     from termnorm.mentions import detect_format, read_mentions
@@ -297,6 +315,8 @@ def _run_single(
     )
     if index is not None:
         matcher = _index_matcher(index, model, search, runtime, threads)
+        if rank is not None:
+            matcher = ranked_matcher(matcher, rank, threads)  # type: ignore[arg-type]
     else:
         assert baseline is not None and kg is not None  # _check_sources
         matcher = _baseline_matcher(baseline, kg)

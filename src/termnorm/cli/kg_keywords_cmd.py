@@ -30,7 +30,9 @@ def register(kg_app: typer.Typer) -> None:
     @kg_app.command("keywords", help=KEYWORDS_HELP)
     def keywords(
         kg: list[Path] = typer.Option(..., "--kg", exists=True, help="KG folder; repeatable."),
-        lang: str = typer.Option(..., "--lang", help="en (diseases, phenotypes) or zh (procedures)."),
+        lang: str = typer.Option(
+            ..., "--lang", help="en (diseases, phenotypes) or zh (procedures)."
+        ),
         out: Path = typer.Option(..., "--out", help="Keyword file (TSV) to write."),
     ) -> None:
         from termnorm.kg.graph import KnowledgeGraph

@@ -12,6 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from termnorm.cli._rank_options import (
+    FUSION_WEIGHT_HELP,
+    IMPLICATION_HELP,
+    K_C_HELP,
+    MULTI_HELP,
+    RANK_MODE_HELP,
+    RANKER_HELP,
+    THETA_HELP,
+    RankOptions,
+    ranked_matcher,
+)
 from termnorm.cli._strategy import (
     MIN_SCORE_HELP,
     MODE_HELP,
@@ -28,7 +39,7 @@ from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 
 if TYPE_CHECKING:  # pragma: no cover
-    from termnorm.search.candidate import RowResult
+    from termnorm.search.candidate import RowMatcher, RowResult
     from termnorm.search.domain import SearchSpace
 
 NORMALIZE_HELP = """Normalize terms to the top-k concepts of an index (score, matched term, concept name).
@@ -56,6 +67,8 @@ Examples:
   termnorm normalize "primary HPT" --index idx/medic --synonyms my_terms.tsv --strategy d-t+od-t
 
   termnorm normalize "fits" --namespace HP --min-score 0.8 --json
+
+  termnorm normalize "breast and ovarian cancer" --index idx/medic --ranker rankers/ncbi-kar --multi --json
 """
 
 DEFAULT_K_TERMS = 5
@@ -67,6 +80,11 @@ def _print_results(terms: list[str], results: list[RowResult], json_out: bool) -
         payload: list[dict[str, Any]] = [
             {"query": term, "candidates": [c.to_dict() for c in result.candidates]}
             | ({"abstained": result.abstained} if result.abstained else {})
+            | (
+                {"concept_ids": list(result.concept_ids), "implication": result.implication}
+                if result.concept_ids is not None
+                else {}
+            )
             for term, result in zip(terms, results, strict=True)
         ]
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -83,6 +101,9 @@ def _print_results(terms: list[str], results: list[RowResult], json_out: bool) -
     for term, result in zip(terms, results, strict=True):
         if result.abstained:
             table.add_row(term, "", "", f"({result.abstained})", "", "")
+        if result.concept_ids is not None:
+            codes = "|".join(result.concept_ids)
+            table.add_row(term, "", codes, f"({result.implication} predicted codes)", "", "")
         for c in result.candidates:
             shown = term if c.rank == 1 else ""
             table.add_row(
@@ -161,9 +182,19 @@ def register(app: typer.Typer) -> None:
         ),
         runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
         threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
+        ranker: Path | None = typer.Option(None, "--ranker", exists=True, help=RANKER_HELP),
+        k_c: int = typer.Option(10, "--k-c", min=1, help=K_C_HELP),
+        rank_mode: str = typer.Option("fused", "--rank-mode", help=RANK_MODE_HELP),
+        fusion_weight: float = typer.Option(0.5, "--fusion-weight", help=FUSION_WEIGHT_HELP),
+        theta: float = typer.Option(0.8, "--theta", help=THETA_HELP),
+        multi: bool = typer.Option(False, "--multi", help=MULTI_HELP),
+        implication: Path | None = typer.Option(
+            None, "--implication", exists=True, help=IMPLICATION_HELP
+        ),
     ) -> None:
         from termnorm.search.query import QueryError
 
+        rank = RankOptions.of(ranker, k_c, rank_mode, fusion_weight, theta, multi, implication)
         check_mode(mode)
         if input is None and output is not None:
             raise typer.BadParameter("--output needs --input FILE")
@@ -177,10 +208,12 @@ def register(app: typer.Typer) -> None:
             from termnorm.search.batch import check_output
 
             check_output(input, output)  # before the index loads
-        matcher = command_matcher(
+        matcher: RowMatcher = command_matcher(
             _space(index, runtime, threads, model), mode, strategy, synonyms, sieve_threshold,
             max_chars=max_chars, min_score=min_score, namespaces=namespaces, semantic_types=types,
         )  # fmt: skip
+        if rank is not None:
+            matcher = ranked_matcher(matcher, rank, threads)
         if input is not None and output is not None:
             from termnorm.search.batch import normalize_file
 

@@ -33,7 +33,9 @@ Examples:
 
 def register(app: typer.Typer) -> None:
     """Attach the ``rank`` group (``rank train``) to ``app``."""
-    rank_app = typer.Typer(help="Train rankers that reorder recalled candidates.", no_args_is_help=True)
+    rank_app = typer.Typer(
+        help="Train rankers that reorder recalled candidates.", no_args_is_help=True
+    )
     app.add_typer(rank_app, name="rank")
 
     @rank_app.command("train", help=TRAIN_HELP)

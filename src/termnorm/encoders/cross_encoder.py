@@ -107,7 +107,9 @@ class KeywordCrossEncoder(nn.Module):
         return cls(model, tokenizer, keywords, plain, max_length, dropout)
 
     # ------------------------------------------------------------------ forward
-    def tokenize(self, mentions: Sequence[str], candidates: Sequence[str]) -> dict[str, torch.Tensor]:
+    def tokenize(
+        self, mentions: Sequence[str], candidates: Sequence[str]
+    ) -> dict[str, torch.Tensor]:
         """The padded pair tensors (:func:`~termnorm.encoders.keyword_mask.encode_pairs`) on
         the ranker's device."""
         batch = encode_pairs(
@@ -124,7 +126,7 @@ class KeywordCrossEncoder(nn.Module):
             hidden = self.model(**inputs, attention_mask=batch["attention_mask"]).last_hidden_state
             pooled = hidden[:, 0]  # [B, H]
         else:
-            dtype = self.model.get_input_embeddings().weight.dtype
+            dtype = self.head.weight.dtype
             mask = keyword_attention_mask(
                 batch["attention_mask"], batch["site"], batch["type"], dtype
             )  # [B, 1, T, T]
@@ -142,8 +144,12 @@ class KeywordCrossEncoder(nn.Module):
         try:
             parts = [
                 torch.sigmoid(
-                    self(self.tokenize(mentions[i : i + batch_size], candidates[i : i + batch_size]))
-                ).float().cpu()
+                    self(
+                        self.tokenize(mentions[i : i + batch_size], candidates[i : i + batch_size])
+                    )
+                )
+                .float()
+                .cpu()
                 for i in range(0, len(mentions), batch_size)
             ]
         finally:

@@ -128,7 +128,7 @@ def encode_pairs(
     )
     rows: list[dict[str, list[int]]] = []
     if keyword_tokens:
-        ids = tokenizer.convert_tokens_to_ids(list(KEYWORD_TOKENS))
+        ids: list[int] = list(tokenizer.convert_tokens_to_ids(list(KEYWORD_TOKENS)))  # type: ignore[arg-type]
         if any(i is None or i == tokenizer.unk_token_id for i in ids):
             raise ArtifactMismatchError(
                 "the tokenizer has no [PS]/[PT] tokens: load the ranker through "

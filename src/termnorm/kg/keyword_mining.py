@@ -56,11 +56,11 @@ __all__ = [
     "MAX_SITE_WORDS",
     "MIN_HEAD_SITE_COUNT",
     "MIN_TYPE_COUNT",
-    "ZH_MIN_ENTROPY",
-    "ZH_MIN_FINAL_SHARE",
     "ZH_FUNCTION_WORDS",
     "ZH_JOINERS",
     "ZH_MAX_LEN",
+    "ZH_MIN_ENTROPY",
+    "ZH_MIN_FINAL_SHARE",
     "ZH_MIN_SITE_COUNT",
     "ZH_MIN_TYPE_COUNT",
     "ZH_MODIFIERS",
@@ -73,18 +73,106 @@ MAX_SITE_WORDS = 3
 MIN_HEAD_SITE_COUNT = 3
 MIN_TYPE_COUNT = 8
 ENGLISH_STOPWORDS = frozenset(
-    """type types form forms group with without from other others associated related
-    autosomal dominant recessive linked syndromic nonsyndromic familial congenital hereditary
-    acquired primary secondary chronic acute early late onset juvenile infantile adult
-    childhood neonatal severe mild partial complete total unspecified specified included
-    including induced plus young history positive positivity time site test ratio count
-    level hrct logmar pattern appearance feature features change changes content interval
-    proportion morphology physiology phenomenon sign state response sequence""".split()
+    [
+        "type",
+        "types",
+        "form",
+        "forms",
+        "group",
+        "with",
+        "without",
+        "from",
+        "other",
+        "others",
+        "associated",
+        "related",
+        "autosomal",
+        "dominant",
+        "recessive",
+        "linked",
+        "syndromic",
+        "nonsyndromic",
+        "familial",
+        "congenital",
+        "hereditary",
+        "acquired",
+        "primary",
+        "secondary",
+        "chronic",
+        "acute",
+        "early",
+        "late",
+        "onset",
+        "juvenile",
+        "infantile",
+        "adult",
+        "childhood",
+        "neonatal",
+        "severe",
+        "mild",
+        "partial",
+        "complete",
+        "total",
+        "unspecified",
+        "specified",
+        "included",
+        "including",
+        "induced",
+        "plus",
+        "young",
+        "history",
+        "positive",
+        "positivity",
+        "time",
+        "site",
+        "test",
+        "ratio",
+        "count",
+        "level",
+        "hrct",
+        "logmar",
+        "pattern",
+        "appearance",
+        "feature",
+        "features",
+        "change",
+        "changes",
+        "content",
+        "interval",
+        "proportion",
+        "morphology",
+        "physiology",
+        "phenomenon",
+        "sign",
+        "state",
+        "response",
+        "sequence",
+    ]
 )
 NOT_SITE_WORDS = frozenset(
-    """metabolism level function physiology pigmentation abduction cycle concentration
-    morphology shape activity interstitial pathway conduction movement size position
-    structure number count content""".split()
+    [
+        "metabolism",
+        "level",
+        "function",
+        "physiology",
+        "pigmentation",
+        "abduction",
+        "cycle",
+        "concentration",
+        "morphology",
+        "shape",
+        "activity",
+        "interstitial",
+        "pathway",
+        "conduction",
+        "movement",
+        "size",
+        "position",
+        "structure",
+        "number",
+        "count",
+        "content",
+    ]
 )
 
 ZH_MAX_LEN = 5
@@ -99,7 +187,9 @@ ZH_MODIFIERS = (
     "特指", "去除", "置入", "修复", "诊断性", "治疗性", "显微镜", "非手术性",
 )  # fmt: skip
 ZH_FUNCTION_WORDS = ("的", "其他", "不", "用于", "应用")
-ZH_ORGANS = frozenset("肝肾肺胃脑眼耳鼻舌喉心脾胆肠肛腭唇齿牙颈胸腹骨皮乳睑膀胱".replace("膀胱", ""))
+ZH_ORGANS = frozenset(
+    "肝肾肺胃脑眼耳鼻舌喉心脾胆肠肛腭唇齿牙颈胸腹骨皮乳睑膀胱".replace("膀胱", "")
+)
 _ZH_SPLIT = re.compile(r"[\s,，、;；:：()（）\[\]【】/]+|" + "|".join(ZH_JOINERS))
 _HPO_SITE = [
     re.compile(p)
@@ -121,9 +211,9 @@ def _site_phrase(name: str) -> str | None:
         if match:
             phrase = match.group("x").strip()
             words = phrase.replace("-", " ").split()
-            if _LETTERS.match(phrase) and len(words) <= MAX_SITE_WORDS:
-                if not set(words) & ({"and", "or", "of", "the"} | NOT_SITE_WORDS):
-                    return phrase
+            plain = not set(words) & ({"and", "or", "of", "the"} | NOT_SITE_WORDS)
+            if _LETTERS.match(phrase) and len(words) <= MAX_SITE_WORDS and plain:
+                return phrase
     return None
 
 
@@ -228,13 +318,16 @@ def mine_chinese_procedure_keywords(kg: KnowledgeGraph, lang: str = "zh") -> Key
     sites = {
         s
         for s in _bounded(beginnings, after, ZH_MIN_SITE_COUNT)
-        if len(s) >= 2 and not any(s.startswith(m) for m in ZH_MODIFIERS)
+        if len(s) >= 2
+        and not any(s.startswith(m) for m in ZH_MODIFIERS)
         and not any(f in s for f in ZH_FUNCTION_WORDS)
     }
     types = {
         t
         for t in _bounded(endings, before, ZH_MIN_TYPE_COUNT)
-        if len(t) >= 2 and t[-1] in type_finals and t not in sites
+        if len(t) >= 2
+        and t[-1] in type_finals
+        and t not in sites
         and not any(f in t for f in ZH_FUNCTION_WORDS)
     }
     sites = {s for s in sites if not any(t in s for t in types)} | set(ZH_ORGANS)

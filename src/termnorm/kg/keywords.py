@@ -140,9 +140,7 @@ class KeywordVocabulary:
                 i += 1
         return out
 
-    def _word_spans(
-        self, words: list[re.Match[str]], longest: int
-    ) -> list[tuple[int, int, str]]:
+    def _word_spans(self, words: list[re.Match[str]], longest: int) -> list[tuple[int, int, str]]:
         out = []
         i = 0
         while i < len(words):

@@ -87,7 +87,8 @@ class RankerTrainStats:
 
 
 def _optimizer(model: KeywordCrossEncoder, config: RankerTrainConfig) -> torch.optim.AdamW:
-    decay, no_decay = [], []
+    decay: list[nn.Parameter] = []
+    no_decay: list[nn.Parameter] = []
     for name, p in model.model.named_parameters():
         if p.requires_grad:
             (no_decay if p.ndim < 2 or "LayerNorm" in name else decay).append(p)

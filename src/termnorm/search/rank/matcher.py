@@ -73,7 +73,9 @@ class RankedMatcher:
         trained = ranker.card.get("strategy")
         if trained is not None and trained != recall.name:
             logger.warning(
-                "the ranker was trained on candidates of %s; recalling with %s", trained, recall.name
+                "the ranker was trained on candidates of %s; recalling with %s",
+                trained,
+                recall.name,
             )
         self.recall = recall
         self.ranker = ranker
@@ -116,9 +118,7 @@ class RankedMatcher:
         queries = [str(texts[i]).strip() for i in rows]
         lists = [recalled[i].candidates for i in rows]
         if self.mode is RankMode.RECALL:
-            scored = [
-                self._order(c, np.array([x.score for x in c]), None) for c in lists
-            ]
+            scored = [self._order(c, np.array([x.score for x in c]), None) for c in lists]
         else:
             probs = self.ranker.score_batch(queries, lists)
             scored = [self._reorder(c, p) for c, p in zip(lists, probs, strict=True)]

@@ -15,6 +15,7 @@ hit and the ranker would learn from candidate lists easier than any it meets. Do
 then split into ``folds`` groups (seeded); the mentions of group g are searched in a space
 whose domain synonyms hold the mentions of the other groups only (plus any synonym file that
 is not a training file), so a mention never finds its own entry, nor one from its own document.
+A format without documents (``tsv``) is cross-fitted by mention.
 
 :func:`train_ranker` then trains the cross-encoder (:mod:`termnorm.training.ranker`) and
 writes the ranker folder (:func:`~termnorm.search.rank.ranker.save_ranker`) whose card says
@@ -116,8 +117,13 @@ class RankTrainSpec:
 
 
 def _read(path: Path, fmt: str | None) -> tuple[list[Mention], str]:
+    """The mentions of ``path`` and their format. Without documents (``tsv``: the file is one
+    "document"), each mention is its own group for cross-fitting."""
     fmt = fmt or detect_format(path).value
-    return read_mentions(path, fmt), fmt
+    found = read_mentions(path, fmt)
+    if fmt not in DOCUMENT_FORMATS:
+        found = [replace(m, doc_id=f"{m.doc_id}#{i}") for i, m in enumerate(found)]
+    return found, fmt
 
 
 def build_queries(
@@ -244,10 +250,14 @@ def train_ranker(spec: RankTrainSpec, out: str | Path, show_progress: bool = Fal
         texts: list[str | None] = [None] * len(found)
         if mode is AbbreviationMode.AB3P:
             docs = DocumentAbbreviations(read_documents(path, fmt), mode)
-            texts = [e.text if e.expanded_from is not None else None for e in docs.expand_mentions(found)]
+            texts = [
+                e.text if e.expanded_from is not None else None for e in docs.expand_mentions(found)
+            ]
         mentions += found
         expanded += texts
-        data.append({"path": str(path), "format": fmt, "mentions": len(found), "abbreviations": mode.value})
+        data.append(
+            {"path": str(path), "format": fmt, "mentions": len(found), "abbreviations": mode.value}
+        )
     queries = build_queries(mentions, expanded)
     if spec.max_queries is not None and spec.max_queries < len(queries):
         queries = random.Random(spec.seed).sample(queries, spec.max_queries)
