@@ -19,6 +19,8 @@ from termnorm.encoders.keyword_mask import (
     keyword_attention_mask,
 )
 from termnorm.errors import InputFormatError
+from termnorm.kg import KnowledgeGraph
+from termnorm.kg.keyword_mining import mine_chinese_procedure_keywords, mine_english_keywords
 from termnorm.kg.keywords import KeywordVocabulary, builtin_keywords_path, read_keywords
 from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
@@ -204,3 +206,53 @@ def test_cross_fitting_never_finds_the_mentions_own_entry() -> None:
 
     leaked = build_strategy(everything, "d-t+od-t").normalize("q own", k=1)[0]
     assert (leaked.concept_id, leaked.matched_term) == ("X:1", "q own")
+
+
+# ----------------------------------------------------------------------------- mining
+def _kg(names: list[str], lang: str = "en", types: tuple[str, ...] = ()) -> KnowledgeGraph:
+    concepts = [
+        {"concept_id": f"X:{i}", "name": n, "semantic_types": list(types), "alt_ids": []}
+        for i, n in enumerate(names)
+    ]
+    terms = [
+        {"concept_id": f"X:{i}", "term": n, "lang": lang, "source": "S", "is_preferred": True}
+        for i, n in enumerate(names)
+    ]
+    return KnowledgeGraph.from_records(concepts, terms, [])
+
+
+def test_english_mining_takes_sites_from_hpo_patterns_and_types_from_head_words() -> None:
+    hpo = _kg(
+        ["Abnormality of the kidney", "Abnormal renal morphology", "Abnormality of the lower limb",
+         "Abnormal liver physiology", "Abnormality of the ocular abduction movement"],
+        types=("Abnormality of the cardiovascular system",),
+    )  # fmt: skip
+    medic = _kg(
+        [f"Carcinoma, Type {i}" for i in range(8)] + [f"Kidney Neoplasm{i % 2}" for i in range(3)]
+        + [f"X{i} Syndrome" for i in range(9)]
+    )  # fmt: skip
+    v = mine_english_keywords([hpo, medic])
+    assert {"kidney", "renal", "lower limb", "liver", "cardiovascular system"} <= v.sites
+    assert "ocular abduction movement" not in v.sites  # a function, not a site
+    assert {"carcinoma", "syndrome"} <= v.types and "type" not in v.types
+
+
+def test_chinese_mining_finds_procedure_types_and_sites() -> None:
+    organs = [
+        "甲状腺",
+        "胆囊",
+        "阑尾",
+        "肾上腺",
+        "乳房",
+        "膀胱",
+        "卵巢",
+        "睾丸",
+        "扁桃体",
+        "前列腺",
+    ]
+    kinds = ("切除术", "活组织检查", "修补术", "造口术", "引流术", "缝合术")
+    names = [f"{o}{t}" for o in organs for t in kinds]
+    v = mine_chinese_procedure_keywords(_kg(names, "zh"))
+    assert {"切除术", "活组织检查", "缝合术"} <= v.types
+    assert {"甲状腺", "胆囊", "前列腺"} <= v.sites
+    assert "除术" not in v.types  # always preceded by 切: not a word boundary

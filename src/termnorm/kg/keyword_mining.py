@@ -38,7 +38,15 @@ result is noisy at the edges (``部位`` "site" is a site, ``造影`` "angiograp
 as ``造影图``/``造影术``); the ranker sees keywords as hints, and users can pass their own file.
 
 Counts are over distinct concepts. The thresholds are module constants so that the shipped
-files are reproducible: ``termnorm kg keywords`` (see the README for the exact commands).
+files (``termnorm/kg/data``) are reproducible; they were built with::
+
+    termnorm kg build --format icd9procs --lang zh,en --out kg/icd9procs
+    termnorm kg keywords --kg kg/hpo --kg kg/medic --lang en --out keywords_en.tsv
+    termnorm kg keywords --kg kg/icd9procs --lang zh --out keywords_zh_procedures.tsv
+
+from the HPO and MEDIC KG folders of the benchmarks (``termnorm kg build --format hpo`` and
+``--format medic`` on MEDIC of 6 July 2012); each file's first comment line names its KGs
+and their fingerprints.
 """
 
 from __future__ import annotations
