@@ -71,6 +71,7 @@ def test_normalize_terms_json(index_dir: Path, capsys: pytest.CaptureFixture[str
     assert set(first[0]) == {
         "concept_id", "name", "score", "matched_term", "rank",
         "source", "term_source", "is_preferred", "semantic_types", "expanded_from",
+        "recall_score", "ranker_score",
     }  # fmt: skip
     assert first[0]["source"] == "ontology" and first[0]["term_source"] == "tiny"
 
