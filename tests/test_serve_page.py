@@ -17,18 +17,13 @@ pytest.importorskip("fastapi")
 pytest.importorskip("prometheus_client")
 
 
-from _serve_fixtures import serving
-from conftest import make_tiny_kg
-from termnorm import api
+from _serve_fixtures import build_tiny_index, serving
 from termnorm.serve import create_app
 
 
 @pytest.fixture(scope="module")
 def index_dir(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("serve_page")
-    kg = make_tiny_kg().save(root / "kg", card={"sources": [{"format": "fixture"}]})
-    api.build_index(kg, model=tiny_bert_path, out=root / "idx", show_progress=False)
-    return root / "idx"
+    return build_tiny_index(tmp_path_factory.mktemp("serve_page"), tiny_bert_path)
 
 
 def test_the_page_and_its_assets_are_served(index_dir: Path) -> None:
