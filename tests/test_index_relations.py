@@ -121,3 +121,14 @@ def test_a_missing_relations_file_is_named(tmp_path: Path) -> None:
     (tmp_path / "idx" / "relations.parquet").unlink()
     with pytest.raises(ArtifactMismatchError, match=r"relations.parquet is damaged.*missing"):
         TermIndex.load(tmp_path / "idx")
+
+
+def test_saving_a_format_3_index_without_relations_is_refused(tmp_path: Path) -> None:
+    built = _build()
+    bare = TermIndex(
+        built.terms, built.concepts, built.term_vectors, built.concept_vectors, built.card,
+        built._specs["terms"], built._specs["concepts"],
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"relations=relation_table\(kg, concepts\)"):
+        bare.save(tmp_path / "idx")
+    assert not (tmp_path / "idx").exists()

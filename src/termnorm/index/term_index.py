@@ -314,6 +314,12 @@ class TermIndex:
         """Write the index folder atomically."""
         out = Path(out)
         relations = self.relations  # a loaded index reads them before the folder is replaced
+        if relations is None and self.card.get("format_version", 0) >= RELATIONS_FROM:
+            raise ValueError(
+                f"this index's card says format {self.card['format_version']}, which holds the "
+                "KG's relations, but it has none: build it with TermIndex.build, or pass "
+                "relations=relation_table(kg, concepts)[0] to TermIndex"
+            )
         with atomic_dir(out) as tmp:
             pq.write_table(
                 pa.Table.from_pandas(self.terms[TERM_COLUMNS], TERMS_SCHEMA, False),
