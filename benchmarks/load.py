@@ -1,17 +1,22 @@
 """Load and fault figures of ``termnorm serve`` on loopback.
 
     python benchmarks/load.py [--index IDX] [--mentions NCBI_DEVEL] [--clients 16]
-                              [--duration 60] [--malformed 0.1] [--seed 0] [--skip-fault]
+                              [--duration 60] [--warmup 3] [--malformed 0.1] [--seed 0]
+                              [--skip-fault]
 
 1. Load: ``termnorm serve`` is started as a subprocess on ``127.0.0.1`` (a free port) over
    ``--index``; once ``/v1/ready`` answers 200, ``--clients`` concurrent asyncio clients
    (``httpx.AsyncClient``) send ``POST /v1/normalize`` for ``--duration`` seconds, each with 1-4
    real mention texts of NCBI devel. A share ``--malformed`` of the requests is malformed (a
    seeded mix: bad JSON, wrong types, an empty list, an empty text, more texts than the
-   server's ``--max-batch``, a missing field). Printed as JSON: requests/s, p50/p99 latency of
+   server's ``--max-batch``, a missing field). Before the measured run the same clients send
+   well-formed requests for ``--warmup`` seconds (first-request costs: the memory-mapped
+   vectors read into the page cache, the encoder's first forward passes); those are not in
+   the figures, except that any 5xx or transport error among them is counted in
+   ``warmup``. Printed as JSON: requests/s, p50/p99 latency of
    the answered well-formed requests (200), the number of 5xx answers and of transport errors
    (both must be 0), how many malformed requests got a 4xx (must be all), and the micro-batch
-   sizes from ``/metrics``. It runs twice, micro-batching on and ``--no-micro-batching``, and
+   sizes from ``/metrics`` (of the measured run only). It runs twice, micro-batching on and ``--no-micro-batching``, and
    prints the ratio of requests/s and of p50/p99.
 2. Fault: the server is started with a token and a synonyms file, a synonym is added through
    ``POST /v1/synonyms``, the server is SIGKILLed while clients send requests, restarted
@@ -252,16 +257,24 @@ def summarize(outcomes: Sequence[Outcome], seconds: float) -> dict[str, Any]:
     }
 
 
-def batch_stats(metrics_text: str) -> dict[str, Any]:
+def batch_stats(metrics_text: str, since: str | None = None) -> dict[str, Any]:
     """Micro-batches encoded and their mean size, from ``termnorm_batch_texts`` in the
-    Prometheus text of ``/metrics``."""
-    values: dict[str, float] = {}
-    for line in metrics_text.splitlines():
-        if line.startswith(("termnorm_batch_texts_sum", "termnorm_batch_texts_count")):
-            name, value = line.split()
-            values[name] = float(value)
-    count = values.get("termnorm_batch_texts_count", 0.0)
-    total = values.get("termnorm_batch_texts_sum", 0.0)
+    Prometheus text of ``/metrics`` (minus those of an earlier scrape ``since``)."""
+
+    def totals(text: str) -> tuple[float, float]:
+        values: dict[str, float] = {}
+        for line in text.splitlines():
+            if line.startswith(("termnorm_batch_texts_sum", "termnorm_batch_texts_count")):
+                name, value = line.split()
+                values[name] = float(value)
+        return values.get("termnorm_batch_texts_count", 0.0), values.get(
+            "termnorm_batch_texts_sum", 0.0
+        )
+
+    count, total = totals(metrics_text)
+    if since is not None:
+        before = totals(since)
+        count, total = count - before[0], total - before[1]
     return {
         "batches": int(count),
         "texts": int(total),
@@ -279,12 +292,20 @@ def measure(
     duration: float,
     malformed: float,
     seed: int,
+    warmup: float = 0.0,
     ready_timeout: float = 300.0,
 ) -> dict[str, Any]:
-    """One load run against a fresh server: :func:`summarize` plus :func:`batch_stats`."""
+    """One load run against a fresh server, after ``warmup`` s of well-formed requests that
+    are not measured: :func:`summarize` plus :func:`batch_stats` of the measured run."""
     name = "micro" if micro_batching else "no-micro"
     log = workdir / f"server-{name}.log"
     with server(index, log, ready_timeout, micro_batching=micro_batching) as (base, _):
+        warm: list[Outcome] = []
+        if warmup > 0:
+            warm = asyncio.run(
+                run_load(base, texts, clients=clients, duration=warmup, malformed=0.0, seed=-1)
+            )
+        before = httpx.get(f"{base}/metrics", timeout=10).text
         start = time.monotonic()
         outcomes = asyncio.run(
             run_load(
@@ -292,7 +313,13 @@ def measure(
             )
         )
         figures = summarize(outcomes, time.monotonic() - start)
-        figures["batching"] = batch_stats(httpx.get(f"{base}/metrics", timeout=10).text)
+        figures["batching"] = batch_stats(httpx.get(f"{base}/metrics", timeout=10).text, before)
+    figures["warmup"] = {
+        "seconds": warmup,
+        "requests": len(warm),
+        "status_5xx": sum(o.status >= 500 for o in warm),
+        "transport_errors": sum(o.status == 0 for o in warm),
+    }
     figures["micro_batching"] = micro_batching
     return figures
 
@@ -371,18 +398,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mentions", type=Path, default=NCBI_DEVEL)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--duration", type=float, default=60.0)
+    parser.add_argument("--warmup", type=float, default=3.0, help="Unmeasured seconds first.")
     parser.add_argument("--malformed", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-fault", action="store_true", help="Only the load figures.")
     args = parser.parse_args(argv)
-    if args.clients < 1 or args.duration <= 0 or not 0 <= args.malformed <= 1:
-        parser.error("--clients >= 1, --duration > 0 and 0 <= --malformed <= 1")
+    if args.clients < 1 or args.duration <= 0 or args.warmup < 0 or not 0 <= args.malformed <= 1:
+        parser.error("--clients >= 1, --duration > 0, --warmup >= 0 and 0 <= --malformed <= 1")
     texts = mention_texts(args.mentions)
     report: dict[str, Any] = {
         "index": str(args.index),
         "mentions": len(texts),
         "clients": args.clients,
         "duration_s": args.duration,
+        "warmup_s": args.warmup,
         "malformed_share": args.malformed,
     }
     with tempfile.TemporaryDirectory(prefix="termnorm-load-") as tmp:
@@ -397,6 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 duration=args.duration,
                 malformed=args.malformed,
                 seed=args.seed,
+                warmup=args.warmup,
             )
             for name, micro in (("micro_batching", True), ("no_micro_batching", False))
         }
@@ -410,6 +440,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             r["status_5xx"] == 0
             and r["transport_errors"] == 0
             and r["malformed_4xx"] == r["malformed"]
+            and r["warmup"]["status_5xx"] == r["warmup"]["transport_errors"] == 0
             for r in runs.values()
         ]
         if not args.skip_fault:

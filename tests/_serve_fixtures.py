@@ -1,4 +1,4 @@
-"""Shared helpers of the service tests: the tiny index (built once) and a ready client."""
+"""Shared helpers of the service tests: the tiny index and a ready client."""
 
 from __future__ import annotations
 
@@ -10,7 +10,16 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from conftest import make_tiny_kg
+from termnorm import api
 from termnorm.serve import create_app
+
+
+def build_tiny_index(root: Path, model: Path) -> Path:
+    """The tiny KG (saved in ``root/kg``) indexed with ``model`` in ``root/idx``."""
+    kg = make_tiny_kg().save(root / "kg", card={"sources": [{"format": "fixture"}]})
+    api.build_index(kg, model=model, out=root / "idx", show_progress=False)
+    return root / "idx"
 
 
 def wait_ready(client: TestClient, timeout: float = 60.0) -> dict[str, Any]:

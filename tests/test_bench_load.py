@@ -42,6 +42,9 @@ def test_batch_stats_reads_the_histogram() -> None:
     )
     stats = _script().batch_stats(text)
     assert stats == {"batches": 4, "texts": 10, "mean_texts_per_batch": 2.5}
+    earlier = "termnorm_batch_texts_count 1.0\ntermnorm_batch_texts_sum 4.0\n"
+    since = _script().batch_stats(text, since=earlier)  # the warm-up's batches taken out
+    assert since == {"batches": 3, "texts": 6, "mean_texts_per_batch": 2.0}
 
 
 @pytest.mark.slow  # ~20 s on the shared 2-core machine (index build, server start, 3 s load)

@@ -15,8 +15,7 @@ pytest.importorskip("prometheus_client")
 
 from fastapi.testclient import TestClient
 
-from _serve_fixtures import serving, wait_ready
-from conftest import make_tiny_kg
+from _serve_fixtures import build_tiny_index, serving, wait_ready
 from termnorm import api
 from termnorm.serve import create_app
 from termnorm.serve import state as serve_state
@@ -24,10 +23,7 @@ from termnorm.serve import state as serve_state
 
 @pytest.fixture(scope="session")
 def index_dir(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("serve")
-    kg = make_tiny_kg().save(root / "kg", card={"sources": [{"format": "fixture"}]})
-    api.build_index(kg, model=tiny_bert_path, out=root / "idx", show_progress=False)
-    return root / "idx"
+    return build_tiny_index(tmp_path_factory.mktemp("serve"), tiny_bert_path)
 
 
 @pytest.fixture(scope="module")

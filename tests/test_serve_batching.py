@@ -17,7 +17,7 @@ pytest.importorskip("prometheus_client")
 
 import httpx
 
-from conftest import make_tiny_kg
+from _serve_fixtures import build_tiny_index
 from termnorm import api
 from termnorm.serve import create_app
 from termnorm.serve.batching import MicroBatcher, QueueFullError
@@ -130,10 +130,7 @@ def test_a_failing_encode_fails_its_callers_and_the_batcher_goes_on() -> None:
 # ---------------------------------------------------------------------- through the app
 @pytest.fixture(scope="module")
 def index_dir(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("serve_batching")
-    kg = make_tiny_kg().save(root / "kg", card={"sources": [{"format": "fixture"}]})
-    api.build_index(kg, model=tiny_bert_path, out=root / "idx", show_progress=False)
-    return root / "idx"
+    return build_tiny_index(tmp_path_factory.mktemp("serve_batching"), tiny_bert_path)
 
 
 async def _started(app: Any) -> None:

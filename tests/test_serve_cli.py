@@ -50,6 +50,18 @@ def test_serve_refuses_a_folder_that_is_not_an_index(tmp_path: Path) -> None:
     assert "termnorm index build" in result.output
 
 
+def test_serve_passes_the_upload_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import uvicorn
+
+    (tmp_path / "index.json").write_text("{}")  # only checked for presence before start-up
+    started: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda application, **kw: started.append(application))
+    _register()
+    result = CliRunner().invoke(app, ["serve", "--index", str(tmp_path), "--max-upload-mb", "0.5"])
+    assert result.exit_code == 0, result.output
+    assert started[0].state.settings.max_upload_bytes == 1 << 19
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 import shutil
 import socket
@@ -17,25 +19,22 @@ pytest.importorskip("fastapi")
 pytest.importorskip("prometheus_client")
 
 
-from _serve_fixtures import serving
-from conftest import make_tiny_kg
-from termnorm import api
+from _serve_fixtures import build_tiny_index, serving
 from termnorm.serve import create_app
 
 
 @pytest.fixture(scope="module")
 def index_dir(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("serve_page")
-    kg = make_tiny_kg().save(root / "kg", card={"sources": [{"format": "fixture"}]})
-    api.build_index(kg, model=tiny_bert_path, out=root / "idx", show_progress=False)
-    return root / "idx"
+    return build_tiny_index(tmp_path_factory.mktemp("serve_page"), tiny_bert_path)
 
 
 def test_the_page_and_its_assets_are_served(index_dir: Path) -> None:
     with serving(index_dir) as client:
         page = client.get("/")
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-        for field in ("query", "k", "add-concept", "add-text", "add-token"):
+        for field in (
+            "query", "k", "add-concept", "add-text", "add-token", "upload-file", "upload-column",
+        ):  # fmt: skip
             assert f'<label for="{field}">' in page.text and f'id="{field}"' in page.text
         for asset, kind in (("app.js", "javascript"), ("style.css", "text/css")):
             answer = client.get(f"/static/{asset}")
@@ -103,6 +102,84 @@ def test_typing_shows_ranked_results_and_a_click_shows_the_concept(page: object)
     expect(page.locator("#concept-title")).to_have_text("myocardial infarction (T:0001)")
     expect(page.locator("#concept-synonyms")).to_contain_text("cardiac infarction")
     expect(page.get_by_label("Concept ID", exact=True)).to_have_value("T:0001")
+    # the KG neighbours, both directions, each a button that looks the neighbour up
+    neighbours = page.locator("#concept-relations .neighbour")
+    expect(neighbours).to_have_text(
+        ["→ isa: heart disease T:0008", "← risk_factor_of: hypertension T:0002"]
+    )
+    neighbours.first.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#concept-title")).to_have_text("heart disease (T:0008)")
+    expect(page.locator("#concept-synonyms")).to_contain_text("cardiopathy")
+    expect(neighbours).to_have_text(
+        ["← isa: myocardial infarction T:0001", "← risk_factor_of: diabetes mellitus T:0003"]
+    )
+    page.get_by_role("button", name="diabetes mellitus").click()
+    expect(page.locator("#concept-title")).to_have_text("diabetes mellitus (T:0003)")
+    expect(page.locator("#relations-note")).to_have_text("")
+
+
+UPLOAD_ROWS = [
+    ["id", "term", "note"],
+    ["1", "heart attack", "first"],
+    ["2", "", "an empty term"],
+    ["3", "lung infection", "with, a comma"],
+    ["4", "heart attack", "a repeat"],
+]
+
+
+def _csv(rows: list[list[str]]) -> bytes:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue().encode()
+
+
+def test_an_uploaded_csv_comes_back_mapped_for_download(page: object, tmp_path: Path) -> None:
+    from playwright.sync_api import Page, expect
+
+    assert isinstance(page, Page)
+    expect(page.get_by_role("status").first).to_contain_text("Ready")
+    page.get_by_label("CSV or TSV file").set_input_files(
+        {"name": "terms.csv", "mimeType": "text/csv", "buffer": _csv(UPLOAD_ROWS)}
+    )
+    page.get_by_role("button", name="Map file").focus()
+    page.keyboard.press("Enter")  # the form works from the keyboard
+    expect(page.locator("#upload-result")).to_have_text(
+        "Mapped 4 rows of column “term” (1 without a usable text, 0 below the minimum score)."
+    )
+    link = page.get_by_role("link", name="Download terms.norm.csv")
+    expect(link).to_be_focused()
+    with page.expect_download() as caught:
+        page.keyboard.press("Enter")
+    download = caught.value
+    assert download.suggested_filename == "terms.norm.csv"
+    saved = tmp_path / "terms.norm.csv"
+    download.save_as(saved)
+    got = list(csv.reader(io.StringIO(saved.read_text(encoding="utf-8"))))
+    assert len(got) == len(UPLOAD_ROWS)  # one row per input row, the header included
+    assert got[0][:3] == UPLOAD_ROWS[0] and "concept_id" in got[0]
+    assert [row[:3] for row in got[1:]] == UPLOAD_ROWS[1:]  # input cells untouched, in order
+    ids = [row[got[0].index("concept_id")] for row in got[1:]]
+    assert ids[0] == ids[3] == "T:0001" and ids[2] == "T:0006" and ids[1] == ""
+    assert got[2][got[0].index("error")].startswith("empty input")
+
+
+def test_an_upload_without_a_text_column_says_which_columns_there_are(page: object) -> None:
+    from playwright.sync_api import Page, expect
+
+    assert isinstance(page, Page)
+    page.get_by_label("CSV or TSV file").set_input_files(
+        {"name": "codes.csv", "mimeType": "text/csv", "buffer": b"id,label\n1,asthma\n"}
+    )
+    page.get_by_role("button", name="Map file").click()
+    alert = page.locator("#upload-error")
+    expect(alert).to_contain_text("Not mapped: codes.csv: no column named text/term/mention")
+    expect(alert).to_contain_text("['id', 'label']")
+    expect(page.locator("#upload-download")).to_be_hidden()
+    page.get_by_label("Text column").fill("label")
+    page.get_by_role("button", name="Map file").click()
+    expect(page.locator("#upload-result")).to_contain_text("Mapped 1 rows of column “label”")
+    expect(alert).to_be_hidden()
 
 
 def test_the_add_synonym_form_needs_the_token(page: object) -> None:

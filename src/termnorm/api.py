@@ -351,9 +351,11 @@ def normalize_file(
 
 def lookup(concept_id: str, index: IndexLike = None) -> ConceptInfo:
     """The concept of ``index`` with this ID (its own, a bare one such as ``D005955``, or an
-    alternative ID): name, semantic types, alt IDs and terms with their KG source and
-    preferred flag. Raises :class:`~termnorm.index.lookup.UnknownConceptError` (a
-    ``KeyError``) when no concept has it."""
+    alternative ID): name, semantic types, alt IDs, terms with their KG source and
+    preferred flag, and KG neighbours (``relations``; ``None`` for an index built before
+    indexes held them: rebuild it). Raises
+    :class:`~termnorm.index.lookup.UnknownConceptError` (a ``KeyError``) when no concept has
+    it."""
     return _resolve(index).concept(concept_id)
 
 

@@ -8,8 +8,8 @@ import typer
 
 __all__ = ["register"]
 
-SERVE_HELP = """Serve an index over HTTP: a JSON API (/v1/normalize, /v1/concepts/ID,
-/v1/synonyms), the web page at /, the API docs at /docs and Prometheus metrics at /metrics.
+SERVE_HELP = """Serve an index over HTTP: a JSON API (/v1/normalize, /v1/normalize/file,
+/v1/concepts/ID, /v1/synonyms), the web page at /, the API docs at /docs and Prometheus metrics at /metrics.
 
 The index and its model load once, in the background: /v1/ready answers 503 until they are
 loaded. Texts of concurrent requests are encoded together (micro-batching); when the queue
@@ -61,6 +61,9 @@ def register(app: typer.Typer) -> None:
         queue_texts: int = typer.Option(
             1024, "--queue-texts", min=1, help="Most texts waiting; more answer 503."
         ),
+        max_upload_mb: float = typer.Option(
+            10.0, "--max-upload-mb", min=0.001, help="Largest CSV/TSV upload; larger answer 413."
+        ),
         no_micro_batching: bool = typer.Option(
             False, "--no-micro-batching", help="Encode each request on its own."
         ),
@@ -91,5 +94,6 @@ def register(app: typer.Typer) -> None:
             batch_wait_ms=batch_wait_ms,
             queue_texts=queue_texts,
             micro_batching=not no_micro_batching,
+            max_upload_bytes=int(max_upload_mb * (1 << 20)),
         )
         uvicorn.run(application, host=host, port=port, log_level="info")

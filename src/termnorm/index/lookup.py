@@ -1,5 +1,10 @@
 """Concepts of an index by ID: what :meth:`TermIndex.concept` returns, and ID resolution.
 
+A :class:`ConceptInfo` carries the concept's terms and its KG relations
+(:class:`RelationInfo`: the relation label, its direction seen from the concept, and the
+neighbour's ID and name); ``relations`` is ``None`` for an index built before indexes held
+the KG's relations (format 2), which says to rebuild it rather than showing no neighbours.
+
 An ID resolves to a concept when it is the concept's ``concept_id``, or else when its
 :func:`~termnorm.kg.ids.id_key` (namespace dropped, upper-cased) equals the key of a concept's
 ID or of one of its ``alt_ids``: ``D005955`` finds ``MESH:D005955``, ``OMIM:333`` finds the
@@ -12,12 +17,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from enum import Enum
 from typing import Any
 
 from termnorm.errors import TermnormError
 from termnorm.kg.ids import id_key
 
-__all__ = ["ConceptInfo", "TermInfo", "UnknownConceptError", "id_key_map"]
+__all__ = [
+    "ConceptInfo",
+    "Direction",
+    "RelationInfo",
+    "TermInfo",
+    "UnknownConceptError",
+    "id_key_map",
+]
 
 
 class UnknownConceptError(TermnormError, KeyError):
@@ -44,23 +57,56 @@ class TermInfo:
     is_preferred: bool
 
 
+class Direction(str, Enum):
+    """Which end of a KG edge ``head -relation-> tail`` the looked-up concept is."""
+
+    OUT = "out"  # the concept is the head: concept -relation-> neighbour
+    IN = "in"  # the concept is the tail: neighbour -relation-> concept
+
+
+@dataclass(frozen=True)
+class RelationInfo:
+    """One KG edge of a concept: ``relation``, its ``direction`` and the neighbour."""
+
+    relation: str
+    direction: Direction
+    concept_id: str
+    name: str
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON-ready form (``direction`` as ``"out"``/``"in"``)."""
+        return {
+            "relation": self.relation,
+            "direction": self.direction.value,
+            "concept_id": self.concept_id,
+            "name": self.name,
+        }
+
+
 @dataclass(frozen=True)
 class ConceptInfo:
-    """A concept of an index: its name, semantic types, alternative IDs and terms."""
+    """A concept of an index: its name, semantic types, alternative IDs, terms and KG
+    relations (``None``: the index predates stored relations; rebuild it to have them)."""
 
     concept_id: str
     name: str
     semantic_types: tuple[str, ...]
     alt_ids: tuple[str, ...]
     synonyms: tuple[TermInfo, ...]
+    relations: tuple[RelationInfo, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        out = asdict(self)
-        out["semantic_types"] = list(self.semantic_types)
-        out["alt_ids"] = list(self.alt_ids)
-        out["synonyms"] = [asdict(t) for t in self.synonyms]
-        return out
+        return {
+            "concept_id": self.concept_id,
+            "name": self.name,
+            "semantic_types": list(self.semantic_types),
+            "alt_ids": list(self.alt_ids),
+            "synonyms": [asdict(t) for t in self.synonyms],
+            "relations": (
+                None if self.relations is None else [r.to_dict() for r in self.relations]
+            ),
+        }
 
 
 def id_key_map(concept_ids: Sequence[str], alt_ids: Sequence[Sequence[str]]) -> dict[str, int]:

@@ -9,6 +9,10 @@ Cleaning (every drop is counted, the counts go into ``index.json``):
   empty ``source`` and ``is_preferred`` true); one with neither term nor name is dropped
   (``concepts_without_text``).
 
+Relations (:func:`relation_table`) are the KG's ``head, relation, tail`` rows whose two
+ends are concepts of the index (``orphan_relations`` counts the others), with empty ones
+(``empty_relations``) and repeats (``duplicate_relations``) dropped.
+
 Each term keeps its provenance from the KG: ``source`` (empty when the KG gives none) and
 ``is_preferred`` (true when any of the repeated rows of the pair was preferred).
 
@@ -25,7 +29,14 @@ import pandas as pd
 
 from termnorm.kg import KnowledgeGraph
 
-__all__ = ["TERM_COLUMNS", "concept_means", "concept_table", "term_table"]
+__all__ = [
+    "RELATION_COLUMNS",
+    "TERM_COLUMNS",
+    "concept_means",
+    "concept_table",
+    "relation_table",
+    "term_table",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +100,34 @@ def term_table(kg: KnowledgeGraph, concepts: pd.DataFrame) -> tuple[pd.DataFrame
         if counts[reason]:
             logger.warning("dropped %d terms: %s", counts[reason], reason)
     return terms.reset_index(drop=True), counts
+
+
+RELATION_COLUMNS = ["head", "relation", "tail"]
+
+
+def relation_table(
+    kg: KnowledgeGraph, concepts: pd.DataFrame
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """``head, relation, tail`` rows between concepts of ``concepts`` (KG order), and counts."""
+    relations = kg.relations[RELATION_COLUMNS].copy()
+    for col in RELATION_COLUMNS:
+        relations[col] = _text(relations[col])
+    empty = (relations[RELATION_COLUMNS] == "").any(axis=1)
+    known = set(concepts["concept_id"])
+    orphan = ~empty & ~(relations["head"].isin(known) & relations["tail"].isin(known))
+    relations = relations[~empty & ~orphan]
+    duplicated = relations.duplicated(RELATION_COLUMNS)
+    relations = relations[~duplicated].reset_index(drop=True)
+    counts = {
+        "relations": len(relations),
+        "empty_relations": int(empty.sum()),
+        "orphan_relations": int(orphan.sum()),
+        "duplicate_relations": int(duplicated.sum()),
+    }
+    for reason in ("empty_relations", "orphan_relations"):
+        if counts[reason]:
+            logger.warning("dropped %d relations: %s", counts[reason], reason)
+    return relations, counts
 
 
 def concept_means(

@@ -4,23 +4,27 @@ On disk an index is a folder, written atomically::
 
     index.json            model (path, fingerprint, pooling, max_length, dimension), KG
                           (path, fingerprint), backends, counts, termnorm version, content
-                          hashes of the two tables ("tables", checked on load)
+                          hashes of the tables ("tables", checked on load)
     terms.parquet         concept_id, term, source, is_preferred
                                                         row i  <-> term_vectors[i]
     concepts.parquet      concept_id, name, semantic_types, alt_ids
                                                         row j  <-> concept_vectors[j]
+    relations.parquet     head, relation, tail: the KG's edges between concepts of the index
+                          (format 3; read on the first lookup that needs it)
     term_vectors.npy      float32 [n_terms, d], L2-normalised (NaN / zero vectors are refused
                           at build time)
     concept_vectors.npy   float32 [n_concepts, d]: normalised mean of the concept's term vectors
     term_index/, concept_index/   faiss files (only for faiss backends)
 
-Loading never re-encodes; an index of another format version is refused with a message to
-rebuild it, and so is a damaged file (named) or a table whose content hash differs from the
+Loading never re-encodes; an index of a format version this termnorm does not read is
+refused with a message to rebuild it (format 2, from before indexes held the KG's relations,
+still loads: its concepts answer ``relations=None`` until it is rebuilt), and so is a damaged file (named) or a table whose content hash differs from the
 one the card recorded at save time (``tables``: the tables were replaced). :meth:`TermIndex.search_terms` and :meth:`TermIndex.search_concepts` search
 through the backends chosen at build time (:func:`backend_search`: with IVF-PQ the compressed
 search over-fetches and the candidates are re-scored against the exact vectors, so scores are
 true cosines). :meth:`TermIndex.concept` looks a concept up by ID (alternative IDs resolve
-too, :mod:`termnorm.index.lookup`). An index is never modified after it is built: domain
+too, :mod:`termnorm.index.lookup`) with its terms and its KG neighbours
+(:mod:`termnorm.index.relations`). An index is never modified after it is built: domain
 synonyms are searched beside it (:class:`termnorm.search.SearchSpace`).
 """
 
@@ -46,20 +50,43 @@ from termnorm.index.base import Backend, SearchResult, VectorIndex, as_matrix
 from termnorm.index.choose import BackendSpec, default_memory_budget
 from termnorm.index.exact import rerank_exact
 from termnorm.index.factory import build_vector_index, load_vector_index, resolve_backend
-from termnorm.index.lookup import ConceptInfo, TermInfo, UnknownConceptError, id_key_map
-from termnorm.index.tables import TERM_COLUMNS, concept_means, concept_table, term_table
+from termnorm.index.lookup import (
+    ConceptInfo,
+    RelationInfo,
+    TermInfo,
+    UnknownConceptError,
+    id_key_map,
+)
+from termnorm.index.relations import RelationLookup
+from termnorm.index.tables import (
+    RELATION_COLUMNS,
+    TERM_COLUMNS,
+    concept_means,
+    concept_table,
+    relation_table,
+    term_table,
+)
 from termnorm.kg import KnowledgeGraph
 from termnorm.kg.ids import id_key
 
 if TYPE_CHECKING:  # torch is imported only when an encoder is loaded
     from termnorm.encoders import Pooling, TermEncoder
 
-__all__ = ["CARD_NAME", "FORMAT_VERSION", "Encoder", "TermIndex", "backend_search"]
+__all__ = [
+    "CARD_NAME",
+    "FORMAT_VERSION",
+    "READABLE_FORMATS",
+    "Encoder",
+    "TermIndex",
+    "backend_search",
+]
 
 logger = logging.getLogger(__name__)
 
 CARD_NAME = "index.json"
-FORMAT_VERSION = 2  # 2: terms carry their KG source and is_preferred
+FORMAT_VERSION = 3  # 2: terms carry their KG source and is_preferred; 3: relations.parquet
+READABLE_FORMATS = (2, 3)
+RELATIONS_FROM = 3  # the first format that stores the KG's relations
 TERMS_SCHEMA = pa.schema(
     [
         ("concept_id", pa.string()),
@@ -76,8 +103,13 @@ CONCEPTS_SCHEMA = pa.schema(
         ("alt_ids", pa.list_(pa.string())),
     ]
 )
+RELATIONS_SCHEMA = pa.schema(
+    [("head", pa.string()), ("relation", pa.string()), ("tail", pa.string())]
+)
 _SPACES = {"terms": "term_index", "concepts": "concept_index"}
-_TABLES = ("terms.parquet", "concepts.parquet")  # their content hashes go into the card
+_TABLES = ("terms.parquet", "concepts.parquet")  # read at load
+_RELATIONS = "relations.parquet"  # read on first use
+# every table's content hash goes into the card
 RERANK_FACTOR = 4  # IVF-PQ: candidates fetched per wanted hit, then re-scored exactly
 
 
@@ -158,6 +190,8 @@ class TermIndex:
     * ``term_concept``: the row in ``concepts`` of each term's concept;
     * ``concepts`` (concept_id, name, semantic_types, alt_ids): row ``j`` is id ``j`` of
       :meth:`search_concepts`, with vector ``concept_vectors[j]``;
+    * :attr:`relations` (head, relation, tail), read from the folder on first use; ``None``
+      for a format-2 index;
     * ``card`` (the ``index.json`` content) and ``path`` (``None`` until saved or when built
       in memory).
     """
@@ -172,6 +206,7 @@ class TermIndex:
         term_backend: BackendSpec,
         concept_backend: BackendSpec,
         folder: Path | None = None,
+        relations: pd.DataFrame | None = None,
     ) -> None:
         self.terms = terms.reset_index(drop=True)
         self.concepts = concepts.reset_index(drop=True)
@@ -184,6 +219,8 @@ class TermIndex:
         self._specs = {"terms": term_backend, "concepts": concept_backend}
         self._id_keys: dict[str, int] | None = None  # built on the first lookup by ID
         self._term_order: np.ndarray | None = None  # term rows grouped by concept, idem
+        self._relations = relations  # None when saved: read on first use
+        self._neighbours: RelationLookup | None = None  # built on the first lookup by ID
         if folder is None:
             self._term_index = build_vector_index(term_backend, term_vectors)
             self._concept_index = build_vector_index(concept_backend, concept_vectors)
@@ -218,6 +255,7 @@ class TermIndex:
         """
         concepts, concept_counts = concept_table(kg)
         terms, term_counts = term_table(kg, concepts)
+        relations, relation_counts = relation_table(kg, concepts)
         if len(terms) == 0:
             raise EmptyResultError("the KG has no usable term; nothing to index")
         codes, uniques = pd.factorize(terms["term"])
@@ -263,14 +301,25 @@ class TermIndex:
                 "concepts": len(concepts),
                 **term_counts,
                 **concept_counts,
+                **relation_counts,
             },
         }
-        return cls(terms, concepts, term_vectors, concept_vectors, card, term_spec, concept_spec)
+        return cls(
+            terms, concepts, term_vectors, concept_vectors, card, term_spec, concept_spec,
+            relations=relations,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ persistence
     def save(self, out: str | Path) -> Path:
         """Write the index folder atomically."""
         out = Path(out)
+        relations = self.relations  # a loaded index reads them before the folder is replaced
+        if relations is None and self.card.get("format_version", 0) >= RELATIONS_FROM:
+            raise ValueError(
+                f"this index's card says format {self.card['format_version']}, which holds the "
+                "KG's relations, but it has none: build it with TermIndex.build, or pass "
+                "relations=relation_table(kg, concepts)[0] to TermIndex"
+            )
         with atomic_dir(out) as tmp:
             pq.write_table(
                 pa.Table.from_pandas(self.terms[TERM_COLUMNS], TERMS_SCHEMA, False),
@@ -280,7 +329,14 @@ class TermIndex:
                 pa.Table.from_pandas(self.concepts, CONCEPTS_SCHEMA, False),
                 tmp / "concepts.parquet",
             )
-            self.card["tables"] = {name: _file_digest(tmp / name) for name in _TABLES}
+            tables = list(_TABLES)
+            if relations is not None:
+                pq.write_table(
+                    pa.Table.from_pandas(relations[RELATION_COLUMNS], RELATIONS_SCHEMA, False),
+                    tmp / _RELATIONS,
+                )
+                tables.append(_RELATIONS)
+            self.card["tables"] = {name: _file_digest(tmp / name) for name in tables}
             np.save(tmp / "term_vectors.npy", np.asarray(self.term_vectors))
             np.save(tmp / "concept_vectors.npy", np.asarray(self.concept_vectors))
             for space, index in (("terms", self._term_index), ("concepts", self._concept_index)):
@@ -295,13 +351,18 @@ class TermIndex:
         """Read an index folder (vectors memory-mapped by default); nothing is re-encoded."""
         folder = Path(folder)
         card = read_card(folder, CARD_NAME, "index")
-        if card.get("format_version") != FORMAT_VERSION:
+        version = card.get("format_version")
+        if version not in READABLE_FORMATS:
             raise ArtifactMismatchError(
-                f"{folder} has index format {card.get('format_version')}, this termnorm reads "
-                f"{FORMAT_VERSION}; rebuild it with 'termnorm index build'"
+                f"{folder} has index format {version}, this termnorm reads "
+                f"{' and '.join(map(str, READABLE_FORMATS))}; rebuild it with "
+                "'termnorm index build'"
             )
         mode: Literal["r"] | None = "r" if mmap else None
-        for name, digest in card.get("tables", {}).items():  # older cards lack them: no check
+        hashed = card.get("tables", {})
+        if version >= RELATIONS_FROM and hashed and _RELATIONS not in hashed:
+            raise _damaged(folder / CARD_NAME, f"no content hash for {_RELATIONS}")
+        for name, digest in hashed.items():  # older cards lack them: no check
             path = folder / name
             if not path.is_file():
                 raise _damaged(path, "missing")
@@ -420,8 +481,38 @@ class TermIndex:
             )
         return self._id_keys.get(id_key(concept_id))
 
+    @property
+    def relations(self) -> pd.DataFrame | None:
+        """The KG's ``head, relation, tail`` edges between concepts of the index (read from
+        the folder on first use, its content hash checked at load); ``None`` for an index
+        of format 2, built before indexes held them."""
+        if self._relations is None and self.path is not None:
+            if self.card.get("format_version", 0) < RELATIONS_FROM:
+                return None
+            path = self.path / _RELATIONS
+            try:
+                self._relations = pq.read_table(path).to_pandas()
+            except (OSError, pa.ArrowException) as exc:
+                raise _damaged(path, exc) from exc
+            missing = set(RELATION_COLUMNS) - set(self._relations.columns)
+            if missing:
+                raise _damaged(path, f"no column(s) {sorted(missing)}")
+        return self._relations
+
+    def neighbours(self, row: int) -> tuple[RelationInfo, ...] | None:
+        """The KG edges of the concept at ``row`` (outgoing first; see
+        :mod:`termnorm.index.relations`), ``None`` for a format-2 index."""
+        if self._neighbours is None:
+            relations = self.relations
+            if relations is None:
+                return None
+            where = f"index {self.path or '(in memory)'}"
+            self._neighbours = RelationLookup(relations, self.concepts, self._concept_row, where)
+        return self._neighbours.of(row)
+
     def concept(self, concept_id: str) -> ConceptInfo:
-        """The concept ``concept_id`` names (alternative IDs resolve too) with its terms;
+        """The concept ``concept_id`` names (alternative IDs resolve too) with its terms and
+        KG relations (``relations=None`` for a format-2 index: rebuild it to have them);
         :class:`~termnorm.index.lookup.UnknownConceptError` when there is none."""
         row = self.resolve_id(concept_id)
         if row is None:
@@ -443,6 +534,7 @@ class TermIndex:
                     terms["term"], terms["source"], terms["is_preferred"], strict=True
                 )
             ),
+            relations=self.neighbours(row),
         )
 
     def info(self) -> dict[str, Any]:

@@ -165,7 +165,7 @@ class SpaceMatcher:
         out = [RowResult([], p) for p in problems]
         if rows:
             queries = [str(texts[i]).strip() for i in rows]
-            vectors = self.space.encode_queries(queries, batch_size=self.batch_size)
+            vectors = self.encode_queries(queries)
             min_score = self.config.min_score
             for row, candidates in zip(rows, self.search_vectors(vectors, k), strict=True):
                 if candidates or min_score is None:
@@ -173,6 +173,11 @@ class SpaceMatcher:
                 else:
                     out[row] = RowResult([], abstained=f"no concept scored >= {min_score:g}")
         return out
+
+    def encode_queries(self, queries: list[str]) -> np.ndarray:
+        """Vectors of the (checked, stripped) queries of :meth:`normalize_rows`; a subclass may
+        encode them elsewhere (the service's micro-batcher)."""
+        return self.space.encode_queries(queries, batch_size=self.batch_size)
 
     def search_vectors(self, queries: np.ndarray, k: int) -> list[list[Candidate]]:
         """Top-``k`` concepts per query vector ``[q, d]``: the module, or the sieve of two

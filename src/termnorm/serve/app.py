@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import logging
+import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -29,14 +31,17 @@ from typing import Any
 from termnorm.errors import MissingExtraError
 
 try:
-    from fastapi import Depends, FastAPI, Request
+    import python_multipart  # noqa: F401  # form bodies: the file upload
+    from fastapi import Depends, FastAPI, File, Form, Query, Request, UploadFile
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse, Response
     from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
     from fastapi.staticfiles import StaticFiles
+    from starlette.background import BackgroundTask
     from starlette.concurrency import run_in_threadpool
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise MissingExtraError(exc.name or "fastapi", "serve") from exc
+    name = (exc.name or "fastapi").replace("python_multipart", "python-multipart")
+    raise MissingExtraError(name, "serve") from exc
 
 from termnorm.index.lookup import UnknownConceptError
 from termnorm.search.query import query_problem
@@ -55,6 +60,16 @@ from termnorm.serve.schemas import (
 )
 from termnorm.serve.settings import ServeSettings
 from termnorm.serve.state import FieldError, ServiceState, load_space
+from termnorm.serve.uploads import (
+    UPLOAD_FORMATS,
+    UPLOAD_PATH,
+    QueuedMatcher,
+    UploadLimit,
+    UploadProblem,
+    UploadTooLarge,
+    map_upload,
+    queued_encoder,
+)
 
 __all__ = ["ApiError", "create_app"]
 
@@ -62,6 +77,7 @@ logger = logging.getLogger(__name__)
 
 STATIC = Path(__file__).with_name("static")
 _RETRY_LOADING = "2"
+MAX_RELATIONS = 1000  # most KG edges one concept answer may carry
 
 
 class ApiError(Exception):
@@ -96,7 +112,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         (401, "Missing or wrong bearer token."),
         (403, "Adding synonyms is disabled (no token given at start)."),
         (404, "Unknown concept."),
-        (413, "Too many texts or pairs in one request."),
+        (413, "Too many texts or pairs in one request, or an upload above the size limit."),
         (422, "A field is not valid (named in loc)."),
         (503, "Loading, or the encoding queue is full (see Retry-After)."),
     )
@@ -148,7 +164,8 @@ def create_app(
     app.state.runtime = runtime
     app.state.settings = settings
     app.state.metrics = metrics
-    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    app.add_middleware(UploadLimit, limit=settings.max_upload_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: counts every answer
     _add_error_handlers(app)
     _add_routes(app, settings, runtime, metrics)
     return app
@@ -209,7 +226,12 @@ def _add_error_handlers(app: FastAPI) -> None:
         ]
         return JSONResponse({"detail": items}, status_code=422)
 
+    async def too_large(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, UploadTooLarge)
+        return JSONResponse(error_body(["body", "file"], exc.detail, "too_large"), 413)
+
     app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(UploadTooLarge, too_large)
     app.add_exception_handler(FieldError, field_error)
     app.add_exception_handler(QueueFullError, queue_full)
     app.add_exception_handler(RequestValidationError, invalid)
@@ -312,15 +334,29 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
         )
 
     @app.get("/v1/concepts/{concept_id:path}", response_model=ConceptOut, tags=["concepts"])
-    async def concept(concept_id: str, state: ServiceState = Depends(ready_state)) -> ConceptOut:
+    async def concept(
+        concept_id: str,
+        relations_limit: int = Query(
+            100, ge=0, le=MAX_RELATIONS, description="Most KG edges to return."
+        ),
+        state: ServiceState = Depends(ready_state),
+    ) -> ConceptOut:
         """A concept by ID (its own, a bare one such as ``D005955``, or an alternative ID):
-        name, semantic types, alternative IDs, KG terms and added domain synonyms."""
+        name, semantic types, alternative IDs, KG terms, added domain synonyms and KG
+        neighbours (outgoing edges first)."""
         try:
-            info = state.space.index.concept(concept_id)
+            info = await run_in_threadpool(state.space.index.concept, concept_id)
         except UnknownConceptError as exc:
             raise ApiError(404, ["path", "concept_id"], str(exc), "unknown_concept") from None
+        body = info.to_dict()
+        relations = body["relations"]
         return ConceptOut.model_validate(
-            {**info.to_dict(), "domain_synonyms": state.domain_texts(info.concept_id)}
+            {
+                **body,
+                "relations": None if relations is None else relations[:relations_limit],
+                "relations_total": None if relations is None else len(relations),
+                "domain_synonyms": state.domain_texts(info.concept_id),
+            }
         )
 
     @app.post(
@@ -348,6 +384,72 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
         assert runtime.batcher is not None
         report = await runtime.batcher.run_exclusive(lambda: state.add_synonyms(resolved))
         return SynonymsOut(**report.to_dict(), total=state.domain_size())  # type: ignore[arg-type]
+
+    @app.post(
+        UPLOAD_PATH,
+        tags=["normalize"],
+        response_class=FileResponse,
+        responses={
+            200: {
+                "description": "The mapped file: every input row once, in order, with "
+                "concept_id, concept_name, score, matched_term, error (and candidates when "
+                "k > 1) appended. X-Termnorm-Report (JSON) says which column was used and "
+                "counts rows, errors and abstentions.",
+                "content": {"text/csv": {}, "text/tab-separated-values": {}},
+            },
+            415: {"model": ErrorOut, "description": "Not a CSV or TSV file."},
+        },
+    )
+    async def normalize_upload(
+        file: UploadFile = File(
+            description=f"A CSV or TSV file with a header line ({', '.join(UPLOAD_FORMATS)})."
+        ),
+        column: str | None = Form(
+            None,
+            description="The text column (default: the one column named text/term/mention, "
+            "else the request is refused listing the columns).",
+        ),
+        k: int = Form(1, ge=1, description="Candidates per row (k > 1 adds 'candidates')."),
+        strategy: str = Form("o-t", description="Search strategy, as for /v1/normalize."),
+        min_score: float | None = Form(
+            None, ge=-1.0, le=1.0, description="Abstain below this score (the row's error)."
+        ),
+        state: ServiceState = Depends(ready_state),
+    ) -> FileResponse:
+        """Map the text column of an uploaded CSV/TSV file, row for row, as ``termnorm
+        normalize --input`` does; the answer is the mapped file, for download."""
+        if k > settings.max_k:
+            raise FieldError(["body", "k"], f"k={k}: at most {settings.max_k}")
+        matcher = await run_in_threadpool(state.matcher, strategy, min_score, None, None)
+        assert runtime.batcher is not None
+        queued = QueuedMatcher(
+            matcher,
+            queued_encoder(runtime.batcher, asyncio.get_running_loop()),
+            min(settings.batch_texts, settings.queue_texts),
+        )
+        chosen = (column.strip() or None) if column is not None else None
+        try:
+            mapped = await run_in_threadpool(
+                map_upload, file.file, file.filename or "", queued, chosen, k
+            )
+        except UploadProblem as exc:
+            raise ApiError(exc.status, exc.loc, str(exc), exc.kind) from None
+        finally:
+            await file.close()
+        report = mapped.report
+        summary = {
+            "column": report.column,
+            "rows": report.rows,
+            "errors": report.errors,
+            "abstained": report.abstained,
+        }
+        return FileResponse(
+            mapped.path,
+            media_type=mapped.media_type,
+            filename=mapped.filename,
+            headers={"X-Termnorm-Report": json.dumps(summary)},  # ASCII: non-ASCII escaped
+            background=BackgroundTask(shutil.rmtree, mapped.folder, ignore_errors=True),
+        )
 
     @app.get("/metrics", include_in_schema=False)
     async def prometheus() -> Response:

@@ -7,7 +7,7 @@ Errors use one shape everywhere, FastAPI's own: ``{"detail": [{"loc": [...], "ms
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
@@ -20,6 +20,7 @@ __all__ = [
     "NormalizeIn",
     "NormalizeOut",
     "ReadyOut",
+    "RelationOut",
     "SynonymPair",
     "SynonymsIn",
     "SynonymsOut",
@@ -94,8 +95,19 @@ class TermOut(BaseModel):
     is_preferred: bool
 
 
+class RelationOut(BaseModel):
+    """A KG edge of the concept: ``out`` is concept -relation-> neighbour, ``in`` is
+    neighbour -relation-> concept."""
+
+    relation: str
+    direction: Literal["out", "in"]
+    concept_id: str = Field(description="The neighbour's ID (look it up the same way).")
+    name: str = Field(description="The neighbour's name.")
+
+
 class ConceptOut(BaseModel):
-    """A concept of the index, with the domain synonyms added to the running service."""
+    """A concept of the index, with the domain synonyms added to the running service and
+    its KG neighbours."""
 
     concept_id: str
     name: str
@@ -103,6 +115,14 @@ class ConceptOut(BaseModel):
     alt_ids: list[str]
     synonyms: list[TermOut]
     domain_synonyms: list[str]
+    relations: list[RelationOut] | None = Field(
+        description="KG edges, outgoing first, at most the request's relations_limit; null "
+        "when the index predates stored relations (index format 2): rebuild it with "
+        "'termnorm index build' to have them."
+    )
+    relations_total: int | None = Field(
+        description="How many KG edges the concept has (null with relations)."
+    )
 
 
 class SynonymPair(_Strict):

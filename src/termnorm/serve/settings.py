@@ -7,7 +7,9 @@ from pathlib import Path
 
 from termnorm.search.query import DEFAULT_MAX_CHARS
 
-__all__ = ["ServeSettings"]
+__all__ = ["DEFAULT_MAX_UPLOAD_BYTES", "ServeSettings"]
+
+DEFAULT_MAX_UPLOAD_BYTES = 10 << 20  # 10 MiB: ~200k short rows, minutes of CPU encoding
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,8 @@ class ServeSettings:
     ``batch_texts`` / ``batch_wait_ms``: a micro-batch is encoded when it holds this many texts
     or its first text has waited this long. ``micro_batching=False`` encodes each request on
     its own. ``queue_texts``: most texts waiting to be encoded (more: 503 with Retry-After).
+    ``max_upload_bytes``: largest request body of a file upload (``POST /v1/normalize/file``;
+    larger: 413).
     """
 
     index: Path | None = None
@@ -37,9 +41,12 @@ class ServeSettings:
     batch_wait_ms: float = 5.0
     micro_batching: bool = True
     queue_texts: int = 1024
+    max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
 
     def __post_init__(self) -> None:
-        for name in ("max_batch", "max_chars", "max_k", "batch_texts", "queue_texts"):
+        for name in (
+            "max_batch", "max_chars", "max_k", "batch_texts", "queue_texts", "max_upload_bytes",
+        ):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.batch_wait_ms < 0:

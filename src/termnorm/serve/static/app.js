@@ -1,4 +1,5 @@
-// termnorm web page: search as you type (debounced), concept details on click, add a synonym.
+// termnorm web page: search as you type (debounced), concept details and KG neighbours on
+// click, a CSV/TSV file mapped for download, add a synonym.
 // Plain JavaScript against the JSON API (/v1/...); no build step.
 "use strict";
 
@@ -100,12 +101,87 @@ async function showConcept(id) {
       ...c.synonyms.map((s) => el("li", {}, `${s.term} (${s.source}${s.is_preferred ? ", preferred" : ""})`)),
       ...c.domain_synonyms.map((t) => el("li", {}, `${t} (added)`)),
     );
+    showRelations(c);
     $("add-concept").value = c.concept_id;
     section.hidden = false;
     $("concept-title").focus();
   } catch (e) {
     $("search-error").textContent = e.message;
     $("search-error").hidden = false;
+  }
+}
+
+function showRelations(c) {
+  const list = $("concept-relations");
+  const note = $("relations-note");
+  list.replaceChildren();
+  if (c.relations === null) {
+    note.textContent = "This index was built before termnorm kept the KG's relations: " +
+      "rebuild it with “termnorm index build” to see the neighbours.";
+    return;
+  }
+  for (const r of c.relations) {
+    const out = r.direction === "out";
+    const sentence = out ? `${c.name} ${r.relation} ${r.name}` : `${r.name} ${r.relation} ${c.name}`;
+    const button = el(
+      "button",
+      { type: "button", class: "neighbour", "data-concept": r.concept_id, title: sentence },
+      `${out ? "→" : "←"} ${r.relation}: `, el("strong", {}, r.name), " ",
+      el("span", { class: "id" }, r.concept_id),
+    );
+    button.addEventListener("click", () => showConcept(r.concept_id));
+    list.append(el("li", {}, button));
+  }
+  if (c.relations.length === 0) note.textContent = "No KG relations.";
+  else if (c.relations_total > c.relations.length) {
+    note.textContent = `Showing ${c.relations.length} of ${c.relations_total} relations.`;
+  } else note.textContent = "";
+}
+
+function downloadName(answer, fallback) {
+  const header = answer.headers.get("Content-Disposition") || "";
+  const match = /filename="?([^";]+)"?/.exec(header);
+  return match ? match[1] : fallback;
+}
+
+async function uploadFile(event) {
+  event.preventDefault();
+  const file = $("upload-file").files[0];
+  const result = $("upload-result");
+  const error = $("upload-error");
+  const link = $("upload-download");
+  error.hidden = true;
+  link.hidden = true;
+  if (link.href) URL.revokeObjectURL(link.href);
+  if (!file) return;
+  const form = new FormData();
+  form.append("file", file);
+  const column = $("upload-column").value.trim();
+  if (column) form.append("column", column);
+  $("upload-button").disabled = true;
+  result.textContent = `Mapping ${file.name}…`;
+  try {
+    const answer = await fetch("/v1/normalize/file", { method: "POST", body: form });
+    if (!answer.ok) {
+      let body = null;
+      try { body = await answer.json(); } catch (e) { body = null; }
+      throw new Error(errorText(body, answer.status));
+    }
+    const report = JSON.parse(answer.headers.get("X-Termnorm-Report") || "{}");
+    const name = downloadName(answer, `mapped-${file.name}`);
+    link.href = URL.createObjectURL(await answer.blob());
+    link.download = name;
+    link.textContent = `Download ${name}`;
+    link.hidden = false;
+    result.textContent = `Mapped ${report.rows} rows of column “${report.column}” ` +
+      `(${report.errors} without a usable text, ${report.abstained} below the minimum score).`;
+    link.focus();
+  } catch (e) {
+    result.textContent = "";
+    error.textContent = `Not mapped: ${e.message}`;
+    error.hidden = false;
+  } finally {
+    $("upload-button").disabled = false;
   }
 }
 
@@ -134,5 +210,6 @@ document.addEventListener("DOMContentLoaded", () => {
   $("k").addEventListener("change", search);
   $("search-form").addEventListener("submit", (event) => { event.preventDefault(); search(); });
   $("add-form").addEventListener("submit", addSynonym);
+  $("upload-form").addEventListener("submit", uploadFile);
   checkReady();
 });
