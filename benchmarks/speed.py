@@ -18,7 +18,9 @@ Sections (``--skip`` leaves any out):
     fp32's and the share of mentions whose top-1 term is fp32's.
 ``latency``     ``--queries`` distinct mention texts (NCBI devel + BC5CDR dev) normalized one at a time (O-T,
     k=5) with one thread, each text once (query-cache misses): p50/p99 of the whole call and
-    of its spans: encoding, backend search, and the rest (ranking, candidates, validation).
+    of its spans: the encoder's forward pass, the term search (the int8 pre-scan of
+    :mod:`termnorm.search.prescan` where the code has it) and the rest (tokenization,
+    ranking, candidates, validation).
 ``build``       ``--build-kg`` indexed with each ``--build-runtimes`` (``termnorm index build``
     code path, default threads): wall seconds, and the accuracy section's acc@1 on that index
     with queries of the same runtime and of torch fp32.
@@ -181,6 +183,7 @@ def latency(index: TermIndex, queries: list[str], runtimes: list[Runtime]) -> di
         encoder = TermEncoder.load(device="cpu", runtime=runtime, threads=1)
         matcher = SpaceMatcher(SearchSpace(index, encoder), SearchConfig(SearchMode.TERM.strategy))
         matcher.normalize("warm up", 5)
+        matcher.normalize("warm up again", 5)  # the second single query builds the pre-scan
         module = matcher.config.strategy.first
         clock = [0.0]
         matcher._parts[module] = [_TimedPart(p, clock) for p in matcher._module_parts(module)]

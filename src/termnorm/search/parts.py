@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from termnorm.index.base import SearchResult, VectorIndex
+from termnorm.index.base import SearchResult, VectorIndex, as_matrix
 from termnorm.index.exact import exact_search
 from termnorm.index.term_index import backend_search
 from termnorm.search.candidate import Source, is_name
+from termnorm.search.prescan import MAX_QUERIES, Int8Prescan, prescan_available
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.index.term_index import TermIndex
@@ -100,7 +101,13 @@ class Part(ABC):
 
 
 class IndexTerms(Part):
-    """The index's term rows, searched through the index's term backend (O-T)."""
+    """The index's term rows, searched through the index's term backend (O-T).
+
+    When that backend is exact and ONNX Runtime is installed, calls with a few queries (one
+    user's query) are answered through an int8 pre-scan with exact re-scoring, the same
+    rows and order (:mod:`termnorm.search.prescan`); it is built at the second such call, so
+    a one-shot command does not pay for it.
+    """
 
     origin = Source.ONTOLOGY
 
@@ -111,8 +118,18 @@ class IndexTerms(Part):
         self.vectors = index.term_vectors
         self._is_name: np.ndarray | None = None  # per term, computed on first use
         self._described: tuple[list[str], list[str], list[bool]] | None = None  # idem
+        exact = index.card.get("backend", {}).get("terms", {}).get("backend") == "exact"
+        self._few_calls = 0 if exact and prescan_available() else None  # None: never
+        self._prescan: Int8Prescan | None = None
 
     def search(self, queries: np.ndarray, k: int) -> SearchResult:
+        if self._few_calls is not None and len(queries) <= MAX_QUERIES:
+            if self._prescan is None:
+                self._few_calls += 1
+                if self._few_calls >= 2:
+                    self._prescan = Int8Prescan(self.vectors)
+            if self._prescan is not None:
+                return self._prescan.search(as_matrix(queries, self.vectors.shape[1]), k)
         return self.index.search_terms(queries, k)
 
     def at_name(self, row: int) -> bool:
