@@ -70,6 +70,9 @@ class Int8Prescan:
             self.scale[rows] = scale
             self.l1[rows] = np.abs(q).sum(axis=1, dtype=np.int64) * scale
             self.rowsum[rows] = q.sum(axis=1, dtype=np.int64)
+        self._scaled_rowsum = self.scale * self.rowsum  # per-query work, done once
+        self._half_scale = self.scale / 2
+        self._half_l1 = self.l1 / 2
         graph = helper.make_graph(
             [helper.make_node("MatMulInteger", ["q", "rows"], ["dot"])],
             "prescan",
@@ -99,19 +102,20 @@ class Int8Prescan:
         step = span / 255.0
         codes = np.clip(np.round((q - lo) / step), 0, 255).astype(np.uint8)
         (dot,) = self._session.run(None, {"q": codes})
-        # q^ . x^_i = s_i (lo * sum_k xq_ik + step * codes . xq_i)
-        approx = self.scale * (lo * self.rowsum + step * dot.astype(np.float32))
-        error = (
-            np.abs(q).sum(axis=1, keepdims=True) * (self.scale / 2)
-            + (step / 2) * self.l1
-            + _FLOAT_SLACK
-        )
         scores = np.empty((len(q), k), dtype=np.float32)
         ids = np.empty((len(q), k), dtype=np.int64)
+        l1_q = np.abs(q).sum(axis=1)
         for j in range(len(q)):
-            lower = approx[j] - error[j]
-            floor = np.partition(lower, n - k)[n - k]  # the k-th largest lower bound
-            rows = np.flatnonzero(approx[j] + error[j] >= floor)
+            # q^ . x^_i = s_i (lo * sum_k xq_ik + step * codes . xq_i)
+            approx = dot[j].astype(np.float32)
+            approx *= self.scale
+            approx *= step[j, 0]
+            approx += lo[j, 0] * self._scaled_rowsum
+            error = self._half_l1 * step[j, 0]
+            error += l1_q[j] * self._half_scale + _FLOAT_SLACK
+            floor = np.partition(approx - error, n - k)[n - k]  # the k-th largest lower bound
+            approx += error
+            rows = np.flatnonzero(approx >= floor)
             if len(rows) > MAX_CANDIDATE_SHARE * n:
                 top = exact_search(self.vectors, q[j : j + 1], k)
             else:
