@@ -38,39 +38,55 @@ def _quantized_weight(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return wq, scale.astype(np.float32), colsum.astype(np.float32)
 
 
-def _rewrite(x: str, y: str, w: np.ndarray, p: str) -> tuple[list[Any], list[Any]]:
-    """Nodes and initializers computing ``y = x @ w`` as the module doc says (names ``p*``)."""
-    from onnx import helper, numpy_helper
+def _node(kind: str, inputs: list[str], output: str, **attrs: Any) -> Any:
+    from onnx import helper
 
-    wq, scale, colsum = _quantized_weight(w)
+    domain = _MS_DOMAIN if kind == "MatMulIntegerToFloat" else ""
+    return helper.make_node(kind, inputs, [output], name=output, domain=domain, **attrs)
+
+
+def _quantize_input(x: str, p: str) -> tuple[list[Any], list[Any], tuple[str, str, str]]:
+    """Nodes and initializers quantizing activations ``x`` row by row (names ``p*``), and
+    the names of ``(Xq, lo, r)``. One per activation: the Q, K and V projections share it."""
+    from onnx import numpy_helper
+
     constants = {
-        "wq": wq,
-        "ws": scale,
-        "colsum": colsum,
         "as": np.array(1.0 / 255, np.float32),
         "azp": np.array(0, np.uint8),
         "eps": np.array(1e-12, np.float32),
     }
     inits = [numpy_helper.from_array(v, p + k) for k, v in constants.items()]
-    steps: list[tuple[str, list[str], str, dict[str, Any]]] = [
-        ("ReduceMax", [x], "hi", {"axes": [-1], "keepdims": 1}),
-        ("ReduceMin", [x], "lo", {"axes": [-1], "keepdims": 1}),
-        ("Sub", ["hi", "lo"], "span", {}),
-        ("Max", ["span", "eps"], "r", {}),
-        ("Sub", [x, "lo"], "shifted", {}),
-        ("Div", ["shifted", "r"], "unit", {}),  # each row in [0, 1]
-        ("QuantizeLinear", ["unit", "as", "azp"], "xq", {}),
-        ("MatMulIntegerToFloat", ["xq", "wq", "as", "ws", "azp"], "prod", {}),
-        ("Mul", ["prod", "r"], "scaled", {}),
-        ("Mul", ["lo", "colsum"], "offset", {}),
-        ("Add", ["scaled", "offset"], "", {}),
+    nodes = [
+        _node("ReduceMax", [x], p + "hi", axes=[-1], keepdims=1),
+        _node("ReduceMin", [x], p + "lo", axes=[-1], keepdims=1),
+        _node("Sub", [p + "hi", p + "lo"], p + "span"),
+        _node("Max", [p + "span", p + "eps"], p + "r"),
+        _node("Sub", [x, p + "lo"], p + "shifted"),
+        _node("Div", [p + "shifted", p + "r"], p + "unit"),  # each row in [0, 1]
+        _node("QuantizeLinear", [p + "unit", p + "as", p + "azp"], p + "xq"),
     ]
-    nodes = []
-    for kind, inputs, output, attrs in steps:
-        names = [i if i == x else p + i for i in inputs]
-        target = p + output if output else y
-        domain = _MS_DOMAIN if kind == "MatMulIntegerToFloat" else ""
-        nodes.append(helper.make_node(kind, names, [target], name=target, domain=domain, **attrs))
+    return nodes, inits, (p + "xq", p + "lo", p + "r")
+
+
+def _product(
+    xq: str, lo: str, r: str, y: str, w: np.ndarray, p: str, q: str
+) -> tuple[list[Any], list[Any]]:
+    """Nodes and initializers computing ``y = x @ w`` from ``x``'s row quantization ``(xq,
+    lo, r)`` made with prefix ``q`` (module doc); new names start with ``p``."""
+    from onnx import numpy_helper
+
+    wq, scale, colsum = _quantized_weight(w)
+    inits = [
+        numpy_helper.from_array(wq, p + "wq"),
+        numpy_helper.from_array(scale, p + "ws"),
+        numpy_helper.from_array(colsum, p + "colsum"),
+    ]
+    nodes = [
+        _node("MatMulIntegerToFloat", [xq, p + "wq", q + "as", p + "ws", q + "azp"], p + "prod"),
+        _node("Mul", [p + "prod", r], p + "scaled"),
+        _node("Mul", [lo, p + "colsum"], p + "offset"),
+        _node("Add", [p + "scaled", p + "offset"], y),
+    ]
     return nodes, inits
 
 
@@ -86,14 +102,23 @@ def quantize_rows(source: Path, out: Path) -> int:
     nodes: list[Any] = []
     added: list[Any] = []
     rewritten = 0
+    quantized: dict[str, tuple[str, str, str, str]] = {}  # activation -> (xq, lo, r, prefix)
     for node in graph.node:
         weight = weights.get(node.input[1]) if node.op_type == "MatMul" else None
         if weight is None or len(weight.dims) != 2 or weight.data_type != onnx.TensorProto.FLOAT:
             nodes.append(node)
             continue
         rewritten += 1
+        x = node.input[0]
+        if x not in quantized:  # graphs are topologically sorted: later users come after
+            q = f"rowq_in{len(quantized) + 1}_"
+            new_nodes, inits, names = _quantize_input(x, q)
+            nodes.extend(new_nodes)
+            added.extend(inits)
+            quantized[x] = (*names, q)
+        xq, lo, r, q = quantized[x]
         w = numpy_helper.to_array(weight).astype(np.float32)
-        new_nodes, inits = _rewrite(node.input[0], node.output[0], w, f"rowq{rewritten}_")
+        new_nodes, inits = _product(xq, lo, r, node.output[0], w, f"rowq{rewritten}_", q)
         nodes.extend(new_nodes)
         added.extend(inits)
     del graph.node[:]
