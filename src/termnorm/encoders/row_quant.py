@@ -50,7 +50,7 @@ def _quantize_input(x: str, p: str) -> tuple[list[Any], list[Any], tuple[str, st
     the names of ``(Xq, lo, r)``. One per activation: the Q, K and V projections share it."""
     from onnx import numpy_helper
 
-    constants = {
+    constants: dict[str, np.ndarray] = {
         "as": np.array(1.0 / 255, np.float32),
         "azp": np.array(0, np.uint8),
         "eps": np.array(1e-12, np.float32),
