@@ -40,10 +40,10 @@ _FLOAT_SLACK = 1e-5  # float32 rounding of the approximate scores, far above its
 
 
 def prescan_available() -> bool:
-    """Whether ONNX Runtime (the ``onnx`` extra) is installed to run the integer GEMM."""
+    """Whether the ``onnx`` extra (``onnx``, ``onnxruntime``) is installed to run the GEMM."""
     import importlib.util
 
-    return importlib.util.find_spec("onnxruntime") is not None
+    return all(importlib.util.find_spec(p) is not None for p in ("onnx", "onnxruntime"))
 
 
 class Int8Prescan:
