@@ -103,7 +103,8 @@ class Part(ABC):
 class IndexTerms(Part):
     """The index's term rows, searched through the index's term backend (O-T).
 
-    When that backend is exact and ONNX Runtime is installed, calls with a few queries (one
+    When that backend is exact and the pre-scan fits (``onnx`` extra installed, an int8 copy
+    of at most :data:`~termnorm.search.prescan.MAX_BYTES`), calls with a few queries (one
     user's query) are answered through an int8 pre-scan with exact re-scoring, the same
     rows and order (:mod:`termnorm.search.prescan`); it is built at the second such call, so
     a one-shot command does not pay for it.
@@ -119,7 +120,8 @@ class IndexTerms(Part):
         self._is_name: np.ndarray | None = None  # per term, computed on first use
         self._described: tuple[list[str], list[str], list[bool]] | None = None  # idem
         exact = index.card.get("backend", {}).get("terms", {}).get("backend") == "exact"
-        self._few_calls = 0 if exact and prescan_available() else None  # None: never
+        fits = prescan_available(len(self.concept), int(self.vectors.shape[1]))
+        self._few_calls = 0 if exact and fits else None  # None: never
         self._prescan: Int8Prescan | None = None
 
     def search(self, queries: np.ndarray, k: int) -> SearchResult:

@@ -30,20 +30,30 @@ import numpy as np
 from termnorm.index.base import SearchResult
 from termnorm.index.exact import exact_search, select_topk
 
-__all__ = ["MAX_CANDIDATE_SHARE", "MAX_QUERIES", "Int8Prescan", "prescan_available"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_CANDIDATE_SHARE",
+    "MAX_QUERIES",
+    "Int8Prescan",
+    "prescan_available",
+]
 
 logger = logging.getLogger(__name__)
 
 MAX_QUERIES = 8
+#: largest int8 copy kept (n x d bytes; building it briefly takes about four times that)
+MAX_BYTES = 512 << 20
 MAX_CANDIDATE_SHARE = 0.05
 _FLOAT_SLACK = 1e-5  # float32 rounding of the approximate scores, far above its real size
 
 
-def prescan_available() -> bool:
-    """Whether the ``onnx`` extra (``onnx``, ``onnxruntime``) is installed to run the GEMM."""
+def prescan_available(rows: int, dimension: int) -> bool:
+    """Whether a pre-scan of ``rows x dimension`` vectors is kept: the ``onnx`` extra
+    (``onnx``, ``onnxruntime``) runs its GEMM, and its int8 copy fits :data:`MAX_BYTES`."""
     import importlib.util
 
-    return all(importlib.util.find_spec(p) is not None for p in ("onnx", "onnxruntime"))
+    installed = all(importlib.util.find_spec(p) is not None for p in ("onnx", "onnxruntime"))
+    return installed and rows * dimension <= MAX_BYTES
 
 
 class Int8Prescan:
