@@ -105,8 +105,10 @@ class IndexTerms(Part):
 
     When that backend is exact and the pre-scan fits (``onnx`` extra installed, an int8 copy
     of at most :data:`~termnorm.search.prescan.MAX_BYTES`), calls with a few queries (one
-    user's query) are answered through an int8 pre-scan with exact re-scoring, the same
-    rows and order (:mod:`termnorm.search.prescan`); it is built at the second such call, so
+    user's query) are answered through an int8 pre-scan with exact re-scoring: the exact
+    search's rows, scores equal up to float32 rounding (:mod:`termnorm.search.prescan`;
+    1 of 1,729 NCBI + BC5CDR mentions swapped two concepts 1e-6 apart at ranks 3 and 4,
+    as batch and single searches can). It is built at the second such call, so
     a one-shot command does not pay for it.
     """
 
