@@ -240,13 +240,16 @@ def build(kg: Path, runtimes: list[Runtime], baseline: Path | None, work: Path) 
     and acc@1 on each index built here."""
     out: dict[str, Any] = {"kg": str(kg)}
     if baseline is not None:
-        seconds = _cli(["index", "build", str(kg), "--out", str(work / "baseline")], baseline)
+        seconds = _cli(
+            ["index", "build", "--kg", str(kg), "--out", str(work / "baseline")], baseline
+        )
         out["baseline_torch_s"] = seconds
         log(f"build baseline torch: {seconds:.0f}s")
     for runtime in runtimes:
         folder = work / runtime.value
         seconds = _cli(
-            ["index", "build", str(kg), "--out", str(folder), "--runtime", runtime.value], None
+            ["index", "build", "--kg", str(kg), "--out", str(folder), "--runtime", runtime.value],
+            None,
         )
         entry: dict[str, Any] = {"seconds": seconds}
         if "baseline_torch_s" in out:
