@@ -87,9 +87,14 @@ class OnnxForward:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
+        # every fusion ORT has (LayerNorm, GELU, bias, attention, int8 MatMul + scale);
+        # nodes run one after the other (a term encoder's graph is one chain: inter-op
+        # parallelism only adds thread hand-offs), each on ``threads`` intra-op threads
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.inter_op_num_threads = 1
         if threads is not None:
             options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
         options.log_severity_level = 3  # errors only
         self.graph = graph
         self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])

