@@ -109,7 +109,8 @@ def estimate_bytes(backend: Backend, n_vectors: int, dim: int, params: dict[str,
         return n_vectors * (4 * dim + 2 * 4 * params["m"])
     if backend.is_ivf:
         nlist = params["nlist"]
-        codes = n_vectors * (params["m"] + 8) + 4 * nlist * dim + 4 * 256 * dim
+        codebooks = 4 * (1 << params.get("nbits", 8)) * dim
+        codes = n_vectors * (params["m"] + 8) + 4 * nlist * dim + codebooks
         if backend is Backend.FAISS_IVF_HNSW:
             codes += nlist * 2 * 4 * params.get("hnsw_m", 32)
         return codes

@@ -119,7 +119,9 @@ def build_vector_index(
     if spec.backend.is_ivf and len(vectors):
         size = max(MIN_TRAIN_POINTS, TRAIN_POINTS_PER_LIST * int(index.params["nlist"]))
         sample = training_sample(vectors, size)
-        logger.info("training %s on %d of %d vectors", spec.backend.value, len(sample), len(vectors))
+        logger.info(
+            "training %s on %d of %d vectors", spec.backend.value, len(sample), len(vectors)
+        )
         index.train(sample)
         del sample
     for start, block in iter_blocks(vectors, block_rows):

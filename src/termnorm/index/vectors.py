@@ -99,10 +99,12 @@ class NpyRows:
                 raise ValueError("NpyRows reads contiguous row ranges only (step 1)")
             n = max(0, stop - start)
             out = np.empty((n, self.shape[1]), dtype=self.dtype)
-            view = memoryview(out).cast("B")
+            view = out.data.cast("B")
             done, want = 0, n * self._row_bytes
             while done < want:  # pread may return fewer bytes than asked
-                got = os.preadv(self._fd, [view[done:]], self._offset + start * self._row_bytes + done)
+                got = os.preadv(
+                    self._fd, [view[done:]], self._offset + start * self._row_bytes + done
+                )
                 if got <= 0:
                     raise OSError(f"{self.path} ended early (truncated file?)")
                 done += got
