@@ -5,7 +5,7 @@ chunked encoding and blockwise backend filling (no full float32 copy), memory in
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -147,21 +147,8 @@ def test_other_format_versions_are_refused_with_a_rebuild_message(
         TermIndex.load(tmp_path / "idx")
 
 
-class ChunkRecorder(KeyedEncoder):
-    """Records the size of every encode call and of every array it returns."""
-
-    def encode(
-        self,
-        texts: Sequence[str],
-        batch_size: int = 256,
-        show_progress: bool = False,
-        desc: str = "encoding",
-    ) -> np.ndarray:
-        return super().encode(texts, batch_size, show_progress, desc)
-
-
 def test_build_encodes_in_chunks_and_scatters_repeated_strings() -> None:
-    encoder = ChunkRecorder()
+    encoder = KeyedEncoder()  # records every encode call
     kg = known_kg(extra_terms=[("B:2", "alpha disease"), ("C:3", "zeta one")])
     index = TermIndex.build(kg, encoder, show_progress=False, chunk_size=2)
     assert [len(c) for c in encoder.calls] == [2, 2, 2, 1]  # 7 distinct strings
