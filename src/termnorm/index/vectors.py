@@ -31,6 +31,7 @@ __all__ = [
     "NpyWriter",
     "as_stored",
     "iter_blocks",
+    "storage_rounded",
 ]
 
 STORAGE_DTYPE = np.dtype(np.float16)
@@ -46,6 +47,15 @@ def as_stored(vectors: Any, block_rows: int = DEFAULT_BLOCK_ROWS) -> np.ndarray:
     for start, block in iter_blocks(vectors, block_rows):
         out[start : start + len(block)] = block
     return out
+
+
+def storage_rounded(vectors: np.ndarray) -> np.ndarray:
+    """float32 ``vectors`` rounded to :data:`STORAGE_DTYPE` precision.
+
+    For vectors searched beside an index's stored ones (domain synonyms): a text present in
+    both then scores exactly as the index's copy does, so ties between them stay ties.
+    """
+    return np.asarray(vectors, dtype=np.float32).astype(STORAGE_DTYPE).astype(np.float32)
 
 
 def iter_blocks(
