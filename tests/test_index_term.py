@@ -167,7 +167,14 @@ def test_other_format_version_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "backend", [Backend.EXACT, Backend.FAISS_FLAT, Backend.FAISS_HNSW, Backend.FAISS_IVFPQ]
+    "backend",
+    [
+        Backend.EXACT,
+        Backend.FAISS_FLAT,
+        Backend.FAISS_HNSW,
+        Backend.FAISS_IVFPQ,
+        Backend.FAISS_IVF_HNSW,
+    ],
 )
 def test_every_backend_finds_the_known_answer_and_survives_reload(
     backend: Backend, tmp_path: Path
