@@ -16,30 +16,44 @@ MB = 1 << 20
 
 
 @pytest.mark.parametrize(
-    ("n_vectors", "dim", "budget", "faiss", "expected"),
+    ("n_vectors", "dim", "budget", "faiss", "expected", "resident"),
     [
-        (0, 384, 1 * GB, True, Backend.EXACT),  # empty
-        (35, 32, 1 * GB, True, Backend.EXACT),  # tiny KG
-        (80_000, 384, 4 * GB, True, Backend.EXACT),  # MEDIC-sized
-        (250_000, 768, 4 * GB, True, Backend.EXACT),  # largest exact
-        (250_001, 768, 4 * GB, True, Backend.FAISS_FLAT),  # just past exact
-        (1_500_000, 768, 8 * GB, True, Backend.FAISS_FLAT),  # fits flat
-        (3_000_000, 768, 16 * GB, True, Backend.FAISS_HNSW),  # too many for flat, HNSW fits
-        (3_000_000, 768, 4 * GB, True, Backend.FAISS_IVFPQ),  # memory tight
-        (15_000_000, 768, 24 * GB, True, Backend.FAISS_IVFPQ),  # full UMLS in 24 GiB
-        (15_000_000, 768, 24 * GB, False, Backend.EXACT),  # no faiss: streamed exact
-        (100_000, 384, 4 * MB, True, Backend.FAISS_IVFPQ),  # tiny budget, trainable
-        (10_000, 384, 1 * MB, True, Backend.EXACT),  # tiny budget, too few to train PQ
+        (0, 384, 1 * GB, True, Backend.EXACT, 1),  # empty
+        (35, 32, 1 * GB, True, Backend.EXACT, 1),  # tiny KG
+        (80_000, 384, 4 * GB, True, Backend.EXACT, 1),  # MEDIC-sized
+        (250_000, 768, 4 * GB, True, Backend.EXACT, 1),  # largest exact
+        (250_001, 768, 4 * GB, True, Backend.FAISS_FLAT, None),  # just past exact
+        (1_500_000, 768, 8 * GB, True, Backend.FAISS_FLAT, None),  # fits flat
+        (3_000_000, 768, 16 * GB, True, Backend.FAISS_HNSW, None),  # too many for flat
+        (3_000_000, 768, 4 * GB, True, Backend.FAISS_IVFPQ, None),  # memory tight
+        (1_000_000, 384, 1 * GB, True, Backend.FAISS_IVFPQ, None),  # 4096 lists: flat quantizer
+        (15_000_000, 768, 24 * GB, True, Backend.FAISS_IVF_HNSW, None),  # UMLS: 16384 lists
+        (15_000_000, 384, 2 * GB, True, Backend.FAISS_IVF_HNSW, None),  # UMLS in 2 GiB
+        (15_000_000, 768, 24 * GB, False, Backend.EXACT, 0),  # no faiss: streamed from disk
+        (80_000, 384, 4 * GB, False, Backend.EXACT, 1),  # no faiss, fits: in RAM
+        (100_000, 384, 4 * MB, True, Backend.FAISS_IVFPQ, None),  # tiny budget, trainable
+        (10_000, 384, 1 * MB, True, Backend.EXACT, 0),  # tiny budget, too few to train PQ
     ],
 )
 def test_choice_table(
-    n_vectors: int, dim: int, budget: int, faiss: bool, expected: Backend
+    n_vectors: int, dim: int, budget: int, faiss: bool, expected: Backend, resident: int | None
 ) -> None:
     spec = choose_backend(n_vectors, dim, budget, faiss_available=faiss)
     assert spec.backend is expected
     assert spec.reason
-    if expected is not Backend.EXACT and faiss:
+    assert spec.params.get("resident") == resident
+    if resident != 0:  # a streamed exact index is the fallback when nothing fits
         assert estimate_bytes(expected, n_vectors, dim, spec.params) <= budget
+
+
+def test_ivf_hnsw_takes_over_from_16384_lists() -> None:
+    flat = choose_backend(8_000_000, 384, 2 * GB)
+    graph = choose_backend(9_000_000, 384, 2 * GB)
+    assert (flat.backend, flat.params["nlist"]) == (Backend.FAISS_IVFPQ, 8192)
+    assert (graph.backend, graph.params["nlist"]) == (Backend.FAISS_IVF_HNSW, 16384)
+    # the graph over the centroids is counted
+    base = estimate_bytes(Backend.FAISS_IVFPQ, 9_000_000, 384, graph.params)
+    assert estimate_bytes(Backend.FAISS_IVF_HNSW, 9_000_000, 384, graph.params) > base
 
 
 def test_ivfpq_parameters_fit_and_divide_the_dimension() -> None:
@@ -77,6 +91,14 @@ def test_parse_bytes(text: str | int, expected: int) -> None:
 def test_parse_bytes_refuses_nonsense() -> None:
     with pytest.raises(ValueError, match=r"write e\.g\. 4GB"):
         parse_bytes("lots")
+
+
+def test_forced_backend_honours_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    streamed = resolve_backend("exact", 10**7, 768, 1 * GB)
+    assert (streamed.backend, streamed.params["resident"]) == (Backend.EXACT, 0)
+    assert resolve_backend("exact", 1000, 768, 1 * GB).params["resident"] == 1
+    with pytest.raises(ValueError, match=r"faiss-flat needs about .* raise --memory-budget"):
+        resolve_backend("faiss-flat", 10**6, 384, 100 * MB)
 
 
 def test_forced_backend_and_missing_faiss(monkeypatch: pytest.MonkeyPatch) -> None:

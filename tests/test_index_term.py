@@ -31,11 +31,15 @@ def one_faiss_thread() -> Iterator[None]:
 def test_term_and_concept_vectors_are_known() -> None:
     index = TermIndex.build(known_kg(), KeyedEncoder(), show_progress=False)
     assert index.terms["term"].tolist()[:2] == ["alpha disease", "alpha syndrome"]
-    np.testing.assert_allclose(index.term_vectors[1], TABLE["alpha syndrome"])
+    # stored as float16: each component within float16's relative rounding (2^-11)
+    assert index.term_vectors.dtype == index.concept_vectors.dtype == np.float16
+    np.testing.assert_allclose(index.term_vectors[1], TABLE["alpha syndrome"], rtol=2**-11)
     # C vector of A:1 = normalised mean of its two term vectors
     mean = TABLE["alpha disease"] + TABLE["alpha syndrome"]
     row = index.concept_row("A:1")
-    np.testing.assert_allclose(index.concept_vectors[row], mean / np.linalg.norm(mean), rtol=1e-6)
+    np.testing.assert_allclose(
+        index.concept_vectors[row], mean / np.linalg.norm(mean), rtol=2 * 2**-11
+    )
     hit = index.search_terms(TABLE["q alpha"], 2)
     assert index.terms["term"].iloc[hit.ids[0]].tolist() == ["alpha disease", "alpha syndrome"]
     assert hit.scores[0, 0] == pytest.approx(1.0)
@@ -163,7 +167,14 @@ def test_other_format_version_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "backend", [Backend.EXACT, Backend.FAISS_FLAT, Backend.FAISS_HNSW, Backend.FAISS_IVFPQ]
+    "backend",
+    [
+        Backend.EXACT,
+        Backend.FAISS_FLAT,
+        Backend.FAISS_HNSW,
+        Backend.FAISS_IVFPQ,
+        Backend.FAISS_IVF_HNSW,
+    ],
 )
 def test_every_backend_finds_the_known_answer_and_survives_reload(
     backend: Backend, tmp_path: Path

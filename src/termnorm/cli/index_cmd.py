@@ -53,10 +53,27 @@ def _summary(info: dict[str, Any]) -> list[tuple[str, str]]:
         ("kg fingerprint", str(kg.get("fingerprint") or "-")),
         ("terms", f"{counts.get('terms')} ({backend['terms']['backend']})"),
         ("concepts", f"{counts.get('concepts')} ({backend['concepts']['backend']})"),
+        ("memory", _memory(info)),
         ("dropped", ", ".join(f"{k} {v}" for k, v in counts.items() if k not in _SHOWN and v)),
         ("termnorm", str(info.get("termnorm_version"))),
         ("created", str(info.get("created"))),
     ]
+
+
+def _mib(n: object) -> str:
+    return f"{int(n) / 2**20:,.1f} MiB" if isinstance(n, int) else "?"
+
+
+def _memory(info: dict[str, Any]) -> str:
+    """Budget, then per space: backend, estimated and actual bytes (older cards: budget)."""
+    parts = [f"budget {_mib(info.get('memory_budget'))}"]
+    for space, entry in info["backend"].items():
+        if "estimated_bytes" in entry:
+            parts.append(
+                f"{space} {entry['backend']} est. {_mib(entry['estimated_bytes'])}, "
+                f"actual {_mib(entry.get('actual_bytes'))}"
+            )
+    return "; ".join(parts)
 
 
 _SHOWN = {"terms", "concepts", "distinct_strings", "names_added_as_terms"}

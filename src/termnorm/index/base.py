@@ -30,6 +30,12 @@ class Backend(str, Enum):
     FAISS_FLAT = "faiss-flat"
     FAISS_HNSW = "faiss-hnsw"
     FAISS_IVFPQ = "faiss-ivfpq"
+    FAISS_IVF_HNSW = "faiss-ivf-hnsw"
+
+    @property
+    def is_ivf(self) -> bool:
+        """Whether this backend is trained (inverted lists of PQ codes)."""
+        return self in (Backend.FAISS_IVFPQ, Backend.FAISS_IVF_HNSW)
 
     @property
     def is_faiss(self) -> bool:
@@ -75,6 +81,11 @@ class VectorIndex(ABC):
     @abstractmethod
     def __len__(self) -> int:
         """Number of vectors added."""
+
+    @property
+    @abstractmethod
+    def nbytes(self) -> int:
+        """Bytes the searchable structure holds (vectors or codes, links, centroids)."""
 
     @abstractmethod
     def add(self, vectors: np.ndarray) -> None:

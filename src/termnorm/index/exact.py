@@ -5,6 +5,10 @@ materialised whole: queries go in blocks of :data:`QUERY_BLOCK` rows and the dat
 blocks sized so that one score block and its temporaries stay within ``block_bytes``. Each
 block's top-k (``argpartition``) is merged into a running top-k. Ties are broken by the
 smaller id, always, including ties that straddle the k-th place.
+
+The database may be float16 (an index's stored vectors, :mod:`termnorm.index.vectors`): each
+block is then converted to float32 before the product, and the block is also bounded so that
+its float32 copy stays within ``block_bytes``.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from termnorm.index.base import Backend, SearchResult, VectorIndex, as_matrix
+from termnorm.index.vectors import STORAGE_DTYPE, iter_blocks
 
 __all__ = [
     "DEFAULT_BLOCK_BYTES",
@@ -104,6 +109,8 @@ def exact_search(
         return out
     q_block = min(len(q), QUERY_BLOCK)
     rows = max(k, block_bytes // (BYTES_PER_SCORE * q_block))
+    if getattr(database, "dtype", np.float32) != np.float32:  # converted block by block
+        rows = max(k, min(rows, block_bytes // (4 * q.shape[1])))
     for qs in range(0, len(q), q_block):
         qb = q[qs : qs + q_block]
         best = SearchResult.empty(len(qb), k)
@@ -142,7 +149,13 @@ def rerank_exact(
 
 
 class ExactIndex(VectorIndex):
-    """Brute-force inner-product search over a (possibly memory-mapped) float32 matrix."""
+    """Brute-force inner-product search over a (possibly memory-mapped) matrix.
+
+    The matrix is float32, or float16 as an index stores it (:mod:`termnorm.index.vectors`):
+    float16 rows are converted block by block at each search (memory stays bounded, the file
+    may exceed RAM), or once with :meth:`resident` (fast queries; 4 bytes per component in
+    RAM). Either way the scores are float32 products with the float16-rounded rows.
+    """
 
     backend = Backend.EXACT
     FILE = "vectors.npy"
@@ -156,7 +169,7 @@ class ExactIndex(VectorIndex):
         super().__init__(dimension)
         self.block_bytes = block_bytes
         self._vectors = (
-            as_matrix(vectors, dimension)
+            _kept(vectors, dimension)
             if vectors is not None
             else np.empty((0, dimension), dtype=np.float32)
         )
@@ -165,7 +178,7 @@ class ExactIndex(VectorIndex):
     def from_vectors(
         cls, vectors: np.ndarray, block_bytes: int = DEFAULT_BLOCK_BYTES
     ) -> ExactIndex:
-        """Wrap ``vectors`` ``[n, d]`` (no copy when already float32 and contiguous)."""
+        """Wrap ``vectors`` ``[n, d]`` (no copy when float32 or float16 and contiguous)."""
         return cls(int(vectors.shape[1]), vectors, block_bytes=block_bytes)
 
     @property
@@ -173,19 +186,34 @@ class ExactIndex(VectorIndex):
         """The stored matrix ``[n, d]`` (read-only view semantics; do not modify)."""
         return self._vectors
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the searched matrix (memory-mapped pages when loaded with ``mmap``)."""
+        return int(self._vectors.nbytes)
+
+    def resident(self) -> ExactIndex:
+        """Hold the matrix in RAM as float32 (converted block by block; no-op when float32)."""
+        if self._vectors.dtype != np.float32 or isinstance(self._vectors, np.memmap):
+            out = np.empty(self._vectors.shape, dtype=np.float32)
+            for start, block in iter_blocks(self._vectors):
+                out[start : start + len(block)] = block
+            self._vectors = out
+        return self
+
     def __len__(self) -> int:
         return len(self._vectors)
 
     def add(self, vectors: np.ndarray) -> None:
-        """Append rows (copies the stored matrix)."""
-        self._vectors = np.concatenate([self._vectors, as_matrix(vectors, self.dimension)])
+        """Append rows (copies the stored matrix; keeps its dtype)."""
+        new = as_matrix(vectors, self.dimension).astype(self._vectors.dtype, copy=False)
+        self._vectors = np.concatenate([self._vectors, new])
 
     def search(self, queries: np.ndarray, k: int) -> SearchResult:
         """Exact top-``k``; see :func:`exact_search`."""
         return exact_search(self._vectors, queries, k, self.block_bytes)
 
     def save(self, folder: Path) -> None:
-        """Write ``vectors.npy``."""
+        """Write ``vectors.npy`` (in the stored dtype)."""
         folder.mkdir(parents=True, exist_ok=True)
         np.save(folder / self.FILE, np.asarray(self._vectors))
 
@@ -194,3 +222,12 @@ class ExactIndex(VectorIndex):
         """Read ``vectors.npy`` (memory-mapped by default)."""
         vectors = np.load(folder / cls.FILE, mmap_mode="r" if mmap else None)
         return cls.from_vectors(vectors)
+
+
+def _kept(vectors: np.ndarray, dimension: int) -> np.ndarray:
+    """float16 matrices as they are (stored vectors); anything else as float32."""
+    if isinstance(vectors, np.ndarray) and vectors.dtype == STORAGE_DTYPE and vectors.ndim == 2:
+        if vectors.shape[1] != dimension:
+            raise ValueError(f"expected vectors of dimension {dimension}, got {vectors.shape[1]}")
+        return vectors if vectors.flags.c_contiguous else np.ascontiguousarray(vectors)
+    return as_matrix(vectors, dimension)

@@ -11,14 +11,22 @@ On disk an index is a folder, written atomically::
                                                         row j  <-> concept_vectors[j]
     relations.parquet     head, relation, tail: the KG's edges between concepts of the index
                           (format 3; read on the first lookup that needs it)
-    term_vectors.npy      float32 [n_terms, d], L2-normalised (NaN / zero vectors are refused
-                          at build time)
-    concept_vectors.npy   float32 [n_concepts, d]: normalised mean of the concept's term vectors
+    term_vectors.npy      float16 [n_terms, d], L2-normalised (NaN / zero vectors are refused
+                          at build time); memory-mapped at load (:mod:`termnorm.index.vectors`)
+    concept_vectors.npy   float16 [n_concepts, d]: normalised mean of the concept's term vectors
     term_index/, concept_index/   faiss files (only for faiss backends)
+
+Builds stream: distinct strings are encoded :data:`ENCODE_CHUNK` at a time and each chunk's
+vectors go straight into the float16 term matrix (no float32 matrix of all terms exists, and
+no second copy for repeated strings); the backends are then filled block by block
+(:func:`termnorm.index.factory.build_vector_index`). The card records the memory budget, and
+per space the backend, why it was chosen, its estimated and its actual bytes. Indexes written
+before float16 storage (float32 ``.npy`` files) load and search as they did.
 
 Loading never re-encodes; an index of a format version this termnorm does not read is
 refused with a message to rebuild it (format 2, from before indexes held the KG's relations,
-still loads: its concepts answer ``relations=None`` until it is rebuilt), and so is a damaged file (named) or a table whose content hash differs from the
+still loads: its concepts answer ``relations=None`` until it is rebuilt), and so is a damaged
+file (named) or a table whose content hash differs from the
 one the card recorded at save time (``tables``: the tables were replaced). :meth:`TermIndex.search_terms` and :meth:`TermIndex.search_concepts` search
 through the backends chosen at build time (:func:`backend_search`: with IVF-PQ the compressed
 search over-fetches and the candidates are re-scored against the exact vectors, so scores are
@@ -47,7 +55,7 @@ from termnorm._artifacts import atomic_dir, read_card, write_card
 from termnorm.encoders.runtime import Runtime
 from termnorm.errors import ArtifactMismatchError, EmptyResultError
 from termnorm.index.base import Backend, SearchResult, VectorIndex, as_matrix
-from termnorm.index.choose import BackendSpec, default_memory_budget
+from termnorm.index.choose import BackendSpec, default_memory_budget, estimate_bytes
 from termnorm.index.exact import rerank_exact
 from termnorm.index.factory import build_vector_index, load_vector_index, resolve_backend
 from termnorm.index.lookup import (
@@ -66,6 +74,7 @@ from termnorm.index.tables import (
     relation_table,
     term_table,
 )
+from termnorm.index.vectors import STORAGE_DTYPE
 from termnorm.kg import KnowledgeGraph
 from termnorm.kg.ids import id_key
 
@@ -110,16 +119,19 @@ _SPACES = {"terms": "term_index", "concepts": "concept_index"}
 _TABLES = ("terms.parquet", "concepts.parquet")  # read at load
 _RELATIONS = "relations.parquet"  # read on first use
 # every table's content hash goes into the card
-RERANK_FACTOR = 4  # IVF-PQ: candidates fetched per wanted hit, then re-scored exactly
+RERANK_FACTOR = 4  # IVF kinds: candidates fetched per wanted hit, then re-scored exactly
+ENCODE_CHUNK = 1 << 16  # distinct strings encoded per call while building
 
 
 def backend_search(
     index: VectorIndex, vectors: np.ndarray, queries: np.ndarray, k: int
 ) -> SearchResult:
-    """Top-``k`` of ``index`` (holding ``vectors``); IVF-PQ over-fetches and re-scores exactly."""
-    if index.backend is not Backend.FAISS_IVFPQ:
+    """Top-``k`` of ``index`` (holding ``vectors``); IVF kinds over-fetch (``rerank`` times
+    ``k``, default :data:`RERANK_FACTOR`) and re-score against ``vectors`` exactly."""
+    if not index.backend.is_ivf:
         return index.search(queries, k)
-    rough = index.search(queries, max(1, min(len(vectors), k * RERANK_FACTOR)))
+    factor = int(getattr(index, "params", {}).get("rerank", RERANK_FACTOR))
+    rough = index.search(queries, max(1, min(len(vectors), k * factor)))
     return rerank_exact(vectors, queries, rough, k)
 
 
@@ -162,6 +174,42 @@ def _refuse_bad_vectors(vectors: np.ndarray, texts: pd.Index) -> None:
             f"(first: {shown}); such terms cannot be searched. Check the model folder (a "
             "damaged or untrained model), or remove these terms from the KG, and build again"
         )
+
+
+def _encode_streaming(
+    encoder: Encoder,
+    uniques: pd.Index,
+    codes: np.ndarray,
+    chunk_size: int,
+    batch_size: int,
+    show_progress: bool,
+) -> np.ndarray:
+    """float16 ``[len(codes), d]``: row ``i`` is the vector of ``uniques[codes[i]]``.
+
+    Distinct strings are encoded ``chunk_size`` at a time; each chunk's float32 vectors are
+    checked, rounded and scattered to the rows that use them, then dropped.
+    """
+    dim = int(encoder.dimension)
+    out = np.empty((len(codes), dim), dtype=STORAGE_DTYPE)
+    order = np.argsort(codes, kind="stable")  # term rows grouped by string
+    grouped = codes[order]
+    n_chunks = -(-len(uniques) // chunk_size)
+    for c, start in enumerate(range(0, len(uniques), chunk_size)):
+        texts = uniques[start : start + chunk_size]
+        desc = "terms" if n_chunks == 1 else f"terms {c + 1}/{n_chunks}"
+        vectors = encoder.encode(
+            list(texts), batch_size=batch_size, show_progress=show_progress, desc=desc
+        )
+        if vectors.shape != (len(texts), dim):
+            raise ArtifactMismatchError(
+                f"the encoder returned vectors of shape {vectors.shape} for {len(texts)} texts "
+                f"(expected dimension {dim}); check the model folder"
+            )
+        _refuse_bad_vectors(vectors, texts)
+        lo, hi = np.searchsorted(grouped, [start, start + len(texts)])
+        rows = order[lo:hi]
+        out[rows] = vectors[codes[rows] - start]
+    return out
 
 
 def _file_digest(path: Path) -> str:
@@ -225,10 +273,16 @@ class TermIndex:
             self._term_index = build_vector_index(term_backend, term_vectors)
             self._concept_index = build_vector_index(concept_backend, concept_vectors)
             for space, index in (("terms", self._term_index), ("concepts", self._concept_index)):
+                if "backend" not in card:
+                    continue
+                entry = card["backend"][space]
                 # IVF-PQ sizes itself to its training set: record what was actually built
                 params = getattr(index, "params", None)
-                if params is not None and "backend" in card:
-                    card["backend"][space]["params"] = dict(params)
+                if params is not None:
+                    entry["params"] = dict(params)
+                n, dim = len(index), int(term_vectors.shape[1])
+                entry["estimated_bytes"] = estimate_bytes(index.backend, n, dim, entry["params"])
+                entry["actual_bytes"] = index.nbytes
         else:
             self._term_index = load_vector_index(term_backend, folder / "term_index", term_vectors)
             self._concept_index = load_vector_index(
@@ -246,35 +300,40 @@ class TermIndex:
         batch_size: int = 256,
         show_progress: bool = True,
         kg_path: str | Path | None = None,
+        chunk_size: int = ENCODE_CHUNK,
     ) -> TermIndex:
         """Encode every KG term once (duplicate strings once) and index terms and concepts.
 
         ``backend="auto"`` picks per space from its size, the dimension and
         ``memory_budget`` bytes (default: half of this machine's memory), see
-        :func:`termnorm.index.choose_backend`; the choice and its reason go into the card.
+        :func:`termnorm.index.choose_backend`; a named backend is checked against the budget
+        (:func:`termnorm.index.factory.resolve_backend`). The budget, the choice, its reason
+        and the estimated and actual bytes go into the card. Strings are encoded
+        ``chunk_size`` at a time into a float16 matrix (see the module docstring).
         """
         concepts, concept_counts = concept_table(kg)
         terms, term_counts = term_table(kg, concepts)
         relations, relation_counts = relation_table(kg, concepts)
         if len(terms) == 0:
             raise EmptyResultError("the KG has no usable term; nothing to index")
+        if chunk_size < 1:
+            raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
         codes, uniques = pd.factorize(terms["term"])
-        logger.info("encoding %d distinct strings of %d terms", len(uniques), len(terms))
-        unique_vectors = encoder.encode(
-            list(uniques), batch_size=batch_size, show_progress=show_progress, desc="terms"
-        )
-        _refuse_bad_vectors(unique_vectors, uniques)
-        distinct = len(uniques) == len(terms)  # then codes is 0..n-1: no copy needed
-        term_vectors = unique_vectors if distinct else unique_vectors[codes]
-        row = {cid: i for i, cid in enumerate(concepts["concept_id"])}
-        concept_vectors = concept_means(
-            term_vectors, terms["concept_id"].map(row).to_numpy(np.int64), len(concepts)
-        )
-        dim = int(term_vectors.shape[1])
+        dim = int(encoder.dimension)
         budget = default_memory_budget() if memory_budget is None else memory_budget
         term_spec = resolve_backend(backend, len(terms), dim, budget)
         concept_spec = resolve_backend(backend, len(concepts), dim, budget)
         logger.info("backends: terms %s, concepts %s", term_spec, concept_spec)
+        logger.info("encoding %d distinct strings of %d terms", len(uniques), len(terms))
+        term_vectors = _encode_streaming(
+            encoder, uniques, codes, chunk_size, batch_size, show_progress
+        )
+        row = {cid: i for i, cid in enumerate(concepts["concept_id"])}
+        means = concept_means(
+            term_vectors, terms["concept_id"].map(row).to_numpy(np.int64), len(concepts)
+        )
+        concept_vectors = means.astype(STORAGE_DTYPE)
+        del means
         card = {
             "format_version": FORMAT_VERSION,
             "termnorm_version": termnorm.__version__,
@@ -295,6 +354,7 @@ class TermIndex:
             },
             "backend": {"terms": term_spec.to_dict(), "concepts": concept_spec.to_dict()},
             "memory_budget": budget,
+            "vectors": {"dtype": STORAGE_DTYPE.name},
             "counts": {
                 "terms": len(terms),
                 "distinct_strings": len(uniques),

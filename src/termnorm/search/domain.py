@@ -45,6 +45,7 @@ from termnorm.index.base import Backend, VectorIndex
 from termnorm.index.factory import build_vector_index, resolve_backend
 from termnorm.index.tables import concept_means
 from termnorm.index.term_index import TermIndex
+from termnorm.index.vectors import storage_rounded
 from termnorm.kg.ids import id_key
 from termnorm.search.candidate import Source
 from termnorm.search.filters import ConceptFilter
@@ -232,7 +233,8 @@ class SearchSpace:
         distinct = list(dict.fromkeys(text for _cid, text in fresh))
         report.encoded_texts = len(distinct)
         vecs = (
-            np.asarray(self.encoder.encode(distinct, batch_size=batch_size), dtype=np.float32)
+            # rounded as the index stores its vectors: equal texts score equally in O and D
+            storage_rounded(self.encoder.encode(distinct, batch_size=batch_size))
             if distinct
             else np.empty((0, self.index.dimension), dtype=np.float32)
         )
