@@ -64,6 +64,21 @@ def register(app: typer.Typer) -> None:
         max_upload_mb: float = typer.Option(
             10.0, "--max-upload-mb", min=0.001, help="Largest CSV/TSV upload; larger answer 413."
         ),
+        ranker: Path | None = typer.Option(
+            None,
+            "--ranker",
+            exists=True,
+            help="Ranker folder (termnorm rank train): reorder each text's top --k-c recalled "
+            "candidates by the fused recall + ranker score.",
+        ),
+        implication: Path | None = typer.Option(
+            None,
+            "--implication",
+            exists=True,
+            help='Model folder with an implication head, for "multi" requests when the '
+            "index's model has none.",
+        ),
+        k_c: int = typer.Option(10, "--k-c", min=1, help="Candidates the ranker reorders."),
         no_micro_batching: bool = typer.Option(
             False, "--no-micro-batching", help="Encode each request on its own."
         ),
@@ -77,6 +92,8 @@ def register(app: typer.Typer) -> None:
         from termnorm.index.term_index import CARD_NAME
         from termnorm.serve import create_app
 
+        if implication is not None and ranker is None:
+            raise typer.BadParameter("--implication needs --ranker RANKER", param_hint="--ranker")
         if index is not None and not (index / CARD_NAME).is_file():
             raise typer.BadParameter(
                 f"{index} is not an index folder (no {CARD_NAME}); build one with "
@@ -95,5 +112,8 @@ def register(app: typer.Typer) -> None:
             queue_texts=queue_texts,
             micro_batching=not no_micro_batching,
             max_upload_bytes=int(max_upload_mb * (1 << 20)),
+            ranker=ranker,
+            implication=implication,
+            k_c=k_c,
         )
         uvicorn.run(application, host=host, port=port, log_level="info")

@@ -44,6 +44,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise MissingExtraError(name, "serve") from exc
 
 from termnorm.index.lookup import UnknownConceptError
+from termnorm.search.candidate import RowResult
 from termnorm.search.query import query_problem
 from termnorm.serve.batching import MicroBatcher, QueueFullError
 from termnorm.serve.metrics import CONTENT_TYPE_LATEST, Metrics, MetricsMiddleware
@@ -59,7 +60,7 @@ from termnorm.serve.schemas import (
     error_body,
 )
 from termnorm.serve.settings import ServeSettings
-from termnorm.serve.state import FieldError, ServiceState, load_space
+from termnorm.serve.state import FieldError, ServiceState, load_ranking, load_space
 from termnorm.serve.uploads import (
     UPLOAD_FORMATS,
     UPLOAD_PATH,
@@ -197,7 +198,15 @@ async def _load(settings: ServeSettings, runtime: _Runtime) -> None:
         logger.exception("loading the index failed")
         runtime.error = f"{type(exc).__name__}: {exc}"
         return
-    runtime.state = ServiceState(settings, space)
+    try:
+        ranking = await asyncio.to_thread(load_ranking, settings, space)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        logger.exception("loading the ranker failed")
+        runtime.error = f"{type(exc).__name__}: {exc}"
+        return
+    runtime.state = ServiceState(settings, space, ranking)
     logger.info("ready: %s", runtime.state.info())
 
 
@@ -316,19 +325,35 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
         queries = [t.strip() for t in body.texts]
         assert runtime.batcher is not None
         vectors = await runtime.batcher.encode(queries)
-        ranked = await run_in_threadpool(matcher.search_vectors, vectors, body.k)
+        ranked = state.ranked(matcher, body.multi)
+        if ranked is None:
+            rows = [
+                RowResult(c)
+                for c in await run_in_threadpool(matcher.search_vectors, vectors, body.k)
+            ]
+            name = matcher.name
+        else:
+            recalled = await run_in_threadpool(
+                matcher.search_vectors, vectors, max(body.k, ranked.k_c)
+            )
+            rows = await run_in_threadpool(
+                ranked.rerank_rows, queries, [RowResult(c) for c in recalled], body.k
+            )
+            name = ranked.name
         abstained = None if body.min_score is None else f"no concept scored >= {body.min_score:g}"
         return NormalizeOut.model_validate(
             {
-                "strategy": matcher.name,
+                "strategy": name,
                 "k": body.k,
                 "results": [
                     {
                         "text": text,
-                        "candidates": [c.to_dict() for c in candidates],
-                        "abstained": None if candidates else abstained,
+                        "candidates": [c.to_dict() for c in row.candidates],
+                        "abstained": None if row.candidates else abstained,
+                        "concept_ids": None if row.concept_ids is None else list(row.concept_ids),
+                        "implication": row.implication,
                     }
-                    for text, candidates in zip(body.texts, ranked, strict=True)
+                    for text, row in zip(body.texts, rows, strict=True)
                 ],
             }
         )

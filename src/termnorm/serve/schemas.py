@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 __all__ = [
     "CandidateOut",
@@ -55,6 +55,11 @@ class NormalizeIn(_Strict):
         description='Search strategy: "o-t", "o-c", "d-t", "od-t", ... or a sieve "d-t+od-t" '
         "(D targets need domain synonyms).",
     )
+    multi: StrictBool = Field(
+        False,
+        description="Several codes per text (concept_ids) with the predicted implication "
+        "number; needs a service started with --ranker and an implication head.",
+    )
 
 
 class CandidateOut(BaseModel):
@@ -69,6 +74,10 @@ class CandidateOut(BaseModel):
     term_source: str = Field(description="The KG source of the matched term, or the synonym file.")
     is_preferred: bool
     semantic_types: list[str]
+    recall_score: float | None = Field(
+        None, description="The recall cosine, when a ranker reordered the candidates."
+    )
+    ranker_score: float | None = Field(None, description="The ranker's probability.")
 
 
 class TextResult(BaseModel):
@@ -77,6 +86,12 @@ class TextResult(BaseModel):
     text: str
     candidates: list[CandidateOut]
     abstained: str | None = None
+    concept_ids: list[str] | None = Field(
+        None, description='The codes of a "multi" request (one or several).'
+    )
+    implication: int | None = Field(
+        None, description="The predicted number of codes (3: three or more)."
+    )
 
 
 class NormalizeOut(BaseModel):

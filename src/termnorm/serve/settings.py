@@ -26,6 +26,9 @@ class ServeSettings:
     ``batch_texts`` / ``batch_wait_ms``: a micro-batch is encoded when it holds this many texts
     or its first text has waited this long. ``micro_batching=False`` encodes each request on
     its own. ``queue_texts``: most texts waiting to be encoded (more: 503 with Retry-After).
+    ``ranker``: a ranker folder (``termnorm rank train``): each text's top ``k_c`` recalled
+    candidates are reordered by the fused recall + ranker score; ``implication``: a model folder
+    with an implication head for ``"multi": true`` requests when the index's model has none.
     ``max_upload_bytes``: largest request body of a file upload (``POST /v1/normalize/file``;
     larger: 413).
     """
@@ -42,10 +45,13 @@ class ServeSettings:
     micro_batching: bool = True
     queue_texts: int = 1024
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
+    ranker: Path | None = None
+    implication: Path | None = None
+    k_c: int = 10
 
     def __post_init__(self) -> None:
         for name in (
-            "max_batch", "max_chars", "max_k", "batch_texts", "queue_texts", "max_upload_bytes",
+            "max_batch", "max_chars", "max_k", "batch_texts", "queue_texts", "max_upload_bytes", "k_c",
         ):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")

@@ -5,6 +5,11 @@ its matchers, loaded once, and swapped whole when synonyms are added.
 synonyms of the store file). :class:`ServiceState` then answers from the current space;
 :meth:`ServiceState.add_synonyms` builds the next space (only the new texts encoded, the
 index untouched), appends the pairs to the store, and swaps it in.
+
+With ``--ranker``, :func:`load_ranking` loads the ranker (refused when it was trained on
+another index) and, when one can be found, the implication predictor that ``"multi": true``
+requests need (:func:`~termnorm.search.rank.implication.resolve_implication`); a request
+asking for ``multi`` without them is answered 422 naming the field.
 """
 
 from __future__ import annotations
@@ -15,14 +20,19 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from termnorm.search.domain import SearchSpace, SynonymReport
 from termnorm.search.matcher import SpaceMatcher, build_strategy
 from termnorm.serve.settings import ServeSettings
 from termnorm.serve.synonym_store import append_synonym_store, read_synonym_store
 
-__all__ = ["FieldError", "ServiceState", "load_space"]
+if TYPE_CHECKING:
+    from termnorm.search.rank.implication import ImplicationLike
+    from termnorm.search.rank.matcher import RankedMatcher
+    from termnorm.search.rank.ranker import Ranker
+
+__all__ = ["FieldError", "Ranking", "ServiceState", "load_ranking", "load_space"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +71,37 @@ def load_space(settings: ServeSettings) -> SearchSpace:
 
 
 @dataclass(frozen=True)
+class Ranking:
+    """The loaded ranker, and the implication predictor or why there is none."""
+
+    ranker: Ranker
+    k_c: int
+    implication: ImplicationLike | None
+    no_implication: str | None = None
+
+
+def load_ranking(settings: ServeSettings, space: SearchSpace) -> Ranking | None:
+    """The ranker of ``settings`` checked against the space's index (``None`` without one)."""
+    if settings.ranker is None:
+        return None
+    from termnorm.errors import ArtifactMismatchError
+    from termnorm.search.rank.implication import resolve_implication
+    from termnorm.search.rank.ranker import load_ranker
+
+    ranker = load_ranker(settings.ranker)
+    ranker.check_index(space.index)
+    model_path = space.index.card.get("model", {}).get("path")
+    try:
+        implication = resolve_implication(
+            Path(model_path) if model_path else None, settings.implication
+        )
+    except ArtifactMismatchError as exc:
+        logger.info("multi-code answers are off: %s", exc)
+        return Ranking(ranker, settings.k_c, None, str(exc))
+    return Ranking(ranker, settings.k_c, implication)
+
+
+@dataclass(frozen=True)
 class _Options:
     strategy: str
     min_score: float | None
@@ -71,9 +112,12 @@ class _Options:
 class ServiceState:
     """The loaded space and a small cache of configured matchers over it."""
 
-    def __init__(self, settings: ServeSettings, space: SearchSpace) -> None:
+    def __init__(
+        self, settings: ServeSettings, space: SearchSpace, ranking: Ranking | None = None
+    ) -> None:
         self.settings = settings
         self.space = space
+        self.ranking = ranking
         self._matchers: OrderedDict[_Options, SpaceMatcher] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -131,6 +175,28 @@ class ServiceState:
                 while len(self._matchers) > _MATCHERS_KEPT:
                     self._matchers.popitem(last=False)
         return matcher
+
+    def ranked(self, recall: SpaceMatcher, multi: bool) -> RankedMatcher | None:
+        """``recall`` followed by the loaded ranker (``None`` without one); ``multi`` adds the
+        implication predictor. :class:`FieldError` on ``multi`` when it cannot be served."""
+        ranking = self.ranking
+        if ranking is None:
+            if multi:
+                raise FieldError(
+                    ["body", "multi"],
+                    "multi-code answers need a ranker: start the service with --ranker RANKER",
+                )
+            return None
+        if multi and ranking.implication is None:
+            raise FieldError(["body", "multi"], ranking.no_implication or "no implication head")
+        from termnorm.search.rank.matcher import RankedMatcher
+
+        return RankedMatcher(
+            recall,
+            ranking.ranker,
+            k_c=ranking.k_c,
+            implication=ranking.implication if multi else None,
+        )
 
     def _build(self, space: SearchSpace, key: _Options) -> SpaceMatcher:
         from termnorm.errors import EmptyResultError

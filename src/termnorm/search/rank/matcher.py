@@ -111,10 +111,19 @@ class RankedMatcher:
         """One :class:`RowResult` per input, in order (module doc)."""
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
-        recalled = self.recall.normalize_rows(texts, max(k, self.k_c))
+        return self.rerank_rows(texts, self.recall.normalize_rows(texts, max(k, self.k_c)), k)
+
+    def rerank_rows(
+        self, texts: Sequence[object], recalled: Sequence[RowResult], k: int = 5
+    ) -> list[RowResult]:
+        """The rank stage alone: ``recalled`` (the recall stage's rows for ``texts``, each
+        with up to ``k_c`` candidates, as :meth:`normalize_rows` fetches them) reordered and
+        cut to ``k``. The service uses it after encoding its queries in micro-batches."""
+        if len(recalled) != len(texts):
+            raise ValueError(f"{len(texts)} texts but {len(recalled)} recalled rows")
         rows = [i for i, r in enumerate(recalled) if r.candidates]
         if not rows:
-            return recalled
+            return list(recalled)
         queries = [str(texts[i]).strip() for i in rows]
         lists = [recalled[i].candidates for i in rows]
         if self.mode is RankMode.RECALL:
