@@ -178,8 +178,10 @@ def test_pipelined_injection_then_ms_v3_end_to_end(tiny_bert_path: Path, tmp_pat
         True,
         True,
     ]
-    card = json.loads((tmp_path / "inj" / "kge_injection" / "injection.json").read_text())
+    card = json.loads((tmp_path / "inj" / "objective.json").read_text())
     assert card["used_at_inference"] is False and card["layer"] == 1 and card["train_labelled"] > 0
+    assert (tmp_path / "inj" / "kge_injection" / "heads.safetensors").is_file()
+    assert "| used_at_inference | `False` |" in (tmp_path / "inj" / "README.md").read_text()
     config = json.loads((tmp_path / "pipe" / "training_config.json").read_text())
     assert config["base_model"] == str(tmp_path / "inj")
     for folder in ("inj", "pipe"):  # both are plain encoder folders

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -125,7 +126,8 @@ def test_prototype_batches_with_contexts_ms_v3_end_to_end(
     objective = json.loads((out / "objective.json").read_text())
     assert objective["pairs_with_kge_margin"] == 3 * 18 * 17  # 3 steps, 3 × (1 + 2 + 3) texts
     card = (out / "README.md").read_text()
-    assert "contexts" in card and "prototypes" in card
+    assert re.search(r"\| sampled contexts \| [1-9]", card)  # the corpus matches joined
+    assert re.search(r"\| sampled prototypes \| [1-9]", card)
     encoder = TermEncoder.load(out, device="cpu")  # a normal encoder folder, markers included
     assert encoder.markers is not None
     assert encoder.encode(["cardio disorder 3"]).shape == (1, 32)

@@ -24,8 +24,10 @@ decoder is tied to the model's input embeddings, as in BERT.
 transformer after pre-training) that indexes and embeds bare terms like any other, and the
 pipelined model fine-tunes it with MS v3 (:mod:`termnorm.training.pipeline`). The paper uses
 the injected model the same way, as the start of contrastive fine-tuning and as a term
-encoder evaluated on its own. The injector and MLM head are written to ``kge_injection/``
-beside the encoder (weights + ``injection.json``) for inspection or continued pre-training.
+encoder evaluated on its own. The injector and MLM head weights are written to
+``kge_injection/heads.safetensors`` beside the encoder (for inspection or continued
+pre-training), and ``objective.json`` (shown on the model card) records the settings, the KGE
+and how many training mentions the linker put first.
 
 Implementation: the injection runs as a forward hook on layer i of a BERT-style model
 (``model.encoder.layer``); :class:`InjectionObjective` is a
@@ -55,6 +57,7 @@ from termnorm.training.config import TrainConfig
 from termnorm.training.data import MentionPair
 from termnorm.training.distributed import DistInfo
 from termnorm.training.kge_margin import load_margin_kge
+from termnorm.training.model_card import OBJECTIVE_CARD_FILE
 from termnorm.training.protocols import Encode, Evaluator, TokenObjective
 from termnorm.training.trainer import Trainer, load_base_encoder
 
@@ -229,7 +232,8 @@ class InjectionObjective(TokenObjective):
         return {"loss": mlm + el, "mlm": mlm, "el": el}
 
     def save(self, folder: Path) -> None:
-        """``kge_injection/``: the injector and MLM head weights and ``injection.json``."""
+        """The injector and MLM head weights (``kge_injection/heads.safetensors``) and
+        ``objective.json`` (settings, KGE, linking counts; the model card shows it)."""
         from safetensors.torch import save_file
 
         out = Path(folder) / INJECTION_DIR
@@ -244,7 +248,7 @@ class InjectionObjective(TokenObjective):
             **self.source,
             **{f"train_{k}": v for k, v in self.counts.items()},
         }
-        (out / "injection.json").write_text(json.dumps(record, indent=2) + "\n")
+        (Path(folder) / OBJECTIVE_CARD_FILE).write_text(json.dumps(record, indent=2) + "\n")
 
 
 class InjectionSource:
