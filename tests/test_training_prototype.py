@@ -131,3 +131,18 @@ def test_prototype_batches_with_contexts_ms_v3_end_to_end(
     encoder = TermEncoder.load(out, device="cpu")  # a normal encoder folder, markers included
     assert encoder.markers is not None
     assert encoder.encode(["cardio disorder 3"]).shape == (1, 32)
+
+
+def test_nearest_texts_matches_exact_cosine_search() -> None:
+    pytest.importorskip("faiss")
+    from termnorm.training import nearest_texts
+
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=(50, 6)).astype(np.float32) * rng.uniform(0.5, 3, (50, 1))
+    queries = base[[4, 9, 20]]
+    found = nearest_texts(base, queries, 5)
+    unit = base / np.linalg.norm(base, axis=1, keepdims=True)
+    exact = np.argsort(-(unit[[4, 9, 20]] @ unit.T), axis=1)[:, :5]
+    assert np.array_equal(found, exact) and list(found[:, 0]) == [4, 9, 20]
+    padded = nearest_texts(base[:3], queries, 5)
+    assert padded.shape == (3, 5) and (padded[:, 3:] == -1).all()
