@@ -274,6 +274,11 @@ class InjectionSource:
         mlm_probability: float = 0.15,
         seed: int = 0,
     ) -> None:
+        if not getattr(tokenizer, "is_fast", False):
+            raise ArtifactMismatchError(
+                "KGE injection maps mentions to tokens through a fast tokenizer's offsets; "
+                "this model has a slow one: save it with a tokenizer.json"
+            )
         self.tokenizer = tokenizer
         self.per_batch, self.p, self.seed = per_batch, mlm_probability, seed
         self.mask_id = int(tokenizer.mask_token_id)
