@@ -10,6 +10,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from termnorm.encoders.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
     from termnorm.encoders.fingerprint import model_fingerprint
     from termnorm.encoders.folder import ModelFolder, folder_pooling, read_model_folder
+    from termnorm.encoders.markers import MENTION_END, MENTION_START, add_mention_markers
     from termnorm.encoders.memo import MemoEncoder
     from termnorm.encoders.pooling import Pooling, pool
     from termnorm.encoders.runtime import Runtime, choose_runtime
@@ -18,11 +19,14 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_MAX_LENGTH",
+    "MENTION_END",
+    "MENTION_START",
     "MemoEncoder",
     "ModelFolder",
     "Pooling",
     "Runtime",
     "TermEncoder",
+    "add_mention_markers",
     "choose_runtime",
     "default_model_path",
     "folder_pooling",
@@ -41,6 +45,9 @@ __getattr__ = lazy_getattr(
         "ModelFolder": "folder",
         "folder_pooling": "folder",
         "read_model_folder": "folder",
+        "MENTION_END": "markers",
+        "MENTION_START": "markers",
+        "add_mention_markers": "markers",
         "Pooling": "pooling",
         "pool": "pooling",
         "Runtime": "runtime",

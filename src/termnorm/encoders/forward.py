@@ -74,7 +74,7 @@ class TorchForward:
         )
         with torch.inference_mode(), autocast:
             hidden = enc.model(**batch).last_hidden_state  # [B, T, H]
-            vectors = enc.head(pool(hidden, batch["attention_mask"], enc.pooling))
+            vectors = enc.head(pool(hidden, enc.pooling_mask(batch), enc.pooling))
         vectors = torch.nn.functional.normalize(vectors.float(), dim=-1)
         return vectors.cpu().numpy()  # type: ignore[no-any-return]
 
@@ -124,6 +124,11 @@ def build_forward(encoder: TermEncoder, runtime: Runtime, threads: int | None = 
             )
         return TorchForward(encoder, bf16=True)
     if runtime in (Runtime.ONNX, Runtime.ONNX_INT8):
+        if encoder.markers is not None:
+            raise RuntimeUnavailableError(
+                f"--runtime {runtime.value}: this model has mention markers [M_s]/[M_e], whose "
+                "pooling over the mention the exported graph does not do; use --runtime torch"
+            )
         graph = onnx_graph(encoder, quantized=runtime is Runtime.ONNX_INT8)
         return OnnxForward(graph, threads)
     raise ValueError(f"{runtime.value!r} is not a concrete runtime; resolve 'auto' first")

@@ -36,6 +36,7 @@ from termnorm.encoders.dense import Dense, build_head, save_head
 from termnorm.encoders.fingerprint import fingerprint_of, model_fingerprint, store_fingerprint
 from termnorm.encoders.folder import ModelFolder, read_model_folder, resolve_pooling
 from termnorm.encoders.forward import Forward, TorchForward, build_forward, set_threads
+from termnorm.encoders.markers import marker_ids, mention_mask
 from termnorm.encoders.pooling import Pooling, pool
 from termnorm.encoders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryCache
 from termnorm.encoders.runtime import Runtime
@@ -140,6 +141,8 @@ class TermEncoder:
         self._forward: Forward = TorchForward(self)
         self._buffer = np.zeros(0, dtype=np.int64)  # padded token arrays, reused across calls
         self.batch_tokens: int | None = CPU_BATCH_TOKENS if self.device.type == "cpu" else None
+        # [M_s]/[M_e] IDs when the tokenizer has them: marked texts pool over the mention
+        self.markers: tuple[int, int] | None = marker_ids(tokenizer)
 
     # --------------------------------------------------------------- loading / saving
     @classmethod
@@ -302,11 +305,22 @@ class TermEncoder:
         )
         return {k: v.to(self.device) for k, v in batch.items()}
 
+    def pooling_mask(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The tokens each row is pooled over ``[B, T]``: the attention mask, or a marked
+        mention's tokens (see :mod:`termnorm.encoders.markers`)."""
+        return mention_mask(batch["input_ids"], batch["attention_mask"], self.markers)
+
+    def reset_fingerprint(self) -> None:
+        """Forget the folder identity after an in-memory change of the weights or vocabulary
+        (the fingerprint is that of the folder :meth:`save` writes next)."""
+        self.path = None
+        self._fingerprint = None
+
     def embed(self, texts: Sequence[str]) -> torch.Tensor:
         """Pooled (and Dense-projected), *un-normalized* vectors [B, d] with gradients."""
         batch = self.tokenize(texts)
         hidden = self.model(**batch).last_hidden_state  # [B, T, H]
-        return self.head(pool(hidden, batch["attention_mask"], self.pooling))  # type: ignore[no-any-return]
+        return self.head(pool(hidden, self.pooling_mask(batch), self.pooling))  # type: ignore[no-any-return]
 
     @torch.inference_mode()
     def encode(

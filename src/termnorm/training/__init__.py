@@ -12,11 +12,19 @@ from termnorm._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.training.coder import CoderObjective, coder_trainer
-    from termnorm.training.config import LossKind, Precision, TrainConfig, TrainData
+    from termnorm.training.config import BatchKind, LossKind, Precision, TrainConfig, TrainData
     from termnorm.training.distributed import DistInfo, init_distributed
-    from termnorm.training.hard_negatives import nearest_neighbours
+    from termnorm.training.hard_negatives import nearest_neighbours, nearest_texts
+    from termnorm.training.kge_injection import (
+        InjectionObjective,
+        InjectionSource,
+        KGEInjector,
+        kge_injection_trainer,
+    )
     from termnorm.training.kge_margin import KGEMarginObjective, kge_margin_trainer
-    from termnorm.training.protocols import BatchSource, Evaluator, Objective
+    from termnorm.training.pipeline import pipelined_training
+    from termnorm.training.protocols import BatchSource, Evaluator, Objective, TokenObjective
+    from termnorm.training.prototype import PrototypeSource, prototype_trainer
     from termnorm.training.run import build_trainer, run_training
     from termnorm.training.sampler import Batch, KGSampler
     from termnorm.training.trainer import LOG_FILE, Trainer, TrainResult, load_base_encoder
@@ -25,15 +33,21 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "LOG_FILE",
     "Batch",
+    "BatchKind",
     "BatchSource",
     "CoderObjective",
     "DistInfo",
     "Evaluator",
+    "InjectionObjective",
+    "InjectionSource",
+    "KGEInjector",
     "KGEMarginObjective",
     "KGSampler",
     "LossKind",
     "Objective",
     "Precision",
+    "PrototypeSource",
+    "TokenObjective",
     "TrainConfig",
     "TrainData",
     "TrainResult",
@@ -43,9 +57,13 @@ __all__ = [
     "build_trainer",
     "coder_trainer",
     "init_distributed",
+    "kge_injection_trainer",
     "kge_margin_trainer",
     "load_base_encoder",
     "nearest_neighbours",
+    "nearest_texts",
+    "pipelined_training",
+    "prototype_trainer",
     "run_training",
     "triplet_trainer",
 ]
@@ -55,6 +73,7 @@ __getattr__ = lazy_getattr(
     {
         "CoderObjective": "coder",
         "coder_trainer": "coder",
+        "BatchKind": "config",
         "LossKind": "config",
         "Precision": "config",
         "TrainConfig": "config",
@@ -62,6 +81,15 @@ __getattr__ = lazy_getattr(
         "DistInfo": "distributed",
         "init_distributed": "distributed",
         "nearest_neighbours": "hard_negatives",
+        "nearest_texts": "hard_negatives",
+        "InjectionObjective": "kge_injection",
+        "InjectionSource": "kge_injection",
+        "KGEInjector": "kge_injection",
+        "kge_injection_trainer": "kge_injection",
+        "pipelined_training": "pipeline",
+        "PrototypeSource": "prototype",
+        "prototype_trainer": "prototype",
+        "TokenObjective": "protocols",
         "KGEMarginObjective": "kge_margin",
         "kge_margin_trainer": "kge_margin",
         "BatchSource": "protocols",

@@ -25,7 +25,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from termnorm.encoders.pooling import Pooling
 
-__all__ = ["LossKind", "Precision", "TrainConfig", "TrainData", "check_batch_shape"]
+__all__ = ["BatchKind", "LossKind", "Precision", "TrainConfig", "TrainData", "check_batch_shape"]
 
 
 def check_batch_shape(k: int, m: int, flag: str = "") -> None:
@@ -53,18 +53,33 @@ class LossKind(str, Enum):
     MS_STY = "ms+sty"
     TRANSE_MARGIN_STY = "transe-margin+sty"
     TRIPLET = "triplet"  # batch-hard soft-margin triplet, Train:O/OD texts (training/triplet.py)
+    KGE_INJECT = (
+        "kge-inject"  # KGE injection pre-training: L_MLM + L_EL (training/kge_injection.py)
+    )
 
     @property
     def relation(self) -> str | None:
         """``matrix``, ``transe``, ``transe-margin`` or ``None`` (synonym-only)."""
         base = self.value.split("+")[0]
         synonym_only = {"ms": None, "ms-v2": None, "ms-v3": None, "triplet": None}
+        synonym_only["kge-inject"] = None
         return {"coder": "matrix", **synonym_only}.get(base, base)
 
     @property
     def sty(self) -> bool:
         """Whether the semantic-type loss is on."""
         return self.value.endswith("+sty")
+
+
+class BatchKind(str, Enum):
+    """Where the MS losses' batches come from."""
+
+    KG = "kg"  # CODER's KG sampler: m-repeated synonym/relation groups (training/sampler.py)
+    PROTOTYPE = "prototype"  # prototypes + k positives + m faiss negatives (training/prototype.py)
+
+
+#: the losses prototype batches serve (synonym-only MS losses)
+PROTOTYPE_LOSSES = ("ms", "ms-v2", "ms-v3")
 
 
 class Precision(str, Enum):
@@ -193,6 +208,68 @@ class TrainConfig:
             "the KGE similarity of its two concepts.",
             exists="dir",
         ),
+    )
+    batches: BatchKind = field(
+        default=BatchKind.KG,
+        metadata=_h(
+            "kg = CODER's KG sampler; prototype = the KGE paper's prototype batches (P "
+            "prototypes, k positives, m negatives from a faiss index of all training texts "
+            "rebuilt every epoch; --loss ms, ms-v2 or ms-v3)."
+        ),
+    )
+    prototypes: int = field(default=4, metadata=_h("--batches prototype: prototypes P per batch."))
+    prototype_positives: int = field(
+        default=20, metadata=_h("--batches prototype: positives k per prototype.")
+    )
+    prototype_negatives: int = field(
+        default=30, metadata=_h("--batches prototype: possibly-hard negatives m per prototype.")
+    )
+    prototypes_per_concept: int = field(
+        default=3,
+        metadata=_h("--batches prototype: prototypes per concept (a new synonym each first)."),
+    )
+    prototype_refresh: int = field(
+        default=0,
+        metadata=_h(
+            "--batches prototype: rebuild the negatives' index every N steps (0 = every "
+            "epoch; searches at most --hard-max-concepts prototypes)."
+        ),
+    )
+    corpus: tuple[str, ...] = field(
+        default=(),
+        metadata=_h(
+            "Text corpus files (PubTator title+abstract, or --corpus-format text: one document "
+            "a line) in which KG terms are matched: contextual mentions for --batches "
+            "prototype, mention passages for --loss kge-inject. Gold annotations are not read."
+        ),
+    )
+    corpus_format: str | None = field(
+        default=None, metadata=_h("Format of --corpus: text, pubtator, ... (detected).")
+    )
+    context_words: int = field(
+        default=8, metadata=_h("Words on each side of a contextual mention's [M_s] ... [M_e].")
+    )
+    contexts_per_term: int = field(
+        default=4, metadata=_h("Contextual mentions kept per KG surface form (the paper's 4).")
+    )
+    inject_layer: int = field(
+        default=4,
+        metadata=_h(
+            "--loss kge-inject: inject after this transformer layer (the paper: 8 of BERT's "
+            "12; 4 of MiniLM's 6)."
+        ),
+    )
+    inject_candidates: int = field(
+        default=10, metadata=_h("--loss kge-inject: entities n the linker mixes per mention.")
+    )
+    mlm_probability: float = field(
+        default=0.15, metadata=_h("--loss kge-inject: share of tokens masked (whole mentions).")
+    )
+    passage_length: int = field(
+        default=96, metadata=_h("--loss kge-inject: max tokens per training passage.")
+    )
+    passages_per_batch: int = field(
+        default=6, metadata=_h("--loss kge-inject: passages per batch (the paper's 6).")
     )
     seed: int = field(default=13, metadata=_h("Random seed (sampling, dropout, init of heads)."))
     log_every: int = field(default=10, metadata=_h("Write a JSONL log record every N steps."))
@@ -340,15 +417,63 @@ class TrainConfig:
             raise ValueError("--hard-cluster must be at least 2")
         if self.dev is not None and self.dev_format is None:
             raise ValueError("--dev needs --dev-format")
-        if self.loss is LossKind.MS_V3 and self.kge is None:
+        kge_losses = (LossKind.MS_V3, LossKind.KGE_INJECT)
+        if self.loss in kge_losses and self.kge is None:
             raise ValueError(
-                "--loss ms-v3 needs --kge KGE, a folder written by 'termnorm kge train --kg "
-                "KG --model transe --out KGE' on the same KG as --kg"
+                f"--loss {self.loss.value} needs --kge KGE, a folder written by 'termnorm kge "
+                "train --kg KG --model transe --out KGE' on the same KG as --kg"
             )
-        if self.kge is not None and self.loss is not LossKind.MS_V3:
+        if self.kge is not None and self.loss not in kge_losses:
             raise ValueError(
-                f"--kge is only used by --loss ms-v3 (got --loss {self.loss.value}); "
-                "drop --kge or pass --loss ms-v3"
+                f"--kge is only used by --loss ms-v3 (got --loss {self.loss.value}) and "
+                "--loss kge-inject; drop --kge or pass one of them"
+            )
+        self._validate_batches()
+
+    def _validate_batches(self) -> None:
+        """Prototype batches, contexts and injection settings."""
+        prototype = self.batches is BatchKind.PROTOTYPE
+        if prototype and self.loss.value not in PROTOTYPE_LOSSES:
+            raise ValueError(
+                f"--batches prototype serves --loss {', '.join(PROTOTYPE_LOSSES)} (got "
+                f"{self.loss.value}); pass one of them or --batches kg"
+            )
+        for flag, value in (
+            ("--prototypes", self.prototypes),
+            ("--prototype-positives", self.prototype_positives),
+            ("--prototypes-per-concept", self.prototypes_per_concept),
+            ("--contexts-per-term", self.contexts_per_term),
+            ("--inject-candidates", self.inject_candidates),
+            ("--passages-per-batch", self.passages_per_batch),
+        ):
+            if value < 1:
+                raise ValueError(f"{flag} must be at least 1 (got {value})")
+        if self.prototype_negatives < 0 or self.context_words < 0 or self.prototype_refresh < 0:
+            raise ValueError(
+                "--prototype-negatives, --context-words and --prototype-refresh must be >= 0"
+            )
+        if self.corpus and not (prototype or self.loss is LossKind.KGE_INJECT):
+            raise ValueError(
+                "--corpus is read by --batches prototype (contextual mentions) and --loss "
+                "kge-inject (mention passages); pass one of them or drop --corpus"
+            )
+        if self.loss is LossKind.KGE_INJECT:
+            if not self.corpus:
+                raise ValueError(
+                    "--loss kge-inject needs --corpus FILE (text in which KG terms are "
+                    "matched: PubTator abstracts, or --corpus-format text)"
+                )
+            if not 0.0 < self.mlm_probability < 1.0:
+                raise ValueError(
+                    f"--mlm-probability must be in (0, 1) (got {self.mlm_probability})"
+                )
+            if self.inject_layer < 1 or self.passage_length < 8:
+                raise ValueError("--inject-layer must be >= 1 and --passage-length >= 8")
+        if prototype and self.corpus and self.max_length < 4 * self.context_words:
+            raise ValueError(
+                f"contextual mentions of --context-words {self.context_words} need --max-length "
+                f">= {4 * self.context_words} tokens (the window and the markers); raise "
+                "--max-length or lower --context-words"
             )
 
     # ------------------------------------------------------------------ (de)serialisation

@@ -40,7 +40,7 @@ from termnorm.training.protocols import Evaluator, Objective
 from termnorm.training.sampler import Batch
 from termnorm.training.trainer import Trainer, load_base_encoder
 
-__all__ = ["KGEMarginObjective", "kge_margin_trainer"]
+__all__ = ["KGEMarginObjective", "kge_margin_objective", "kge_margin_trainer", "load_margin_kge"]
 
 logger = logging.getLogger(__name__)
 
@@ -140,27 +140,49 @@ def kge_margin_trainer(
             message names the KG it was trained on) or is not a KGE folder.
     """
     config.validate()
-    if config.kge is None:  # validate() refuses it already; keeps the type checker informed
-        raise ValueError("--loss ms-v3 needs --kge KGE (a folder from 'termnorm kge train')")
-    kge = load_kge(config.kge, kg)  # the KG as given: the one the KGE must have been trained on
+    kge = load_margin_kge(config, kg)  # the KG as given: the one the KGE must have been trained on
     kg = with_domain_terms(config, kg, mentions)  # mentions join known concepts only
     encoder, info = load_base_encoder(config, dist_info)
     sampler = coder_sampler(config, kg)
+    objective = kge_margin_objective(config, kge, sampler.concept_ids)
+    return Trainer(config, encoder, sampler, objective, kg=kg, evaluator=evaluator, dist_info=info)
+
+
+def load_margin_kge(config: TrainConfig, kg: KnowledgeGraph) -> KGEVectors:
+    """The KGE of ``config.kge``, refused unless it was trained on ``kg``.
+
+    Raises:
+        ValueError: no ``config.kge``.
+        termnorm.errors.ArtifactMismatchError: the KGE was trained on another KG (the
+            message names the KG it was trained on) or is not a KGE folder.
+    """
+    if config.kge is None:  # validate() refuses it already; keeps the type checker informed
+        raise ValueError(
+            f"--loss {config.loss.value} needs --kge KGE (a folder from 'termnorm kge train')"
+        )
+    return load_kge(config.kge, kg)
+
+
+def kge_margin_objective(
+    config: TrainConfig, kge: KGEVectors, concept_ids: Sequence[str]
+) -> KGEMarginObjective:
+    """The MS v3 objective over a batch source's ``concept_ids`` (batch labels index them),
+    margins from ``kge`` (loaded from ``config.kge``); logs how many concepts lack a vector."""
     source = {
         "kge": str(config.kge),
         "kge_model": kge.card.get("config", {}).get("model"),
         "kge_dim": kge.dim,
         "kge_kg_fingerprint": kge.card.get("kg", {}).get("fingerprint"),
     }
-    objective = KGEMarginObjective(sampler.concept_ids, kge, source=source)
+    objective = KGEMarginObjective(concept_ids, kge, source=source)
     missing = objective.concepts_without_vector
     if missing:
         logger.warning(
             "MS v3: %d of %d concepts have no KGE vector (no relation in the KG); their pairs "
             "use the MS v1 margin lambda = %g",
             missing,
-            len(sampler.concept_ids),
+            len(concept_ids),
             objective.loss.lam,
         )
     logger.info("MS v3 margins from the %s KGE in %s", source["kge_model"], config.kge)
-    return Trainer(config, encoder, sampler, objective, kg=kg, evaluator=evaluator, dist_info=info)
+    return objective

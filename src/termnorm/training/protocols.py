@@ -50,14 +50,19 @@ from torch import nn
 if TYPE_CHECKING:
     from termnorm.encoders import TermEncoder
 
-__all__ = ["BatchSource", "Encode", "Evaluator", "Objective", "TrainBatch"]
+__all__ = ["BatchSource", "Encode", "Evaluator", "Objective", "TokenObjective", "TrainBatch"]
 
 Encode = Callable[[list[str]], np.ndarray]
 """Texts -> vectors ``[n, d]`` with the current weights (the trainer's precision, no grad)."""
 
 
 class TrainBatch(Protocol):
-    """What the trainer reads from a batch: the texts to encode, in order."""
+    """What the trainer reads from a batch: the texts to encode, in order.
+
+    A batch may also carry ``tokens`` (``input_ids``, ``attention_mask``, ... tensors
+    ``[N, T]``): the trainer then feeds those instead of tokenizing ``terms`` (a source that
+    masks tokens or tracks token spans, e.g. KGE injection's passages).
+    """
 
     @property
     def terms(self) -> Sequence[str]:
@@ -123,3 +128,23 @@ class Objective(nn.Module, ABC):
 
     def save(self, folder: Path) -> None:
         """Write the heads a user of the model needs beside the encoder (default: none)."""
+
+
+class TokenObjective(Objective):
+    """An objective that needs the model's token states rather than pooled term vectors
+    (masked-LM, injection into a middle layer): the trainer calls :meth:`forward_tokens`
+    with the transformer and the batch's tokens instead of pooling and calling ``forward``.
+    """
+
+    @abstractmethod
+    def forward_tokens(
+        self, model: nn.Module, tokens: dict[str, torch.Tensor], batch: Any
+    ) -> dict[str, torch.Tensor]:
+        """The loss parts of one batch (``"loss"`` included), running ``model`` itself."""
+
+    def forward(self, embeddings: torch.Tensor, batch: Any) -> dict[str, torch.Tensor]:
+        """Refused: this objective scores token states (:meth:`forward_tokens`)."""
+        raise TypeError(
+            f"{type(self).__name__} scores token states, not pooled vectors: the trainer "
+            "calls forward_tokens(model, tokens, batch)"
+        )

@@ -13,15 +13,17 @@ from collections.abc import Callable, Iterable, Sequence
 
 from termnorm.kg import KnowledgeGraph
 from termnorm.training.coder import coder_trainer
-from termnorm.training.config import LossKind, TrainConfig
+from termnorm.training.config import BatchKind, LossKind, TrainConfig
 from termnorm.training.data import MentionPair, training_mentions
 from termnorm.training.distributed import DistInfo, cleanup, init_distributed
+from termnorm.training.kge_injection import kge_injection_trainer
 from termnorm.training.kge_margin import kge_margin_trainer
 from termnorm.training.protocols import Evaluator
+from termnorm.training.prototype import prototype_trainer
 from termnorm.training.trainer import Trainer, TrainResult
 from termnorm.training.triplet import triplet_trainer
 
-__all__ = ["COMPOSITIONS", "build_trainer", "run_training"]
+__all__ = ["BATCH_COMPOSITIONS", "COMPOSITIONS", "build_trainer", "run_training"]
 
 Composition = Callable[
     [TrainConfig, KnowledgeGraph, Sequence[MentionPair], Evaluator | None, DistInfo | None],
@@ -32,8 +34,12 @@ COMPOSITIONS: dict[LossKind, Composition] = {
     **{kind: coder_trainer for kind in LossKind},
     LossKind.MS_V3: kge_margin_trainer,
     LossKind.TRIPLET: triplet_trainer,
+    LossKind.KGE_INJECT: kge_injection_trainer,
 }
 """The trainer of each ``--loss``: ``(config, kg, mentions, evaluator, dist_info) -> Trainer``."""
+
+BATCH_COMPOSITIONS: dict[BatchKind, Composition] = {BatchKind.PROTOTYPE: prototype_trainer}
+"""Batch sources that replace a loss's own (``--batches``); the MS losses take any of them."""
 
 
 def build_trainer(
@@ -57,7 +63,8 @@ def build_trainer(
         if config.kg is None:
             raise ValueError("the training config needs a KG folder (--kg) or a KG object")
         kg = KnowledgeGraph.load(config.kg)
-    return COMPOSITIONS[config.loss](config, kg, mentions, evaluator, dist_info)
+    compose = BATCH_COMPOSITIONS.get(config.batches, COMPOSITIONS[config.loss])
+    return compose(config, kg, mentions, evaluator, dist_info)
 
 
 def run_training(

@@ -39,6 +39,7 @@ from tqdm.auto import tqdm
 
 from termnorm._artifacts import atomic_dir
 from termnorm.encoders import DEFAULT_MAX_LENGTH, TermEncoder, default_model_path
+from termnorm.encoders.markers import mention_mask
 from termnorm.encoders.pooling import Pooling, pool
 from termnorm.errors import ArtifactMismatchError
 from termnorm.kg import KnowledgeGraph
@@ -53,7 +54,7 @@ from termnorm.training.optim import (
     freeze,
     resolve_precision,
 )
-from termnorm.training.protocols import BatchSource, Evaluator, Objective
+from termnorm.training.protocols import BatchSource, Evaluator, Objective, TokenObjective
 from termnorm.training.run_control import StopFlag, append_log, peak_rss_mb, truncate_log
 
 logger = logging.getLogger(__name__)
@@ -102,17 +103,31 @@ def load_base_encoder(
 
 
 class _EncoderAndObjective(nn.Module):
-    """Transformer + pooling + objective: the one module DDP wraps (tokens, batch → parts)."""
+    """Transformer + pooling + objective: the one module DDP wraps (tokens, batch → parts).
 
-    def __init__(self, model: nn.Module, pooling: Pooling, objective: Objective) -> None:
+    Texts with mention markers are pooled over the mention (``markers``, see
+    :mod:`termnorm.encoders.markers`); a :class:`TokenObjective` runs the model itself.
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        pooling: Pooling,
+        objective: Objective,
+        markers: tuple[int, int] | None = None,
+    ) -> None:
         super().__init__()
         self.model = model
         self.pooling = pooling
         self.objective = objective
+        self.markers = markers
 
     def forward(self, tokens: dict[str, torch.Tensor], batch: Any) -> dict[str, torch.Tensor]:
+        if isinstance(self.objective, TokenObjective):
+            return self.objective.forward_tokens(self.model, tokens, batch)
         hidden = self.model(**tokens).last_hidden_state  # [N, T, d]
-        emb = pool(hidden, tokens["attention_mask"], self.pooling).float()  # [N, d]
+        mask = mention_mask(tokens["input_ids"], tokens["attention_mask"], self.markers)
+        emb = pool(hidden, mask, self.pooling).float()  # [N, d]
         parts: dict[str, torch.Tensor] = self.objective(emb, batch)
         return parts
 
@@ -170,7 +185,7 @@ class Trainer:
     def _setup(self) -> None:
         c, info = self.config, self.info
         self.module = _EncoderAndObjective(
-            self.encoder.model, self.encoder.pooling, self.objective
+            self.encoder.model, self.encoder.pooling, self.objective, self.encoder.markers
         ).to(info.device)
         for name, param in self.encoder.model.named_parameters():
             if name.startswith("pooler."):  # BERT's pooler: not part of the term vector
@@ -333,7 +348,7 @@ class Trainer:
             return
         batch = self.source.batch(0, 0)
         with torch.no_grad(), autocast(self.info.device, self.dtype):
-            self.module(self.encoder.tokenize(batch.terms), batch)
+            self.module(self._tokens(batch), batch)
 
     def _step(self, step: int) -> tuple[dict[str, float], int]:
         """One optimizer step: the mean loss parts and the number of texts this rank encoded."""
@@ -345,7 +360,7 @@ class Trainer:
             shard = info.rank * c.grad_accum + micro
             torch.manual_seed(c.seed * 1_000_003 + step * 1_009 + shard)  # dropout stream
             batch = self.source.batch(step, shard)
-            tokens = self.encoder.tokenize(batch.terms)
+            tokens = self._tokens(batch)
             n_terms += len(batch.terms)
             sync = micro == c.grad_accum - 1 or not info.enabled
             ctx = self.wrapped.no_sync() if not sync else contextlib.nullcontext()  # type: ignore[operator]
@@ -364,6 +379,13 @@ class Trainer:
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         return totals, n_terms
+
+    def _tokens(self, batch: Any) -> dict[str, torch.Tensor]:
+        """The batch's own ``tokens`` on the device, else its ``terms`` tokenized."""
+        given = getattr(batch, "tokens", None)
+        if given is not None:
+            return {k: v.to(self.info.device) for k, v in given.items()}
+        return self.encoder.tokenize(batch.terms)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         """Vectors of ``texts`` with the current weights (for the batch source's refreshes)."""
