@@ -56,9 +56,18 @@ def test_split_writes_a_train_kg_without_the_heldout_codes(
     assert not concepts & heldout
     assert {"ICD10:III", "ICD10:VIII", "ICD10:XX", "ICD10:B10-B19", "ICD10:H20-H26"} <= concepts
     assert set(kg.terms["lang"]) <= set(LANGS)  # the zero-shot language never trains
-    parents = dict(zip(kg.relations["head"], kg.relations["tail"], strict=True))
+    tree = kg.relations[kg.relations["relation"] == "is_a"]
+    parents = dict(zip(tree["head"], tree["tail"], strict=True))
     assert set(parents.values()) <= concepts  # edges re-attached above held-out codes
     assert len(parents) == len(concepts) - 3  # every concept but the chapters has a parent
+    assert set(kg.relations["tail"]) <= concepts
+    further = kg.relations[kg.relations["relation"] != "is_a"]
+    for head, relation, tail in further.itertuples(index=False):
+        above = parents[head]
+        while above != tail:  # every further edge points up the kept tree
+            above = parents[above]
+        assert relation == script.ancestor_relation(tail)
+    assert set(further["relation"]) <= {"in_block", "in_chapter", "in_category"}
     again = script.split(tmp_path / "again", ICD10, LANGS, [], test_fraction=0.5, seed=3)
     assert (tmp_path / "again" / "heldout_codes.txt").read_text() == "".join(
         f"{c}\n" for c in sorted(heldout)

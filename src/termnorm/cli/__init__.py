@@ -34,6 +34,9 @@ def register_all(app: typer.Typer) -> None:
     from termnorm.cli import kge_cmd
 
     kge_cmd.register(app)
+    from termnorm.cli import encoder_cmd
+
+    encoder_cmd.register(app)
     from termnorm.cli import train_cmd
 
     train_cmd.register(app)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from termnorm.encoders.pooling import Pooling, pool
     from termnorm.encoders.runtime import Runtime, choose_runtime
     from termnorm.encoders.transformer import TermEncoder, default_model_path
+    from termnorm.encoders.vocabulary import VocabularyExtension, extend_vocabulary
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -23,8 +24,10 @@ __all__ = [
     "Pooling",
     "Runtime",
     "TermEncoder",
+    "VocabularyExtension",
     "choose_runtime",
     "default_model_path",
+    "extend_vocabulary",
     "folder_pooling",
     "model_fingerprint",
     "pool",
@@ -47,5 +50,7 @@ __getattr__ = lazy_getattr(
         "choose_runtime": "runtime",
         "TermEncoder": "transformer",
         "default_model_path": "transformer",
+        "VocabularyExtension": "vocabulary",
+        "extend_vocabulary": "vocabulary",
     },
 )
