@@ -6,8 +6,9 @@ targets, and always stay in training) are split 80/20 by a seeded permutation. `
 writes, under ``--out`` (default ``runs/crosslingual``):
 
 * ``train_kg/``: a KG folder of the training codes plus all chapters and blocks, with their
-  names in the training languages (en, es, de, fr, zh) and the ``is_a`` tree (a code whose
-  parent is held out hangs from its nearest kept ancestor);
+  names in the training languages (en, es, de, fr, zh), the ``is_a`` tree (a code whose
+  parent is held out hangs from its nearest kept ancestor) and ``in_block`` / ``in_chapter``
+  edges to the further ancestors;
 * ``eval/targets_<L>.tsv``: ``concept_id<TAB>name`` of ALL codes that have an L name;
 * ``eval/<L>_to_en.tsv``: the L names of the held-out codes, to normalize against the English
   names of all codes, and ``eval/en_to_<L>.tsv``: their English names against the L names.
@@ -27,6 +28,13 @@ Usage (from the repo root)::
 
     python benchmarks/crosslingual.py split [--seed 0] [--zero-shot ja,it,pt]
     python benchmarks/crosslingual.py eval [--model DIR] [--json runs/crosslingual/base.json]
+    python benchmarks/crosslingual.py table [--rows base,coder,ext,ext-msv3] [--steps 600]
+
+``table`` writes the README table in one command: for each row it trains the model when its
+folder is missing (``termnorm train`` on ``train_kg_lp``, the training KG with 6 % of its
+edges held out for ``termnorm eval linkpred``; ``ext`` rows start from the model of
+``termnorm encoder extend-vocab``; ``ext-msv3`` uses ``termnorm kge train``'s KGE), evaluates
+it, and caches the result under ``results/``; rows can be built one call at a time.
 """
 
 from __future__ import annotations
@@ -135,20 +143,43 @@ def read_tsv(path: Path) -> list[tuple[str, str]]:
     return rows
 
 
+def ancestors(concept: str, parent: dict[str, str]) -> list[str]:
+    """``concept``'s ancestors, nearest first (parent, ..., chapter)."""
+    out = []
+    while concept in parent:
+        concept = parent[concept]
+        out.append(concept)
+    return out
+
+
+def ancestor_relation(concept_id: str) -> str:
+    """``in_block`` for a block (``ICD10:A00-A09``), ``in_chapter`` for a chapter (``ICD10:I``),
+    ``in_category`` for a category."""
+    local = concept_id.split(":", 1)[-1]
+    if "-" in local:
+        return "in_block"
+    return "in_category" if any(ch.isdigit() for ch in local) else "in_chapter"
+
+
 def train_kg(source: Path | None, langs: list[str], heldout: set[str]) -> KnowledgeGraph:
     """The KG of ``langs`` without the held-out codes and their terms; a kept code whose
     parent is held out hangs from its nearest kept ancestor (``A00.0 → A00-A09`` when A00 is
-    held out), so the training tree stays connected and says nothing of the held-out code."""
+    held out), so the training tree stays connected and says nothing of the held-out code.
+
+    Relations: ``is_a`` to the nearest kept ancestor, and one edge to every further kept
+    ancestor (``in_block``, ``in_chapter``): a bare tree gives a leaf a single triple, so no
+    knowledge-graph embedding could hold a triple out with both of its ends seen in training
+    (the paper's split); with the ancestor edges every code has two or three."""
     kg, _ = build_kg([SourceSpec(KGFormat.ICD10WHO, source, {"langs": ",".join(langs)})])
     parent = dict(zip(kg.relations["head"], kg.relations["tail"], strict=True))
     edges = []
     for child in kg.concepts["concept_id"]:
-        if child in heldout or child not in parent:
+        if child in heldout:
             continue
-        above = parent[child]
-        while above in heldout:
-            above = parent[above]
-        edges.append({"head": child, "relation": "is_a", "tail": above})
+        kept = [a for a in ancestors(child, parent) if a not in heldout]
+        for i, above in enumerate(kept):
+            relation = "is_a" if i == 0 else ancestor_relation(above)
+            edges.append({"head": child, "relation": relation, "tail": above})
     keep = ~kg.concepts["concept_id"].isin(heldout)
     terms = kg.terms[~kg.terms["concept_id"].isin(heldout)]
     out = KnowledgeGraph.from_records(kg.concepts[keep], terms, edges)
@@ -254,6 +285,169 @@ def evaluate(
     return results
 
 
+# ----------------------------------------------------------------------------- the table
+LP_KG = "train_kg_lp"
+"""The training KG with 6 % of each relation's edges held out (``termnorm kg split``): every
+trained row and the KGE train on it, so ``termnorm eval linkpred`` can rank those edges."""
+TRAIN_ARGS = [
+    *("--k", "32", "--m", "2", "--max-length", "32", "--lr", "1e-4", "--precision", "fp32"),
+    *("--no-freeze-embeddings", "--freeze-layers", "0", "--lang-balanced"),
+    *("--checkpoint-every", "100"),
+]
+"""Shared by every trained row: 64 terms per step, languages drawn uniformly per synonym,
+nothing frozen (new vocabulary rows must move)."""
+ROWS = {
+    "base": "all-MiniLM-L6-v2, untrained",
+    "coder": "CODER cross-lingual (MS + relation loss)",
+    "ext": "+ vocabulary extension",
+    "ext-msv3": "+ MS v3 with the ICD-tree KGE",
+}
+
+
+def _termnorm(args: list[str]) -> None:
+    """Run ``termnorm ARGS`` in this process; a failure stops the table."""
+    from termnorm.cli.main import main as termnorm_main
+
+    print("$ termnorm " + " ".join(args), flush=True)
+    try:
+        termnorm_main(args)
+    except SystemExit as done:
+        if done.code not in (0, None):
+            raise SystemExit(f"termnorm {args[0]} {args[1]} failed (exit {done.code})") from None
+
+
+def _row_args(row: str, data: Path, steps: int, threads: int, kge_model: str) -> list[str]:
+    """The ``termnorm train`` arguments of a trained row."""
+    args = ["train", "--kg", str(data / LP_KG), "--out", str(data / "models" / row)]
+    args += ["--steps", str(steps), "--threads", str(threads), "--device", "cpu", *TRAIN_ARGS]
+    if row.startswith("ext"):
+        args += ["--base-model", str(data / "minilm-ext")]
+    if row.endswith("msv3"):
+        args += ["--loss", "ms-v3", "--kge", str(data / f"kge_{kge_model}")]
+    else:
+        args += ["--loss", "coder"]
+    return args
+
+
+def prepare(data: Path, row: str, vocab_size: int, kge_model: str, kge_epochs: int) -> None:
+    """What a row needs besides its training run, built when missing: the link-prediction
+    KG, the extended base model, the KGE."""
+    if not (data / LP_KG / "kg.json").is_file():
+        _termnorm(
+            [
+                "kg",
+                "split",
+                str(data / "train_kg"),
+                "--out",
+                str(data / LP_KG),
+                "--test-fraction",
+                "0.06",
+                "--seed",
+                "0",
+            ]
+        )
+    if row.startswith("ext") and not (data / "minilm-ext" / "vocabulary_extension.json").is_file():
+        langs = ",".join(lang for lang in TRAIN_LANGS if lang != PIVOT)
+        _termnorm(
+            [
+                "encoder",
+                "extend-vocab",
+                "--kg",
+                str(data / LP_KG),
+                "--lang",
+                langs,
+                "--size",
+                str(vocab_size),
+                "--out",
+                str(data / "minilm-ext"),
+            ]
+        )
+    kge = data / f"kge_{kge_model}"
+    if row.endswith("msv3") and not (kge / "kge.json").is_file():
+        _termnorm(
+            [
+                "kge",
+                "train",
+                "--kg",
+                str(data / LP_KG),
+                "--model",
+                kge_model,
+                "--epochs",
+                str(kge_epochs),
+                "--device",
+                "cpu",
+                "--out",
+                str(kge),
+            ]
+        )
+
+
+def run_row(
+    data: Path,
+    row: str,
+    steps: int,
+    threads: int,
+    vocab_size: int,
+    kge_model: str,
+    kge_epochs: int,
+) -> dict[str, Any]:
+    """Train (when its model is missing) and evaluate one row; its results are cached in
+    ``data/results/<row>.json`` and reused."""
+    cached = data / "results" / f"{row}.json"
+    if cached.is_file():
+        return dict(json.loads(cached.read_text()))
+    model: Path | None = None
+    command = None
+    if row != "base":
+        prepare(data, row, vocab_size, kge_model, kge_epochs)
+        model = data / "models" / row
+        args = _row_args(row, data, steps, threads, kge_model)
+        command = "termnorm " + " ".join(args)
+        if not (model / "modules.json").is_file():
+            if (model / "checkpoints").is_dir():
+                args.append("--resume")
+            _termnorm(args)
+    results = evaluate(data, str(model) if model else None)
+    out = {
+        "row": row,
+        "label": ROWS[row],
+        "model": str(model or "default"),
+        "command": command,
+        "results": results,
+    }
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_text(json.dumps(out, indent=1) + "\n")
+    return out
+
+
+def markdown(rows: list[dict[str, Any]], langs: Sequence[str]) -> str:
+    """The README table: acc@1 / acc@5 (%) per language and direction, and acc@1 L→en as a
+    multiple of the base row's."""
+    base = next((r for r in rows if r["row"] == "base"), None)
+    head = "| model | " + " | ".join(f"{lang}→en | en→{lang}" for lang in langs) + " |"
+    lines = [head, "|---|" + "---:|---:|" * len(langs)]
+    for r in rows:
+        cells = []
+        for lang in langs:
+            for stem in (f"{lang}_to_en", f"en_to_{lang}"):
+                res = r["results"].get(stem)
+                cells.append(
+                    "–" if res is None else f"{100 * res['acc@1']:.1f} / {100 * res['acc@5']:.1f}"
+                )
+        lines.append(f"| {r['label']} | " + " | ".join(cells) + " |")
+    if base is not None:
+        ratios = []
+        for r in rows:
+            parts = []
+            for lang in langs:
+                b = base["results"].get(f"{lang}_to_en", {}).get("acc@1")
+                x = r["results"].get(f"{lang}_to_en", {}).get("acc@1")
+                parts.append(f"{lang} ×{x / b:.1f}" if b and x is not None else f"{lang} –")
+            ratios.append(f"{r['label']}: " + ", ".join(parts))
+        lines += ["", "acc@1 L→en relative to the base model: " + "; ".join(ratios[1:])]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -282,7 +476,50 @@ def main(argv: list[str] | None = None) -> None:
         "--threads", type=int, default=1, help="torch CPU threads (shared machine: 1)"
     )
     p_eval.add_argument("--json", type=Path, default=None, help="also write the results here")
+    p_table = sub.add_parser(
+        "table",
+        help="train (when missing) and evaluate the README rows; write the table",
+        description="Rows whose results are cached under DATA/results are reused, a row "
+        "whose model folder exists is only evaluated, an interrupted run resumes; so the "
+        "table can be built one row per call (--rows coder) and then assembled.",
+    )
+    p_table.add_argument("--data", type=Path, default=OUT)
+    p_table.add_argument("--rows", default=",".join(ROWS), help=f"subset of {','.join(ROWS)}")
+    p_table.add_argument("--steps", type=int, default=600, help="training steps per row")
+    p_table.add_argument("--vocab-size", type=int, default=8000, help="extend-vocab --size")
+    p_table.add_argument("--kge-model", default="rotate", help="KGE of the ms-v3 row")
+    p_table.add_argument("--kge-epochs", type=int, default=60)
+    p_table.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    p_table.add_argument("--out", type=Path, default=None, help="write the markdown table here")
     args = parser.parse_args(argv)
+    if args.command == "table":
+        import torch
+
+        torch.set_num_threads(args.threads)
+        names = [x.strip() for x in args.rows.split(",") if x.strip()]
+        unknown = [x for x in names if x not in ROWS]
+        if unknown:
+            raise SystemExit(f"unknown rows {unknown}; choose from {', '.join(ROWS)}")
+        if not (args.data / "split.json").is_file():
+            raise SystemExit(f"no split under {args.data}: run 'split' first")
+        rows = [
+            run_row(
+                args.data,
+                name,
+                args.steps,
+                args.threads,
+                args.vocab_size,
+                args.kge_model,
+                args.kge_epochs,
+            )
+            for name in names
+        ]
+        langs = json.loads((args.data / "split.json").read_text())["langs"][1:]
+        table = markdown(rows, langs)
+        print(table)
+        if args.out is not None:
+            args.out.write_text(table)
+        return
     if args.command == "split":
         summary = split(
             args.out,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from types import ModuleType
 
@@ -56,9 +57,18 @@ def test_split_writes_a_train_kg_without_the_heldout_codes(
     assert not concepts & heldout
     assert {"ICD10:III", "ICD10:VIII", "ICD10:XX", "ICD10:B10-B19", "ICD10:H20-H26"} <= concepts
     assert set(kg.terms["lang"]) <= set(LANGS)  # the zero-shot language never trains
-    parents = dict(zip(kg.relations["head"], kg.relations["tail"], strict=True))
+    tree = kg.relations[kg.relations["relation"] == "is_a"]
+    parents = dict(zip(tree["head"], tree["tail"], strict=True))
     assert set(parents.values()) <= concepts  # edges re-attached above held-out codes
     assert len(parents) == len(concepts) - 3  # every concept but the chapters has a parent
+    assert set(kg.relations["tail"]) <= concepts
+    further = kg.relations[kg.relations["relation"] != "is_a"]
+    for head, relation, tail in further.itertuples(index=False):
+        above = parents[head]
+        while above != tail:  # every further edge points up the kept tree
+            above = parents[above]
+        assert relation == script.ancestor_relation(tail)
+    assert set(further["relation"]) <= {"in_block", "in_chapter", "in_category"}
     again = script.split(tmp_path / "again", ICD10, LANGS, [], test_fraction=0.5, seed=3)
     assert (tmp_path / "again" / "heldout_codes.txt").read_text() == "".join(
         f"{c}\n" for c in sorted(heldout)
@@ -109,3 +119,37 @@ def test_eval_scores_every_direction(
     assert set(results) == {"es_to_en", "en_to_es"}
     for row in results.values():
         assert row["mentions"] > 0 and 0.0 <= row["acc@1"] <= row["acc@5"] <= 1.0
+
+
+def test_table_rows_train_on_the_linkpred_kg_with_their_own_recipe(
+    script: ModuleType, tmp_path: Path
+) -> None:
+    coder = script._row_args("coder", tmp_path, 50, 1, "rotate")
+    assert coder[:3] == ["train", "--kg", str(tmp_path / "train_kg_lp")]
+    assert coder[3:5] == ["--out", str(tmp_path / "models" / "coder")]
+    assert "--lang-balanced" in coder and "--no-freeze-embeddings" in coder
+    assert coder[coder.index("--loss") + 1] == "coder" and "--base-model" not in coder
+    ext = script._row_args("ext-msv3", tmp_path, 50, 1, "rotate")
+    assert ext[ext.index("--base-model") + 1] == str(tmp_path / "minilm-ext")
+    assert ext[ext.index("--loss") + 1] == "ms-v3"
+    assert ext[ext.index("--kge") + 1] == str(tmp_path / "kge_rotate")
+
+
+def test_table_caches_rows_and_writes_ratios_to_the_base(
+    script: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script.split(tmp_path, ICD10, ["en", "es"], [], test_fraction=0.5, seed=3)
+    results = tmp_path / "results"
+    results.mkdir()
+    for row, acc in (("base", 0.25), ("coder", 0.5)):
+        scores = {"mentions": 4, "acc@1": acc, "acc@5": 0.75}
+        cached = {"row": row, "label": script.ROWS[row], "model": row, "command": None}
+        cached["results"] = {"es_to_en": scores, "en_to_es": scores}
+        (results / f"{row}.json").write_text(json.dumps(cached))
+    out = tmp_path / "table.md"
+    script.main(["table", "--data", str(tmp_path), "--rows", "base,coder", "--out", str(out)])
+    table = out.read_text()
+    assert "| all-MiniLM-L6-v2, untrained | 25.0 / 75.0 | 25.0 / 75.0 |" in table
+    assert "CODER cross-lingual (MS + relation loss): es ×2.0" in table
+    with pytest.raises(SystemExit, match="unknown rows"):
+        script.main(["table", "--data", str(tmp_path), "--rows", "coder,nope"])

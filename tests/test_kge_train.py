@@ -130,6 +130,13 @@ def test_cli_train_and_info(
 
     code, stdout, _ = run_main(["kge", "info", str(out), "--json"], capsys)
     assert code == 0 and json.loads(stdout) == card
+
+    unrelated = tmp_path / "unrelated.tsv"
+    unrelated.write_text("no such term\tskin disorder 7\t1\nfever\tcough\t3\n")
+    refused = [*args[:6], "--out", str(tmp_path / "refused"), "--relatedness", str(unrelated)]
+    code, _, stderr = run_main(refused, capsys)
+    assert code == 1 and "no pair of" in stderr and "drop --relatedness" in stderr
+    assert not (tmp_path / "refused").exists()  # refused before training
     code, stdout, _ = run_main(["kge", "info", str(out)], capsys)
     assert code == 0 and "linkpred_mrr" in stdout and "toy_spearman" in stdout
     sizes = card["split"]["sizes"]

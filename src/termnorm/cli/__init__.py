@@ -37,6 +37,10 @@ def register_all(app: typer.Typer) -> None:
     from termnorm.cli import rank_cmd
 
     rank_cmd.register(app)
+
+    from termnorm.cli import encoder_cmd
+
+    encoder_cmd.register(app)
     from termnorm.cli import train_cmd
 
     train_cmd.register(app)

@@ -199,12 +199,21 @@ def relatedness_cmd(
 @eval_app.command(
     "linkpred",
     epilog="Examples:\n\n  termnorm eval linkpred --kg hpo_kg --model MODEL_DIR\n\n"
-    "  termnorm eval linkpred --kg kg --model MODEL_DIR --triplets kg_train/heldout_relations.parquet",
+    "  termnorm eval linkpred --kg kg --model MODEL_DIR --triplets kg_train/heldout_relations.parquet"
+    "\n\n  termnorm eval linkpred --kg kg_train --triplets kg_train/heldout_relations.parquet "
+    "--model models/coder --kge kge/transe --kge kge/rotate",
 )
 def linkpred_cmd(
     kg: Path = typer.Option(..., "--kg", help=KG_HELP + " Candidates and known triplets."),
-    model: Path = typer.Option(
-        ..., "--model", help="Model folder with relations/ (termnorm train)."
+    model: list[Path] | None = typer.Option(
+        None,
+        "--model",
+        help="Model folder with relations/ (termnorm train); repeatable.",
+    ),
+    kge: list[Path] | None = typer.Option(
+        None,
+        "--kge",
+        help="KGE folder (termnorm kge train on --kg) ranked beside the models; repeatable.",
     ),
     pooling: str | None = typer.Option(None, "--pooling", help=POOLING_HELP),
     test_fraction: float = typer.Option(0.2, "--test-fraction", help="Share of triplets ranked."),
@@ -218,22 +227,76 @@ def linkpred_cmd(
     ),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """hits@1/3/10, MR and MRR of ranking tails by the model's relation head S_rel."""
+    """hits@1/3/10, MR and MRR of ranking tails by a model's relation head S_rel; with several
+    models or any --kge, one table of all of them on the same triplets and candidates."""
     from termnorm.evaluation.link_prediction import LinkPredictionEvaluator
     from termnorm.kg.split import load_heldout
 
+    models, kges = list(model or []), list(kge or [])
+    if not models and not kges:
+        raise typer.BadParameter("give --model and/or --kge", param_hint="--model")
+    graph = _kg(kg)
     explicit = load_heldout(triplets) if triplets is not None else None
     evaluator = LinkPredictionEvaluator(
-        _kg(kg),
+        graph,
         filtered=not raw,
         test_fraction=test_fraction,
         max_triplets=max_triplets,
         triplets=explicit,
         seed=seed,
     )
-    metrics = evaluator.evaluate(_encoder(model, pooling))
-    info = {"kg": str(kg), "model": str(model), "filtered": not raw}
-    _emit(dict(metrics), json_out, f"link prediction on {kg}", info)
+    if len(models) == 1 and not kges:
+        metrics = evaluator.evaluate(_encoder(models[0], pooling))
+        info = {"kg": str(kg), "model": str(models[0]), "filtered": not raw}
+        _emit(dict(metrics), json_out, f"link prediction on {kg}", info)
+        return
+    _compare_linkpred(graph, kg, models, kges, pooling, evaluator.triplets, not raw, json_out)
+
+
+def _compare_linkpred(
+    graph: KnowledgeGraph,
+    kg: Path,
+    models: list[Path],
+    kges: list[Path],
+    pooling: str | None,
+    triplets: Any,
+    filtered: bool,
+    json_out: bool,
+) -> None:
+    """One table: every model and KGE ranked on the same triplets and candidates."""
+    from termnorm.evaluation.linkpred_compare import (
+        EncoderTailScorer,
+        TailScorer,
+        compare_link_prediction,
+    )
+    from termnorm.kge import KGETailScorer
+
+    scorers: dict[str, TailScorer] = {}
+    for path in kges:
+        scorers[f"KGE {path}"] = KGETailScorer(path, graph)
+    for path in models:
+        scorers[f"encoder {path}"] = EncoderTailScorer(_encoder(path, pooling), graph)
+    result = compare_link_prediction(graph, scorers, triplets, filtered=filtered)
+    if json_out:
+        ready = {name: json_ready(m) for name, m in result.metrics.items()}
+        print_json({"kg": str(kg), **result.to_dict(), "models": ready})
+        return
+    table = Table(
+        title=f"link prediction on {kg}: {result.triplets} triplets "
+        f"({result.dropped} dropped), {result.candidates} candidate tails, "
+        f"{'filtered' if filtered else 'raw'}"
+    )
+    table.add_column("model")
+    for column in ("hits@1", "hits@3", "hits@10", "MR", "MRR"):
+        table.add_column(column, justify="right")
+    for name, m in result.metrics.items():
+        table.add_row(
+            name,
+            *(f"{m[k]:.3f}" for k in ("hits@1", "hits@3", "hits@10")),
+            f"{m['mr']:.1f}",
+            f"{m['mrr']:.3f}",
+        )
+    Console().print(table)
 
 
 def register(app: typer.Typer) -> None:

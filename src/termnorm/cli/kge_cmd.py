@@ -48,12 +48,16 @@ def similarity_evaluators(
     relatedness: Sequence[str],
     seed: int,
 ) -> list[KGEEvaluator]:
-    """MCSM (``mcsm_*``) and relatedness (``<name>_*``) evaluators of entity vectors."""
+    """MCSM (``mcsm_*``) and relatedness (``<name>_*``) evaluators of entity vectors; a pair
+    file none of whose pairs names two KG concepts is refused here, before any training."""
+    from termnorm.errors import EmptyResultError
     from termnorm.evaluation.mcsm import MCSMEvaluator
     from termnorm.evaluation.relatedness import RelatednessEvaluator
     from termnorm.kge import ConceptIdEmbedder, KGEVectors, TermEmbedder, kg_named_by_id
+    from termnorm.kge.embedders import TermConcepts
 
     evaluators: list[KGEEvaluator] = []
+    terms: TermConcepts | None = None
     if mcsm:
         by_id = MCSMEvaluator(
             kg_named_by_id(kg), k=mcsm_k, max_concepts_per_type=mcsm_max_per_type, seed=seed
@@ -66,6 +70,14 @@ def similarity_evaluators(
     for spec in relatedness:
         name, path = relatedness_name(spec)
         pairs = RelatednessEvaluator(path, name=name)
+        terms = terms or TermConcepts(kg)
+        first = [terms.concept_of(t) for t in pairs.pairs.term1]
+        second = [terms.concept_of(t) for t in pairs.pairs.term2]
+        if not any(a and b for a, b in zip(first, second, strict=True)):
+            raise EmptyResultError(
+                f"no pair of {path} has both terms naming a concept of the KG, so the KGE "
+                f"could not be scored on it; drop --relatedness {spec}"
+            )
 
         def score_pairs(kge: KGEVectors, pairs: RelatednessEvaluator = pairs) -> dict[str, float]:
             return pairs(TermEmbedder(kge, kg))

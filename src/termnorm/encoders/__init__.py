@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from termnorm.encoders.pooling import Pooling, pool
     from termnorm.encoders.runtime import Runtime, choose_runtime
     from termnorm.encoders.transformer import TermEncoder, default_model_path
+    from termnorm.encoders.vocabulary import VocabularyExtension, extend_vocabulary
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -26,9 +27,11 @@ __all__ = [
     "Pooling",
     "Runtime",
     "TermEncoder",
+    "VocabularyExtension",
     "add_mention_markers",
     "choose_runtime",
     "default_model_path",
+    "extend_vocabulary",
     "folder_pooling",
     "model_fingerprint",
     "pool",
@@ -54,5 +57,7 @@ __getattr__ = lazy_getattr(
         "choose_runtime": "runtime",
         "TermEncoder": "transformer",
         "default_model_path": "transformer",
+        "VocabularyExtension": "vocabulary",
+        "extend_vocabulary": "vocabulary",
     },
 )

@@ -17,6 +17,7 @@ __all__ = [
     "KGEConfig",
     "KGEEvaluator",
     "KGEModelKind",
+    "KGETailScorer",
     "KGEVectors",
     "TermEmbedder",
     "TripleSplit",
@@ -26,6 +27,7 @@ __all__ = [
     "link_prediction_metrics",
     "load_kge",
     "load_split",
+    "read_kge_card",
     "real_vectors",
     "save_kge",
     "split_triples",
@@ -46,6 +48,8 @@ _WHERE = {
     "check_kg": "folder",
     "load_kge": "folder",
     "load_split": "folder",
+    "read_kge_card": "folder",
+    "KGETailScorer": "scoring",
     "save_kge": "folder",
     "link_prediction_metrics": "metrics",
     "TripleSplit": "split",
@@ -61,8 +65,16 @@ _WHERE = {
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.kge.config import FIELD_HELP, KGEConfig, KGEModelKind
     from termnorm.kge.embedders import ConceptIdEmbedder, TermEmbedder, kg_named_by_id, term_key
-    from termnorm.kge.folder import CARD_NAME, check_kg, load_kge, load_split, save_kge
+    from termnorm.kge.folder import (
+        CARD_NAME,
+        check_kg,
+        load_kge,
+        load_split,
+        read_kge_card,
+        save_kge,
+    )
     from termnorm.kge.metrics import link_prediction_metrics
+    from termnorm.kge.scoring import KGETailScorer
     from termnorm.kge.split import TripleSplit, kg_triples, split_triples
     from termnorm.kge.train import KGEEvaluator, real_vectors, train_kge
     from termnorm.kge.vectors import KGEVectors, unit_rows

@@ -23,7 +23,7 @@ import numpy as np
 from termnorm.kg import KnowledgeGraph
 from termnorm.kge.vectors import KGEVectors
 
-__all__ = ["ConceptIdEmbedder", "TermEmbedder", "kg_named_by_id", "term_key"]
+__all__ = ["ConceptIdEmbedder", "TermConcepts", "TermEmbedder", "kg_named_by_id", "term_key"]
 
 
 def term_key(text: str) -> str:
@@ -48,12 +48,10 @@ class ConceptIdEmbedder:
         return self.kge.unit_vectors(list(texts))[0]
 
 
-class TermEmbedder:
-    """``encode(terms)``: the unit entity vector of the one concept a term names (see the
-    module doc); zero rows for unmatched or ambiguous terms."""
+class TermConcepts:
+    """The one KG concept a term names (see the module doc), or ``None``."""
 
-    def __init__(self, kge: KGEVectors, kg: KnowledgeGraph) -> None:
-        self.kge = kge
+    def __init__(self, kg: KnowledgeGraph) -> None:
         preferred: dict[str, set[str]] = {}
         for cid, name in zip(kg.concepts["concept_id"], kg.concepts["name"], strict=True):
             preferred.setdefault(term_key(str(name)), set()).add(str(cid))
@@ -70,6 +68,19 @@ class TermEmbedder:
             if ids:
                 return next(iter(ids)) if len(ids) == 1 else None
         return None
+
+
+class TermEmbedder:
+    """``encode(terms)``: the unit entity vector of the one concept a term names (see the
+    module doc); zero rows for unmatched or ambiguous terms."""
+
+    def __init__(self, kge: KGEVectors, kg: KnowledgeGraph) -> None:
+        self.kge = kge
+        self.terms = TermConcepts(kg)
+
+    def concept_of(self, text: str) -> str | None:
+        """The concept ``text`` names, or ``None`` (unmatched or ambiguous)."""
+        return self.terms.concept_of(text)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """``[len(texts), d]`` float32."""

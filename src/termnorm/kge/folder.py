@@ -41,6 +41,7 @@ __all__ = [
     "check_kg",
     "load_kge",
     "load_split",
+    "read_kge_card",
     "save_kge",
 ]
 
@@ -102,6 +103,12 @@ def _read_card(folder: Path) -> dict[str, Any]:
             f"{FORMAT_VERSION}; retrain it with 'termnorm kge train'"
         )
     return card
+
+
+def read_kge_card(folder: str | Path) -> dict[str, Any]:
+    """The card of a KGE folder; :class:`ArtifactMismatchError` when it is not one (or of
+    another format version)."""
+    return _read_card(Path(folder))
 
 
 def check_kg(card: dict[str, Any], kg: KnowledgeGraph, folder: str | Path) -> None:
