@@ -12,10 +12,17 @@ from termnorm._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.training.coder import CoderObjective, coder_trainer
-    from termnorm.training.config import LossKind, Precision, TrainConfig, TrainData
+    from termnorm.training.config import (
+        LossKind,
+        NegativeKind,
+        Precision,
+        TrainConfig,
+        TrainData,
+    )
     from termnorm.training.distributed import DistInfo, init_distributed
     from termnorm.training.hard_negatives import nearest_neighbours
     from termnorm.training.kge_margin import KGEMarginObjective, kge_margin_trainer
+    from termnorm.training.mtcg import MtcgObjective, MtcgSource, mtcg_trainer
     from termnorm.training.protocols import BatchSource, Evaluator, Objective
     from termnorm.training.run import build_trainer, run_training
     from termnorm.training.sampler import Batch, KGSampler
@@ -32,6 +39,9 @@ __all__ = [
     "KGEMarginObjective",
     "KGSampler",
     "LossKind",
+    "MtcgObjective",
+    "MtcgSource",
+    "NegativeKind",
     "Objective",
     "Precision",
     "TrainConfig",
@@ -45,6 +55,7 @@ __all__ = [
     "init_distributed",
     "kge_margin_trainer",
     "load_base_encoder",
+    "mtcg_trainer",
     "nearest_neighbours",
     "run_training",
     "triplet_trainer",
@@ -56,6 +67,7 @@ __getattr__ = lazy_getattr(
         "CoderObjective": "coder",
         "coder_trainer": "coder",
         "LossKind": "config",
+        "NegativeKind": "config",
         "Precision": "config",
         "TrainConfig": "config",
         "TrainData": "config",
@@ -64,6 +76,9 @@ __getattr__ = lazy_getattr(
         "nearest_neighbours": "hard_negatives",
         "KGEMarginObjective": "kge_margin",
         "kge_margin_trainer": "kge_margin",
+        "MtcgObjective": "mtcg",
+        "MtcgSource": "mtcg",
+        "mtcg_trainer": "mtcg",
         "BatchSource": "protocols",
         "Evaluator": "protocols",
         "Objective": "protocols",

@@ -17,6 +17,7 @@ from termnorm.training.config import LossKind, TrainConfig
 from termnorm.training.data import MentionPair, training_mentions
 from termnorm.training.distributed import DistInfo, cleanup, init_distributed
 from termnorm.training.kge_margin import kge_margin_trainer
+from termnorm.training.mtcg import mtcg_trainer
 from termnorm.training.protocols import Evaluator
 from termnorm.training.trainer import Trainer, TrainResult
 from termnorm.training.triplet import triplet_trainer
@@ -32,6 +33,7 @@ COMPOSITIONS: dict[LossKind, Composition] = {
     **{kind: coder_trainer for kind in LossKind},
     LossKind.MS_V3: kge_margin_trainer,
     LossKind.TRIPLET: triplet_trainer,
+    LossKind.MTCG: mtcg_trainer,
 }
 """The trainer of each ``--loss``: ``(config, kg, mentions, evaluator, dist_info) -> Trainer``."""
 

@@ -113,7 +113,10 @@ class _EncoderAndObjective(nn.Module):
     def forward(self, tokens: dict[str, torch.Tensor], batch: Any) -> dict[str, torch.Tensor]:
         hidden = self.model(**tokens).last_hidden_state  # [N, T, d]
         emb = pool(hidden, tokens["attention_mask"], self.pooling).float()  # [N, d]
-        parts: dict[str, torch.Tensor] = self.objective(emb, batch)
+        if self.objective.needs_cls:  # the first token's vectors [N, H] too
+            parts: dict[str, torch.Tensor] = self.objective(emb, batch, cls=hidden[:, 0].float())
+        else:
+            parts = self.objective(emb, batch)
         return parts
 
 
