@@ -158,3 +158,37 @@ def test_train_objective_mtcg_end_to_end(
         capsys,
     )
     assert code == 0, err
+
+
+def test_an_online_run_resumes_with_its_mined_negatives(
+    tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
+) -> None:
+    from termnorm.training.mtcg import mtcg_trainer
+
+    def config(steps: int) -> TrainConfig:
+        return TrainConfig(
+            out=tmp_path / "model",
+            base_model=tiny_bert_path,
+            loss=LossKind.MTCG,
+            steps=steps,
+            mention_batch=3,
+            negatives_per_mention=2,
+            lr=1e-3,
+            precision="fp32",  # type: ignore[arg-type]
+            device="cpu",
+            freeze_embeddings=False,
+            freeze_layers=0,
+            log_every=1,
+            checkpoint_every=4,
+            clean_checkpoints=False,
+        )
+
+    # 8 items, 3 per batch: log steps 4-6 are epoch 2 (mined negatives); the checkpoint after
+    # step 4 holds them, so the resumed steps 5-6 must repeat the first run exactly
+    mtcg_trainer(config(6), tiny_kg, MENTIONS).train()
+    log = tmp_path / "model" / "train_log.jsonl"
+    uninterrupted = [json.loads(line)["loss"] for line in log.read_text().splitlines()]
+    result = mtcg_trainer(config(6), tiny_kg, MENTIONS).train(resume=True)
+    assert result.steps == 6
+    resumed = [json.loads(line)["loss"] for line in log.read_text().splitlines()]
+    assert resumed == uninterrupted  # steps 5-6 again, with the checkpoint's negatives
