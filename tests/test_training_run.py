@@ -116,8 +116,13 @@ def test_output_folder_builds_an_index_with_the_cli(
 
 @pytest.mark.parametrize(
     "loss",
-    # ms-v3 and kge-inject need a KGE (tests/test_training_kge_margin.py, _kge_injection.py)
-    [k.value for k in LossKind if k not in (LossKind.TRIPLET, LossKind.MS_V3, LossKind.KGE_INJECT)],
+    # ms-v3 and kge-inject need a KGE (tests/test_training_kge_margin.py, _kge_injection.py),
+    # mtcg training mentions (tests/test_mtcg_training.py)
+    [
+        k.value
+        for k in LossKind
+        if k not in (LossKind.TRIPLET, LossKind.MS_V3, LossKind.KGE_INJECT, LossKind.MTCG)
+    ],
 )
 def test_every_objective_trains(
     tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path, loss: str

@@ -3,7 +3,8 @@
 Each field becomes ``--field-name`` (booleans ``--field-name/--no-field-name``) with the
 field's default and the help text of its metadata (``help``); the metadata may also give the
 option's names (``flag``), make the option required on the command line (``cli_required``)
-or require an existing path (``exists``: ``"dir"`` or ``"path"``). Enums become choices,
+or require an existing path (``exists``: ``"dir"`` or ``"path"``), and further names
+(``aliases``). Enums become choices,
 ``X | None`` an optional ``X``, ``tuple[X, ...]`` a repeatable option. :func:`with_options`
 gives a command function the signature typer reads, so that a default and its help text live
 in the dataclass only.
@@ -70,6 +71,7 @@ def config_options(config_cls: type[Any]) -> list[inspect.Parameter]:
         option = typer.Option(
             default,
             option_names(field, kind),
+            *meta.get("aliases", ()),
             help=meta.get("help", ""),
             exists=exists is not None,
             file_okay=exists != "dir",

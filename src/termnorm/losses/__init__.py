@@ -1,6 +1,8 @@
 """Losses: ``nn.Module``s whose ``forward`` takes embeddings and labels and returns a scalar."""
 
 from termnorm.losses.batch_hard_triplet import BatchHardSoftMarginTripletLoss, TripletDistance
+from termnorm.losses.implication import ImplicationLoss, implication_labels
+from termnorm.losses.margin_triplet import MarginTripletLoss
 from termnorm.losses.multi_similarity import (
     MultiSimilarityLoss,
     label_pairs,
@@ -18,6 +20,8 @@ from termnorm.losses.transe import TransEMarginLoss, TransEMSLoss
 __all__ = [
     "RELATIONS_DIR",
     "BatchHardSoftMarginTripletLoss",
+    "ImplicationLoss",
+    "MarginTripletLoss",
     "MultiSimilarityLoss",
     "MultiSimilarityV2Loss",
     "MultiSimilarityV3Loss",
@@ -28,6 +32,7 @@ __all__ = [
     "TransEMSLoss",
     "TransEMarginLoss",
     "TripletDistance",
+    "implication_labels",
     "kge_margins",
     "label_pairs",
     "mine_hard_pairs",

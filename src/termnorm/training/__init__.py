@@ -12,7 +12,14 @@ from termnorm._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.training.coder import CoderObjective, coder_trainer
-    from termnorm.training.config import BatchKind, LossKind, Precision, TrainConfig, TrainData
+    from termnorm.training.config import (
+        BatchKind,
+        LossKind,
+        NegativeKind,
+        Precision,
+        TrainConfig,
+        TrainData,
+    )
     from termnorm.training.distributed import DistInfo, init_distributed
     from termnorm.training.hard_negatives import nearest_neighbours, nearest_texts
     from termnorm.training.kge_injection import (
@@ -22,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
         kge_injection_trainer,
     )
     from termnorm.training.kge_margin import KGEMarginObjective, kge_margin_trainer
+    from termnorm.training.mtcg import MtcgObjective, MtcgSource, mtcg_trainer
     from termnorm.training.pipeline import pipelined_training
     from termnorm.training.protocols import BatchSource, Evaluator, Objective, TokenObjective
     from termnorm.training.prototype import PrototypeSource, prototype_trainer
@@ -44,6 +52,9 @@ __all__ = [
     "KGEMarginObjective",
     "KGSampler",
     "LossKind",
+    "MtcgObjective",
+    "MtcgSource",
+    "NegativeKind",
     "Objective",
     "Precision",
     "PrototypeSource",
@@ -60,6 +71,7 @@ __all__ = [
     "kge_injection_trainer",
     "kge_margin_trainer",
     "load_base_encoder",
+    "mtcg_trainer",
     "nearest_neighbours",
     "nearest_texts",
     "pipelined_training",
@@ -75,6 +87,7 @@ __getattr__ = lazy_getattr(
         "coder_trainer": "coder",
         "BatchKind": "config",
         "LossKind": "config",
+        "NegativeKind": "config",
         "Precision": "config",
         "TrainConfig": "config",
         "TrainData": "config",
@@ -92,6 +105,9 @@ __getattr__ = lazy_getattr(
         "TokenObjective": "protocols",
         "KGEMarginObjective": "kge_margin",
         "kge_margin_trainer": "kge_margin",
+        "MtcgObjective": "mtcg",
+        "MtcgSource": "mtcg",
+        "mtcg_trainer": "mtcg",
         "BatchSource": "protocols",
         "Evaluator": "protocols",
         "Objective": "protocols",

@@ -25,7 +25,15 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from termnorm.encoders.pooling import Pooling
 
-__all__ = ["BatchKind", "LossKind", "Precision", "TrainConfig", "TrainData", "check_batch_shape"]
+__all__ = [
+    "BatchKind",
+    "LossKind",
+    "NegativeKind",
+    "Precision",
+    "TrainConfig",
+    "TrainData",
+    "check_batch_shape",
+]
 
 
 def check_batch_shape(k: int, m: int, flag: str = "") -> None:
@@ -56,12 +64,13 @@ class LossKind(str, Enum):
     KGE_INJECT = (
         "kge-inject"  # KGE injection pre-training: L_MLM + L_EL (training/kge_injection.py)
     )
+    MTCG = "mtcg"  # multi-task candidate generator: mention triples + implication head (mtcg.py)
 
     @property
     def relation(self) -> str | None:
         """``matrix``, ``transe``, ``transe-margin`` or ``None`` (synonym-only)."""
         base = self.value.split("+")[0]
-        synonym_only = {"ms": None, "ms-v2": None, "ms-v3": None, "triplet": None}
+        synonym_only = {"ms": None, "ms-v2": None, "ms-v3": None, "triplet": None, "mtcg": None}
         synonym_only["kge-inject"] = None
         return {"coder": "matrix", **synonym_only}.get(base, base)
 
@@ -82,6 +91,17 @@ class BatchKind(str, Enum):
 PROTOTYPE_LOSSES = ("ms", "ms-v2", "ms-v3")
 
 
+class NegativeKind(str, Enum):
+    """How ``--loss mtcg`` picks the k_n negative terms of a training mention (Liang et al.
+    2021, section 3.1.2; modules in :mod:`termnorm.training.negatives`)."""
+
+    ONLINE = "online"  # top-k_n wrong concepts of the current model, re-mined every epoch
+    RANDOM = "random"  # uniformly drawn wrong concepts, new ones every epoch
+    TFIDF = "tfidf"  # the k_n wrong concepts nearest by char 3-gram TF-IDF (fixed)
+    TREE = "tree"  # siblings and cousins of the gold concept through is_a edges
+    KEYWORD = "keyword"  # the gold name with a site or type keyword swapped (--keywords)
+
+
 class Precision(str, Enum):
     """Autocast dtype: ``auto`` = bf16 where the device supports it (CUDA fp16 otherwise)."""
 
@@ -99,7 +119,12 @@ class TrainData(str, Enum):
 
 
 def _h(
-    text: str, flag: str | None = None, *, cli_required: bool = False, exists: str | None = None
+    text: str,
+    flag: str | None = None,
+    *,
+    cli_required: bool = False,
+    exists: str | None = None,
+    aliases: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Field metadata: the help text, and how ``termnorm train`` declares the field's option.
 
@@ -109,8 +134,15 @@ def _h(
             ``--field-name/--no-field-name``).
         cli_required: the command needs the option (the Python API may pass the value otherwise).
         exists: ``"dir"`` (an existing folder) or ``"path"`` (an existing file or folder).
+        aliases: further names of the option (``--objective`` for ``--loss``).
     """
-    return {"help": text, "flag": flag, "cli_required": cli_required, "exists": exists}
+    return {
+        "help": text,
+        "flag": flag,
+        "cli_required": cli_required,
+        "exists": exists,
+        "aliases": aliases,
+    }
 
 
 @dataclass
@@ -136,7 +168,9 @@ class TrainConfig:
         metadata=_h(
             "Objective: a CODER loss (ms = synonyms only), '+sty' adds the semantic-type "
             "loss; ms-v2 / ms-v3 = the MS loss with separate margins / with per-pair margins "
-            "from a KGE (--kge); triplet = the triplet network."
+            "from a KGE (--kge); triplet = the triplet network; mtcg = the multi-task "
+            "candidate generator (mention triples + implication-number head, --mentions).",
+            aliases=("--objective",),
         ),
     )
     steps: int = field(default=1500, metadata=_h("Optimizer steps."))
@@ -354,6 +388,44 @@ class TrainConfig:
         default=2, metadata=_h("--loss triplet: texts per group, anchor + K-1 positives.")
     )
 
+    # --loss mtcg (termnorm.training.mtcg)
+    negatives: NegativeKind = field(
+        default=NegativeKind.ONLINE,
+        metadata=_h(
+            "--loss mtcg: negative strategy: online (the current model's top wrong concepts, "
+            "re-mined each epoch, random in epoch 1), random, tfidf (char 3-gram TF-IDF "
+            "nearest), tree (is_a siblings/cousins) or keyword (a site/type keyword of the "
+            "gold name swapped; needs --keywords)."
+        ),
+    )
+    negatives_per_mention: int = field(
+        default=4, metadata=_h("--loss mtcg: k_n, negatives per (mention, gold) pair (paper: 4).")
+    )
+    mention_batch: int = field(
+        default=16,
+        metadata=_h(
+            "--loss mtcg: (mention, gold concept) pairs per micro-batch; each brings its gold "
+            "name and k_n negatives, so a batch encodes (2 + k_n) texts per pair."
+        ),
+    )
+    triplet_margin: float = field(
+        default=1.0, metadata=_h("--loss mtcg: margin of the Euclidean triplet loss (paper: 1).")
+    )
+    implication_weight: float = field(
+        default=1.0,
+        metadata=_h(
+            "--loss mtcg: weight of the implication-number cross-entropy (paper: 1, a plain sum)."
+        ),
+    )
+    keywords: Path | None = field(
+        default=None,
+        metadata=_h(
+            "--negatives keyword: keyword vocabulary, a TSV with header 'keyword<TAB>kind' "
+            "(kind site or type), '#' comment lines.",
+            exists="path",
+        ),
+    )
+
     def __post_init__(self) -> None:
         """Values given in their JSON forms (``loss="coder"``, ``out="m"``) become typed."""
         for name, kind in _field_types().items():
@@ -370,7 +442,10 @@ class TrainConfig:
     @property
     def uses_domain_groups(self) -> bool:
         """CODER's sampler draws domain groups: ``--train-data od`` with a non-triplet loss."""
-        return self.train_data is TrainData.OD and self.loss is not LossKind.TRIPLET
+        return self.train_data is TrainData.OD and self.loss not in (
+            LossKind.TRIPLET,
+            LossKind.MTCG,
+        )
 
     @property
     def warmup_steps(self) -> int:
@@ -423,6 +498,23 @@ class TrainConfig:
                 f"--loss {self.loss.value} needs --kge KGE, a folder written by 'termnorm kge "
                 "train --kg KG --model transe --out KGE' on the same KG as --kg"
             )
+        if self.loss is LossKind.MTCG:
+            for flag, value in (
+                ("--negatives-per-mention", self.negatives_per_mention),
+                ("--mention-batch", self.mention_batch),
+            ):
+                if value < 1:
+                    raise ValueError(f"{flag} must be at least 1 (got {value})")
+            if self.triplet_margin <= 0 or self.implication_weight < 0:
+                raise ValueError(
+                    "--triplet-margin must be > 0 and --implication-weight >= 0 (got "
+                    f"{self.triplet_margin}, {self.implication_weight})"
+                )
+            if self.negatives is NegativeKind.KEYWORD and self.keywords is None:
+                raise ValueError(
+                    "--negatives keyword needs --keywords FILE, a TSV of 'keyword<TAB>kind' "
+                    "rows (kind site or type)"
+                )
         if self.kge is not None and self.loss not in kge_losses:
             raise ValueError(
                 f"--kge is only used by --loss ms-v3 (got --loss {self.loss.value}) and "

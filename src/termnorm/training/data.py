@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from termnorm.kg import KnowledgeGraph
-from termnorm.mentions import read_synonyms
-from termnorm.training.config import TrainConfig, TrainData
+from termnorm.mentions import read_mentions, read_synonyms
+from termnorm.training.config import LossKind, TrainConfig, TrainData
 from termnorm.training.domain_terms import add_domain_terms
 
 __all__ = ["MentionPair", "training_mentions", "with_domain_terms"]
@@ -28,19 +28,30 @@ def training_mentions(
     """The training mentions: ``mentions`` when given, else those of the ``config.mentions``
     files (``config.mentions_format``, detected when ``None``).
 
+    ``--loss mtcg`` reads every mention whole, its full gold set kept (a composite mention
+    is one pair with several IDs: the implication-number head learns from it); the other
+    objectives take composite mentions split into their parts where the dataset gives them.
+
     Raises:
-        ValueError: mentions with ``--train-data o`` (they would be ignored), or mentions given
-            both ways.
+        ValueError: mentions with ``--train-data o`` (they would be ignored; ``--loss mtcg``
+            always uses them), or mentions given both ways.
     """
     if mentions is not None and config.mentions:
         raise ValueError(
             "training mentions given twice: as --mentions files in the config and as pairs; "
             "pass one of them"
         )
-    if config.train_data is TrainData.O and (config.mentions or mentions):
+    mtcg = config.loss is LossKind.MTCG
+    if config.train_data is TrainData.O and (config.mentions or mentions) and not mtcg:
         raise ValueError("--mentions is for --train-data od; drop it or pass --train-data od")
     if mentions is not None:
         return list(mentions)
+    if mtcg:
+        return [
+            (m.text, m.gold_ids)
+            for path in config.mentions
+            for m in read_mentions(path, config.mentions_format)
+        ]
     return [p for path in config.mentions for p in read_synonyms(path, config.mentions_format)]
 
 

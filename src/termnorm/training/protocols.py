@@ -122,6 +122,13 @@ class Objective(nn.Module, ABC):
         step 0, alike on every rank."""
         return False
 
+    @property
+    def needs_cls(self) -> bool:
+        """True when :meth:`forward` also takes ``cls``, the transformer's first-token
+        vectors ``[N, H]`` (float32, in ``batch.terms`` order) beside the pooled ones — the
+        MTCG's implication-number head reads the mention's [CLS] vector."""
+        return False
+
     @abstractmethod
     def forward(self, embeddings: torch.Tensor, batch: Any) -> dict[str, torch.Tensor]:
         """The loss parts of one batch (``"loss"`` included)."""

@@ -18,6 +18,7 @@ from termnorm.training.data import MentionPair, training_mentions
 from termnorm.training.distributed import DistInfo, cleanup, init_distributed
 from termnorm.training.kge_injection import kge_injection_trainer
 from termnorm.training.kge_margin import kge_margin_trainer
+from termnorm.training.mtcg import mtcg_trainer
 from termnorm.training.protocols import Evaluator
 from termnorm.training.prototype import prototype_trainer
 from termnorm.training.trainer import Trainer, TrainResult
@@ -35,6 +36,7 @@ COMPOSITIONS: dict[LossKind, Composition] = {
     LossKind.MS_V3: kge_margin_trainer,
     LossKind.TRIPLET: triplet_trainer,
     LossKind.KGE_INJECT: kge_injection_trainer,
+    LossKind.MTCG: mtcg_trainer,
 }
 """The trainer of each ``--loss``: ``(config, kg, mentions, evaluator, dist_info) -> Trainer``."""
 

@@ -128,7 +128,10 @@ class _EncoderAndObjective(nn.Module):
         hidden = self.model(**tokens).last_hidden_state  # [N, T, d]
         mask = mention_mask(tokens["input_ids"], tokens["attention_mask"], self.markers)
         emb = pool(hidden, mask, self.pooling).float()  # [N, d]
-        parts: dict[str, torch.Tensor] = self.objective(emb, batch)
+        if self.objective.needs_cls:  # the first token's vectors [N, H] too
+            parts: dict[str, torch.Tensor] = self.objective(emb, batch, cls=hidden[:, 0].float())
+        else:
+            parts = self.objective(emb, batch)
         return parts
 
 

@@ -1,0 +1,55 @@
+"""Negative strategies of the multi-task candidate generator: one module per strategy
+(random, TF-IDF, tree, keyword replacement, online), :func:`build_negatives` picks one."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from termnorm._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.training.negatives.base import (
+        NegativeStrategy,
+        PooledNegatives,
+        random_negatives,
+    )
+    from termnorm.training.negatives.factory import build_negatives
+    from termnorm.training.negatives.keyword import (
+        keyword_replacements,
+        keyword_spans,
+        read_keyword_sets,
+    )
+    from termnorm.training.negatives.online import OnlineNegatives, nearest_wrong
+    from termnorm.training.negatives.tfidf import tfidf_pools
+    from termnorm.training.negatives.tree import tree_pools
+
+__all__ = [
+    "NegativeStrategy",
+    "OnlineNegatives",
+    "PooledNegatives",
+    "build_negatives",
+    "keyword_replacements",
+    "keyword_spans",
+    "nearest_wrong",
+    "random_negatives",
+    "read_keyword_sets",
+    "tfidf_pools",
+    "tree_pools",
+]
+
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "NegativeStrategy": "base",
+        "PooledNegatives": "base",
+        "random_negatives": "base",
+        "build_negatives": "factory",
+        "keyword_replacements": "keyword",
+        "keyword_spans": "keyword",
+        "read_keyword_sets": "keyword",
+        "OnlineNegatives": "online",
+        "nearest_wrong": "online",
+        "tfidf_pools": "tfidf",
+        "tree_pools": "tree",
+    },
+)

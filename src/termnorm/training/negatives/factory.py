@@ -1,0 +1,45 @@
+"""The negative strategy a run's config names (``--negatives``)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from termnorm.kg import KnowledgeGraph
+from termnorm.training.config import NegativeKind
+from termnorm.training.mtcg_data import ConceptDictionary, MtcgItem
+from termnorm.training.negatives.base import NegativeStrategy
+from termnorm.training.negatives.keyword import keyword_strategy
+from termnorm.training.negatives.online import OnlineNegatives
+from termnorm.training.negatives.random import random_strategy
+from termnorm.training.negatives.tfidf import tfidf_strategy
+from termnorm.training.negatives.tree import tree_strategy
+
+__all__ = ["build_negatives"]
+
+
+def build_negatives(
+    kind: NegativeKind | str,
+    kg: KnowledgeGraph,
+    dictionary: ConceptDictionary,
+    items: Sequence[MtcgItem],
+    k: int,
+    seed: int = 0,
+    keywords: tuple[Collection[str], Collection[str]] | None = None,
+) -> NegativeStrategy:
+    """The strategy ``kind`` over ``items``; ``keywords`` = ``(sites, types)`` for ``keyword``.
+
+    Raises:
+        ValueError: ``keyword`` without keywords, ``tree`` on a KG without hierarchy.
+    """
+    kind = NegativeKind(kind)
+    if kind is NegativeKind.ONLINE:
+        return OnlineNegatives(dictionary, items, k, seed)
+    if kind is NegativeKind.RANDOM:
+        return random_strategy(dictionary, items, k, seed)
+    if kind is NegativeKind.TFIDF:
+        return tfidf_strategy(dictionary, items, k, seed)
+    if kind is NegativeKind.TREE:
+        return tree_strategy(kg, dictionary, items, k, seed)
+    if keywords is None:
+        raise ValueError("--negatives keyword needs a keyword vocabulary (--keywords FILE)")
+    return keyword_strategy(dictionary, items, k, keywords[0], keywords[1], seed)
