@@ -43,10 +43,10 @@ class Interrupt(RuntimeError):
 
 
 def _failing_after(normalizer: Normalizer, chunks: int) -> tuple[Normalizer, list[int]]:
-    """``normalizer`` raising :class:`Interrupt` on chunk ``chunks + 1``; and a list of how
-    many texts each call got."""
+    """``normalizer``, now raising :class:`Interrupt` on chunk ``chunks + 1``; and a list of
+    how many texts each call got (``del normalizer.normalize_rows`` undoes it)."""
     calls: list[int] = []
-    original = normalizer.normalize_rows
+    original = type(normalizer).normalize_rows.__get__(normalizer)
 
     def rows(texts: list[object], k: int = 1) -> Any:
         calls.append(len(texts))
@@ -62,14 +62,15 @@ def _failing_after(normalizer: Normalizer, chunks: int) -> tuple[Normalizer, lis
 def test_a_failed_run_resumes_after_its_last_chunk(suffix: str, tmp_path: Path) -> None:
     src, out, ref = tmp_path / f"in{suffix}", tmp_path / f"out{suffix}", tmp_path / f"ref{suffix}"
     write_rows(src, ROWS)
-    normalize_file(fake_normalizer(), src, ref, k=2, chunk_rows=5, show_progress=False)
-    flaky, _ = _failing_after(fake_normalizer(), 2)
+    base = fake_normalizer()
+    normalize_file(base, src, ref, k=2, chunk_rows=5, show_progress=False)
+    flaky, _ = _failing_after(base, 2)
     with pytest.raises(Interrupt):
         normalize_file(flaky, src, out, k=2, chunk_rows=5, show_progress=False)
     assert not out.exists()
     progress = json.loads((work_dir(out) / PROGRESS_NAME).read_text())
     assert [p["rows"] for p in progress["parts"]] == [5, 5]
-    counting, calls = _failing_after(fake_normalizer(), 99)
+    counting, calls = _failing_after(base, 99)
     report = normalize_file(counting, src, out, k=2, chunk_rows=5, show_progress=False)
     assert calls == [5, 5, 3]  # only the 13 rows not written yet
     assert report.resumed_from == 10 and report.rows == 23
@@ -82,26 +83,27 @@ def test_a_failed_run_resumes_after_its_last_chunk(suffix: str, tmp_path: Path) 
 def test_changed_input_options_or_index_are_refused_by_name(tmp_path: Path) -> None:
     src, out = tmp_path / "in.csv", tmp_path / "out.csv"
     write_rows(src, ROWS)
-    flaky, _ = _failing_after(fake_normalizer(), 1)
+    base = fake_normalizer()
+    _failing_after(base, 1)
     with pytest.raises(Interrupt):
-        normalize_file(flaky, src, out, chunk_rows=5, show_progress=False)
-    with pytest.raises(
-        ResumeError, match=r"unfinished job with other settings \(k: 1 → 2\).*--restart"
-    ):
-        normalize_file(fake_normalizer(), src, out, k=2, chunk_rows=5, show_progress=False)
-    strict = fake_normalizer().configure(min_score=0.5)
+        normalize_file(base, src, out, chunk_rows=5, show_progress=False)
+    del base.normalize_rows  # type: ignore[method-assign]
+    changed = r"unfinished job with other settings \(k: 1 → 2\).*--restart"
+    with pytest.raises(ResumeError, match=changed):
+        normalize_file(base, src, out, k=2, chunk_rows=5, show_progress=False)
+    strict = base.configure(min_score=0.5)
     with pytest.raises(ResumeError, match=r"matcher\.config\.min_score: null → 0\.5"):
         normalize_file(strict, src, out, chunk_rows=5, show_progress=False)
-    other = fake_normalizer()
-    other.space.index.fingerprint = "another index"  # type: ignore[misc]
-    with pytest.raises(ResumeError, match=r"matcher\.index: .* → \"another index\""):
-        normalize_file(other, src, out, chunk_rows=5, show_progress=False)
+    rebuilt = fake_normalizer()
+    rebuilt.index.card["created"] = "another build"
+    with pytest.raises(
+        ResumeError, match=r"matcher\.index\.created: \"[-\d:T+]+\" → \"another build"
+    ):
+        normalize_file(rebuilt, src, out, chunk_rows=5, show_progress=False)
     write_rows(src, ROWS[:-1])
     with pytest.raises(ResumeError, match=r"input\.size: \d+ → \d+"):
-        normalize_file(fake_normalizer(), src, out, chunk_rows=5, show_progress=False)
-    report = normalize_file(
-        fake_normalizer(), src, out, chunk_rows=5, restart=True, show_progress=False
-    )
+        normalize_file(base, src, out, chunk_rows=5, show_progress=False)
+    report = normalize_file(base, src, out, chunk_rows=5, restart=True, show_progress=False)
     assert report.resumed_from == 0 and report.rows == len(read_rows(out)) == 22
     assert _leftovers(tmp_path) == []
 
@@ -123,10 +125,13 @@ def test_a_folder_that_is_not_a_work_folder_is_never_touched(
 SCRIPT = """
 import sys, time
 sys.path[:0] = [{tests!r}]
-from test_normalize_files import fake_normalizer
+from _index_fakes import TABLE, KeyedEncoder, unit
+from termnorm.index import TermIndex
+from termnorm.search import Normalizer
 from termnorm.search.batch import normalize_file
 
-normalizer = fake_normalizer()
+encoder = KeyedEncoder(TABLE | {{"q half": unit(1, 1, 1, 1)}})
+normalizer = Normalizer(TermIndex.load({index!r}), encoder)
 original = normalizer.normalize_rows
 def slow(texts, k=1):
     time.sleep(float(sys.argv[3]))
@@ -140,9 +145,11 @@ def test_killed_with_sigkill_the_rerun_finishes_every_row_exactly_once(tmp_path:
     src, out, ref = tmp_path / "in.jsonl", tmp_path / "out.jsonl", tmp_path / "ref.jsonl"
     rows = [{"id": i, "term": TERMS[i % len(TERMS)]} for i in range(200)]
     write_rows(src, rows)
-    normalize_file(fake_normalizer(), src, ref, chunk_rows=7, show_progress=False)
+    base = fake_normalizer()
+    base.index.save(tmp_path / "idx")  # each run loads the same index
+    normalize_file(base, src, ref, chunk_rows=7, show_progress=False)
     script = tmp_path / "run.py"
-    script.write_text(SCRIPT.format(tests=str(Path(__file__).parent)))
+    script.write_text(SCRIPT.format(tests=str(Path(__file__).parent), index=str(tmp_path / "idx")))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     cmd = [sys.executable, str(script), str(src), str(out)]
     proc = subprocess.Popen([*cmd, "0.05"], env=env)

@@ -46,6 +46,7 @@ import pyarrow.parquet as pq
 
 from termnorm._artifacts import umask_mode
 from termnorm.errors import InputFormatError
+from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
 
 __all__ = [
     "CSV_FIELD_LIMIT",
@@ -64,8 +65,6 @@ __all__ = [
 
 Record = dict[str, Any]
 
-DEFAULT_ENCODING = "utf-8-sig"
-"""UTF-8, with a leading byte-order mark skipped."""
 CSV_FIELD_LIMIT = 1 << 24
 """Longest CSV/TSV field read (16,777,216 characters; Python's default is 131,072). Longer
 cells than a matcher accepts become per-row errors; a field past this limit is almost always
@@ -80,13 +79,6 @@ class TableFormat(str, Enum):
     TSV = "tsv"
     JSONL = "jsonl"
     PARQUET = "parquet"
-
-
-class DecodeErrors(str, Enum):
-    """What to do with bytes a text file's encoding cannot decode."""
-
-    STRICT = "strict"
-    REPLACE = "replace"
 
 
 SUFFIXES = {
@@ -520,7 +512,8 @@ class _ParquetWriter(TableWriter):
                 known[f.name] = pa.field(f.name, pa.string()) if pa.types.is_null(f.type) else f
             for c in missing:
                 known.setdefault(c, pa.field(c, pa.string()))
-        return pa.schema([known[c] for c in self.columns])
+        metadata = self._schema.metadata if self._schema is not None else None
+        return pa.schema([known[c] for c in self.columns], metadata=metadata)
 
     def write(self, records: list[Record]) -> None:
         if self._writer is None:

@@ -85,6 +85,8 @@ __all__ = [
     "added_columns",
     "check_output",
     "context_column",
+    "index_identity",
+    "input_identity",
     "matcher_identity",
     "normalize_file",
     "normalize_records",
@@ -388,13 +390,14 @@ def _canonical(value: Any) -> Any:
 
 def matcher_identity(matcher: object) -> dict[str, Any]:
     """What of ``matcher`` decides a file's answers, as JSON data: its class and name, the
-    index and encoder fingerprints and the encoder runtime, its search configuration, and a
-    digest of its domain synonyms, for each of these that ``matcher`` has."""
+    index (:func:`index_identity`), the encoder fingerprint and runtime, its search
+    configuration, and a digest of its domain synonyms, for each of these that ``matcher``
+    has."""
     found: dict[str, Any] = {"class": type(matcher).__qualname__}
     if isinstance(name := getattr(matcher, "name", None), str):
         found["name"] = name
     if (index := getattr(matcher, "index", None)) is not None:
-        found["index"] = getattr(index, "fingerprint", None)
+        found["index"] = index_identity(index)
     if (encoder := getattr(matcher, "encoder", None)) is not None:
         found["encoder"] = getattr(encoder, "fingerprint", None)
         found["runtime"] = _canonical(getattr(encoder, "runtime", None))
@@ -409,7 +412,24 @@ def matcher_identity(matcher: object) -> dict[str, Any]:
     return found
 
 
-def _input_identity(path: Path) -> dict[str, Any]:
+def index_identity(index: object) -> dict[str, Any]:
+    """An index's identity from its card (``index.card``, or the card itself): when it was
+    built, the model and KG fingerprints, its counts and (once saved) its tables' content
+    hashes."""
+    card = index if isinstance(index, Mapping) else getattr(index, "card", None)
+    if not isinstance(card, Mapping):
+        return {"object": type(index).__qualname__}
+    return _canonical({
+        "created": card.get("created"),
+        "model": card.get("model", {}).get("fingerprint"),
+        "kg": card.get("kg", {}).get("fingerprint"),
+        "counts": card.get("counts"),
+        "tables": card.get("tables"),
+    })  # fmt: skip
+
+
+def input_identity(path: Path) -> dict[str, Any]:
+    """A file's identity for resuming: its resolved path, size and modification time."""
     stat = path.stat()
     return {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
@@ -452,7 +472,7 @@ def normalize_file(
     spec = row_spec(reader, column, k, out_format, context, abbreviations, choice, prefix)
     logger.info("normalizing column %r of %s", spec.column, input)
     job = {
-        "input": _input_identity(input),
+        "input": input_identity(input),
         "output_format": out_format.value,
         "column": spec.column,
         "k": k,
