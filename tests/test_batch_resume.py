@@ -169,3 +169,33 @@ def test_killed_with_sigkill_the_rerun_finishes_every_row_exactly_once(tmp_path:
     assert [r["id"] for r in back] == list(range(200))  # every row once, in order
     assert back == read_rows(ref)
     assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_the_progress_bar_knows_the_total_and_starts_at_the_resumed_row(
+    suffix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import termnorm.search.batch as batch
+
+    bars: list[dict[str, Any]] = []
+
+    class Bar:
+        def __init__(self, **kwargs: Any) -> None:
+            bars.append(kwargs | {"updates": 0})
+
+        def update(self, n: int) -> None:
+            bars[-1]["updates"] += n
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(batch, "tqdm", Bar)
+    src, out = tmp_path / f"in{suffix}", tmp_path / f"out{suffix}"
+    write_rows(src, ROWS)
+    base = fake_normalizer()
+    _failing_after(base, 2)
+    with pytest.raises(Interrupt):
+        normalize_file(base, src, out, chunk_rows=5)
+    del base.normalize_rows  # type: ignore[method-assign]
+    normalize_file(base, src, out, chunk_rows=5)
+    assert [(b["total"], b["initial"], b["updates"]) for b in bars] == [(23, 0, 10), (23, 10, 13)]
