@@ -19,5 +19,5 @@ class Engine(str, Enum):
 ENGINE_HELP = (
     "local: this process, resumable chunk by chunk; ray: a pool of Ray actors (--workers), "
     "each loading the index once, writing one Parquet part per input partition into the "
-    "--output folder (needs termnorm[ray] and Parquet input)."
+    "--output folder (needs the ray extra and Parquet input)."
 )
