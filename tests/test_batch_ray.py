@@ -91,8 +91,23 @@ def test_a_partition_worker_writes_the_local_engines_rows(index_dir: Path, tmp_p
     }
     done = worker(batch)
     assert done["index"] == [0, 1, 2, 3] and done["rows"] == [6, 6, 6, 2]
+    assert done["error"] == ["", "", "", ""]
     assert _parts(out) == pq.read_table(local).to_pylist()
     assert not list(out.glob("*.tmp"))
+
+
+def test_a_worker_that_cannot_load_its_index_reports_why(index_dir: Path, tmp_path: Path) -> None:
+    src = _input(tmp_path / "in.parquet", 4)
+    reader = open_reader(src)
+    spec = row_spec(reader, None, 1, TableFormat.PARQUET)
+    factory = functools.partial(api._file_matcher, str(tmp_path / "nope"), "term", {})
+    worker = _PartitionWorker(factory, spec, str(tmp_path), reader.columns, reader.schema)
+    done = worker({"index": [0], "path": [str(src)], "start": [0], "stop": [4]})
+    assert (
+        done["error"][0].startswith("ArtifactMismatchError: ")
+        and "no index.json" in done["error"][0]
+    )
+    assert not list(tmp_path.glob("part-*"))
 
 
 def _parts(folder: Path) -> list[dict[str, object]]:

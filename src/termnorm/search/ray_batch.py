@@ -51,7 +51,14 @@ from termnorm.search.batch import (
 from termnorm.search.candidate import RowMatcher
 from termnorm.search.context import ExpansionChoice
 
-__all__ = ["JOB_NAME", "Partition", "import_ray", "normalize_file_ray", "plan_partitions"]
+__all__ = [
+    "JOB_NAME",
+    "Partition",
+    "RayWorkerError",
+    "import_ray",
+    "normalize_file_ray",
+    "plan_partitions",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -113,28 +120,52 @@ class _PartitionWorker:
         columns: list[str],
         schema: pa.Schema,
     ) -> None:
-        self.matcher = matcher_factory()
+        # an error building the matcher (a missing index...) is raised by the first call:
+        # Ray reports a failed constructor as a bare ActorDiedError, a failed call with its cause
+        self.error: Exception | None = None
+        try:
+            self.matcher = matcher_factory()
+        except (TermnormError, ValueError, OSError) as exc:
+            self.error = exc
         self.spec, self.output = spec, Path(output)
         self.columns, self.schema = columns, schema
 
-    def __call__(self, batch: dict[str, Any]) -> dict[str, list[int]]:
-        done: dict[str, list[int]] = {"index": [], **{k: [] for k in ChunkCounts().as_dict()}}
+    def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
+        done: dict[str, list[Any]] = {"index": [], **{k: [] for k in ChunkCounts().as_dict()}}
+        done["error"] = []
         for index, path, start, stop in zip(
             batch["index"], batch["path"], batch["start"], batch["stop"], strict=True
         ):
-            size = int(stop) - int(start)
-            records = next(open_reader(str(path)).chunks(size, skip=int(start)), [])
-            rows, counts = normalize_records(self.matcher, records, self.spec)
-            part = self.output / _PART.format(int(index))
-            tmp = part.with_name(part.name + ".tmp")
-            schema = self.schema.with_metadata({_COUNTS: json.dumps(counts.as_dict())})
-            with open_writer(tmp, TableFormat.PARQUET, self.columns, schema) as writer:
-                writer.write(rows)
-            os.replace(tmp, part)
+            try:
+                counts = self._part(int(index), str(path), int(start), int(stop))
+            except (TermnormError, ValueError, OSError) as exc:
+                # Ray hands the driver a wrapper without the cause: send the message itself
+                counts, error = ChunkCounts(), f"{type(exc).__name__}: {exc}"
+            else:
+                error = ""
             done["index"].append(int(index))
+            done["error"].append(error)
             for key, value in counts.as_dict().items():
                 done[key].append(value)
         return done
+
+    def _part(self, index: int, path: str, start: int, stop: int) -> ChunkCounts:
+        """Normalize one partition into its part file; its counts."""
+        if self.error is not None:
+            raise self.error
+        records = next(open_reader(path).chunks(stop - start, skip=start), [])
+        rows, counts = normalize_records(self.matcher, records, self.spec)
+        part = self.output / _PART.format(index)
+        tmp = part.with_name(part.name + ".tmp")
+        schema = self.schema.with_metadata({_COUNTS: json.dumps(counts.as_dict())})
+        with open_writer(tmp, TableFormat.PARQUET, self.columns, schema) as writer:
+            writer.write(rows)
+        os.replace(tmp, part)
+        return counts
+
+
+class RayWorkerError(TermnormError):
+    """A Ray worker could not normalize a partition; the message is the worker's error."""
 
 
 def import_ray() -> Any:
@@ -177,20 +208,6 @@ def _open_output(output: Path, job: dict[str, Any], restart: bool) -> None:
     tmp_record = record.with_name(record.name + ".tmp")
     tmp_record.write_text(json.dumps(job, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp_record, record)
-
-
-def _user_error(exc: BaseException) -> BaseException | None:
-    """The termnorm (or ``ValueError``/``OSError``) error raised in an actor, if ``exc``
-    wraps one."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        cause = getattr(current, "cause", None)
-        if isinstance(cause, TermnormError | ValueError | OSError) and cause is not exc:
-            return cause
-        current = current.__cause__ or (cause if isinstance(cause, BaseException) else None)
-    return None
 
 
 @contextlib.contextmanager
@@ -316,15 +333,11 @@ def _run(
         compute=ray.data.ActorPoolStrategy(size=workers),
         num_cpus=1,
     )
-    try:
-        for done in mapped.iter_rows():
-            report.parts += 1
-            bar.update(int(done["rows"]))
-    except Exception as exc:
-        cause = _user_error(exc)
-        if cause is not None:
-            raise cause from exc
-        raise
+    for done in mapped.iter_rows():
+        if done["error"]:
+            raise RayWorkerError(f"partition {done['index']}: {done['error']}")
+        report.parts += 1
+        bar.update(int(done["rows"]))
 
 
 def _part_counts(output: Path, parts: int) -> ChunkCounts:
