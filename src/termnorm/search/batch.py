@@ -495,6 +495,8 @@ def normalize_file(
     )  # fmt: skip
     if out.rows_done:
         logger.info("resuming after %d of %d rows", out.rows_done, reader.num_rows)
+    else:
+        logger.info("writing chunks into %s; if interrupted, run again to resume", out.work)
     bar = tqdm(
         total=reader.num_rows, initial=out.rows_done, desc="normalizing", unit="row",
         disable=not show_progress,
