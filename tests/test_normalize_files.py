@@ -30,10 +30,15 @@ ROWS = [
 ]
 
 
-@pytest.fixture()
-def normalizer() -> Normalizer:
+def fake_normalizer() -> Normalizer:
+    """O-T over the known KG with vectors keyed by text (``q alpha`` → ``A:1``, ...)."""
     encoder = KeyedEncoder(TABLE | {"q half": unit(1, 1, 1, 1)})
     return Normalizer(TermIndex.build(known_kg(), encoder, show_progress=False), encoder)
+
+
+@pytest.fixture()
+def normalizer() -> Normalizer:
+    return fake_normalizer()
 
 
 def write_rows(path: Path, records: list[dict[str, Any]]) -> None:

@@ -224,3 +224,33 @@ def test_a_ranker_refuses_another_index(
         api.normalize("heart attack", index=other, ranker=ranker)
     with pytest.raises(ArtifactMismatchError, match="not a termnorm ranker folder"):
         load_ranker(tmp_path)
+
+
+def test_multi_code_columns_in_files(
+    trained: tuple[Path, Path, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import csv
+
+    index, _, ranker = trained
+    monkeypatch.setattr(implication_module, "load_implication", lambda path: FakeImplication())
+    source = tmp_path / "in.csv"
+    source.write_text("id,text\n1,heart attack\n2,asthma and pneumonia\n3,\n")
+    out = tmp_path / "out.csv"
+    code, _, err = run_main(
+        ["normalize", "--input", str(source), "--output", str(out), "--index", str(index),
+         "--ranker", str(ranker), "--multi", "--implication", str(tmp_path), "--k-c", "6",
+         "--theta", "0.0"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    rows = list(csv.DictReader(out.read_text().splitlines()))
+    assert [r["id"] for r in rows] == ["1", "2", "3"]  # one row per input row, in order
+    first, several, empty = rows
+    assert first["implication"] == "1" and first["concept_ids"] == first["concept_id"]
+    assert several["implication"] == "3"
+    assert len(several["concept_ids"].split("|")) == 6  # θ = 0: all k_c beyond the top 3
+    assert several["concept_ids"].split("|")[0] == several["concept_id"]
+    assert empty["error"] and not empty["concept_ids"]

@@ -19,6 +19,7 @@ abstain below a score, ``namespaces`` / ``semantic_types`` restrict it to some c
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 from collections.abc import Sequence
@@ -328,6 +329,15 @@ def normalize_file(
     abbreviations: str | None = None,
     ranker: Ranker | str | Path | None = None,
     k_c: int = 10,
+    *,
+    prefix: str | None = None,
+    encoding: str = "utf-8-sig",
+    errors: str = "strict",
+    restart: bool = False,
+    chunk_rows: int | None = None,
+    engine: str = "local",
+    workers: int = 1,
+    ray_address: str | None = None,
     **options: Unpack[AnswerOptions],
 ) -> BatchReport:
     """Normalize a column of a CSV/TSV/JSONL/Parquet file into ``output`` (same rows, in order,
@@ -339,14 +349,63 @@ def normalize_file(
     it defines are expanded (``abbreviations="none"`` turns this off) and an
     ``expanded_from`` column is added. ``column`` defaults to the one column named
     text/term/mention (or the file's only column), else the run is refused; the report's
-    ``column`` says which was used. ``ranker`` and ``k_c`` as for :func:`normalize`."""
-    from termnorm.search.batch import normalize_file as run
+    ``column`` says which was used. ``ranker`` and ``k_c`` as for :func:`normalize`.
 
+    ``prefix`` names the added columns (``"termnorm_"``) when the input has columns of the
+    same names (refused otherwise); ``encoding``/``errors`` (``strict``, ``replace``) decode
+    text files. An interrupted run resumes when run again with the same arguments
+    (``restart=True`` starts over); ``chunk_rows`` rows are written at a time.
+    ``engine="ray"``: Parquet input, ``output`` a folder of parts, ``workers`` Ray actors
+    each loading ``index`` (a folder path) once, on the cluster at ``ray_address`` if given
+    (:mod:`termnorm.search.ray_batch`)."""
+    from termnorm.search.batch import DEFAULT_CHUNK_ROWS
+    from termnorm.search.batch import normalize_file as run
+    from termnorm.search.engines import Engine
+
+    chunk_rows = chunk_rows or DEFAULT_CHUNK_ROWS
+    settings: dict[str, object] = {"mode": mode, "k_c": k_c}
+    if ranker is not None:
+        if not isinstance(ranker, str | Path):
+            raise ValueError(
+                "normalize_file needs the ranker's folder (a path), so that a resumed run can "
+                "check it is the same ranker"
+            )
+        settings["ranker"] = str(Path(ranker).resolve())
+    if Engine(engine) is Engine.RAY:
+        from termnorm.search.ray_batch import normalize_file_ray
+
+        if isinstance(index, TermIndex):
+            if index.path is None:
+                raise ValueError(
+                    "engine='ray' needs an index saved to a folder: each worker loads it"
+                )
+            index = index.path
+        from termnorm.search.batch import index_identity
+
+        folder = Path(index) if index is not None else _default_index_dir()
+        settings["index"] = {"path": str(folder.resolve()), **index_identity(load_index(folder))}
+        factory = functools.partial(
+            _file_matcher, str(folder), mode, options, None if ranker is None else str(ranker), k_c
+        )
+        return normalize_file_ray(
+            factory, input, output, column, k, chunk_rows, show_progress, context_column,
+            abbreviations, prefix=prefix, workers=workers, address=ray_address, restart=restart,
+            settings={**settings, **options},
+        )  # fmt: skip
     matcher = _with_ranker(get_normalizer(index, mode).configure(**options), ranker, k_c)
     return run(
-        matcher, input, output, column, k, show_progress=show_progress,
-        context=context_column, abbreviations=abbreviations,
+        matcher, input, output, column, k, chunk_rows, show_progress=show_progress,
+        context=context_column, abbreviations=abbreviations, prefix=prefix, encoding=encoding,
+        errors=errors, restart=restart, settings=settings,
     )  # fmt: skip
+
+
+def _file_matcher(
+    index: str, mode: str, options: AnswerOptions, ranker: str | None = None, k_c: int = 10
+) -> RowMatcher:
+    """The matcher of :func:`normalize_file` (module level, so that Ray can ship a
+    ``functools.partial`` of it to its workers)."""
+    return _with_ranker(get_normalizer(index, mode).configure(**options), ranker, k_c)
 
 
 def lookup(concept_id: str, index: IndexLike = None) -> ConceptInfo:

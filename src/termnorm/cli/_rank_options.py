@@ -85,6 +85,14 @@ class RankOptions:
             return None
         return cls(ranker, k_c, mode, weight, theta, multi, implication)
 
+    def settings(self) -> dict[str, object]:
+        """JSON-ready, for a resumable job's record (a changed ranker option is refused)."""
+        return {
+            "ranker": str(self.ranker.resolve()), "k_c": self.k_c, "mode": self.mode,
+            "weight": self.weight, "theta": self.theta, "multi": self.multi,
+            "implication": None if self.implication is None else str(self.implication.resolve()),
+        }  # fmt: skip
+
 
 def ranked_matcher(
     recall: RowMatcher, options: RankOptions, threads: int | None = None

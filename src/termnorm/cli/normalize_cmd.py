@@ -35,10 +35,13 @@ from termnorm.cli._strategy import (
     command_matcher,
 )
 from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
+from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
+from termnorm.search.engines import ENGINE_HELP, Engine
 
 if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.search.batch import BatchReport
     from termnorm.search.candidate import RowMatcher, RowResult
     from termnorm.search.domain import SearchSpace
 
@@ -47,6 +50,10 @@ NORMALIZE_HELP = """Normalize terms to the top-k concepts of an index (score, ma
 Give TERMs, or a file with --input FILE --output FILE (CSV, TSV, JSONL or Parquet). The output has the same rows in the same order plus concept_id, concept_name, score, matched_term and error columns; with -k above 1 also a candidates column holding the top-k as a JSON list. A row that cannot be normalized (empty, whitespace-only, not text, too long), or that gets no concept because none scored --min-score, keeps its place with the reason in error.
 
 Abbreviations: when the file has a document or context column (or --context-column names one) holding each row's document text, short forms the document defines are expanded (Ab3P): the text is searched as written and expanded, the ranking whose top candidate scores higher is kept, and an expanded_from column holds the row's text when the expanded one was used. --abbreviations none turns this off.
+
+Nothing is lost on odd input: in JSONL the keys of every record are kept; input columns named like the added ones are refused unless --prefix names the added columns (--prefix termnorm_); a cell longer than --max-chars is that row's error; undecodable bytes stop the run at their file:line unless --encoding names the file's encoding or --errors replace keeps the row. A long run writes chunks beside the output (OUTPUT.parts/ with a progress record); run the same command again after an interruption and it resumes where it stopped (--restart starts over; other input, options or index are refused by name).
+
+--engine ray maps a Parquet file's partitions over --workers Ray actors (each loads the index once) into an --output folder of one part per partition; a re-run skips the finished parts; --ray-address connects to a running cluster.
 
 --json prints each candidate's provenance: the matched term, its source (ontology or domain), the KG source of the term, whether it is the preferred name, and the concept's semantic types. --namespace and --type restrict the answer to some concepts.
 
@@ -63,6 +70,8 @@ Examples:
   termnorm normalize --index idx/medic --input mentions.csv --output out.csv --column mention --context-column abstract
 
   termnorm normalize --index idx/medic --mode concept --input terms.jsonl --output out.jsonl -k 5
+
+  termnorm normalize --index idx/medic --input huge.parquet --output out/ --engine ray --workers 8
 
   termnorm normalize "primary HPT" --index idx/medic --synonyms my_terms.tsv --strategy d-t+od-t
 
@@ -131,6 +140,43 @@ def _space(
     return api.search_space(index, runtime.value, threads, model=model)
 
 
+def _index_identity(index: Path) -> dict[str, Any]:
+    """The index folder and what its card says made it (a rebuilt index is another job)."""
+    from termnorm._artifacts import read_card
+    from termnorm.index.term_index import CARD_NAME
+    from termnorm.search.batch import index_identity
+
+    return {"path": str(index.resolve()), **index_identity(read_card(index, CARD_NAME, "index"))}
+
+
+def _print_report(report: BatchReport, json_out: bool) -> None:
+    if json_out:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+        return
+    expanded = (
+        f"; abbreviations ab3p from column {report.context_column!r}: "
+        f"{report.expanded} rows answered through their expanded text"
+        if report.context_column
+        else "; abbreviations: none"
+    )
+    resumed = f" (resumed after {report.resumed_from} rows)" if report.resumed_from else ""
+    parts = (
+        f"; {report.parts} parts written, {report.skipped_parts} finished earlier"
+        if report.parts or report.skipped_parts
+        else ""
+    )
+    replaced = (
+        f"; undecodable bytes replaced on {len(report.replaced_lines)} lines"
+        if report.replaced_lines
+        else ""
+    )
+    typer.echo(
+        f"wrote {report.rows} rows{resumed} ({report.errors} with errors, "
+        f"{report.abstained} abstained) to {report.output} from column "
+        f"{report.column!r}{expanded}{parts}{replaced}"
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Attach ``normalize`` to ``app``."""
 
@@ -191,6 +237,37 @@ def register(app: typer.Typer) -> None:
         implication: Path | None = typer.Option(
             None, "--implication", exists=True, help=IMPLICATION_HELP
         ),
+        prefix: str | None = typer.Option(
+            None,
+            "--prefix",
+            help="Prefix of the added columns (e.g. termnorm_), needed when --input already "
+            "has columns of those names.",
+        ),
+        encoding: str = typer.Option(
+            DEFAULT_ENCODING,
+            "--encoding",
+            help="Encoding of a CSV/TSV/JSONL --input (e.g. latin-1).",
+        ),
+        errors: DecodeErrors = typer.Option(
+            DecodeErrors.STRICT,
+            "--errors",
+            help="Undecodable bytes in --input: strict stops at their file:line; replace keeps "
+            "the row with U+FFFD in their place.",
+        ),
+        restart: bool = typer.Option(
+            False, "--restart", help="Drop an interrupted run's chunks and start over."
+        ),
+        chunk_rows: int | None = typer.Option(
+            None, "--chunk-rows", min=1, help="Rows per written chunk (per Ray partition)."
+        ),
+        engine: Engine = typer.Option(Engine.LOCAL, "--engine", help=ENGINE_HELP),
+        workers: int = typer.Option(1, "--workers", min=1, help="Ray actors (--engine ray)."),
+        ray_address: str | None = typer.Option(
+            None,
+            "--ray-address",
+            help="A running Ray cluster (e.g. ray://head:10001 or auto) instead of a local Ray; "
+            "input, output and index must be on a file system every node sees.",
+        ),
     ) -> None:
         from termnorm.search.query import QueryError
 
@@ -204,38 +281,57 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("give TERM arguments, or --input FILE --output FILE")
         if input is None and (context_column or abbreviations is AbbreviationMode.AB3P):
             raise typer.BadParameter("--context-column and --abbreviations ab3p need --input FILE")
-        if input is not None and output is not None:
+        if input is not None and output is not None and engine is Engine.LOCAL:
             from termnorm.search.batch import check_output
 
             check_output(input, output)  # before the index loads
-        matcher: RowMatcher = command_matcher(
-            _space(index, runtime, threads, model), mode, strategy, synonyms, sieve_threshold,
-            max_chars=max_chars, min_score=min_score, namespaces=namespaces, semantic_types=types,
-        )  # fmt: skip
-        if rank is not None:
-            matcher = ranked_matcher(matcher, rank, threads)
-        if input is not None and output is not None:
-            from termnorm.search.batch import normalize_file
 
-            report = normalize_file(
-                matcher, input, output, column, k or DEFAULT_K_FILES, show_progress=True,
-                context=context_column, abbreviations=abbreviations,
+        def build_matcher() -> RowMatcher:
+            matcher: RowMatcher = command_matcher(
+                _space(index, runtime, threads, model), mode, strategy, synonyms, sieve_threshold,
+                max_chars=max_chars, min_score=min_score, namespaces=namespaces, semantic_types=types,
             )  # fmt: skip
-            if json_out:
-                typer.echo(json.dumps(report.to_dict(), indent=2))
+            return matcher if rank is None else ranked_matcher(matcher, rank, threads)
+
+        if input is not None and output is not None:
+            settings: dict[str, Any] = {
+                "index": str(index.resolve()) if index else None, "model": model and str(model),
+                "mode": mode, "strategy": strategy, "synonyms": synonyms and str(synonyms.resolve()),
+                "sieve_threshold": sieve_threshold, "min_score": min_score, "max_chars": max_chars,
+                "namespaces": namespaces, "types": types, "runtime": runtime.value,
+                "rank": None if rank is None else rank.settings(),
+            }  # fmt: skip
+            file_options: dict[str, Any] = {
+                "column": column, "k": k or DEFAULT_K_FILES, "show_progress": True,
+                "context": context_column, "abbreviations": abbreviations, "prefix": prefix,
+                "restart": restart, "settings": settings,
+            }  # fmt: skip
+            if chunk_rows is not None:
+                file_options["chunk_rows"] = chunk_rows
+            if engine is Engine.RAY:
+                from termnorm.search.ray_batch import import_ray, normalize_file_ray
+
+                import_ray()  # MissingExtraError before any work
+                if index is None:  # built here once, not by each worker
+                    from termnorm.index.default import default_index_folder
+
+                    index = default_index_folder()
+                settings["index"] = _index_identity(index)
+                report = normalize_file_ray(
+                    build_matcher, input, output, workers=workers, address=ray_address,
+                    multi=rank is not None and rank.multi,
+                    **file_options,
+                )  # fmt: skip
             else:
-                expanded = (
-                    f"; abbreviations ab3p from column {report.context_column!r}: "
-                    f"{report.expanded} rows answered through their expanded text"
-                    if report.context_column
-                    else "; abbreviations: none"
-                )
-                typer.echo(
-                    f"wrote {report.rows} rows ({report.errors} with errors, "
-                    f"{report.abstained} abstained) to {output} from column "
-                    f"{report.column!r}{expanded}"
-                )
+                from termnorm.search.batch import normalize_file
+
+                report = normalize_file(
+                    build_matcher(), input, output, encoding=encoding, errors=errors.value,
+                    **file_options,
+                )  # fmt: skip
+            _print_report(report, json_out)
             return
+        matcher = build_matcher()
         queries = list(terms or [])
         results = matcher.normalize_rows(queries, k or DEFAULT_K_TERMS)
         for row, result in enumerate(results):

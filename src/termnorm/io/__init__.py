@@ -1,16 +1,19 @@
-"""Tabular files in and out (CSV, TSV, JSONL, Parquet), streamed and row-preserving."""
+"""Tabular files in and out (CSV, TSV, JSONL, Parquet), streamed, row-preserving, resumable.
 
-from termnorm.io.tables import (
-    TableFormat,
-    TableReader,
-    TableWriter,
-    atomic_file,
-    detect_format,
-    open_reader,
-    open_writer,
-)
+Names resolve lazily, so the CLI can read :mod:`termnorm.io.decoding` without loading pyarrow.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from termnorm._lazy import lazy_getattr
 
 __all__ = [
+    "DEFAULT_ENCODING",
+    "DecodeErrors",
+    "ResumableOutput",
+    "ResumeError",
     "TableFormat",
     "TableReader",
     "TableWriter",
@@ -18,4 +21,35 @@ __all__ = [
     "detect_format",
     "open_reader",
     "open_writer",
+    "work_dir",
 ]
+
+_WHERE = {
+    "DEFAULT_ENCODING": "decoding",
+    "DecodeErrors": "decoding",
+    "ResumableOutput": "resumable",
+    "ResumeError": "resumable",
+    "work_dir": "resumable",
+    "TableFormat": "tables",
+    "TableReader": "tables",
+    "TableWriter": "tables",
+    "atomic_file": "tables",
+    "detect_format": "tables",
+    "open_reader": "tables",
+    "open_writer": "tables",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
+    from termnorm.io.resumable import ResumableOutput, ResumeError, work_dir
+    from termnorm.io.tables import (
+        TableFormat,
+        TableReader,
+        TableWriter,
+        atomic_file,
+        detect_format,
+        open_reader,
+        open_writer,
+    )
+
+__getattr__ = lazy_getattr(__name__, _WHERE)

@@ -1,24 +1,37 @@
 """Row-preserving streaming of tabular files: CSV, TSV, JSONL and Parquet.
 
 Every format is read as chunks of records (``dict`` column → value, in file order) and
-written back from records, so a caller can add columns without touching the others:
+written back from records, so a caller can add columns without touching the others.
+Every reader knows its row count before the first chunk (``num_rows``: Parquet from its
+metadata, CSV/TSV/JSONL from one counting pass), so progress bars have a total.
 
 * CSV/TSV: all values are strings, read and written as-is. CSV uses standard quoting; TSV
   has no quoting (a tab always separates), and tabs/newlines inside values written to TSV
   become spaces. A blank line is a row of empty values (never skipped); a row with more
   fields than the header is an :class:`InputFormatError` naming the line; missing trailing
-  fields are empty.
-* JSONL: one JSON object per non-blank line; values keep their JSON types.
+  fields are empty. A field may hold up to :data:`CSV_FIELD_LIMIT` characters (a longer one
+  is an error naming the line: usually an unclosed quote).
+* JSONL: one JSON object per non-blank line; values keep their JSON types. The columns are
+  the union of the keys of all records, in first-seen order (a key missing from a record is
+  a missing value there). Each column also gets an Arrow type for Parquet output
+  (:func:`json_column_type`): one JSON kind throughout → that type (bool, int64, float64 for
+  numbers, string); anything else (mixed kinds, lists, objects, integers beyond 64 bits) →
+  string, each value written as its JSON text (``1`` → ``"1"``, ``true`` → ``"true"``,
+  ``[1]`` → ``"[1]"``; strings unchanged).
 * Parquet: values keep their Arrow types; output schema = input schema + added columns.
 
-Output is written to a temporary file next to the target and renamed over it at the end, so
-a failed run leaves no partial file.
+Text files are decoded line by line with ``encoding`` (default UTF-8, a byte-order mark
+skipped) and ``errors``: ``strict`` (default) stops at the first undecodable bytes with an
+:class:`InputFormatError` naming the file and line; ``replace`` keeps the row with U+FFFD in
+place of those bytes and lists the lines it repaired in ``TableReader.replaced_lines``.
 """
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
+import io
 import json
 import os
 import tempfile
@@ -26,26 +39,37 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from enum import Enum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from termnorm._artifacts import umask_mode
 from termnorm.errors import InputFormatError
+from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
 
 __all__ = [
+    "CSV_FIELD_LIMIT",
+    "DEFAULT_ENCODING",
+    "DecodeErrors",
     "Record",
     "TableFormat",
     "TableReader",
     "TableWriter",
     "atomic_file",
     "detect_format",
+    "json_column_type",
     "open_reader",
     "open_writer",
 ]
 
 Record = dict[str, Any]
+
+CSV_FIELD_LIMIT = 1 << 24
+"""Longest CSV/TSV field read (16,777,216 characters; Python's default is 131,072). Longer
+cells than a matcher accepts become per-row errors; a field past this limit is almost always
+an unclosed quote swallowing the rest of the file, so it stops the read at its line."""
+_INT64 = (-(2**63), 2**63 - 1)
 
 
 class TableFormat(str, Enum):
@@ -94,27 +118,147 @@ def atomic_file(path: str | Path) -> Iterator[Path]:
     os.replace(tmp, path)
 
 
+# ---------------------------------------------------------------------------- decoding
+_PROBE = 'a\n,\t"{}:'
+
+
+def _ascii_compatible(encoding: str) -> bool:
+    """Whether ``encoding`` writes ASCII (newlines included) as ASCII bytes, so that a file
+    can be split into lines before decoding."""
+    return _PROBE.encode(encoding).endswith(_PROBE.encode("ascii"))
+
+
+def _check_encoding(encoding: str) -> str:
+    try:
+        codecs.lookup(encoding)
+    except LookupError as exc:
+        raise ValueError(
+            f"unknown encoding {encoding!r}; use a Python codec name such as utf-8, "
+            "latin-1, cp1252 or utf-16"
+        ) from exc
+    return encoding
+
+
+class _Lines:
+    """The decoded lines of a text file (line endings kept), counting physical lines.
+
+    ASCII-compatible encodings are decoded line by line, so an undecodable byte is reported
+    at its line and column; others (UTF-16/32) through a text stream (no column).
+    """
+
+    def __init__(self, path: Path, encoding: str, errors: DecodeErrors) -> None:
+        self.path = path
+        self.encoding = _check_encoding(encoding)
+        self.errors = errors
+        self.line = 0
+        self.replaced: list[int] = []
+        self._shown = "utf-8" if encoding == DEFAULT_ENCODING else encoding
+
+    def _fail(self, exc: UnicodeDecodeError, line: bytes | None) -> InputFormatError:
+        column = f" at byte {exc.start + 1}" if line is not None else ""
+        bad = exc.object[exc.start : exc.end] if line is not None else b""
+        shown = f" {bytes(bad)!r}" if bad else ""
+        return InputFormatError(
+            self.path,
+            self.line,
+            f"bytes{shown}{column} are not valid {self._shown}; give the file's encoding "
+            "with --encoding (e.g. latin-1, cp1252; encoding= in the API), or --errors "
+            "replace to keep the row with U+FFFD in their place",
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        with open(self.path, "rb") as raw:
+            if _ascii_compatible(self.encoding):
+                yield from self._by_line(raw)
+            else:
+                yield from self._by_stream(raw)
+
+    def _by_line(self, raw: BinaryIO) -> Iterator[str]:
+        decoder = codecs.getincrementaldecoder(self.encoding)("strict")
+        lenient = codecs.getincrementaldecoder(self.encoding)("replace")
+        for line in raw:
+            self.line += 1
+            try:
+                text = decoder.decode(line)
+            except UnicodeDecodeError as exc:
+                if self.errors is DecodeErrors.STRICT:
+                    raise self._fail(exc, line) from exc
+                decoder.reset()
+                lenient.reset()
+                text = lenient.decode(line)
+                self.replaced.append(self.line)
+            yield text
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError as exc:  # a truncated multi-byte sequence at the very end
+            if self.errors is DecodeErrors.STRICT:
+                raise self._fail(exc, None) from exc
+            self.replaced.append(self.line)
+
+    def _by_stream(self, raw: BinaryIO) -> Iterator[str]:
+        text = io.TextIOWrapper(raw, self.encoding, errors=self.errors.value, newline="")
+        try:
+            for line in text:
+                self.line += 1
+                if "\ufffd" in line and self.errors is DecodeErrors.REPLACE:
+                    self.replaced.append(self.line)
+                yield line
+        except UnicodeDecodeError as exc:
+            self.line += 1
+            raise self._fail(exc, None) from exc
+        finally:
+            text.detach()
+
+
+def _raise_field_limit() -> None:
+    """Let the csv module read fields up to :data:`CSV_FIELD_LIMIT` characters (never
+    lowers a limit someone raised further)."""
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:
+        csv.field_size_limit(CSV_FIELD_LIMIT)
+
+
 # ---------------------------------------------------------------------------- readers
 class TableReader(ABC):
-    """Column names, an optional Arrow schema / row count, and chunks of records."""
+    """Column names, an Arrow schema (when known), the row count, and chunks of records.
+
+    ``replaced_lines``: the lines where undecodable bytes were replaced (``errors=replace``),
+    complete once the chunks have been read.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.columns: list[str] = []
         self.schema: pa.Schema | None = None
-        self.num_rows: int | None = None
+        self.num_rows: int = 0
+        self.replaced_lines: list[int] = []
 
     @abstractmethod
-    def chunks(self, rows: int) -> Iterator[list[Record]]:
-        """Records in file order, ``rows`` at a time (the last chunk may be shorter)."""
+    def chunks(self, rows: int, skip: int = 0) -> Iterator[list[Record]]:
+        """Records in file order, ``rows`` at a time (the last chunk may be shorter), after
+        the first ``skip`` records."""
+
+
+def _rechunk(records: Iterator[Record], rows: int, skip: int) -> Iterator[list[Record]]:
+    chunk: list[Record] = []
+    for n, record in enumerate(records):
+        if n < skip:
+            continue
+        chunk.append(record)
+        if len(chunk) == rows:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 class _CsvReader(TableReader):
-    def __init__(self, path: Path, delimiter: str) -> None:
+    def __init__(self, path: Path, delimiter: str, encoding: str, errors: DecodeErrors) -> None:
         super().__init__(path)
         self.delimiter = delimiter
-        with self._open() as fh:
-            header = next(self._rows(fh), None)
+        self.encoding, self.errors = encoding, errors
+        _raise_field_limit()
+        rows = self._rows(self._lines())
+        header = next(rows, None)
         if not header:
             raise InputFormatError(path, 1, "no header line; the first line must name columns")
         repeated = sorted({c for c in header if header.count(c) > 1})
@@ -122,65 +266,106 @@ class _CsvReader(TableReader):
             raise InputFormatError(path, 1, f"repeated column names: {', '.join(repeated)}")
         self.columns = header
         self.schema = pa.schema([(c, pa.string()) for c in header])
+        self.num_rows = sum(1 for _ in rows)
+        self.replaced_lines = []  # counted again by the chunks
 
-    def _open(self) -> TextIO:
-        return open(self.path, newline="", encoding="utf-8-sig")
+    def _lines(self) -> _Lines:
+        return _Lines(self.path, self.encoding, self.errors)
 
-    def _rows(self, fh: TextIO) -> Any:  # a csv reader (typeshed's type is private)
+    def _rows(self, lines: _Lines) -> Iterator[list[str]]:
+        """Parsed rows; csv errors become :class:`InputFormatError` at their line."""
         if self.delimiter == "\t":
-            return csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
-        return csv.reader(fh)
+            reader = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
+        else:
+            reader = csv.reader(lines)
+        while True:
+            try:
+                fields = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                hint = (
+                    " (an unclosed quote?)" if "field larger than field limit" in str(exc) else ""
+                )
+                raise InputFormatError(self.path, lines.line, f"{exc}{hint}") from exc
+            self.replaced_lines = lines.replaced
+            yield fields
 
-    def chunks(self, rows: int) -> Iterator[list[Record]]:
+    def _records(self) -> Iterator[Record]:
         width = len(self.columns)
-        with self._open() as fh:
-            reader = self._rows(fh)
-            next(reader)
-            chunk: list[Record] = []
-            for fields in reader:
-                if len(fields) > width:
-                    raise InputFormatError(
-                        self.path, reader.line_num, f"{len(fields)} fields, the header has {width}"
-                    )
-                fields = fields + [""] * (width - len(fields))
-                chunk.append(dict(zip(self.columns, fields, strict=True)))
-                if len(chunk) == rows:
-                    yield chunk
-                    chunk = []
-            if chunk:
-                yield chunk
+        lines = self._lines()
+        rows = self._rows(lines)
+        next(rows)
+        for fields in rows:
+            if len(fields) > width:
+                raise InputFormatError(
+                    self.path, lines.line, f"{len(fields)} fields, the header has {width}"
+                )
+            fields = fields + [""] * (width - len(fields))
+            yield dict(zip(self.columns, fields, strict=True))
+
+    def chunks(self, rows: int, skip: int = 0) -> Iterator[list[Record]]:
+        return _rechunk(self._records(), rows, skip)
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int" if _INT64[0] <= value <= _INT64[1] else "bigint"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    return "list" if isinstance(value, list) else "object"
+
+
+def json_column_type(kinds: set[str]) -> pa.DataType:
+    """The Arrow type of a JSONL column whose values are of these JSON ``kinds`` (see the
+    module docstring): bool, int64, float64 or string."""
+    kinds = kinds - {"null"}
+    if kinds == {"bool"}:
+        return pa.bool_()
+    if kinds == {"int"}:
+        return pa.int64()
+    if kinds and kinds <= {"int", "float"}:
+        return pa.float64()
+    return pa.string()
 
 
 class _JsonlReader(TableReader):
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, encoding: str, errors: DecodeErrors) -> None:
         super().__init__(path)
-        first = next(self._records(), None)
-        self.columns = list(first) if first is not None else []
+        self.encoding, self.errors = encoding, errors
+        kinds: dict[str, set[str]] = {}
+        for record in self._records():  # one pass: columns, their kinds, the row count
+            self.num_rows += 1
+            for key, value in record.items():
+                kinds.setdefault(key, set()).add(_json_kind(value))
+        self.columns = list(kinds)
+        self.schema = pa.schema([(c, json_column_type(k)) for c, k in kinds.items()])
+        self.replaced_lines = []  # counted again by the chunks
 
     def _records(self) -> Iterator[Record]:
-        with open(self.path, encoding="utf-8-sig") as fh:
-            for line_no, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputFormatError(self.path, line_no, f"invalid JSON: {exc.msg}") from exc
-                if not isinstance(record, dict):
-                    raise InputFormatError(
-                        self.path, line_no, 'each line must be a JSON object like {"term": ...}'
-                    )
-                yield record
+        lines = _Lines(self.path, self.encoding, self.errors)
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputFormatError(self.path, lines.line, f"invalid JSON: {exc.msg}") from exc
+            if not isinstance(record, dict):
+                raise InputFormatError(
+                    self.path, lines.line, 'each line must be a JSON object like {"term": ...}'
+                )
+            self.replaced_lines = lines.replaced
+            yield record
 
-    def chunks(self, rows: int) -> Iterator[list[Record]]:
-        chunk: list[Record] = []
-        for record in self._records():
-            chunk.append(record)
-            if len(chunk) == rows:
-                yield chunk
-                chunk = []
-        if chunk:
-            yield chunk
+    def chunks(self, rows: int, skip: int = 0) -> Iterator[list[Record]]:
+        return _rechunk(self._records(), rows, skip)
 
 
 class _ParquetReader(TableReader):
@@ -194,22 +379,40 @@ class _ParquetReader(TableReader):
         self.columns = list(self.schema.names)
         self.num_rows = self._file.metadata.num_rows
 
-    def chunks(self, rows: int) -> Iterator[list[Record]]:
-        for batch in self._file.iter_batches(batch_size=rows):
-            yield batch.to_pylist()
+    def chunks(self, rows: int, skip: int = 0) -> Iterator[list[Record]]:
+        if skip:  # start at the row group holding row ``skip``
+            meta = self._file.metadata
+            start, first = 0, meta.num_row_groups
+            for g in range(meta.num_row_groups):
+                size = meta.row_group(g).num_rows
+                if start + size > skip:
+                    first = g
+                    break
+                start += size
+            groups = list(range(first, meta.num_row_groups))
+            batches = self._file.iter_batches(batch_size=rows, row_groups=groups)
+            return _rechunk((r for b in batches for r in b.to_pylist()), rows, skip - start)
+        return (batch.to_pylist() for batch in self._file.iter_batches(batch_size=rows))
 
 
-def open_reader(path: str | Path, fmt: TableFormat | None = None) -> TableReader:
-    """A reader for ``path`` (format from the suffix unless given)."""
+def open_reader(
+    path: str | Path,
+    fmt: TableFormat | None = None,
+    encoding: str = DEFAULT_ENCODING,
+    errors: DecodeErrors | str = DecodeErrors.STRICT,
+) -> TableReader:
+    """A reader for ``path`` (format from the suffix unless given). ``encoding`` and
+    ``errors`` apply to CSV, TSV and JSONL (see the module docstring)."""
     path = Path(path)
     if not path.is_file():
         raise InputFormatError(path, None, "no such file")
     fmt = fmt or detect_format(path)
+    errors = DecodeErrors(errors)
     if fmt is TableFormat.PARQUET:
         return _ParquetReader(path)
     if fmt is TableFormat.JSONL:
-        return _JsonlReader(path)
-    return _CsvReader(path, "\t" if fmt is TableFormat.TSV else ",")
+        return _JsonlReader(path, encoding, errors)
+    return _CsvReader(path, "\t" if fmt is TableFormat.TSV else ",", encoding, errors)
 
 
 # ---------------------------------------------------------------------------- writers
@@ -244,7 +447,9 @@ def _cell(value: Any, tsv: bool) -> str:
 
 
 class _CsvWriter(TableWriter):
-    def __init__(self, path: Path, columns: Sequence[str], delimiter: str) -> None:
+    def __init__(
+        self, path: Path, columns: Sequence[str], delimiter: str, header: bool = True
+    ) -> None:
         super().__init__(path, columns)
         self._tsv = delimiter == "\t"
         self._fh = open(path, "w", newline="", encoding="utf-8")  # noqa: SIM115 - close()
@@ -258,7 +463,8 @@ class _CsvWriter(TableWriter):
             )
         else:
             self._writer = csv.writer(self._fh, lineterminator="\n")
-        self._writer.writerow(self.columns)
+        if header:
+            self._writer.writerow(self.columns)
 
     def write(self, records: list[Record]) -> None:
         self._writer.writerows(
@@ -282,6 +488,14 @@ class _JsonlWriter(TableWriter):
         self._fh.close()
 
 
+def _fit(value: Any, kind: pa.DataType) -> Any:
+    """``value`` for a Parquet column of type ``kind``: a non-text value in a string column
+    becomes its JSON text (the JSONL rule of the module docstring)."""
+    if value is None or isinstance(value, str) or not pa.types.is_string(kind):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
 class _ParquetWriter(TableWriter):
     def __init__(self, path: Path, columns: Sequence[str], schema: pa.Schema | None) -> None:
         super().__init__(path, columns)
@@ -296,14 +510,21 @@ class _ParquetWriter(TableWriter):
             inferred = pa.Table.from_pylist([{c: r.get(c) for c in missing} for r in rows])
             for f in inferred.schema:
                 known[f.name] = pa.field(f.name, pa.string()) if pa.types.is_null(f.type) else f
-        return pa.schema([known[c] for c in self.columns])
+            for c in missing:
+                known.setdefault(c, pa.field(c, pa.string()))
+        metadata = self._schema.metadata if self._schema is not None else None
+        return pa.schema([known[c] for c in self.columns], metadata=metadata)
 
     def write(self, records: list[Record]) -> None:
-        rows = [{c: r.get(c) for c in self.columns} for r in records]
+        if self._writer is None:
+            self._schema = self._complete_schema(
+                [{c: r.get(c) for c in self.columns} for r in records]
+            )
+            self._writer = pq.ParquetWriter(self.path, self._schema)
+        assert self._schema is not None
+        types = [(f.name, f.type) for f in self._schema]
+        rows = [{c: _fit(r.get(c), t) for c, t in types} for r in records]
         try:
-            if self._writer is None:
-                self._schema = self._complete_schema(rows)
-                self._writer = pq.ParquetWriter(self.path, self._schema)
             table = pa.Table.from_pylist(rows, schema=self._schema)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             raise InputFormatError(self.path, None, f"values do not fit one schema: {exc}") from exc
@@ -311,20 +532,27 @@ class _ParquetWriter(TableWriter):
 
     def close(self) -> None:
         if self._writer is None:  # no rows: still write a valid, empty file
-            self._writer = pq.ParquetWriter(self.path, self._complete_schema([]))
+            self._schema = self._complete_schema([])
+            self._writer = pq.ParquetWriter(self.path, self._schema)
         self._writer.close()
 
 
 def open_writer(
-    path: Path, fmt: TableFormat, columns: Sequence[str], schema: pa.Schema | None = None
+    path: Path,
+    fmt: TableFormat,
+    columns: Sequence[str],
+    schema: pa.Schema | None = None,
+    header: bool = True,
 ) -> TableWriter:
     """A writer of ``columns`` to ``path``.
 
-    For Parquet, ``schema`` fixes the types of the columns it names; the others are inferred
-    from the first chunk (all-null columns become strings).
+    For Parquet, ``schema`` fixes the types of the columns it names (a non-text value bound
+    for a string column is written as its JSON text); the others are inferred from the
+    first chunk (all-null columns become strings). ``header=False`` leaves out the CSV/TSV
+    header line (for parts of one file).
     """
     if fmt is TableFormat.PARQUET:
         return _ParquetWriter(path, columns, schema)
     if fmt is TableFormat.JSONL:
         return _JsonlWriter(path, columns)
-    return _CsvWriter(path, columns, "\t" if fmt is TableFormat.TSV else ",")
+    return _CsvWriter(path, columns, "\t" if fmt is TableFormat.TSV else ",", header)

@@ -26,16 +26,34 @@ Abbreviations: with a context column (``context_column``, else ``document`` or `
 when present) holding each row's document text, a text is expanded through the short forms
 its own document defines and searched as written and expanded, one of the two rankings kept
 (:class:`~termnorm.search.context.ContextMatcher`); ``abbreviations="none"`` turns this off,
-``"ab3p"`` without a context column is an error. The output format follows the output suffix (the input's format when the suffix is unknown). The file is streamed in chunks and written
-atomically (a failed run leaves no output file).
+``"ab3p"`` without a context column is an error. The output format follows the output suffix (the input's format when the suffix is unknown).
+
+Input columns named like an added column (``concept_id``, ``error``, ...; in JSONL a key of
+any record) are never overwritten: the run is refused naming them, unless ``prefix`` names
+the added columns (``prefix="termnorm_"`` → ``termnorm_concept_id``, ...). Text files are
+decoded with ``encoding`` and ``errors`` (:mod:`termnorm.io.tables`: strict stops at the
+first undecodable bytes naming file and line, replace keeps the row with U+FFFD and
+``BatchReport.replaced_lines`` lists the lines). A cell longer than the matcher's
+``max_chars`` is that row's error, never the file's.
+
+Resumable: the file is streamed in chunks of ``chunk_rows`` rows, each written as one part
+beside the output with a progress record (:mod:`termnorm.io.resumable`); an interrupted run
+run again with the same input, options and index resumes after the last finished chunk, and
+the output then holds every input row exactly once, in order. Another input, options or index
+is refused naming what changed (``restart=True`` starts over). The output file appears only
+when the run ends; a failed run leaves an existing output untouched.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import hashlib
 import json
 import logging
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,15 +61,16 @@ import pyarrow as pa
 from tqdm.auto import tqdm
 
 from termnorm.errors import InputFormatError
+from termnorm.io.resumable import ResumableOutput
 from termnorm.io.tables import (
+    DEFAULT_ENCODING,
     SUFFIXES,
+    DecodeErrors,
     Record,
     TableFormat,
     TableReader,
-    atomic_file,
     detect_format,
     open_reader,
-    open_writer,
 )
 from termnorm.mentions.abbreviations import AbbreviationMode, parse_abbreviation_mode
 from termnorm.search.candidate import Candidate, RowMatcher, RowResult
@@ -61,10 +80,18 @@ __all__ = [
     "CONTEXT_COLUMNS",
     "DEFAULT_CHUNK_ROWS",
     "BatchReport",
+    "ChunkCounts",
+    "RowSpec",
     "added_columns",
     "check_output",
     "context_column",
+    "index_identity",
+    "input_identity",
+    "matcher_identity",
     "normalize_file",
+    "normalize_records",
+    "output_schema",
+    "row_spec",
     "text_column",
 ]
 
@@ -83,6 +110,8 @@ _TYPES = {
     "candidates": pa.string(),
     "error": pa.string(),
     "expanded_from": pa.string(),
+    "concept_ids": pa.string(),
+    "implication": pa.int64(),
 }
 
 
@@ -99,6 +128,15 @@ class BatchReport:
     abbreviations: str = AbbreviationMode.NONE.value
     context_column: str | None = None
     expanded: int = 0
+    resumed_from: int = 0
+    """Rows already written by an interrupted run this one resumed (0: a fresh run)."""
+    replaced_lines: list[int] = field(default_factory=list)
+    """Lines whose undecodable bytes were replaced (``errors="replace"``)."""
+    prefix: str = ""
+    parts: int = 0
+    """Output parts written by this run (``engine="ray"``)."""
+    skipped_parts: int = 0
+    """Output parts already finished by an earlier run, left as they were (``engine="ray"``)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form for ``--json``."""
@@ -112,15 +150,22 @@ class BatchReport:
             "abbreviations": self.abbreviations,
             "context_column": self.context_column,
             "expanded": self.expanded,
+            "resumed_from": self.resumed_from,
+            "replaced_lines": self.replaced_lines,
+            "prefix": self.prefix,
+            "parts": self.parts,
+            "skipped_parts": self.skipped_parts,
         }
 
 
-def added_columns(k: int, expanded: bool = False) -> list[str]:
+def added_columns(k: int, expanded: bool = False, multi: bool = False) -> list[str]:
     """Names of the columns appended to every row for a top-``k`` run (``expanded``: with
-    abbreviation expansion)."""
+    abbreviation expansion; ``multi``: multi-code output of a ranker with an implication
+    predictor, ``concept_ids`` ``|``-joined and the predicted ``implication``)."""
     top = ["concept_id", "concept_name", "score", "matched_term"]
     added = [*top, "candidates", "error"] if k > 1 else [*top, "error"]
-    return [*added, "expanded_from"] if expanded else added
+    added = [*added, "expanded_from"] if expanded else added
+    return [*added, "concept_ids", "implication"] if multi else added
 
 
 def check_output(input: Path, output: Path) -> None:
@@ -208,7 +253,9 @@ def _candidate_dict(c: Candidate, expanded: bool) -> dict[str, Any]:
     }
 
 
-def _fields(result: RowResult, k: int, native_lists: bool, expanded: bool) -> dict[str, Any]:
+def _fields(
+    result: RowResult, k: int, native_lists: bool, expanded: bool, multi: bool = False
+) -> dict[str, Any]:
     """The appended columns of one row."""
     best = result.candidates[0] if result.candidates else None
     fields: dict[str, Any] = {
@@ -225,15 +272,179 @@ def _fields(result: RowResult, k: int, native_lists: bool, expanded: bool) -> di
     fields["error"] = result.error or result.abstained
     if expanded:
         fields["expanded_from"] = best.expanded_from if best else None
+    if multi:
+        codes = result.concept_ids
+        fields["concept_ids"] = "|".join(codes) if codes else None
+        fields["implication"] = result.implication
     return fields
 
 
-def _output_schema(reader: TableReader, added_names: list[str]) -> pa.Schema | None:
-    """Input types (when known) + the appended columns' types."""
-    if reader.schema is None:
+@dataclass(frozen=True)
+class RowSpec:
+    """How a chunk of records is normalized: the text ``column``, ``k``, the ``context``
+    column and abbreviation ``mode``, candidates as native lists (JSONL) or JSON text, the
+    ``prefix`` of the added columns and the ``choice`` between expanded and original text."""
+
+    column: str
+    k: int = 1
+    context: str | None = None
+    mode: AbbreviationMode = AbbreviationMode.NONE
+    native_lists: bool = False
+    prefix: str = ""
+    choice: ExpansionChoice | None = None
+    multi: bool = False
+
+    @property
+    def expanding(self) -> bool:
+        """Whether abbreviations are expanded (an ``expanded_from`` column is added)."""
+        return self.context is not None and self.mode is not AbbreviationMode.NONE
+
+    @property
+    def added(self) -> list[str]:
+        """The added columns' names, prefixed."""
+        return [self.prefix + c for c in added_columns(self.k, self.expanding, self.multi)]
+
+
+@dataclass
+class ChunkCounts:
+    """Counts of one chunk (or a whole file): rows, errors, abstained, expanded."""
+
+    rows: int = 0
+    errors: int = 0
+    abstained: int = 0
+    expanded: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        """The counts by name (what a progress record keeps)."""
+        return dataclasses.asdict(self)
+
+
+def row_spec(
+    reader: TableReader,
+    column: str | None,
+    k: int,
+    out_format: TableFormat,
+    context: str | None = None,
+    abbreviations: AbbreviationMode | str | None = None,
+    choice: ExpansionChoice | None = None,
+    prefix: str | None = None,
+    multi: bool = False,
+) -> RowSpec:
+    """The :class:`RowSpec` of a run over ``reader``: text and context columns chosen and
+    checked, and the added columns refused when the input already has one of them."""
+    name = text_column(reader, column)
+    mode, found = context_column(reader, context, abbreviations)
+    jsonl = out_format is TableFormat.JSONL
+    spec = RowSpec(name, k, found, mode, jsonl, prefix or "", choice, multi)
+    clash = [c for c in spec.added if c in reader.columns]
+    if clash:
+        example = ", ".join(f"termnorm_{c}" for c in added_columns(k, spec.expanding)[:2])
+        raise InputFormatError(
+            reader.path,
+            None,
+            f"already has column(s) {', '.join(clash)}, which termnorm adds (is it a termnorm "
+            f"output?); give --prefix termnorm_ (prefix= in the API) to add {example}, ... "
+            "instead, or rename yours",
+        )
+    return spec
+
+
+def normalize_records(
+    matcher: RowMatcher, records: list[Record], spec: RowSpec
+) -> tuple[list[Record], ChunkCounts]:
+    """``records`` with the added columns of :class:`RowSpec` ``spec``, one per record, in
+    order, and their counts. The local and the Ray engine both call this per chunk."""
+    texts = [r.get(spec.column) for r in records]
+    counts = ChunkCounts(rows=len(records))
+    if spec.expanding:
+        contexts = [r.get(spec.context) if spec.context else None for r in records]
+        results = ContextMatcher(matcher, spec.choice).normalize_in_context(
+            texts, contexts, spec.k, spec.mode
+        )
+        counts.expanded = sum(
+            bool(res.candidates) and res.candidates[0].expanded_from is not None for res in results
+        )
+    else:
+        results = matcher.normalize_rows(texts, spec.k)
+    rows: list[Record] = []
+    for r, res in zip(records, results, strict=True):
+        added = _fields(res, spec.k, spec.native_lists, spec.expanding, spec.multi)
+        rows.append({**r, **{spec.prefix + c: v for c, v in added.items()}})
+    counts.errors = sum(res.error is not None for res in results)
+    counts.abstained = sum(res.abstained is not None for res in results)
+    return rows, counts
+
+
+def output_schema(schema: pa.Schema | None, spec: RowSpec) -> pa.Schema | None:
+    """Input types (when known) + the added columns' types."""
+    if schema is None:
         return None
-    added = [pa.field(name, _TYPES[name]) for name in added_names]
-    return pa.schema([*reader.schema, *added])
+    names = added_columns(spec.k, spec.expanding, spec.multi)
+    added = [pa.field(spec.prefix + c, _TYPES[c]) for c in names]
+    return pa.schema([*schema, *added])
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` as plain JSON data, independent of hash order (sets sorted)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return _canonical(value.value)
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, set | frozenset):
+        return sorted((_canonical(v) for v in value), key=json.dumps)
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def matcher_identity(matcher: object) -> dict[str, Any]:
+    """What of ``matcher`` decides a file's answers, as JSON data: its class and name, the
+    index (:func:`index_identity`), the encoder fingerprint and runtime, its search
+    configuration, and a digest of its domain synonyms, for each of these that ``matcher``
+    has."""
+    found: dict[str, Any] = {"class": type(matcher).__qualname__}
+    if isinstance(name := getattr(matcher, "name", None), str):
+        found["name"] = name
+    if (index := getattr(matcher, "index", None)) is not None:
+        found["index"] = index_identity(index)
+    if (encoder := getattr(matcher, "encoder", None)) is not None:
+        found["encoder"] = getattr(encoder, "fingerprint", None)
+        found["runtime"] = _canonical(getattr(encoder, "runtime", None))
+    if (config := getattr(matcher, "config", None)) is not None:
+        found["config"] = _canonical(config)
+    domain = getattr(getattr(matcher, "space", None), "domain", None)
+    if domain is not None:
+        digest = hashlib.sha256()
+        for text, concept in zip(domain.texts, domain.concept_ids, strict=True):
+            digest.update(f"{text}\t{concept}\n".encode())
+        found["domain_synonyms"] = digest.hexdigest()
+    return found
+
+
+def index_identity(index: object) -> dict[str, Any]:
+    """An index's identity from its card (``index.card``, or the card itself): when it was
+    built, the model and KG fingerprints, its counts and (once saved) its tables' content
+    hashes."""
+    card = index if isinstance(index, Mapping) else getattr(index, "card", None)
+    if not isinstance(card, Mapping):
+        return {"object": type(index).__qualname__}
+    return _canonical({
+        "created": card.get("created"),
+        "model": card.get("model", {}).get("fingerprint"),
+        "kg": card.get("kg", {}).get("fingerprint"),
+        "counts": card.get("counts"),
+        "tables": card.get("tables"),
+    })  # fmt: skip
+
+
+def input_identity(path: Path) -> dict[str, Any]:
+    """A file's identity for resuming: its resolved path, size and modification time."""
+    stat = path.stat()
+    return {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
 def normalize_file(
@@ -247,61 +458,82 @@ def normalize_file(
     context: str | None = None,
     abbreviations: AbbreviationMode | str | None = None,
     choice: ExpansionChoice | None = None,
+    *,
+    prefix: str | None = None,
+    encoding: str = DEFAULT_ENCODING,
+    errors: DecodeErrors | str = DecodeErrors.STRICT,
+    restart: bool = False,
+    settings: Mapping[str, Any] | None = None,
 ) -> BatchReport:
     """Normalize ``column`` of ``input`` into ``output`` with ``matcher`` (see the module
     docstring). ``context`` names the context column, ``abbreviations`` the mode (``None``:
-    ab3p when there is a context column), ``choice`` which ranking to keep. Checked before
-    any work: ``output`` may not be a folder nor the input file itself (:class:`ValueError`)."""
+    ab3p when there is a context column), ``choice`` which ranking to keep; ``prefix`` the
+    added columns' prefix; ``encoding``/``errors`` how text files are decoded.
+
+    Resuming: an unfinished run of the same job is continued; the job is the input file
+    (path, size, modification time), these options, :func:`matcher_identity` and the
+    caller's ``settings`` (e.g. the command-line options that built ``matcher``); any change
+    is refused (:class:`~termnorm.io.resumable.ResumeError`) unless ``restart``. Checked
+    before any work: ``output`` may not be a folder nor the input file itself
+    (:class:`ValueError`)."""
     input, output = Path(input), Path(output)
     check_output(input, output)
-    reader = open_reader(input)
+    if chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
+    reader = open_reader(input, encoding=encoding, errors=errors)
     out_format = SUFFIXES.get(output.suffix.lower(), detect_format(input))
-    name = text_column(reader, column)
-    logger.info("normalizing column %r of %s", name, input)
-    mode, context = context_column(reader, context, abbreviations)
-    expanding = mode is not AbbreviationMode.NONE
-    added = added_columns(k, expanding)
-    clash = [c for c in added if c in reader.columns]
-    if clash:
-        raise InputFormatError(
-            input,
-            None,
-            f"already has column(s) {', '.join(clash)} (is it a termnorm output?); "
-            "rename or drop them first",
-        )
-    native = out_format is TableFormat.JSONL
-    schema = _output_schema(reader, added) if out_format is TableFormat.PARQUET else None
-    report = BatchReport(input, output, name, abbreviations=mode.value, context_column=context)
-    in_context = ContextMatcher(matcher, choice)
-    bar = tqdm(total=reader.num_rows, desc="normalizing", unit="row", disable=not show_progress)
+    multi = getattr(matcher, "implication", None) is not None
+    spec = row_spec(reader, column, k, out_format, context, abbreviations, choice, prefix, multi)
+    logger.info("normalizing column %r of %s", spec.column, input)
+    job = {
+        "input": input_identity(input),
+        "output_format": out_format.value,
+        "column": spec.column,
+        "k": k,
+        "context_column": spec.context,
+        "abbreviations": spec.mode.value,
+        "choice": _canonical(choice),
+        "prefix": spec.prefix,
+        "encoding": encoding,
+        "errors": DecodeErrors(errors).value,
+        "matcher": matcher_identity(matcher),
+        "settings": _canonical(settings or {}),
+    }
+    schema = output_schema(reader.schema, spec) if out_format is TableFormat.PARQUET else None
+    out = ResumableOutput(
+        output, out_format, [*reader.columns, *spec.added], schema, job, restart=restart
+    )
+    report = BatchReport(
+        input, output, spec.column, abbreviations=spec.mode.value, context_column=spec.context,
+        resumed_from=out.rows_done, prefix=spec.prefix,
+    )  # fmt: skip
+    if out.rows_done:
+        logger.info("resuming after %d of %d rows", out.rows_done, reader.num_rows)
+    else:
+        logger.info("writing chunks into %s; if interrupted, run again to resume", out.work)
+    bar = tqdm(
+        total=reader.num_rows, initial=out.rows_done, desc="normalizing", unit="row",
+        disable=not show_progress,
+    )  # fmt: skip
     try:
-        with (
-            atomic_file(output) as tmp,
-            open_writer(tmp, out_format, [*reader.columns, *added], schema) as writer,
-        ):
-            for records in reader.chunks(chunk_rows):
-                texts = [r.get(name) for r in records]
-                if context is None:
-                    results = matcher.normalize_rows(texts, k)
-                else:
-                    results = in_context.normalize_in_context(
-                        texts, [r.get(context) for r in records], k, mode
-                    )
-                    report.expanded += sum(
-                        bool(res.candidates) and res.candidates[0].expanded_from is not None
-                        for res in results
-                    )
-                rows: list[Record] = [
-                    {**r, **_fields(res, k, native, expanding)}
-                    for r, res in zip(records, results, strict=True)
-                ]
-                writer.write(rows)
-                report.rows += len(rows)
-                report.errors += sum(res.error is not None for res in results)
-                report.abstained += sum(res.abstained is not None for res in results)
-                bar.update(len(rows))
+        for records in reader.chunks(chunk_rows, skip=out.rows_done):
+            rows, counts = normalize_records(matcher, records, spec)
+            out.write_part(rows, {k: v for k, v in counts.as_dict().items() if k != "rows"})
+            bar.update(len(rows))
+        out.finish()
     finally:
         bar.close()
+    totals = out.totals()
+    report.rows = totals["rows"]
+    report.errors, report.abstained = totals.get("errors", 0), totals.get("abstained", 0)
+    report.expanded = totals.get("expanded", 0)
+    report.replaced_lines = list(reader.replaced_lines)
+    if report.replaced_lines:
+        shown = ", ".join(map(str, report.replaced_lines[:10]))
+        logger.warning(
+            "%s: undecodable bytes replaced on %d line(s): %s",
+            input, len(report.replaced_lines), shown,
+        )  # fmt: skip
     logger.info(
         "abbreviations: %s (context column %s, %d rows answered expanded)",
         report.abbreviations, report.context_column, report.expanded,

@@ -1,0 +1,215 @@
+"""A table written in numbered parts with a progress record, so an interrupted job resumes.
+
+While a job writes ``OUTPUT`` it keeps a work folder beside it, ``OUTPUT.parts/``:
+
+``progress.json``
+    the job's identity (what the caller says decides the output: input file, options,
+    index...) and the row count (and the caller's counts) of every finished part, in order;
+``part-000000.EXT``, ``part-000001.EXT``, ...
+    the finished parts (CSV/TSV parts have no header line).
+
+A part is written as ``part-N.EXT.tmp``, renamed, and only then recorded, so after a kill
+(even ``kill -9``) the record names exactly the complete parts. Opening the same output again
+with the same job resumes after the recorded rows (anything unrecorded in the folder is
+deleted); with another job it is refused with :class:`ResumeError` naming what changed, unless
+``restart=True`` (the work folder is then emptied). :meth:`ResumableOutput.finish` writes the
+parts into one file inside the work folder, renames it onto ``OUTPUT`` and removes the work
+folder: a finished job leaves only ``OUTPUT``, an interrupted one only ``OUTPUT`` (as it was
+before, if it existed) and the work folder. A folder of that name without a termnorm progress
+record is never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from termnorm.errors import TermnormError
+from termnorm.io.tables import Record, TableFormat, open_writer
+
+__all__ = ["PROGRESS_NAME", "ResumableOutput", "ResumeError", "job_changes", "work_dir"]
+
+logger = logging.getLogger(__name__)
+
+PROGRESS_NAME = "progress.json"
+_KIND = "termnorm-parts"
+_VERSION = 1
+
+
+class ResumeError(TermnormError, ValueError):
+    """An unfinished job's work folder does not belong to the job asked for now."""
+
+
+def work_dir(output: str | Path) -> Path:
+    """The work folder of ``output``: ``OUTPUT.parts`` beside it."""
+    output = Path(output)
+    return output.with_name(output.name + ".parts")
+
+
+def _canonical(job: Mapping[str, Any]) -> dict[str, Any]:
+    """``job`` as it reads back from JSON (tuples → lists, keys → str)."""
+    return dict(json.loads(json.dumps(job, default=str)))
+
+
+def job_changes(recorded: Mapping[str, Any], current: Mapping[str, Any], at: str = "") -> list[str]:
+    """``"key: before → now"`` for each value that differs (nested keys dotted)."""
+    changes = []
+    for key in dict.fromkeys([*recorded, *current]):
+        before, now = recorded.get(key), current.get(key)
+        if isinstance(before, dict) and isinstance(now, dict):
+            changes += job_changes(before, now, f"{at}{key}.")
+        elif before != now:
+            changes.append(f"{at}{key}: {json.dumps(before)} → {json.dumps(now)}")
+    return changes
+
+
+def _write_json(path: Path, payload: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class ResumableOutput:
+    """Writes ``output`` part by part for ``job``, resuming a matching unfinished job.
+
+    Args:
+        output: the final file.
+        fmt: its format.
+        columns: its columns, in order.
+        schema: for Parquet, the full Arrow schema (the parts must share it).
+        job: JSON-ready description of everything that decides the output; compared key by
+            key with the record of an unfinished job.
+        restart: drop an unfinished job's parts instead of resuming or refusing it.
+    """
+
+    def __init__(
+        self,
+        output: str | Path,
+        fmt: TableFormat,
+        columns: Sequence[str],
+        schema: pa.Schema | None,
+        job: Mapping[str, Any],
+        restart: bool = False,
+    ) -> None:
+        self.output = Path(output)
+        self.fmt = fmt
+        self.columns = list(columns)
+        self.schema = schema
+        self.job = _canonical(job)
+        self.work = work_dir(self.output)
+        self.parts: list[dict[str, int]] = []
+        self._ext = self.output.suffix or f".{fmt.value}"
+        if self.work.exists():
+            self._reopen(restart)
+        else:
+            self.work.mkdir(parents=True)
+            self._record()
+
+    @property
+    def rows_done(self) -> int:
+        """Rows in the finished parts (the input rows to skip)."""
+        return sum(p["rows"] for p in self.parts)
+
+    def totals(self) -> dict[str, int]:
+        """The finished parts' counts (``rows`` and the ``stats`` given with each), summed."""
+        total: dict[str, int] = {"rows": 0}
+        for part in self.parts:
+            for key, value in part.items():
+                total[key] = total.get(key, 0) + value
+        return total
+
+    @property
+    def resumed(self) -> bool:
+        """Whether this job continues an interrupted one."""
+        return self._resumed_rows > 0
+
+    def _part(self, n: int) -> Path:
+        return self.work / f"part-{n:06d}{self._ext}"
+
+    def _record(self) -> None:
+        payload = {"kind": _KIND, "version": _VERSION, "job": self.job, "parts": self.parts}
+        _write_json(self.work / PROGRESS_NAME, payload)
+
+    def _reopen(self, restart: bool) -> None:
+        progress = self.work / PROGRESS_NAME
+        self._resumed_rows = 0
+        try:
+            recorded = json.loads(progress.read_text(encoding="utf-8"))
+            ours = isinstance(recorded, dict) and recorded.get("kind") == _KIND
+        except (OSError, ValueError):
+            ours = False
+        if not ours:
+            raise ResumeError(
+                f"{self.work} exists and is not a termnorm work folder (no readable "
+                f"{PROGRESS_NAME}); move or delete it, or choose another --output"
+            )
+        if restart:
+            logger.info("--restart: dropping the unfinished job in %s", self.work)
+            shutil.rmtree(self.work)
+            self.work.mkdir()
+            self._record()
+            return
+        changes = job_changes(recorded.get("job", {}), self.job)
+        if changes:
+            raise ResumeError(
+                f"{self.work} holds an unfinished job with other settings ({'; '.join(changes)}). "
+                "Run it again as it was to resume it, or give --restart (restart=True in the "
+                "API) to start over"
+            )
+        self.parts = [{str(k): int(v) for k, v in p.items()} for p in recorded.get("parts", [])]
+        kept = {PROGRESS_NAME, *(self._part(i).name for i in range(len(self.parts)))}
+        for path in self.work.iterdir():
+            if path.name not in kept:  # a part written but not recorded, or a .tmp
+                path.unlink()
+        missing = [
+            self._part(i).name for i in range(len(self.parts)) if not self._part(i).is_file()
+        ]
+        if missing:
+            raise ResumeError(
+                f"{self.work}: recorded parts are missing ({', '.join(missing[:3])}); give "
+                "--restart to start over"
+            )
+        self._resumed_rows = self.rows_done
+        logger.info(
+            "resuming %s after %d rows (%d parts)", self.output, self.rows_done, len(self.parts)
+        )
+
+    _resumed_rows = 0
+
+    def write_part(self, records: list[Record], stats: Mapping[str, int] | None = None) -> None:
+        """Write ``records`` as the next part and record it with its row count and ``stats``
+        (counts the caller wants back after a resume, see :meth:`totals`)."""
+        part = self._part(len(self.parts))
+        tmp = part.with_name(part.name + ".tmp")
+        with open_writer(tmp, self.fmt, self.columns, self.schema, header=False) as writer:
+            writer.write(records)
+        os.replace(tmp, part)
+        self.parts.append({"rows": len(records), **(stats or {})})
+        self._record()
+
+    def finish(self) -> None:
+        """Write the parts into ``output`` (replacing it) and remove the work folder."""
+        merged = self.work / f"merged{self._ext}.tmp"
+        if self.fmt is TableFormat.PARQUET and self.parts:
+            schema = self.schema or pq.read_schema(self._part(0))
+            with pq.ParquetWriter(merged, schema) as writer:
+                for n in range(len(self.parts)):
+                    writer.write_table(pq.read_table(self._part(n), schema=schema))
+        elif self.fmt is TableFormat.PARQUET:
+            open_writer(merged, self.fmt, self.columns, self.schema).close()
+        else:
+            open_writer(merged, self.fmt, self.columns, self.schema).close()  # the header
+            with open(merged, "ab") as out:
+                for n in range(len(self.parts)):
+                    with open(self._part(n), "rb") as part:
+                        shutil.copyfileobj(part, out)
+        os.replace(merged, self.output)
+        shutil.rmtree(self.work)
