@@ -39,8 +39,10 @@ def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture()
 def bert_copy(tiny_bert_path: Path, tmp_path: Path) -> Path:
-    """A private copy of the tiny BERT (exports are written into the model folder)."""
-    return Path(shutil.copytree(tiny_bert_path, tmp_path / "bert"))
+    """A private copy of the tiny BERT without exports other tests left in the shared folder
+    (exports are written into the model folder)."""
+    ignore = shutil.ignore_patterns(onnx_export.EXPORT_DIR)
+    return Path(shutil.copytree(tiny_bert_path, tmp_path / "bert", ignore=ignore))
 
 
 def _skip_without_bf16() -> None:
