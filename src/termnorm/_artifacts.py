@@ -105,6 +105,26 @@ def read_card(folder: str | Path, name: str, kind: str) -> dict[str, Any]:
     return card
 
 
+def read_versioned_card(
+    folder: str | Path, name: str, kind: str, label: str, version: int, make: str
+) -> dict[str, Any]:
+    """:func:`read_card` of a ``label`` folder (``"KGE"``, ``"ranker"``) whose card must say
+    ``format_version == version``; both refusals tell the user to (re)create it with
+    ``make`` (a command line)."""
+    folder = Path(folder)
+    if not (folder / name).is_file():
+        raise ArtifactMismatchError(
+            f"{folder} is not a termnorm {label} folder (no {name}); train one with '{make}'"
+        )
+    card = read_card(folder, name, kind)
+    if card.get("format_version") != version:
+        raise ArtifactMismatchError(
+            f"{folder} has {label} format {card.get('format_version')}, this termnorm reads "
+            f"{version}; retrain it with '{make}'"
+        )
+    return card
+
+
 def sha256_of(*parts: bytes | str) -> str:
     """Hex SHA-256 over the given parts (strings are UTF-8 encoded), 16 hex chars."""
     h = hashlib.sha256()

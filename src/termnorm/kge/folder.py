@@ -24,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from termnorm._artifacts import atomic_dir, read_card, write_card
+from termnorm._artifacts import atomic_dir, read_versioned_card, write_card
 from termnorm.errors import ArtifactMismatchError
 from termnorm.kg import KnowledgeGraph
 from termnorm.kge.vectors import KGEVectors
@@ -91,18 +91,8 @@ def save_kge(
 
 
 def _read_card(folder: Path) -> dict[str, Any]:
-    if not (folder / CARD_NAME).is_file():
-        raise ArtifactMismatchError(
-            f"{folder} is not a termnorm KGE folder (no {CARD_NAME}); train one with "
-            "'termnorm kge train --kg KG --model transe --out KGE'"
-        )
-    card = read_card(folder, CARD_NAME, "kge")
-    if card.get("format_version") != FORMAT_VERSION:
-        raise ArtifactMismatchError(
-            f"{folder} has KGE format {card.get('format_version')}, this termnorm reads "
-            f"{FORMAT_VERSION}; retrain it with 'termnorm kge train'"
-        )
-    return card
+    make = "termnorm kge train --kg KG --model transe --out KGE"
+    return read_versioned_card(folder, CARD_NAME, "kge", "KGE", FORMAT_VERSION, make)
 
 
 def read_kge_card(folder: str | Path) -> dict[str, Any]:

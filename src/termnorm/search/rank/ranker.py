@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 import termnorm
-from termnorm._artifacts import atomic_dir, read_card, write_card
+from termnorm._artifacts import atomic_dir, read_versioned_card, write_card
 from termnorm.encoders.cross_encoder import KeywordCrossEncoder
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index.term_index import TermIndex
@@ -191,17 +191,8 @@ def load_ranker(
             a keyword file whose hash is not the card's.
     """
     folder = Path(path)
-    if not (folder / CARD_NAME).is_file():
-        raise ArtifactMismatchError(
-            f"{folder} is not a termnorm ranker folder (no {CARD_NAME}); train one with "
-            "'termnorm rank train --index INDEX --mentions TRAIN --out RANKER'"
-        )
-    card = read_card(folder, CARD_NAME, "rank")
-    if card.get("format_version") != RANKER_FORMAT:
-        raise ArtifactMismatchError(
-            f"{folder}: ranker format {card.get('format_version')} is not {RANKER_FORMAT}; "
-            "retrain it with this termnorm ('termnorm rank train')"
-        )
+    make = "termnorm rank train --index INDEX --mentions TRAIN --out RANKER"
+    card = read_versioned_card(folder, CARD_NAME, "rank", "ranker", RANKER_FORMAT, make)
     keywords: KeywordVocabulary | None = None
     if card.get("kind") == "kar":
         keyword_path = folder / KEYWORDS_FILE
