@@ -21,7 +21,12 @@ from termnorm.encoders.implication import (
 )
 from termnorm.errors import ArtifactMismatchError
 from termnorm.kg import KnowledgeGraph
-from termnorm.losses import ImplicationLoss, MarginTripletLoss, implication_labels
+from termnorm.losses import (
+    ImplicationLoss,
+    MarginTripletLoss,
+    balanced_class_weights,
+    implication_labels,
+)
 from termnorm.training.config import LossKind, TrainConfig
 from termnorm.training.data import training_mentions
 from termnorm.training.mtcg import MtcgObjective, MtcgSource
@@ -44,6 +49,29 @@ def test_implication_labels_and_loss() -> None:
     logits = torch.tensor([[10.0, 0.0, 0.0], [0.0, 10.0, 0.0], [0.0, 0.0, 10.0]])
     assert ImplicationLoss()(logits, torch.tensor([1, 2, 5])).item() < 1e-3
     assert ImplicationLoss()(logits, torch.tensor([3, 3, 1])).item() > 5
+
+
+def test_balanced_class_weights_formula() -> None:
+    # 6 items: four 1-code, two 2-code, none >= 3: w_c = N / (C n_c) with C = 2 present
+    weights = balanced_class_weights(torch.tensor([1, 1, 1, 1, 2, 2]))
+    assert weights.tolist() == pytest.approx([6 / (2 * 4), 6 / (2 * 2), 0.0])
+    with pytest.raises(ValueError, match="no training items"):
+        balanced_class_weights(torch.tensor([], dtype=torch.long))
+
+
+def test_weighted_implication_loss_is_the_weighted_mean() -> None:
+    logits = torch.tensor([[2.0, 0.0, -1.0], [0.5, 1.5, 0.0], [0.0, 0.0, 0.0]])
+    counts = torch.tensor([1, 2, 4])
+    per_item = -torch.log_softmax(logits, dim=1)[torch.arange(3), torch.tensor([0, 1, 2])]
+    w = torch.tensor([0.5, 2.0, 4.0])
+    expected = (w * per_item).sum() / w.sum()
+    assert ImplicationLoss(w)(logits, counts).item() == pytest.approx(expected.item(), rel=1e-6)
+    # equal weights reduce to the paper's plain mean
+    equal = ImplicationLoss(torch.ones(3))(logits, counts).item()
+    assert equal == pytest.approx(ImplicationLoss()(logits, counts).item(), rel=1e-6)
+    assert equal == pytest.approx(per_item.mean().item(), rel=1e-6)
+    with pytest.raises(ValueError, match="shape"):
+        ImplicationLoss(torch.ones(2))
 
 
 def test_margin_triplet_loss_formula() -> None:
@@ -192,3 +220,31 @@ def test_an_online_run_resumes_with_its_mined_negatives(
     assert result.steps == 6
     resumed = [json.loads(line)["loss"] for line in log.read_text().splitlines()]
     assert resumed == uninterrupted  # steps 5-6 again, with the checkpoint's negatives
+
+
+def test_mtcg_trainer_weighs_implication_classes_from_its_items(
+    tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
+) -> None:
+    from termnorm.training.config import ImplicationWeighting
+    from termnorm.training.mtcg import mtcg_trainer
+
+    def objective(weighting: ImplicationWeighting) -> MtcgObjective:
+        config = TrainConfig(
+            out=tmp_path / "model",
+            base_model=tiny_bert_path,
+            loss=LossKind.MTCG,
+            steps=1,
+            device="cpu",
+            freeze_layers=0,
+            implication_class_weights=weighting,
+        )
+        obj = mtcg_trainer(config, tiny_kg, MENTIONS).objective
+        assert isinstance(obj, MtcgObjective)
+        return obj
+
+    # MENTIONS: 3 one-code mentions, a 2-code one and a 3-code one give 3 + 2 + 3 = 8 items
+    # (one per gold concept), of classes 1, 2, 3 in 3 : 2 : 3
+    weights = objective(ImplicationWeighting.BALANCED).implication.weights
+    assert weights is not None
+    assert weights.tolist() == pytest.approx([8 / (3 * 3), 8 / (3 * 2), 8 / (3 * 3)])
+    assert objective(ImplicationWeighting.NONE).implication.weights is None

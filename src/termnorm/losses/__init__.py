@@ -1,7 +1,11 @@
 """Losses: ``nn.Module``s whose ``forward`` takes embeddings and labels and returns a scalar."""
 
 from termnorm.losses.batch_hard_triplet import BatchHardSoftMarginTripletLoss, TripletDistance
-from termnorm.losses.implication import ImplicationLoss, implication_labels
+from termnorm.losses.implication import (
+    ImplicationLoss,
+    balanced_class_weights,
+    implication_labels,
+)
 from termnorm.losses.margin_triplet import MarginTripletLoss
 from termnorm.losses.multi_similarity import (
     MultiSimilarityLoss,
@@ -32,6 +36,7 @@ __all__ = [
     "TransEMSLoss",
     "TransEMarginLoss",
     "TripletDistance",
+    "balanced_class_weights",
     "implication_labels",
     "kge_margins",
     "label_pairs",

@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from termnorm.training.coder import CoderObjective, coder_trainer
     from termnorm.training.config import (
         BatchKind,
+        ImplicationWeighting,
         LossKind,
         NegativeKind,
         Precision,
@@ -46,6 +47,7 @@ __all__ = [
     "CoderObjective",
     "DistInfo",
     "Evaluator",
+    "ImplicationWeighting",
     "InjectionObjective",
     "InjectionSource",
     "KGEInjector",
@@ -87,6 +89,7 @@ __getattr__ = lazy_getattr(
         "coder_trainer": "coder",
         "BatchKind": "config",
         "LossKind": "config",
+        "ImplicationWeighting": "config",
         "NegativeKind": "config",
         "Precision": "config",
         "TrainConfig": "config",

@@ -27,6 +27,7 @@ from termnorm.encoders.pooling import Pooling
 
 __all__ = [
     "BatchKind",
+    "ImplicationWeighting",
     "LossKind",
     "NegativeKind",
     "Precision",
@@ -100,6 +101,13 @@ class NegativeKind(str, Enum):
     TFIDF = "tfidf"  # the k_n wrong concepts nearest by char 3-gram TF-IDF (fixed)
     TREE = "tree"  # siblings and cousins of the gold concept through is_a edges
     KEYWORD = "keyword"  # the gold name with a site or type keyword swapped (--keywords)
+
+
+class ImplicationWeighting(str, Enum):
+    """Class weights of the implication-number cross-entropy (:mod:`termnorm.losses.implication`)."""
+
+    BALANCED = "balanced"  # w_c = N / (C n_c) from the training items (termnorm's default)
+    NONE = "none"  # the paper's plain mean
 
 
 class Precision(str, Enum):
@@ -415,6 +423,15 @@ class TrainConfig:
         default=1.0,
         metadata=_h(
             "--loss mtcg: weight of the implication-number cross-entropy (paper: 1, a plain sum)."
+        ),
+    )
+    implication_class_weights: ImplicationWeighting = field(
+        default=ImplicationWeighting.BALANCED,
+        metadata=_h(
+            "--loss mtcg: class weights of the implication cross-entropy: balanced "
+            "(N / (C n_c) from the training items, so rare 2- and 3+-code mentions count) or "
+            "none (the paper's plain mean, which learns 'one code' for everything on "
+            "NCBI-disease's 1,628 : 70 : 7)."
         ),
     )
     keywords: Path | None = field(

@@ -33,9 +33,9 @@ import torch
 
 from termnorm.encoders.implication import ImplicationHead
 from termnorm.kg import KnowledgeGraph
-from termnorm.losses.implication import ImplicationLoss
+from termnorm.losses.implication import ImplicationLoss, balanced_class_weights
 from termnorm.losses.margin_triplet import MarginTripletLoss
-from termnorm.training.config import NegativeKind, TrainConfig
+from termnorm.training.config import ImplicationWeighting, NegativeKind, TrainConfig
 from termnorm.training.data import MentionPair
 from termnorm.training.distributed import DistInfo
 from termnorm.training.mtcg_data import ConceptDictionary, MtcgItems, build_mtcg_items
@@ -163,15 +163,20 @@ class MtcgObjective(Objective):
         hidden_size: the transformer's hidden size (the [CLS] vector's).
         margin: triplet margin (paper: 1).
         implication_weight: weight of the cross-entropy (paper: 1).
+        class_weights: per-class weights ``[3]`` of the cross-entropy (``None``: plain mean).
     """
 
     def __init__(
-        self, hidden_size: int, margin: float = 1.0, implication_weight: float = 1.0
+        self,
+        hidden_size: int,
+        margin: float = 1.0,
+        implication_weight: float = 1.0,
+        class_weights: torch.Tensor | None = None,
     ) -> None:
         super().__init__()
         self.head = ImplicationHead(hidden_size)
         self.triplet = MarginTripletLoss(margin)
-        self.implication = ImplicationLoss()
+        self.implication = ImplicationLoss(class_weights)
         self.implication_weight = implication_weight
 
     @property
@@ -243,5 +248,13 @@ def mtcg_trainer(
         config.negatives.value,
     )
     hidden = int(encoder.model.config.hidden_size)
-    objective = MtcgObjective(hidden, config.triplet_margin, config.implication_weight)
+    class_weights = None
+    if config.implication_class_weights is ImplicationWeighting.BALANCED:
+        class_weights = balanced_class_weights(torch.tensor([it.codes for it in data.items]))
+        logger.info(
+            "mtcg: implication class weights %s", [round(w, 3) for w in class_weights.tolist()]
+        )
+    objective = MtcgObjective(
+        hidden, config.triplet_margin, config.implication_weight, class_weights
+    )
     return Trainer(config, encoder, source, objective, kg=kg, evaluator=evaluator, dist_info=info)
