@@ -55,6 +55,7 @@ class ImplicationLoss(nn.Module):
             raise ValueError(
                 f"implication class weights must have shape (3,), got {tuple(weights.shape)}"
             )
+        self.weights: torch.Tensor | None
         self.register_buffer("weights", weights, persistent=False)
 
     def forward(self, logits: torch.Tensor, code_counts: torch.Tensor) -> torch.Tensor:
