@@ -133,3 +133,33 @@ def test_missing_faiss_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_not_a_faiss_backend() -> None:
     with pytest.raises(ValueError, match="not a faiss backend"):
         FaissIndex(DIM, Backend.EXACT)
+
+
+class _SpyIVF:
+    """An IVF-like index that records how many candidates it was asked for."""
+
+    class backend:  # mimics the Backend enum member's attribute
+        is_ivf = True
+
+    def __init__(self, vectors: np.ndarray, params: dict[str, int]) -> None:
+        self.vectors, self.params = vectors, params
+        self.asked: list[int] = []
+
+    def search(self, queries: np.ndarray, k: int) -> SearchResult:
+        self.asked.append(k)
+        return exact_search(self.vectors, queries, k)
+
+
+def test_ivf_search_over_fetches_ten_times_k_by_default_then_rescores_exactly(
+    data: tuple[np.ndarray, np.ndarray, SearchResult],
+) -> None:
+    from termnorm.index.term_index import RERANK_FACTOR, backend_search
+
+    database, queries, exact = data
+    spy = _SpyIVF(database, {})
+    got = backend_search(spy, database, queries, 5)  # type: ignore[arg-type]
+    assert RERANK_FACTOR == 10 and spy.asked == [50]
+    np.testing.assert_array_equal(got.ids, exact.ids[:, :5])
+    tuned = _SpyIVF(database, {"rerank": 3})  # an index's own setting wins
+    backend_search(tuned, database, queries, 5)  # type: ignore[arg-type]
+    assert tuned.asked == [15]
