@@ -254,3 +254,57 @@ def test_multi_code_columns_in_files(
     assert len(several["concept_ids"].split("|")) == 6  # θ = 0: all k_c beyond the top 3
     assert several["concept_ids"].split("|")[0] == several["concept_id"]
     assert empty["error"] and not empty["concept_ids"]
+
+
+def test_eval_normalize_multi_scores_exact_code_sets_and_implication_numbers(
+    trained: tuple[Path, Path, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    index, _, ranker = trained
+    monkeypatch.setattr(implication_module, "load_implication", lambda path: FakeImplication())
+    dev = tmp_path / "dev.tsv"
+    dev.write_text(
+        "T:0001\theart attack\nT:0004\tasthma\nT:0002\tblood pressure\n"
+        "T:0004|T:0006\tasthma and lung infection\n"
+    )
+    common = ["eval", "normalize", str(dev), "--format", "tsv", "--index", str(index)]
+    common += ["--ranker", str(ranker), "--k-c", "6", "-k", "5", "--json"]
+    code, out, err = run_main([*common, "--multi"], capsys)
+    assert code == 1 and "--objective mtcg" in err  # no implication head anywhere
+    code, out, err = run_main(
+        [*common, "--multi", "--implication", str(tmp_path), "--theta", "0.0"], capsys
+    )
+    assert code == 0, err
+    got = json.loads(out)
+    # one-code mentions are predicted one code (FakeImplication: no ' and '): the top candidate,
+    # so the exact-set score of one-code mentions is their acc@1
+    assert got["multi_code_n_uni"] == 3 and got["multi_code_uni"] == got["acc@1"]
+    assert got["implication_1"] == 1.0 and got["implication_n_1"] == 3
+    # the composite is predicted 3+ codes, with θ = 0 all 6 candidates: never the 2-code gold set
+    assert got["multi_code_n_multi"] == 1 and got["multi_code_multi"] == 0.0
+    assert got["implication_2"] == 0.0 and got["implication_total"] == 0.75
+    assert got["multi_code_total"] == pytest.approx(3 * got["acc@1"] / 4)
+    code, out, _ = run_main(common, capsys)  # without --multi: no multi-code figures
+    assert code == 0 and "multi_code_total" not in json.loads(out)
+    table = [*common[:-1], "--multi", "--implication", str(tmp_path), "--theta", "0.0"]
+    code, out, err = run_main(table, capsys)  # the human-readable table
+    assert code == 0, err
+    assert "multi-code" in out and "several codes" in out and "75.00" in out
+
+
+def test_multi_code_metrics_on_hand_made_rows() -> None:
+    from termnorm.evaluation.multi_code import multi_code_metrics
+    from termnorm.search.candidate import RowResult
+
+    rows = {
+        "a": RowResult([], concept_ids=("X",), implication=1),
+        "b and c": RowResult([], concept_ids=("C", "B"), implication=2),
+        "d and e": RowResult([], concept_ids=("D",), implication=1),
+    }
+    mentions = [("a", ("X",)), ("b and c", ("B", "C")), ("d and e", ("D", "E")), ("gone", ("Z",))]
+    got = multi_code_metrics(mentions, rows)
+    assert got["multi_code_uni"] == 0.5  # "a" right; "gone" has no row: no code
+    assert got["multi_code_multi"] == 0.5 and got["multi_code_total"] == 0.5
+    assert got["implication_1"] == 1.0 and got["implication_2"] == 0.5

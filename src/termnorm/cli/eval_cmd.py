@@ -28,9 +28,11 @@ from rich.table import Table
 from termnorm.cli._output import json_ready, print_json
 from termnorm.cli._rank_options import (
     FUSION_WEIGHT_HELP,
+    IMPLICATION_HELP,
     K_C_HELP,
     RANK_MODE_HELP,
     RANKER_HELP,
+    THETA_HELP,
     RankOptions,
     ranked_matcher,
 )
@@ -207,6 +209,35 @@ def _emit(
     if "per_fold" in info:
         title += f" (zero-shot, mean of {len(info['per_fold'])} folds)"
     Console().print(normalization_table(metrics, ks, title))
+    if "multi_code_total" in metrics:
+        Console().print(multi_code_table(metrics))
+
+
+def multi_code_table(metrics: dict[str, Any]) -> Table:
+    """``--multi``: exact code-set accuracy and implication-number accuracy by gold class."""
+    table = Table("mentions", "n", "exact code set", "implication number", title="multi-code")
+    rows: list[tuple[str, str | None, str | None]] = [
+        ("one code", "uni", "1"),
+        ("several codes", "multi", None),
+    ]
+    rows += [("  2 codes", None, "2"), ("  3+ codes", None, "3"), ("all", "total", None)]
+    for label, code_key, cls in rows:
+        n = metrics.get(f"multi_code_n_{code_key}") if code_key else None
+        if n is None and cls is not None:
+            n = metrics.get(f"implication_n_{cls}")
+        if label == "all":
+            n = metrics.get("multi_code_n_uni", 0) + metrics.get("multi_code_n_multi", 0)
+        implication = metrics.get(f"implication_{cls or code_key}")
+        code_set = metrics.get(f"multi_code_{code_key}") if code_key else None
+        table.add_row(label, "" if n is None else str(int(n)), _rate(code_set), _rate(implication))
+    return table
+
+
+EVAL_MULTI_HELP = (
+    "Also score multi-code output (needs --ranker and an implication head): exact code-set "
+    "accuracy of one-code, multi-code and all linkable mentions (multi_code_uni/multi/total) "
+    "and the implication-number accuracy per class (implication_1/2/3, _total)."
+)
 
 
 @eval_app.command("normalize", epilog=_NORMALIZE_EXAMPLES)
@@ -257,10 +288,15 @@ def normalize_cmd(
     k_c: int = typer.Option(10, "--k-c", min=1, help=K_C_HELP),
     rank_mode: str = typer.Option("fused", "--rank-mode", help=RANK_MODE_HELP),
     fusion_weight: float = typer.Option(0.5, "--fusion-weight", help=FUSION_WEIGHT_HELP),
+    theta: float = typer.Option(0.8, "--theta", help=THETA_HELP),
+    multi: bool = typer.Option(False, "--multi", help=EVAL_MULTI_HELP),
+    implication: Path | None = typer.Option(
+        None, "--implication", exists=True, help=IMPLICATION_HELP
+    ),
 ) -> None:
     """acc@k and MRR of an index, a baseline or a model (zero-shot) on annotated mentions."""
     _check_sources(mentions, index, baseline, kg, zero_shot)
-    rank = RankOptions.of(ranker, k_c, rank_mode, fusion_weight)
+    rank = RankOptions.of(ranker, k_c, rank_mode, fusion_weight, theta, multi, implication)
     if rank is not None and index is None:
         raise typer.BadParameter("--ranker reorders an index's candidates: give --index")
     if zero_shot and abbreviations is AbbreviationMode.AB3P:
@@ -313,10 +349,15 @@ def _run_single(
     evaluator = NormalizationEvaluator(
         mentions, ks, composite_rule=composite_rule, expansions=expansions
     )
+    recorder = None
     if index is not None:
         matcher = _index_matcher(index, model, search, runtime, threads)
         if rank is not None:
             matcher = ranked_matcher(matcher, rank, threads)  # type: ignore[arg-type]
+            if rank.multi:
+                from termnorm.evaluation.multi_code import RowRecorder
+
+                matcher = recorder = RowRecorder(matcher)
     else:
         assert baseline is not None and kg is not None  # _check_sources
         matcher = _baseline_matcher(baseline, kg)
@@ -325,7 +366,25 @@ def _run_single(
         report.write_predictions(predictions)
     info = {"datasets": [str(path)], "format": fmt.value, "matcher": matcher.name, "ks": list(ks)}
     info["abbreviations"] = abbr_mode.value
-    return json_ready(unprefixed(report.metrics, evaluator.prefix)), info
+    metrics = unprefixed(report.metrics, evaluator.prefix)
+    if recorder is not None:
+        metrics.update(_multi_code(report, recorder))
+    return json_ready(metrics), info
+
+
+def _multi_code(report: Any, recorder: Any) -> dict[str, float]:
+    """Exact code-set accuracy (uni / multi / total) and implication-number accuracy of the
+    linkable, non-blank mentions, each scored on the text its ranking came from."""
+    from termnorm.evaluation.multi_code import multi_code_metrics
+    from termnorm.evaluation.normalization import matcher_keys
+    from termnorm.mentions import MentionKind
+
+    scored = [
+        (r.query or r.mention.text, r.mention.gold_ids)
+        for r in report.results
+        if r.mention.kind is not MentionKind.UNLINKABLE and r.mention.text.strip()
+    ]
+    return multi_code_metrics(scored, recorder.rows, matcher_keys(recorder))
 
 
 def _expansions(

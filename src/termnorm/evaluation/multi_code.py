@@ -16,6 +16,8 @@ by class (Table 8) and the candidate generator by recall@k (Table 7). IDs compar
   ``implication_total``, and the counts ``implication_n_<class>``.
 * :func:`recall_at_k`: ``recall@k`` — a mention is recalled at k when *every* gold code is
   among its first k ranked candidates (for one gold code, the usual acc@k).
+* :func:`multi_code_metrics` with :class:`RowRecorder`: both tables from a ranked matcher's
+  multi-code rows (``termnorm eval normalize --ranker R --multi``).
 
 A class with no mention is absent from the output (not 0).
 """
@@ -23,14 +25,19 @@ A class with no mention is absent from the output (not 0).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
 
 from termnorm.kg.ids import id_key
+from termnorm.search.candidate import Candidate, RowResult
+from termnorm.search.query import QueryError
 
 __all__ = [
     "RECALL_KS",
+    "RowRecorder",
     "code_set_accuracy",
     "concept_keys",
     "implication_accuracy",
+    "multi_code_metrics",
     "recall_at_k",
 ]
 
@@ -151,3 +158,49 @@ def recall_at_k(
     if not depths:
         raise ValueError("no mention has a gold code to recall")
     return {f"recall@{k}": sum(d is not None and d <= k for d in depths) / len(depths) for k in ks}
+
+
+class RowRecorder:
+    """A matcher that answers through ``inner.normalize_rows`` and keeps each text's multi-code
+    output (``concept_ids``, ``implication``) for :func:`multi_code_metrics`; everything else
+    (``name``, ``alt_ids``, ...) is the inner matcher's."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.rows: dict[str, RowResult] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def normalize_batch(self, texts: Sequence[str], k: int = 5) -> list[list[Candidate]]:
+        """The inner matcher's top-``k`` per text; each text's row is recorded."""
+        results = self.inner.normalize_rows(texts, k)
+        for row, (text, result) in enumerate(zip(texts, results, strict=True)):
+            if result.error is not None:
+                raise QueryError(result.error, row=row)
+            self.rows[text] = result
+        return [r.candidates for r in results]
+
+
+def multi_code_metrics(
+    mentions: Sequence[tuple[str, Collection[str]]],
+    rows: Mapping[str, RowResult],
+    keys: Keys | None = None,
+) -> dict[str, float]:
+    """Table 2/3 and Table 8 scores of multi-code output: ``mentions`` are ``(searched text,
+    gold IDs)`` of the linkable mentions, ``rows`` the recorded rows per text (a text without a
+    row or without ``concept_ids`` predicts no code and, for Table 8, one code).
+
+    :func:`code_set_accuracy` of the predicted code sets plus :func:`implication_accuracy` of
+    the predicted implication numbers.
+    """
+    predicted: list[tuple[str, ...]] = []
+    numbers: list[int] = []
+    for text, _ in mentions:
+        row = rows.get(text)
+        predicted.append(tuple(row.concept_ids or ()) if row is not None else ())
+        numbers.append((row.implication or 1) if row is not None else 1)
+    gold = [tuple(g) for _, g in mentions]
+    out = code_set_accuracy(predicted, gold, keys)
+    out.update(implication_accuracy(numbers, [len(g) for g in gold]))
+    return out

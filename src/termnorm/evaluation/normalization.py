@@ -38,7 +38,7 @@ answered through their expanded text.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +59,7 @@ __all__ = [
     "MentionResult",
     "NormalizationEvaluator",
     "NormalizationReport",
+    "matcher_keys",
     "query_matcher",
     "rank_metrics",
 ]
@@ -283,6 +284,12 @@ class _KeyCache:
             ids = [concept_id, *self.matcher.alt_ids(concept_id)]
             keys = self.cache[concept_id] = frozenset(id_key(i) for i in ids)
         return keys
+
+
+def matcher_keys(matcher: Matcher) -> Callable[[str], frozenset[str]]:
+    """``concept_id -> {id_key(id), id_key(alt) ...}`` through ``matcher.alt_ids`` (cached), so
+    that an ID and its concept's alternative IDs compare equal."""
+    return _KeyCache(matcher)
 
 
 def _rank(hits: Sequence[bool]) -> int | None:
