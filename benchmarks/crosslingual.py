@@ -28,12 +28,13 @@ Usage (from the repo root)::
 
     python benchmarks/crosslingual.py split [--seed 0] [--zero-shot ja,it,pt]
     python benchmarks/crosslingual.py eval [--model DIR] [--json runs/crosslingual/base.json]
-    python benchmarks/crosslingual.py table [--rows base,coder,ext,ext-msv3] [--steps 600]
+    python benchmarks/crosslingual.py table [--rows base,coder,ext,ext-msv3,ext-ms] [--steps 600]
 
 ``table`` writes the README table in one command: for each row it trains the model when its
 folder is missing (``termnorm train`` on ``train_kg_lp``, the training KG with 6 % of its
 edges held out for ``termnorm eval linkpred``; ``ext`` rows start from the model of
-``termnorm encoder extend-vocab``; ``ext-msv3`` uses ``termnorm kge train``'s KGE), evaluates
+``termnorm encoder extend-vocab``; ``ext-msv3`` uses ``termnorm kge train``'s KGE, ``ext-ms``
+is the same run with MS v1, no KGE), evaluates
 it, and caches the result under ``results/``; rows can be built one call at a time.
 """
 
@@ -301,6 +302,7 @@ ROWS = {
     "coder": "CODER cross-lingual (MS + relation loss)",
     "ext": "+ vocabulary extension",
     "ext-msv3": "+ MS v3 with the ICD-tree KGE",
+    "ext-ms": "+ MS v1, no KGE (ablation of ext-msv3)",
 }
 
 
@@ -324,6 +326,8 @@ def _row_args(row: str, data: Path, steps: int, threads: int, kge_model: str) ->
         args += ["--base-model", str(data / "minilm-ext")]
     if row.endswith("msv3"):
         args += ["--loss", "ms-v3", "--kge", str(data / f"kge_{kge_model}")]
+    elif row.endswith("-ms"):
+        args += ["--loss", "ms"]
     else:
         args += ["--loss", "coder"]
     return args

@@ -133,6 +133,9 @@ def test_table_rows_train_on_the_linkpred_kg_with_their_own_recipe(
     assert ext[ext.index("--base-model") + 1] == str(tmp_path / "minilm-ext")
     assert ext[ext.index("--loss") + 1] == "ms-v3"
     assert ext[ext.index("--kge") + 1] == str(tmp_path / "kge_rotate")
+    ablation = script._row_args("ext-ms", tmp_path, 50, 1, "rotate")
+    assert ablation[ablation.index("--loss") + 1] == "ms" and "--kge" not in ablation
+    assert ablation[ablation.index("--base-model") + 1] == str(tmp_path / "minilm-ext")
 
 
 def test_table_caches_rows_and_writes_ratios_to_the_base(
