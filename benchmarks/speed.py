@@ -22,7 +22,7 @@ Sections (``--skip`` leaves any out):
     :mod:`termnorm.search.prescan` where the code has it) and the rest (tokenization,
     ranking, candidates, validation).
 ``build``       ``--build-kg`` indexed with each ``--build-runtimes`` (``termnorm index build``
-    code path, default threads): wall seconds, and the accuracy section's acc@1 on that index
+    code path, default threads or ``--build-threads``): wall seconds, and the accuracy section's acc@1 on that index
     with queries of the same runtime and of torch fp32.
 ``first_run``   ``termnorm normalize "short stature"`` in a fresh process with an empty
     ``TERMNORM_CACHE``, so it builds the default index (HPO) first: wall seconds.
@@ -235,22 +235,30 @@ def _cli(args: list[str], src: Path | None, env: dict[str, str] | None = None) -
     return time.perf_counter() - start
 
 
-def build(kg: Path, runtimes: list[Runtime], baseline: Path | None, work: Path) -> dict[str, Any]:
+def build(
+    kg: Path,
+    runtimes: list[Runtime],
+    baseline: Path | None,
+    work: Path,
+    threads: int | None = None,
+) -> dict[str, Any]:
     """Wall seconds of ``index build`` of ``kg`` per runtime (and with the baseline code),
-    and acc@1 on each index built here."""
-    out: dict[str, Any] = {"kg": str(kg)}
+    and acc@1 on each index built here. ``threads``: every build gets that many threads
+    (``--threads`` here; ``OMP_NUM_THREADS`` for the baseline, whose torch reads it); default:
+    each runtime's own choice."""
+    out: dict[str, Any] = {"kg": str(kg), "threads": threads or "default"}
+    extra = [] if threads is None else ["--threads", str(threads)]
     if baseline is not None:
+        env = None if threads is None else {"OMP_NUM_THREADS": str(threads)}
         seconds = _cli(
-            ["index", "build", "--kg", str(kg), "--out", str(work / "baseline")], baseline
+            ["index", "build", "--kg", str(kg), "--out", str(work / "baseline")], baseline, env
         )
         out["baseline_torch_s"] = seconds
         log(f"build baseline torch: {seconds:.0f}s")
     for runtime in runtimes:
         folder = work / runtime.value
-        seconds = _cli(
-            ["index", "build", "--kg", str(kg), "--out", str(folder), "--runtime", runtime.value],
-            None,
-        )
+        args = ["index", "build", "--kg", str(kg), "--out", str(folder), "--runtime"]
+        seconds = _cli([*args, runtime.value, *extra], None)
         entry: dict[str, Any] = {"seconds": seconds}
         if "baseline_torch_s" in out:
             entry["speedup_vs_baseline"] = out["baseline_torch_s"] / seconds
@@ -287,6 +295,9 @@ def main() -> None:
     parser.add_argument("--runtimes", nargs="+", default=["torch", "onnx", "onnx-int8"])
     parser.add_argument("--build-kg", type=Path, default=Path("/work/runs/after/kg/medic"))
     parser.add_argument("--build-runtimes", nargs="+", default=["onnx-int8"])
+    parser.add_argument(
+        "--build-threads", type=int, default=None, help="Threads of every build (default: own)."
+    )
     parser.add_argument("--baseline-src", type=Path, default=None)
     parser.add_argument("--work", type=Path, default=None, help="Folder for built indexes.")
     parser.add_argument("--skip", nargs="*", default=[], choices=SECTIONS)
@@ -314,6 +325,7 @@ def main() -> None:
                 [Runtime(r) for r in args.build_runtimes],
                 args.baseline_src,
                 Path(work),
+                args.build_threads,
             )
     if "first_run" not in args.skip:
         report["first_run"] = first_run(args.baseline_src)
