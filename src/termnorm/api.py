@@ -30,7 +30,7 @@ from termnorm.index import Backend, TermIndex, parse_bytes
 from termnorm.index.lookup import ConceptInfo
 from termnorm.index.term_index import CARD_NAME
 from termnorm.kg import KnowledgeGraph
-from termnorm.search.candidate import Candidate
+from termnorm.search.candidate import Candidate, candidates_or_raise
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 from termnorm.search.domain import SearchSpace
 from termnorm.search.matcher import SearchConfig, SpaceMatcher, build_strategy
@@ -292,17 +292,13 @@ def normalize(
             return matcher.normalize_batch([terms], k)[0]
         return matcher.normalize_batch(list(terms), k)
     from termnorm.search.context import ContextMatcher
-    from termnorm.search.query import QueryError
 
     texts = [terms] if isinstance(terms, str) else list(terms)
     contexts = [context] * len(texts) if isinstance(context, str) else list(context)
     if len(contexts) != len(texts):
         raise ValueError(f"{len(texts)} terms but {len(contexts)} contexts: give one per term")
     results = ContextMatcher(matcher).normalize_in_context(texts, contexts, k)
-    for row, result in enumerate(results):
-        if result.error is not None:
-            raise QueryError(result.error, row=row)
-    ranked = [r.candidates for r in results]
+    ranked = candidates_or_raise(results)
     return ranked[0] if isinstance(terms, str) else ranked
 
 

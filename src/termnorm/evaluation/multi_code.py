@@ -28,8 +28,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from termnorm.kg.ids import id_key
-from termnorm.search.candidate import Candidate, RowResult
-from termnorm.search.query import QueryError
+from termnorm.search.candidate import Candidate, RowResult, candidates_or_raise
 
 __all__ = [
     "RECALL_KS",
@@ -175,11 +174,9 @@ class RowRecorder:
     def normalize_batch(self, texts: Sequence[str], k: int = 5) -> list[list[Candidate]]:
         """The inner matcher's top-``k`` per text; each text's row is recorded."""
         results = self.inner.normalize_rows(texts, k)
-        for row, (text, result) in enumerate(zip(texts, results, strict=True)):
-            if result.error is not None:
-                raise QueryError(result.error, row=row)
-            self.rows[text] = result
-        return [r.candidates for r in results]
+        candidates = candidates_or_raise(results)
+        self.rows.update(zip(texts, results, strict=True))
+        return candidates
 
 
 def multi_code_metrics(

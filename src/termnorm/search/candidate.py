@@ -33,6 +33,8 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+from termnorm.search.query import QueryError
+
 __all__ = [
     "TIE_DECIMALS",
     "Candidate",
@@ -40,6 +42,7 @@ __all__ = [
     "RowMatcher",
     "RowResult",
     "Source",
+    "candidates_or_raise",
     "is_name",
     "rank_key",
 ]
@@ -103,6 +106,15 @@ class RowResult(NamedTuple):
     abstained: str | None = None
     concept_ids: tuple[str, ...] | None = None
     implication: int | None = None
+
+
+def candidates_or_raise(results: Sequence[RowResult]) -> list[list[Candidate]]:
+    """Each row's candidates; :class:`~termnorm.search.query.QueryError` naming the first row
+    whose input could not be normalized (the ``normalize_batch`` contract)."""
+    for row, result in enumerate(results):
+        if result.error is not None:
+            raise QueryError(result.error, row=row)
+    return [r.candidates for r in results]
 
 
 @runtime_checkable

@@ -31,12 +31,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from termnorm.index.term_index import TermIndex
-from termnorm.search.candidate import Candidate, RowResult
+from termnorm.search.candidate import Candidate, RowResult, candidates_or_raise
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 from termnorm.search.domain import QueryEncoder, SearchSpace
 from termnorm.search.filters import ConceptFilter
 from termnorm.search.parts import Part, Restricted
-from termnorm.search.query import DEFAULT_MAX_CHARS, QueryError, query_problem
+from termnorm.search.query import DEFAULT_MAX_CHARS, query_problem
 from termnorm.search.ranking import rank_parts
 from termnorm.search.sieve import sieve_merge
 from termnorm.search.strategies import ModuleSpec, SearchMode, StrategySpec, parse_strategy
@@ -142,10 +142,7 @@ class SpaceMatcher:
     def normalize_batch(self, texts: Sequence[str], k: int = 5) -> list[list[Candidate]]:
         """Top-``k`` concepts per text; :class:`QueryError` (naming the row) on a bad text."""
         results = self.normalize_rows(texts, k)
-        for row, result in enumerate(results):
-            if result.error is not None:
-                raise QueryError(result.error, row=row)
-        return [r.candidates for r in results]
+        return candidates_or_raise(results)
 
     def alt_ids(self, concept_id: str) -> tuple[str, ...]:
         """Other IDs of a concept (xrefs, merged IDs), from the index."""

@@ -27,8 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from termnorm.search.candidate import Candidate, RowMatcher, RowResult
-from termnorm.search.query import QueryError
+from termnorm.search.candidate import Candidate, RowMatcher, RowResult, candidates_or_raise
 from termnorm.search.rank.fusion import (
     DEFAULT_FUSION_WEIGHT,
     DEFAULT_K_C,
@@ -98,10 +97,7 @@ class RankedMatcher:
     def normalize_batch(self, texts: Sequence[str], k: int = 5) -> list[list[Candidate]]:
         """Top-``k`` concepts per text; :class:`QueryError` (naming the row) on a bad text."""
         results = self.normalize_rows(texts, k)
-        for row, result in enumerate(results):
-            if result.error is not None:
-                raise QueryError(result.error, row=row)
-        return [r.candidates for r in results]
+        return candidates_or_raise(results)
 
     def normalize(self, text: str, k: int = 5) -> list[Candidate]:
         """Top-``k`` concepts for one text."""
