@@ -216,20 +216,23 @@ def _emit(
 def multi_code_table(metrics: dict[str, Any]) -> Table:
     """``--multi``: exact code-set accuracy and implication-number accuracy by gold class."""
     table = Table("mentions", "n", "exact code set", "implication number", title="multi-code")
-    rows: list[tuple[str, str | None, str | None]] = [
-        ("one code", "uni", "1"),
-        ("several codes", "multi", None),
+    n_all = metrics.get("multi_code_n_uni", 0) + metrics.get("multi_code_n_multi", 0)
+    rows = [  # label, n, exact-set key, implication key
+        ("one code", metrics.get("multi_code_n_uni"), "multi_code_uni", "implication_1"),
+        (
+            "several codes",
+            metrics.get("multi_code_n_multi"),
+            "multi_code_multi",
+            "implication_multi",
+        ),
+        ("  2 codes", metrics.get("implication_n_2"), None, "implication_2"),
+        ("  3+ codes", metrics.get("implication_n_3"), None, "implication_3"),
+        ("all", n_all, "multi_code_total", "implication_total"),
     ]
-    rows += [("  2 codes", None, "2"), ("  3+ codes", None, "3"), ("all", "total", None)]
-    for label, code_key, cls in rows:
-        n = metrics.get(f"multi_code_n_{code_key}") if code_key else None
-        if n is None and cls is not None:
-            n = metrics.get(f"implication_n_{cls}")
-        if label == "all":
-            n = metrics.get("multi_code_n_uni", 0) + metrics.get("multi_code_n_multi", 0)
-        implication = metrics.get(f"implication_{cls or code_key}")
-        code_set = metrics.get(f"multi_code_{code_key}") if code_key else None
-        table.add_row(label, "" if n is None else str(int(n)), _rate(code_set), _rate(implication))
+    for label, n, code_set, implication in rows:
+        shown = "" if n is None else str(int(n))
+        code_rate = _rate(metrics.get(code_set)) if code_set else _rate(None)
+        table.add_row(label, shown, code_rate, _rate(metrics.get(implication)))
     return table
 
 
