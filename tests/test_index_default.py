@@ -66,3 +66,27 @@ def test_a_stale_cached_index_is_rebuilt(
     assert "is stale" in caplog.text and reason in caplog.text
     assert index.card["format_version"] == FORMAT_VERSION
     assert default.default_index_folder(show_progress=False) == folder and builds == [1, 1]
+
+
+def test_built_with_int8_where_it_passes_its_check(builds: list[int]) -> None:
+    card = json.loads((default.default_index_folder(show_progress=False) / CARD_NAME).read_text())
+    assert card["model"]["runtime"] == "onnx-int8"
+    assert card["model"]["runtime_cosine"] >= 0.995
+    assert card["model"]["int8_kernel"] in {"u8s8", "u8u8", "u8s8-7bit"}
+
+
+def test_an_int8_runtime_failing_its_check_builds_with_torch(
+    builds: list[int], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from termnorm.encoders import transformer
+    from termnorm.encoders.fidelity import RuntimeFidelityError
+
+    def refuse(*args: object) -> float:
+        raise RuntimeFidelityError("--runtime onnx-int8 gives vectors with cosine 0.9068")
+
+    monkeypatch.setattr(transformer, "check_fidelity", refuse)
+    with caplog.at_level(logging.WARNING):
+        folder = default.default_index_folder(show_progress=False)
+    assert json.loads((folder / CARD_NAME).read_text())["model"]["runtime"] == "torch"
+    assert "building the default index with torch fp32, not onnx-int8" in caplog.text
+    assert "0.9068" in caplog.text

@@ -1,6 +1,7 @@
 """``--runtime auto``: measure each runtime on this machine and keep the fastest faithful one.
 
-The probe is :data:`PROBE_TERMS` (medical terms of 1 to 12 words). Each concrete runtime
+The probe is :data:`~termnorm.encoders.fidelity.PROBE_TERMS` (medical terms of 1 to 12
+words). Each concrete runtime
 that can run here encodes it (once to warm up, then timed, best of :data:`REPEATS`), and its
 vectors are compared with torch fp32's; :func:`termnorm.encoders.runtime.choose_runtime`
 takes the fastest whose smallest cosine is ≥ ``AUTO_MIN_COSINE``. Runtimes that cannot run
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from termnorm.encoders.fidelity import PROBE_TERMS, min_cosine
 from termnorm.encoders.forward import build_forward
 from termnorm.encoders.runtime import (
     CONCRETE_RUNTIMES,
@@ -35,40 +37,6 @@ __all__ = ["PROBE_TERMS", "measure_runtimes", "resolve_auto"]
 logger = logging.getLogger(__name__)
 
 REPEATS = 2
-PROBE_TERMS = (
-    "MI",
-    "fever",
-    "asthma",
-    "heart attack",
-    "type 2 diabetes mellitus",
-    "acute myocardial infarction",
-    "chronic obstructive pulmonary disease",
-    "hypertrophic cardiomyopathy",
-    "breast carcinoma",
-    "abnormality of the kidney",
-    "seizures",
-    "Parkinson's disease",
-    "autosomal dominant polycystic kidney disease",
-    "increased serum creatine kinase",
-    "short stature",
-    "intellectual disability, mild",
-    "retinitis pigmentosa",
-    "cleft palate",
-    "hearing loss, sensorineural, bilateral",
-    "pain in the lower back radiating to the left leg",
-    "drug-induced liver injury",
-    "ventricular septal defect",
-    "neutropenia",
-    "loss of consciousness after head trauma with vomiting and headache",
-    "BRCA1 hereditary breast and ovarian cancer syndrome",
-    "Duchenne muscular dystrophy",
-    "hyperkalemia",
-    "colorectal adenocarcinoma",
-    "nausea and vomiting",
-    "abnormal gait",
-    "cystic fibrosis",
-    "T-cell acute lymphoblastic leukemia",
-)
 
 _chosen: dict[tuple[str, int | None], Runtime] = {}
 
@@ -93,7 +61,7 @@ def measure_runtimes(
             best = min(best, time.perf_counter() - start)
         if reference is None:
             reference = vectors  # torch fp32 comes first
-        cosine = float(np.min(np.sum(vectors * reference, axis=1)))
+        cosine = min_cosine(vectors, reference)
         measures.append(RuntimeMeasure(runtime, len(texts) / max(best, 1e-9), cosine))
         logger.info(
             "auto: %s %.0f texts/s, min cosine %.5f", runtime.value, len(texts) / best, cosine

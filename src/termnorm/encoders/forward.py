@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import torch
 
-from termnorm.encoders.onnx_export import onnx_graph, require_onnx
+from termnorm.encoders.onnx_export import onnx_graph
 from termnorm.encoders.pooling import pool
-from termnorm.encoders.runtime import Runtime, RuntimeUnavailableError
+from termnorm.encoders.runtime import Runtime, RuntimeUnavailableError, require_onnx
 
 if TYPE_CHECKING:
     from termnorm.encoders.transformer import TermEncoder

@@ -14,7 +14,8 @@ a CPU its fused graphs ran 0.85-0.88x as fast as the plain export (the fused ``A
 kernel is slower on term-length sequences), see the README's speed table.
 
 Cache: ``<model folder>/termnorm_onnx/<fingerprint>/`` holding ``model.onnx``,
-``model-int8.onnx`` and ``export.json`` (fingerprint, inputs, opset, versions). A graph is
+``model-int8-<layout>.onnx`` (the int8 layout that is exact on this CPU: ``u8s8``, ``u8u8``
+or ``u8s8-7bit``, :mod:`termnorm.encoders.int8_kernel`) and ``export.json`` (fingerprint, inputs, opset, versions). A graph is
 reused while the model's fingerprint (weights, configs, tokenizer, pooling) is the one it
 was exported from; when the model changes, the fingerprint changes and the graph is
 exported again (older exports in the model folder are then removed). Folders termnorm may
@@ -38,8 +39,9 @@ import torch
 from torch import nn
 
 from termnorm._artifacts import umask_mode
+from termnorm.encoders.int8_kernel import Int8Kernel, int8_kernel
 from termnorm.encoders.pooling import Pooling, pool
-from termnorm.errors import MissingExtraError
+from termnorm.encoders.runtime import require_onnx
 from termnorm.paths import cache_dir
 
 if TYPE_CHECKING:
@@ -52,7 +54,6 @@ __all__ = [
     "EncoderGraph",
     "export_folder",
     "onnx_graph",
-    "require_onnx",
 ]
 
 logger = logging.getLogger(__name__)
@@ -62,18 +63,9 @@ EXPORT_CARD = "export.json"
 EXPORT_VERSION = 2  # 2: eager-attention export, per-row int8 (row_quant)
 OPSET = 17
 FP32_FILE = "model.onnx"
-INT8_FILE = "model-int8.onnx"
+INT8_FILE = "model-int8-{kernel}.onnx"  # the int8 layout (encoders/int8_kernel.py)
 #: the tokenizer outputs a graph may take, in this order
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
-
-
-def require_onnx() -> None:
-    """Raise :class:`MissingExtraError` naming the ``onnx`` extra when a package is missing."""
-    for package in ("onnxruntime", "onnx"):
-        try:
-            __import__(package)
-        except ImportError:
-            raise MissingExtraError(package, "onnx") from None
 
 
 class EncoderGraph(nn.Module):
@@ -188,17 +180,23 @@ def _set_attention(model: nn.Module, implementation: str | None) -> None:
         setter(implementation)
 
 
-def _quantize(fp32: Path, out: Path) -> None:
+def _quantize(fp32: Path, out: Path, kernel: Int8Kernel) -> None:
     from termnorm.encoders.row_quant import quantize_rows
 
-    rewritten = quantize_rows(fp32, out)
-    logger.info("int8 graph: %d MatMuls quantized (%s)", rewritten, out)
+    rewritten = quantize_rows(fp32, out, kernel)
+    logger.info("int8 graph: %d MatMuls quantized, %s layout (%s)", rewritten, kernel.value, out)
 
 
-def onnx_graph(encoder: TermEncoder, quantized: bool = False) -> Path:
+def onnx_graph(
+    encoder: TermEncoder, quantized: bool = False, kernel: Int8Kernel | None = None
+) -> Path:
     """Path of the encoder's ONNX graph (int8 when ``quantized``), exported if not cached.
 
+    ``kernel``: the int8 graph's layout; ``None`` takes the one that is exact on this CPU
+    (:func:`termnorm.encoders.int8_kernel.int8_kernel`).
+
     Raises:
+        Int8KernelError: int8 asked for and this CPU's int8 kernel is not exact.
         MissingExtraError: ``onnxruntime`` or ``onnx`` is not installed (extra ``onnx``).
         ValueError: the encoder has no folder (and so no fingerprint); save it first.
     """
@@ -226,9 +224,11 @@ def onnx_graph(encoder: TermEncoder, quantized: bool = False) -> Path:
                     shutil.rmtree(other)
     if not quantized:
         return folder / FP32_FILE
-    int8 = folder / INT8_FILE
+    kernel = int8_kernel() if kernel is None else Int8Kernel(kernel)
+    name = INT8_FILE.format(kernel=kernel.value)
+    int8 = folder / name
     if not int8.is_file():
-        partial = folder / f".partial-{INT8_FILE}"
-        _quantize(folder / FP32_FILE, partial)
+        partial = folder / f".partial-{name}"
+        _quantize(folder / FP32_FILE, partial, kernel)
         partial.replace(int8)
     return int8

@@ -7,12 +7,14 @@ Runtimes (``--runtime``):
                bfloat16 support: AVX512-BF16 or AMX; refused elsewhere);
 ``onnx``       the model (transformer + pooling + Dense head + L2 norm) exported with
                ``torch.onnx`` and run by ONNX Runtime, float32;
-``onnx-int8``  that graph with dynamic int8 quantization of its weights, per channel;
+``onnx-int8``  that graph with int8 weights (per output column) and activations (per token
+               row), in the layout that is exact on this CPU (:mod:`termnorm.encoders.int8_kernel`);
 ``auto``       the fastest of the above whose vectors stay within :data:`AUTO_MIN_COSINE` of
                ``torch`` on a probe set, measured on this machine (:func:`choose_runtime`).
 
-All runtimes return L2-normalised float32 vectors of the same model, so an index built with
-one runtime may be queried with another (an index card records the runtime it was built
+Every runtime but torch is checked against torch fp32 on this machine before it is used
+(:mod:`termnorm.encoders.fidelity`). All runtimes return L2-normalised float32 vectors of the
+same model, so an index built with one runtime may be queried with another (an index card records the runtime it was built
 with; the model fingerprint, not the runtime, decides whether an encoder fits an index).
 
 This module is import-free (the CLI offers the choices without loading torch).
@@ -26,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
-from termnorm.errors import TermnormError
+from termnorm.errors import MissingExtraError, TermnormError
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +42,7 @@ __all__ = [
     "RuntimeUnavailableError",
     "choose_runtime",
     "default_build_runtime",
+    "require_onnx",
 ]
 
 #: ``auto`` keeps a runtime only if every probe text's vector has cosine ≥ this with fp32.
@@ -67,6 +70,13 @@ THREADS_HELP = "CPU threads for the encoder (default: torch's / ONNX Runtime's c
 
 #: The runtimes ``auto`` measures, reference first.
 CONCRETE_RUNTIMES = (Runtime.TORCH, Runtime.BF16, Runtime.ONNX, Runtime.ONNX_INT8)
+
+
+def require_onnx() -> None:
+    """Raise :class:`MissingExtraError` naming the ``onnx`` extra when a package is missing."""
+    for package in ("onnxruntime", "onnx"):
+        if importlib.util.find_spec(package) is None:
+            raise MissingExtraError(package, "onnx")
 
 
 class RuntimeUnavailableError(TermnormError):
@@ -103,9 +113,12 @@ def default_build_runtime() -> Runtime:
     """The runtime termnorm builds its own default index with (the first ``normalize``).
 
     ``onnx-int8`` when the ``onnx`` extra (onnx, onnxruntime) is installed: about twice as fast as
-    fp32 here, vectors within cosine ~0.998 of fp32 (the index card records the runtime;
-    queries may use any runtime of the model). Without it ``torch``, with a warning that
-    says how to get the faster build.
+    fp32 here, vectors within cosine ~0.998 of fp32 in the int8 layout that is exact on this
+    CPU (the index card records the runtime and its probe cosine; queries may use any
+    runtime of the model). Binding the encoder to it still runs the fidelity check
+    (:mod:`termnorm.encoders.fidelity`), and the default index falls back to torch with a
+    warning where it fails. Without the extra ``torch``, with a warning that says how to get
+    the faster build.
     """
     if all(importlib.util.find_spec(p) is not None for p in ("onnx", "onnxruntime")):
         return Runtime.ONNX_INT8

@@ -33,6 +33,7 @@ from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTo
 
 from termnorm.encoders.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
 from termnorm.encoders.dense import Dense, build_head, save_head
+from termnorm.encoders.fidelity import check_fidelity
 from termnorm.encoders.fingerprint import fingerprint_of, model_fingerprint, store_fingerprint
 from termnorm.encoders.folder import ModelFolder, read_model_folder, resolve_pooling
 from termnorm.encoders.forward import Forward, TorchForward, build_forward, set_threads
@@ -137,6 +138,7 @@ class TermEncoder:
         self.head.to(self.device)
         self._fingerprint: str | None = None
         self.runtime = Runtime.TORCH
+        self.runtime_cosine = 1.0  # smallest probe cosine of the runtime's vectors to fp32's
         self.query_cache: QueryCache | None = None
         self._forward: Forward = TorchForward(self)
         self._buffer = np.zeros(0, dtype=np.int64)  # padded token arrays, reused across calls
@@ -206,13 +208,18 @@ class TermEncoder:
         """Bind the encoder to ``runtime`` for inference; the concrete runtime chosen.
 
         ``auto`` measures the runtimes on a probe set and takes the fastest within tolerance
-        (:func:`termnorm.encoders.auto.resolve_auto`). ``threads`` sets torch's and ONNX
+        (:func:`termnorm.encoders.auto.resolve_auto`); the runtime, unless torch, is checked
+        on that probe against torch fp32 on this machine
+        (:func:`termnorm.encoders.fidelity.check_fidelity`; the cosine is kept in
+        ``runtime_cosine``). ``threads`` sets torch's and ONNX
         Runtime's intra-op threads (``None``: their defaults). From this call on the weights
         are taken as fixed: ONNX graphs are exported from them, and the vectors of recent
         queries (calls with few texts) are cached, at most ``query_cache_size`` of them.
 
         Raises:
             RuntimeUnavailableError: ``bf16`` on a CPU without bfloat16 support.
+            RuntimeFidelityError: the runtime's vectors are too far from fp32's here.
+            Int8KernelError: ``onnx-int8`` where no int8 layout multiplies exactly.
             MissingExtraError: an ONNX runtime without the ``onnx`` extra.
         """
         runtime = Runtime(runtime)
@@ -221,7 +228,11 @@ class TermEncoder:
             from termnorm.encoders.auto import resolve_auto
 
             runtime = resolve_auto(self, threads)
-        self._forward = build_forward(self, runtime, threads)
+        forward = build_forward(self, runtime, threads)
+        self.runtime_cosine = 1.0
+        if runtime is not Runtime.TORCH:
+            self.runtime_cosine = check_fidelity(self, runtime, forward)
+        self._forward = forward
         self.runtime = runtime
         self.query_cache = QueryCache(query_cache_size)
         self.model.eval()

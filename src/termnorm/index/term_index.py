@@ -52,7 +52,7 @@ import pyarrow.parquet as pq
 
 import termnorm
 from termnorm._artifacts import atomic_dir, read_card, write_card
-from termnorm.encoders.runtime import Runtime
+from termnorm.encoders.fidelity import runtime_record
 from termnorm.errors import ArtifactMismatchError, EmptyResultError
 from termnorm.index.base import Backend, SearchResult, VectorIndex, as_matrix
 from termnorm.index.choose import BackendSpec, default_memory_budget, estimate_bytes
@@ -348,7 +348,7 @@ class TermIndex:
                 "pooling": encoder.pooling.value,
                 "max_length": encoder.max_length,
                 "dimension": dim,
-                "runtime": Runtime(getattr(encoder, "runtime", Runtime.TORCH)).value,
+                **runtime_record(encoder),
             },
             "kg": {
                 "path": str(Path(kg_path).resolve()) if kg_path is not None else None,

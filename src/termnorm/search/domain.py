@@ -177,6 +177,7 @@ class SearchSpace:
         self.domain_backend = Backend(domain_backend)
         self.synonym_report: SynonymReport | None = None  # of the with_synonyms() that made it
         self.columns = ConceptColumns.of(index)
+        self._index_terms: IndexTerms | None = None  # shared with the spaces made from it
         self._parts: dict[ModuleSpec, list[Part]] = {}
         self._masks: dict[ConceptFilter, np.ndarray | None] = {}
 
@@ -248,6 +249,7 @@ class SearchSpace:
         domain = new if self.domain is None else self.domain + new
         space = SearchSpace(self.index, self.encoder, domain, self.domain_backend)
         space.synonym_report = report
+        space._index_terms = self._index_terms  # the same index rows: no second pre-scan
         return space, report
 
     # ------------------------------------------------------------------ search targets
@@ -258,6 +260,18 @@ class SearchSpace:
                 f"search target {target.value.upper()} needs domain synonyms: add them first "
                 "(--synonyms FILE, or termnorm.api.add_synonyms)"
             )
+
+    def index_terms(self) -> IndexTerms:
+        """The index's term rows as a part, one per index across this space and the spaces
+        :meth:`with_synonyms` makes from it (they share its lazily built structures)."""
+        if self._index_terms is None:
+            self._index_terms = IndexTerms(self.index, self.columns)
+        return self._index_terms
+
+    def prepare(self) -> None:
+        """Build now what the first searches would otherwise build (the index rows'
+        pre-scan and lookup tables): a service calls it before it says ready."""
+        self.index_terms().prepare()
 
     def parts(self, module: ModuleSpec) -> list[Part]:
         """The parts ``module`` searches (see the module docstring), built once per space."""
@@ -271,7 +285,7 @@ class SearchSpace:
         if rep is Representation.T:
             parts: list[Part] = []
             if target is not Target.D:
-                parts.append(IndexTerms(self.index, self.columns))
+                parts.append(self.index_terms())
             if target is not Target.O:
                 parts.append(self._domain_texts())
             return parts

@@ -19,6 +19,7 @@ that way instead of over-fetching from the whole part.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -103,13 +104,15 @@ class Part(ABC):
 class IndexTerms(Part):
     """The index's term rows, searched through the index's term backend (O-T).
 
-    When that backend is exact and the pre-scan fits (``onnx`` extra installed, an int8 copy
-    of at most :data:`~termnorm.search.prescan.MAX_BYTES`), calls with a few queries (one
-    user's query) are answered through an int8 pre-scan with exact re-scoring: the exact
-    search's rows, scores equal up to float32 rounding (:mod:`termnorm.search.prescan`;
-    1 of 1,729 NCBI + BC5CDR mentions swapped two concepts 1e-6 apart at ranks 3 and 4,
-    as batch and single searches can). It is built at the second such call, so
-    a one-shot command does not pay for it.
+    When that backend is exact and the pre-scan fits (``onnx`` extra installed, an int8 layout
+    that is exact on this CPU, an int8 copy of at most
+    :data:`~termnorm.search.prescan.MAX_BYTES`), calls with a few queries (one user's query)
+    are answered through an int8 pre-scan with exact re-scoring: the exact search's rows,
+    scores equal up to float32 rounding (:mod:`termnorm.search.prescan`; 1 of 1,729 NCBI +
+    BC5CDR mentions swapped two concepts 1e-6 apart at ranks 3 and 4, as batch and single
+    searches can). A one-shot command does not pay for it: it is built at the second such
+    call, or at once by :meth:`prepare` (a service calls it before it says ready). It is
+    built once, under a lock, whatever the number of threads searching.
     """
 
     origin = Source.ONTOLOGY
@@ -122,18 +125,36 @@ class IndexTerms(Part):
         self._is_name: np.ndarray | None = None  # per term, computed on first use
         self._described: tuple[list[str], list[str], list[bool]] | None = None  # idem
         exact = index.card.get("backend", {}).get("terms", {}).get("backend") == "exact"
-        fits = prescan_available(len(self.concept), int(self.vectors.shape[1]))
-        self._few_calls = 0 if exact and fits else None  # None: never
+        fits = exact and prescan_available(len(self.concept), int(self.vectors.shape[1]))
+        self._few_calls = 0 if fits else None  # None: never
         self._prescan: Int8Prescan | None = None
+        self._lock = threading.Lock()  # one build of the lazy structures, whoever asks
+
+    def prepare(self) -> None:
+        """Build now what searches otherwise build on first use: the pre-scan (where it
+        applies) and the per-row name and description tables."""
+        with self._lock:
+            if self._few_calls is not None and self._prescan is None:
+                self._prescan = Int8Prescan(self.vectors)
+        if len(self.concept):
+            self.at_name(0)
+            self.describe(0)
+
+    def _single_query_scan(self) -> Int8Prescan | None:
+        """The pre-scan for a call with few queries, built at the second such call."""
+        if self._prescan is not None or self._few_calls is None:
+            return self._prescan
+        with self._lock:
+            self._few_calls += 1
+            if self._prescan is None and self._few_calls >= 2:
+                self._prescan = Int8Prescan(self.vectors)
+            return self._prescan
 
     def search(self, queries: np.ndarray, k: int) -> SearchResult:
-        if self._few_calls is not None and len(queries) <= MAX_QUERIES:
-            if self._prescan is None:
-                self._few_calls += 1
-                if self._few_calls >= 2:
-                    self._prescan = Int8Prescan(self.vectors)
-            if self._prescan is not None:
-                return self._prescan.search(as_matrix(queries, self.vectors.shape[1]), k)
+        if len(queries) <= MAX_QUERIES:
+            prescan = self._single_query_scan()
+            if prescan is not None:
+                return prescan.search(as_matrix(queries, self.vectors.shape[1]), k)
         return self.index.search_terms(queries, k)
 
     def at_name(self, row: int) -> bool:

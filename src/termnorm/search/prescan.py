@@ -6,8 +6,12 @@ One query against an exact index is a matrix-vector product that reads every sto
 ``s_i = max|x_i| / 127``) and answers :meth:`~Int8Prescan.search` in two steps:
 
 1. approximate scores ``a_i`` of every row through ONNX Runtime's u8 x s8 integer GEMM (the
-   query quantized over its own range ``[lo, lo + r]``, 255 steps), with a bound on each
-   error, ``|q . x_i - a_i| <= e_i = ||q||_1 s_i / 2 + r / 510 * ||x^_i||_1 (+ 1e-5)``;
+   query quantized over its own range ``[lo, lo + r]`` in ``L`` steps), with a bound on each
+   error, ``|q . x_i - a_i| <= e_i = ||q||_1 s_i / 2 + r / (2L) * ||x^_i||_1 (+ 1e-5)``.
+   The bound assumes an exact integer GEMM: the int8 rows are stored in the layout that is
+   exact on this CPU (:func:`termnorm.encoders.int8_kernel.int8_kernel`: ``L = 255`` with
+   int8 rows, or uint8 rows with zero point 128 on AVX2 without VNNI; ``L = 127`` with
+   7-bit queries where neither is exact);
 2. ``L`` = the k-th largest lower bound ``a_i - e_i``: every row of the true top k scores at
    least ``L``, so only rows with ``a_i + e_i >= L`` can be in it; those rows are scored
    exactly from the float32 vectors and the top k taken with the exact backend's tie rule
@@ -27,6 +31,12 @@ from typing import Any
 
 import numpy as np
 
+from termnorm.encoders.int8_kernel import (
+    Int8Kernel,
+    Int8KernelError,
+    int8_kernel,
+    stored_weights,
+)
 from termnorm.index.base import SearchResult
 from termnorm.index.exact import exact_search, select_topk
 
@@ -48,25 +58,42 @@ _FLOAT_SLACK = 1e-5  # float32 rounding of the approximate scores, far above its
 
 
 def prescan_available(rows: int, dimension: int) -> bool:
-    """Whether a pre-scan of ``rows x dimension`` vectors is kept: the ``onnx`` extra
-    (``onnx``, ``onnxruntime``) runs its GEMM, and its int8 copy fits :data:`MAX_BYTES`."""
+    """Whether a pre-scan of ``rows x dimension`` vectors is kept: its int8 copy fits
+    :data:`MAX_BYTES`, the ``onnx`` extra (``onnx``, ``onnxruntime``) runs its GEMM, and an
+    int8 layout is exact on this CPU (:func:`~termnorm.encoders.int8_kernel.int8_kernel`;
+    where none is, searches stay exact float32 searches, and this is logged)."""
     import importlib.util
 
-    installed = all(importlib.util.find_spec(p) is not None for p in ("onnx", "onnxruntime"))
-    return installed and rows * dimension <= MAX_BYTES
+    if rows * dimension > MAX_BYTES:
+        return False
+    if not all(importlib.util.find_spec(p) is not None for p in ("onnx", "onnxruntime")):
+        return False
+    try:
+        int8_kernel()
+    except Int8KernelError as exc:
+        logger.warning("no int8 pre-scan: %s", exc)
+        return False
+    return True
 
 
 class Int8Prescan:
     """Exact top-k of ``vectors`` ``[n, d]`` (float32 or float16, may be memory-mapped) for
     a few queries at a time; see the module doc. Building it reads the rows once."""
 
-    def __init__(self, vectors: np.ndarray, block_rows: int = 65536) -> None:
+    def __init__(
+        self, vectors: np.ndarray, block_rows: int = 65536, kernel: Int8Kernel | None = None
+    ) -> None:
+        """``kernel``: the int8 layout; ``None``: the one that is exact on this CPU
+        (:func:`~termnorm.encoders.int8_kernel.int8_kernel`)."""
         import onnxruntime as ort
         from onnx import TensorProto, helper, numpy_helper
 
         n, d = vectors.shape
         self.vectors = vectors
-        quantized = np.empty((d, n), dtype=np.int8)  # transposed: the GEMM's B
+        self.kernel = int8_kernel() if kernel is None else Int8Kernel(kernel)
+        self.levels = self.kernel.levels
+        zero = stored_weights(np.zeros((1, 1), np.int8), self.kernel)[1]
+        quantized = np.empty((d, n), dtype=zero.dtype)  # transposed: the GEMM's B, stored
         self.scale = np.empty(n, dtype=np.float32)
         self.l1 = np.empty(n, dtype=np.float32)  # ||x^_i||_1 of the dequantized rows
         self.rowsum = np.empty(n, dtype=np.float32)  # sum_k of the int8 row
@@ -76,7 +103,7 @@ class Int8Prescan:
             scale = np.abs(block).max(axis=1) / 127.0
             scale[scale == 0] = 1.0
             q = np.clip(np.round(block / scale[:, None]), -127, 127).astype(np.int8)
-            quantized[:, rows] = q.T
+            quantized[:, rows] = stored_weights(q.T, self.kernel)[0]
             self.scale[rows] = scale
             self.l1[rows] = np.abs(q).sum(axis=1, dtype=np.int64) * scale
             self.rowsum[rows] = q.sum(axis=1, dtype=np.int64)
@@ -84,11 +111,15 @@ class Int8Prescan:
         self._half_scale = self.scale / 2
         self._half_l1 = self.l1 / 2
         graph = helper.make_graph(
-            [helper.make_node("MatMulInteger", ["q", "rows"], ["dot"])],
+            [helper.make_node("MatMulInteger", ["q", "rows", "q_zero", "rows_zero"], ["dot"])],
             "prescan",
             [helper.make_tensor_value_info("q", TensorProto.UINT8, [None, d])],
             [helper.make_tensor_value_info("dot", TensorProto.INT32, [None, n])],
-            [numpy_helper.from_array(quantized, "rows")],
+            [
+                numpy_helper.from_array(quantized, "rows"),
+                numpy_helper.from_array(np.array(0, np.uint8), "q_zero"),
+                numpy_helper.from_array(zero, "rows_zero"),
+            ],
         )
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         options = ort.SessionOptions()
@@ -109,8 +140,8 @@ class Int8Prescan:
         q = np.asarray(queries, dtype=np.float32)
         lo = q.min(axis=1, keepdims=True)
         span = np.maximum(q.max(axis=1, keepdims=True) - lo, 1e-12)
-        step = span / 255.0
-        codes = np.clip(np.round((q - lo) / step), 0, 255).astype(np.uint8)
+        step = span / self.levels
+        codes = np.clip(np.round((q - lo) / step), 0, self.levels).astype(np.uint8)
         (dot,) = self._session.run(None, {"q": codes})
         scores = np.empty((len(q), k), dtype=np.float32)
         ids = np.empty((len(q), k), dtype=np.int64)

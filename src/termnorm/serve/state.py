@@ -49,7 +49,9 @@ class FieldError(ValueError):
 
 
 def load_space(settings: ServeSettings) -> SearchSpace:
-    """The index of ``settings`` with its encoder, plus the synonyms of the store file."""
+    """The index of ``settings`` with its encoder, plus the synonyms of the store file, with
+    what searches build on first use built now (:meth:`SearchSpace.prepare`): concurrent
+    first requests must not each build it."""
     from termnorm.api import load_index, search_space
 
     if settings.model is not None:
@@ -67,6 +69,7 @@ def load_space(settings: ServeSettings) -> SearchSpace:
                 [(text, (cid,)) for cid, text in pairs], source=source
             )
             logger.info("domain synonyms from %s: %s", settings.synonyms, report.to_dict())
+    space.prepare()
     return space
 
 
