@@ -61,6 +61,7 @@ from termnorm.serve.schemas import (
 )
 from termnorm.serve.settings import ServeSettings
 from termnorm.serve.state import FieldError, ServiceState, load_ranking, load_space
+from termnorm.serve.synonym_store import SynonymStoreError
 from termnorm.serve.uploads import (
     UPLOAD_FORMATS,
     UPLOAD_PATH,
@@ -191,7 +192,7 @@ def _batcher(settings: ServeSettings, runtime: _Runtime, metrics: Metrics) -> Mi
 
 async def _load(settings: ServeSettings, runtime: _Runtime) -> None:
     try:
-        space = await asyncio.to_thread(load_space, settings)
+        space, stored = await asyncio.to_thread(load_space, settings)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
@@ -206,7 +207,7 @@ async def _load(settings: ServeSettings, runtime: _Runtime) -> None:
         logger.exception("loading the ranker failed")
         runtime.error = f"{type(exc).__name__}: {exc}"
         return
-    runtime.state = ServiceState(settings, space, ranking)
+    runtime.state = ServiceState(settings, space, ranking, stored.skipped)
     logger.info("ready: %s", runtime.state.info())
 
 
@@ -239,7 +240,13 @@ def _add_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, UploadTooLarge)
         return JSONResponse(error_body(["body", "file"], exc.detail, "too_large"), 413)
 
+    async def store_failed(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, SynonymStoreError)
+        logger.error("%s", exc)
+        return JSONResponse(error_body(["body", "pairs"], str(exc), "store_failed"), 500)
+
     app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(SynonymStoreError, store_failed)
     app.add_exception_handler(UploadTooLarge, too_large)
     app.add_exception_handler(FieldError, field_error)
     app.add_exception_handler(QueueFullError, queue_full)
@@ -389,6 +396,7 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
         response_model=SynonymsOut,
         tags=["synonyms"],
         dependencies=[Depends(authorized)],
+        responses={500: {"model": ErrorOut, "description": "Not stored: nothing was added."}},
     )
     async def add_synonyms(
         body: SynonymsIn, state: ServiceState = Depends(ready_state)

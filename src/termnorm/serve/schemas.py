@@ -179,6 +179,11 @@ class ReadyOut(BaseModel):
     terms: int | None = None
     model: str | None = None
     domain_synonyms: int | None = None
+    synonyms_skipped: int | None = Field(
+        default=None,
+        description="Lines of the synonyms store skipped at start: a torn last line, left by "
+        "a crash in the middle of a write (the log names it; every whole line is loaded).",
+    )
     error: str | None = None
 
 

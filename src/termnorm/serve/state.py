@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from termnorm.search.domain import SearchSpace, SynonymReport
 from termnorm.search.matcher import SpaceMatcher, build_strategy
 from termnorm.serve.settings import ServeSettings
-from termnorm.serve.synonym_store import append_synonym_store, read_synonym_store
+from termnorm.serve.synonym_store import StoreContents, append_synonym_store, read_synonym_store
 
 if TYPE_CHECKING:
     from termnorm.search.rank.implication import ImplicationLike
@@ -48,8 +48,9 @@ class FieldError(ValueError):
         self.kind = kind
 
 
-def load_space(settings: ServeSettings) -> SearchSpace:
-    """The index of ``settings`` with its encoder, plus the synonyms of the store file."""
+def load_space(settings: ServeSettings) -> tuple[SearchSpace, StoreContents]:
+    """The index of ``settings`` with its encoder, plus the synonyms of the store file (and
+    what was read from it: the pairs, a torn last line skipped)."""
     from termnorm.api import load_index, search_space
 
     if settings.model is not None:
@@ -59,15 +60,16 @@ def load_space(settings: ServeSettings) -> SearchSpace:
         space = SearchSpace(index, index.load_encoder(settings.model))
     else:
         space = search_space(settings.index)
+    stored = StoreContents([])
     if settings.synonyms is not None:
-        pairs = read_synonym_store(settings.synonyms)
-        if pairs:
+        stored = read_synonym_store(settings.synonyms)
+        if stored.pairs:
             source = settings.synonyms.name
             space, report = space.with_synonyms(
-                [(text, (cid,)) for cid, text in pairs], source=source
+                [(text, (cid,)) for cid, text in stored.pairs], source=source
             )
             logger.info("domain synonyms from %s: %s", settings.synonyms, report.to_dict())
-    return space
+    return space, stored
 
 
 @dataclass(frozen=True)
@@ -113,11 +115,16 @@ class ServiceState:
     """The loaded space and a small cache of configured matchers over it."""
 
     def __init__(
-        self, settings: ServeSettings, space: SearchSpace, ranking: Ranking | None = None
+        self,
+        settings: ServeSettings,
+        space: SearchSpace,
+        ranking: Ranking | None = None,
+        synonyms_skipped: int = 0,
     ) -> None:
         self.settings = settings
         self.space = space
         self.ranking = ranking
+        self.synonyms_skipped = synonyms_skipped  # torn store lines skipped at start
         self._matchers: OrderedDict[_Options, SpaceMatcher] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -132,6 +139,7 @@ class ServiceState:
             "terms": len(index.terms),
             "model": str(model.get("name") or model.get("path") or ""),
             "domain_synonyms": self.domain_size(),
+            "synonyms_skipped": self.synonyms_skipped,
         }
 
     def domain_size(self) -> int:
