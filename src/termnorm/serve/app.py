@@ -47,6 +47,7 @@ from termnorm.index.lookup import UnknownConceptError
 from termnorm.search.candidate import RowResult
 from termnorm.search.query import query_problem
 from termnorm.serve.batching import MicroBatcher, QueueFullError
+from termnorm.serve.docs import add_docs
 from termnorm.serve.metrics import CONTENT_TYPE_LATEST, Metrics, MetricsMiddleware
 from termnorm.serve.schemas import (
     ConceptOut,
@@ -162,6 +163,8 @@ def create_app(
         version="1",
         lifespan=lifespan,
         responses=_ERRORS,
+        docs_url=None,  # add_docs: the same pages with local assets (offline)
+        redoc_url=None,
     )
     app.state.runtime = runtime
     app.state.settings = settings
@@ -170,6 +173,7 @@ def create_app(
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: counts every answer
     _add_error_handlers(app)
     _add_routes(app, settings, runtime, metrics)
+    add_docs(app)
     return app
 
 
@@ -443,7 +447,9 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
             "else the request is refused listing the columns).",
         ),
         k: int = Form(1, ge=1, description="Candidates per row (k > 1 adds 'candidates')."),
-        strategy: str = Form("o-t", description="Search strategy, as for /v1/normalize."),
+        strategy: str | None = Form(
+            None, description="Search strategy, as for /v1/normalize (default: the service's)."
+        ),
         min_score: float | None = Form(
             None, ge=-1.0, le=1.0, description="Abstain below this score (the row's error)."
         ),

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from termnorm.search.defaults import default_strategy
 from termnorm.search.domain import SearchSpace, SynonymReport
 from termnorm.search.matcher import SpaceMatcher, build_strategy
 from termnorm.serve.settings import ServeSettings
@@ -139,6 +140,7 @@ class ServiceState:
             "terms": len(index.terms),
             "model": str(model.get("name") or model.get("path") or ""),
             "domain_synonyms": self.domain_size(),
+            "strategy": self.default_strategy(),
             "synonyms_skipped": self.synonyms_skipped,
         }
 
@@ -146,6 +148,11 @@ class ServiceState:
         """How many domain synonyms the current space has."""
         domain = self.space.domain
         return 0 if domain is None else len(domain)
+
+    def default_strategy(self) -> str:
+        """The strategy of a request that names none: the CLI's rule
+        (:func:`~termnorm.search.defaults.default_strategy`), so added synonyms are used."""
+        return default_strategy(self.domain_size() > 0)
 
     def domain_texts(self, concept_id: str) -> list[str]:
         """The domain synonyms of a concept (its own ID), in the order they were added."""
@@ -156,14 +163,16 @@ class ServiceState:
 
     def matcher(
         self,
-        strategy: str,
+        strategy: str | None,
         min_score: float | None,
         namespaces: Sequence[str] | None,
         semantic_types: Sequence[str] | None,
     ) -> SpaceMatcher:
-        """The matcher for these options over the current space; :class:`FieldError` naming
-        the field that is not usable (unknown strategy, namespace or type, a D target without
-        domain synonyms)."""
+        """The matcher for these options over the current space (``strategy`` ``None``:
+        :meth:`default_strategy`); :class:`FieldError` naming the field that is not usable
+        (unknown strategy, namespace or type, a D target without domain synonyms)."""
+        if strategy is None:
+            strategy = self.default_strategy()
         key = _Options(
             strategy.strip().lower(),
             min_score,
