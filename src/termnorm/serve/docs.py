@@ -3,8 +3,9 @@
 FastAPI's ``/docs`` (Swagger UI) and ``/redoc`` (ReDoc) load their JavaScript, CSS and icon
 from a CDN: on a machine without the internet they are blank. :func:`add_docs` serves the
 same pages with the assets that the ``fastapi-offline`` package ships (in the ``serve``
-extra), mounted at :data:`DOCS_ASSETS`, and turns off Swagger UI's online validator badge,
-so no page of the service asks another host for anything. Build the app with
+extra), mounted at :data:`DOCS_ASSETS`, turns off Swagger UI's online validator badge, and
+sends a Content-Security-Policy that keeps the browser from asking another host for
+anything. Build the app with
 ``docs_url=None, redoc_url=None`` and call :func:`add_docs` on it.
 """
 
@@ -24,7 +25,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     name = (exc.name or "fastapi").replace("fastapi_offline", "fastapi-offline")
     raise MissingExtraError(name, "serve") from exc
 
-__all__ = ["ASSETS", "DOCS_ASSETS", "add_docs"]
+__all__ = ["ASSETS", "CONTENT_SECURITY_POLICY", "DOCS_ASSETS", "add_docs"]
 
 DOCS_ASSETS = "/docs-assets"
 """Where the documentation pages' assets are served."""
@@ -34,6 +35,13 @@ ASSETS = Path(fastapi_offline.__file__).with_name("static")
 redoc.standalone.js, favicon.png)."""
 
 _SWAGGER_PARAMETERS = {"validatorUrl": None}  # no badge fetched from validator.swagger.io
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline' blob:; worker-src 'self' blob:; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:"
+)
+"""The documentation pages' policy: the browser loads nothing from another host (ReDoc's
+menu shows a logo from its CDN otherwise; without it the logo is simply not shown)."""
 
 
 def add_docs(app: FastAPI, docs_url: str = "/docs", redoc_url: str = "/redoc") -> None:
@@ -47,22 +55,32 @@ def add_docs(app: FastAPI, docs_url: str = "/docs", redoc_url: str = "/redoc") -
     @app.get(docs_url, include_in_schema=False)
     async def swagger_ui(request: Request) -> HTMLResponse:
         root = request.scope.get("root_path", "")
-        return get_swagger_ui_html(
-            openapi_url=f"{root}{openapi_url}",
-            title=f"{app.title} - Swagger UI",
-            swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
-            swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
-            swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
-            swagger_ui_parameters={**(app.swagger_ui_parameters or {}), **_SWAGGER_PARAMETERS},
+        return _local(
+            get_swagger_ui_html(
+                openapi_url=f"{root}{openapi_url}",
+                title=f"{app.title} - Swagger UI",
+                swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
+                swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
+                swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+                swagger_ui_parameters={**(app.swagger_ui_parameters or {}), **_SWAGGER_PARAMETERS},
+            )
         )
 
     @app.get(redoc_url, include_in_schema=False)
     async def redoc(request: Request) -> HTMLResponse:
         root = request.scope.get("root_path", "")
-        return get_redoc_html(
-            openapi_url=f"{root}{openapi_url}",
-            title=f"{app.title} - ReDoc",
-            redoc_js_url=f"{root}{DOCS_ASSETS}/redoc.standalone.js",
-            redoc_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
-            with_google_fonts=False,
+        return _local(
+            get_redoc_html(
+                openapi_url=f"{root}{openapi_url}",
+                title=f"{app.title} - ReDoc",
+                redoc_js_url=f"{root}{DOCS_ASSETS}/redoc.standalone.js",
+                redoc_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+                with_google_fonts=False,
+            )
         )
+
+
+def _local(page: HTMLResponse) -> HTMLResponse:
+    """``page`` with :data:`CONTENT_SECURITY_POLICY`."""
+    page.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    return page
