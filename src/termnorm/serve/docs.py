@@ -11,6 +11,7 @@ anything. Build the app with
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from termnorm.errors import MissingExtraError
@@ -50,37 +51,37 @@ def add_docs(app: FastAPI, docs_url: str = "/docs", redoc_url: str = "/redoc") -
     if not (ASSETS / "swagger-ui-bundle.js").is_file():
         raise MissingExtraError("fastapi-offline (its static assets)", "serve")
     app.mount(DOCS_ASSETS, StaticFiles(directory=ASSETS), name="docs-assets")
-    openapi_url = app.openapi_url or "/openapi.json"
+    spec = app.openapi_url or "/openapi.json"
 
-    @app.get(docs_url, include_in_schema=False)
-    async def swagger_ui(request: Request) -> HTMLResponse:
-        root = request.scope.get("root_path", "")
-        return _local(
-            get_swagger_ui_html(
-                openapi_url=f"{root}{openapi_url}",
-                title=f"{app.title} - Swagger UI",
-                swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
-                swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
-                swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
-                swagger_ui_parameters={**(app.swagger_ui_parameters or {}), **_SWAGGER_PARAMETERS},
-            )
+    def swagger_ui(root: str) -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=root + spec,
+            title=f"{app.title} - Swagger UI",
+            swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+            swagger_ui_parameters={**(app.swagger_ui_parameters or {}), **_SWAGGER_PARAMETERS},
         )
 
-    @app.get(redoc_url, include_in_schema=False)
-    async def redoc(request: Request) -> HTMLResponse:
-        root = request.scope.get("root_path", "")
-        return _local(
-            get_redoc_html(
-                openapi_url=f"{root}{openapi_url}",
-                title=f"{app.title} - ReDoc",
-                redoc_js_url=f"{root}{DOCS_ASSETS}/redoc.standalone.js",
-                redoc_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
-                with_google_fonts=False,
-            )
+    def redoc(root: str) -> HTMLResponse:
+        return get_redoc_html(
+            openapi_url=root + spec,
+            title=f"{app.title} - ReDoc",
+            redoc_js_url=f"{root}{DOCS_ASSETS}/redoc.standalone.js",
+            redoc_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+            with_google_fonts=False,
         )
 
+    for url, render in ((docs_url, swagger_ui), (redoc_url, redoc)):
+        app.add_api_route(url, _page(render), include_in_schema=False)
 
-def _local(page: HTMLResponse) -> HTMLResponse:
-    """``page`` with :data:`CONTENT_SECURITY_POLICY`."""
-    page.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+
+def _page(render: Callable[[str], HTMLResponse]) -> Callable[[Request], Awaitable[HTMLResponse]]:
+    """An endpoint answering ``render(root path)`` with :data:`CONTENT_SECURITY_POLICY`."""
+
+    async def page(request: Request) -> HTMLResponse:
+        answer = render(request.scope.get("root_path", ""))
+        answer.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+        return answer
+
     return page
