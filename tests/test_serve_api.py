@@ -39,7 +39,9 @@ def test_ready_says_loading_until_the_index_is_loaded(
     release = threading.Event()
     real = serve_state.load_space
 
-    def slow(settings: serve_state.ServeSettings) -> serve_state.SearchSpace:
+    def slow(
+        settings: serve_state.ServeSettings,
+    ) -> tuple[serve_state.SearchSpace, serve_state.StoreContents]:
         assert release.wait(30)
         return real(settings)
 
@@ -268,7 +270,10 @@ def test_a_damaged_store_fails_the_start_with_file_and_line(
     index_dir: Path, tmp_path: Path
 ) -> None:
     store = tmp_path / "syn.jsonl"
-    store.write_text('{"concept_id": "T:0001", "text": "ok"}\n{"concept_id": "T:0001", "te\n')
+    store.write_text(
+        '{"concept_id": "T:0001", "text": "ok"}\n{"concept_id": "T:0001", "te\n'
+        '{"concept_id": "T:0002", "text": "whole"}\n'
+    )  # a bad line followed by a whole one: not a torn write, refused
     with TestClient(create_app(index_dir, synonyms=store)) as client:
         for _ in range(400):
             answer = client.get("/v1/ready").json()

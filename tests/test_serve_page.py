@@ -194,3 +194,110 @@ def test_the_add_synonym_form_needs_the_token(page: object) -> None:
     page.get_by_label("Token", exact=True).fill("pw-token")
     page.get_by_role("button", name="Add").click()
     expect(page.locator("#add-result")).to_contain_text("Added (1 added synonyms in all)")
+    # the page's own search (no strategy named: the service's default) now uses it
+    expect(page.get_by_role("status").first).to_contain_text("searching with d-t+od-t")
+    page.get_by_label("Term", exact=True).fill("chest infection")
+    first = page.locator("#results .result").first
+    expect(first).to_contain_text("T:0006")
+    expect(first).to_contain_text("matched “chest infection” (domain: api)")
+
+
+@pytest.mark.parametrize("width", [320, 400])
+def test_the_page_fits_a_narrow_screen(page: object, width: int) -> None:
+    from playwright.sync_api import Page, expect
+
+    assert isinstance(page, Page)
+    page.set_viewport_size({"width": width, "height": 800})
+    page.get_by_label("Term", exact=True).fill("heart attack")
+    expect(page.locator("#results .result")).to_have_count(5)
+    page.locator("#results .result").first.click()
+    expect(page.locator("#concept-title")).to_have_text("myocardial infarction (T:0001)")
+    page.get_by_label("CSV or TSV file").set_input_files(
+        {"name": "a-rather-long-file-name-of-terms.csv", "mimeType": "text/csv", "buffer": b"x"}
+    )
+    scroll, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert scroll <= inner == width  # no horizontal overflow
+    for field in ("#query", "#upload-file", "#upload-column", "#add-token", "#upload-button"):
+        box = page.locator(field).bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, field
+
+
+def test_the_page_says_when_the_server_is_unreachable(page: object) -> None:
+    from playwright.sync_api import Page, Route, expect
+
+    assert isinstance(page, Page)
+    status = page.get_by_role("status").first
+    expect(status).to_contain_text("Ready")
+    page.get_by_label("Term", exact=True).fill("heart attack")
+    results = page.locator("#results .result")
+    expect(results).to_have_count(5)
+
+    def down(route: Route) -> None:
+        route.abort("connectionrefused")
+
+    page.route("**/v1/**", down)  # the server stops answering
+    page.get_by_label("Term", exact=True).fill("lung infection")
+    error = page.locator("#search-error")
+    expect(error).to_contain_text("Search failed: cannot reach the termnorm server")
+    expect(results).to_have_count(0)  # the stale results of "heart attack" are gone
+    expect(status).to_have_text("Unreachable: the server does not answer. Retrying…")
+    expect(status).to_have_attribute("data-state", "unreachable")
+    assert "Failed to fetch" not in page.locator("main").inner_text()
+
+    page.unroute("**/v1/**", down)  # back: the status recovers by itself (polling)
+    expect(status).to_contain_text("Ready: 10 concepts", timeout=10_000)
+    expect(status).to_have_attribute("data-state", "ready")
+    page.get_by_label("Term", exact=True).fill("asthma")
+    expect(results.first).to_contain_text("T:0004")
+    expect(error).to_be_hidden()
+
+
+# ---------------------------------------------------------------------- API documentation
+def _refs(html: str) -> list[str]:
+    """Every URL a documentation page loads (src, href, the spec's url)."""
+    return re.findall(r'(?:src|href|spec-url)="([^"]+)"|url: \'([^\']+)\'', html)
+
+
+def test_the_docs_pages_load_only_local_assets(index_dir: Path) -> None:
+    with serving(index_dir) as client:
+        for path, assets in (
+            ("/docs", {"swagger-ui-bundle.js", "swagger-ui.css", "favicon.png"}),
+            ("/redoc", {"redoc.standalone.js", "favicon.png"}),
+        ):
+            html = client.get(path)
+            assert html.status_code == 200 and "://" not in html.text, path  # no CDN, no fonts
+            policy = html.headers["Content-Security-Policy"]  # nor anything the scripts add
+            assert "default-src 'self'" in policy and "img-src 'self' data:" in policy
+            refs = [a or b for a, b in _refs(html.text)]
+            assert "/openapi.json" in refs
+            assert {r.rsplit("/", 1)[-1] for r in refs if r.startswith("/docs-assets/")} == assets
+            for ref in refs:
+                assert ref.startswith("/") and not ref.startswith("//"), ref
+                answer = client.get(ref)
+                assert answer.status_code == 200 and len(answer.content) > 100, ref
+
+
+@pytest.mark.parametrize(
+    ("path", "title"), [("/docs", ".swagger-ui .info .title"), ("/redoc", "h1")]
+)
+def test_the_docs_pages_render_offline(live_url: str, path: str, title: str) -> None:
+    executable = _chromium()
+    sync_api = pytest.importorskip("playwright.sync_api")
+    outside: list[str] = []
+
+    def offline(route: object) -> None:
+        assert isinstance(route, sync_api.Route)
+        if route.request.url.startswith(live_url):
+            route.continue_()
+        else:  # the internet is not there
+            outside.append(route.request.url)
+            route.abort("internetdisconnected")
+
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        tab = browser.new_page()
+        tab.route("**/*", offline)
+        tab.goto(live_url + path)
+        sync_api.expect(tab.locator(title).first).to_contain_text("termnorm", timeout=20_000)
+        browser.close()
+    assert outside == []

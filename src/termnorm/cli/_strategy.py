@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, DEFAULT_WITH_SYNONYMS
+from termnorm.search.defaults import (
+    DEFAULT_SIEVE_THRESHOLD,
+    DEFAULT_WITH_SYNONYMS,
+    default_strategy,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - registering the commands stays cheap
     from termnorm.search.domain import SearchSpace
@@ -88,7 +92,9 @@ def command_matcher(
             raise typer.BadParameter("--mode concept and --strategy exclude each other; use o-c")
         if synonyms is not None:
             space = _add_synonyms(space, synonyms, synonyms_format)
-        matcher = build_strategy(space, strategy or DEFAULT_WITH_SYNONYMS, threshold)
+        matcher = build_strategy(
+            space, strategy or default_strategy(synonyms is not None), threshold
+        )
     return matcher.configure(
         max_chars=max_chars,
         min_score=min_score,

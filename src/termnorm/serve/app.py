@@ -47,6 +47,7 @@ from termnorm.index.lookup import UnknownConceptError
 from termnorm.search.candidate import RowResult
 from termnorm.search.query import query_problem
 from termnorm.serve.batching import MicroBatcher, QueueFullError
+from termnorm.serve.docs import add_docs
 from termnorm.serve.metrics import CONTENT_TYPE_LATEST, Metrics, MetricsMiddleware
 from termnorm.serve.schemas import (
     ConceptOut,
@@ -61,6 +62,7 @@ from termnorm.serve.schemas import (
 )
 from termnorm.serve.settings import ServeSettings
 from termnorm.serve.state import FieldError, ServiceState, load_ranking, load_space
+from termnorm.serve.synonym_store import SynonymStoreError
 from termnorm.serve.uploads import (
     UPLOAD_FORMATS,
     UPLOAD_PATH,
@@ -161,6 +163,8 @@ def create_app(
         version="1",
         lifespan=lifespan,
         responses=_ERRORS,
+        docs_url=None,  # add_docs: the same pages with local assets (offline)
+        redoc_url=None,
     )
     app.state.runtime = runtime
     app.state.settings = settings
@@ -169,6 +173,7 @@ def create_app(
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: counts every answer
     _add_error_handlers(app)
     _add_routes(app, settings, runtime, metrics)
+    add_docs(app)
     return app
 
 
@@ -191,7 +196,7 @@ def _batcher(settings: ServeSettings, runtime: _Runtime, metrics: Metrics) -> Mi
 
 async def _load(settings: ServeSettings, runtime: _Runtime) -> None:
     try:
-        space = await asyncio.to_thread(load_space, settings)
+        space, stored = await asyncio.to_thread(load_space, settings)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
@@ -206,7 +211,7 @@ async def _load(settings: ServeSettings, runtime: _Runtime) -> None:
         logger.exception("loading the ranker failed")
         runtime.error = f"{type(exc).__name__}: {exc}"
         return
-    runtime.state = ServiceState(settings, space, ranking)
+    runtime.state = ServiceState(settings, space, ranking, stored.skipped)
     logger.info("ready: %s", runtime.state.info())
 
 
@@ -239,7 +244,13 @@ def _add_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, UploadTooLarge)
         return JSONResponse(error_body(["body", "file"], exc.detail, "too_large"), 413)
 
+    async def store_failed(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, SynonymStoreError)
+        logger.error("%s", exc)
+        return JSONResponse(error_body(["body", "pairs"], str(exc), "store_failed"), 500)
+
     app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(SynonymStoreError, store_failed)
     app.add_exception_handler(UploadTooLarge, too_large)
     app.add_exception_handler(FieldError, field_error)
     app.add_exception_handler(QueueFullError, queue_full)
@@ -389,6 +400,7 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
         response_model=SynonymsOut,
         tags=["synonyms"],
         dependencies=[Depends(authorized)],
+        responses={500: {"model": ErrorOut, "description": "Not stored: nothing was added."}},
     )
     async def add_synonyms(
         body: SynonymsIn, state: ServiceState = Depends(ready_state)
@@ -435,7 +447,9 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
             "else the request is refused listing the columns).",
         ),
         k: int = Form(1, ge=1, description="Candidates per row (k > 1 adds 'candidates')."),
-        strategy: str = Form("o-t", description="Search strategy, as for /v1/normalize."),
+        strategy: str | None = Form(
+            None, description="Search strategy, as for /v1/normalize (default: the service's)."
+        ),
         min_score: float | None = Form(
             None, ge=-1.0, le=1.0, description="Abstain below this score (the row's error)."
         ),

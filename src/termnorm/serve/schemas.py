@@ -50,10 +50,11 @@ class NormalizeIn(_Strict):
     semantic_types: list[StrictStr] | None = Field(
         None, description="Keep only concepts of these semantic types."
     )
-    strategy: StrictStr = Field(
-        "o-t",
+    strategy: StrictStr | None = Field(
+        None,
         description='Search strategy: "o-t", "o-c", "d-t", "od-t", ... or a sieve "d-t+od-t" '
-        "(D targets need domain synonyms).",
+        "(D targets need domain synonyms). Default (null): the service's, as the CLI's: "
+        '"d-t+od-t" once it has domain synonyms, else "o-t" (see /v1/ready).',
     )
     multi: StrictBool = Field(
         False,
@@ -179,6 +180,14 @@ class ReadyOut(BaseModel):
     terms: int | None = None
     model: str | None = None
     domain_synonyms: int | None = None
+    strategy: str | None = Field(
+        default=None, description="The strategy of a request that names none."
+    )
+    synonyms_skipped: int | None = Field(
+        default=None,
+        description="Lines of the synonyms store skipped at start: a torn last line, left by "
+        "a crash in the middle of a write (the log names it; every whole line is loaded).",
+    )
     error: str | None = None
 
 

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from termnorm.search.defaults import default_strategy
 from termnorm.search.domain import SearchSpace, SynonymReport
 from termnorm.search.matcher import SpaceMatcher, build_strategy
 from termnorm.serve.settings import ServeSettings
-from termnorm.serve.synonym_store import append_synonym_store, read_synonym_store
+from termnorm.serve.synonym_store import StoreContents, append_synonym_store, read_synonym_store
 
 if TYPE_CHECKING:
     from termnorm.search.rank.implication import ImplicationLike
@@ -48,10 +49,11 @@ class FieldError(ValueError):
         self.kind = kind
 
 
-def load_space(settings: ServeSettings) -> SearchSpace:
-    """The index of ``settings`` with its encoder, plus the synonyms of the store file, with
-    what searches build on first use built now (:meth:`SearchSpace.prepare`): concurrent
-    first requests must not each build it."""
+def load_space(settings: ServeSettings) -> tuple[SearchSpace, StoreContents]:
+    """The index of ``settings`` with its encoder, plus the synonyms of the store file (and
+    what was read from it: the pairs, a torn last line skipped), with what searches build on
+    first use built now (:meth:`SearchSpace.prepare`): concurrent first requests must not
+    each build it."""
     from termnorm.api import load_index, search_space
 
     if settings.model is not None:
@@ -61,16 +63,17 @@ def load_space(settings: ServeSettings) -> SearchSpace:
         space = SearchSpace(index, index.load_encoder(settings.model))
     else:
         space = search_space(settings.index)
+    stored = StoreContents([])
     if settings.synonyms is not None:
-        pairs = read_synonym_store(settings.synonyms)
-        if pairs:
+        stored = read_synonym_store(settings.synonyms)
+        if stored.pairs:
             source = settings.synonyms.name
             space, report = space.with_synonyms(
-                [(text, (cid,)) for cid, text in pairs], source=source
+                [(text, (cid,)) for cid, text in stored.pairs], source=source
             )
             logger.info("domain synonyms from %s: %s", settings.synonyms, report.to_dict())
     space.prepare()
-    return space
+    return space, stored
 
 
 @dataclass(frozen=True)
@@ -116,11 +119,16 @@ class ServiceState:
     """The loaded space and a small cache of configured matchers over it."""
 
     def __init__(
-        self, settings: ServeSettings, space: SearchSpace, ranking: Ranking | None = None
+        self,
+        settings: ServeSettings,
+        space: SearchSpace,
+        ranking: Ranking | None = None,
+        synonyms_skipped: int = 0,
     ) -> None:
         self.settings = settings
         self.space = space
         self.ranking = ranking
+        self.synonyms_skipped = synonyms_skipped  # torn store lines skipped at start
         self._matchers: OrderedDict[_Options, SpaceMatcher] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -135,12 +143,19 @@ class ServiceState:
             "terms": len(index.terms),
             "model": str(model.get("name") or model.get("path") or ""),
             "domain_synonyms": self.domain_size(),
+            "strategy": self.default_strategy(),
+            "synonyms_skipped": self.synonyms_skipped,
         }
 
     def domain_size(self) -> int:
         """How many domain synonyms the current space has."""
         domain = self.space.domain
         return 0 if domain is None else len(domain)
+
+    def default_strategy(self) -> str:
+        """The strategy of a request that names none: the CLI's rule
+        (:func:`~termnorm.search.defaults.default_strategy`), so added synonyms are used."""
+        return default_strategy(self.domain_size() > 0)
 
     def domain_texts(self, concept_id: str) -> list[str]:
         """The domain synonyms of a concept (its own ID), in the order they were added."""
@@ -151,14 +166,16 @@ class ServiceState:
 
     def matcher(
         self,
-        strategy: str,
+        strategy: str | None,
         min_score: float | None,
         namespaces: Sequence[str] | None,
         semantic_types: Sequence[str] | None,
     ) -> SpaceMatcher:
-        """The matcher for these options over the current space; :class:`FieldError` naming
-        the field that is not usable (unknown strategy, namespace or type, a D target without
-        domain synonyms)."""
+        """The matcher for these options over the current space (``strategy`` ``None``:
+        :meth:`default_strategy`); :class:`FieldError` naming the field that is not usable
+        (unknown strategy, namespace or type, a D target without domain synonyms)."""
+        if strategy is None:
+            strategy = self.default_strategy()
         key = _Options(
             strategy.strip().lower(),
             min_score,

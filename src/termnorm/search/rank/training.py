@@ -44,7 +44,7 @@ from termnorm.mentions.abbreviations import AbbreviationMode, DocumentAbbreviati
 from termnorm.mentions.documents import DOCUMENT_FORMATS, read_documents
 from termnorm.mentions.synonyms import mention_pairs, read_synonyms
 from termnorm.search.candidate import Candidate
-from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, DEFAULT_WITH_SYNONYMS
+from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, default_strategy
 from termnorm.search.domain import SearchSpace
 from termnorm.search.matcher import build_strategy
 from termnorm.search.rank.fusion import DEFAULT_K_C
@@ -113,7 +113,7 @@ class RankTrainSpec:
     @property
     def resolved_strategy(self) -> str:
         """The strategy searched (default per the class doc)."""
-        return self.strategy or (DEFAULT_WITH_SYNONYMS if self.synonyms else "o-t")
+        return self.strategy or default_strategy(bool(self.synonyms))
 
 
 def _read(path: Path, fmt: str | None) -> tuple[list[Mention], str]:

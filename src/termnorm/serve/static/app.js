@@ -1,12 +1,21 @@
 // termnorm web page: search as you type (debounced), concept details and KG neighbours on
 // click, a CSV/TSV file mapped for download, add a synonym.
-// Plain JavaScript against the JSON API (/v1/...); no build step.
+// Plain JavaScript against the JSON API (/v1/...); no build step. Searches name no strategy:
+// the service's default (its domain synonyms once it has some). When the server cannot be
+// reached the status says so, stale results are cleared, and /v1/ready is polled until the
+// server answers again.
 "use strict";
 
 const DEBOUNCE_MS = 250;
+const RETRY_MS = 2000;
 const $ = (id) => document.getElementById(id);
 let timer = null;
 let latest = 0;
+let readyTimer = null;
+let reachable = true;
+
+// A request that got no HTTP answer at all (server down, network gone).
+class Unreachable extends Error {}
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -25,22 +34,55 @@ function errorText(body, status) {
   return `request failed (HTTP ${status})`;
 }
 
+function setStatus(state, text) {
+  const status = $("status");
+  status.dataset.state = state;
+  status.textContent = text;
+}
+
+// fetch, keeping the status indicator honest: no answer marks the server unreachable (and
+// polls until it answers), any answer after that marks it reachable again.
+async function send(path, options = {}) {
+  let answer;
+  try {
+    answer = await fetch(path, options);
+  } catch (e) {
+    if (reachable) {
+      reachable = false;
+      setStatus("unreachable", "Unreachable: the server does not answer. Retrying…");
+      retryReady();
+    }
+    throw new Unreachable("cannot reach the termnorm server: is it running? The page retries.");
+  }
+  if (!reachable || answer.status === 503) {  // back, or (re)loading: refresh the status
+    reachable = true;
+    if (path !== "/v1/ready") checkReady();
+  }
+  return answer;
+}
+
 async function call(path, options = {}) {
-  const answer = await fetch(path, options);
+  const answer = await send(path, options);
   let body = null;
   try { body = await answer.json(); } catch (e) { body = null; }
   if (!answer.ok) throw new Error(errorText(body, answer.status));
   return body;
 }
 
+function retryReady() {
+  clearTimeout(readyTimer);
+  readyTimer = setTimeout(checkReady, RETRY_MS);
+}
+
 async function checkReady() {
   try {
     const info = await call("/v1/ready");
-    $("status").textContent =
-      `Ready: ${info.concepts} concepts, ${info.terms} terms, ${info.domain_synonyms} added synonyms.`;
+    setStatus("ready",
+      `Ready: ${info.concepts} concepts, ${info.terms} terms, ${info.domain_synonyms} added ` +
+      `synonyms; searching with ${info.strategy}.`);
   } catch (e) {
-    $("status").textContent = `Not ready: ${e.message}`;
-    setTimeout(checkReady, 2000);
+    if (!(e instanceof Unreachable)) setStatus("loading", `Not ready: ${e.message}`);
+    retryReady();
   }
 }
 
@@ -81,7 +123,8 @@ async function search() {
     if (ask === latest) showResults(body.results[0].candidates);
   } catch (e) {
     if (ask !== latest) return;
-    error.textContent = e.message;
+    $("results").replaceChildren();  // they answered another query: not shown as this one's
+    error.textContent = `Search failed: ${e.message}`;
     error.hidden = false;
   }
 }
@@ -161,7 +204,7 @@ async function uploadFile(event) {
   $("upload-button").disabled = true;
   result.textContent = `Mapping ${file.name}…`;
   try {
-    const answer = await fetch("/v1/normalize/file", { method: "POST", body: form });
+    const answer = await send("/v1/normalize/file", { method: "POST", body: form });
     if (!answer.ok) {
       let body = null;
       try { body = await answer.json(); } catch (e) { body = null; }
