@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from termnorm.search.domain import SearchSpace, SynonymReport
+from termnorm.search.domain import SearchSpace, SynonymReport, add_synonym_sources
 from termnorm.search.matcher import SpaceMatcher, build_strategy
 from termnorm.serve.settings import ServeSettings
 from termnorm.serve.synonym_store import append_synonym_store, read_synonym_store
@@ -49,7 +49,8 @@ class FieldError(ValueError):
 
 
 def load_space(settings: ServeSettings) -> SearchSpace:
-    """The index of ``settings`` with its encoder, plus the synonyms of the store file."""
+    """The index of ``settings`` with its encoder, plus the synonyms of the read-only synonym
+    files and of the store file."""
     from termnorm.api import load_index, search_space
 
     if settings.model is not None:
@@ -59,6 +60,10 @@ def load_space(settings: ServeSettings) -> SearchSpace:
         space = SearchSpace(index, index.load_encoder(settings.model))
     else:
         space = search_space(settings.index)
+    if settings.synonym_files:
+        space, reports = add_synonym_sources(space, list(settings.synonym_files))
+        for name, report in reports:
+            logger.info("domain synonyms from %s: %s", name, report.to_dict())
     if settings.synonyms is not None:
         pairs = read_synonym_store(settings.synonyms)
         if pairs:
