@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from termnorm._artifacts import check_out
+from termnorm._artifacts import prepare_output
 from termnorm.api import build_index
 from termnorm.cli.main import main
 from termnorm.errors import ArtifactMismatchError
@@ -37,14 +37,15 @@ def test_kg_build_refuses_a_non_kg_folder(
     folder = _user_folder(tmp_path)
     assert _kg_build(folder) == 1
     err = capsys.readouterr().err
-    assert "not a termnorm kg folder (no kg.json)" in err and "--overwrite" in err
+    assert "already exists and is not empty; pass --overwrite" in err
     assert (folder / "notes.txt").read_text() == "keep me"
 
 
-def test_kg_build_replaces_a_kg_folder_or_with_overwrite(tmp_path: Path) -> None:
+def test_kg_build_replaces_a_folder_only_with_overwrite(tmp_path: Path) -> None:
     out = tmp_path / "kg"
     assert _kg_build(out) == 0
-    assert _kg_build(out) == 0  # an earlier KG folder is rebuilt in place
+    assert _kg_build(out) == 1  # an earlier KG folder too: never replaced silently
+    assert _kg_build(out, "--overwrite") == 0
     assert (out / "kg.json").is_file()
     folder = _user_folder(tmp_path)
     assert _kg_build(folder, "--overwrite") == 0
@@ -63,7 +64,7 @@ def test_kg_build_out_dot_is_a_clear_error(
 
 def test_index_build_refuses_a_non_index_folder_before_any_work(tmp_path: Path) -> None:
     folder = _user_folder(tmp_path)
-    with pytest.raises(ArtifactMismatchError, match=r"not a termnorm index folder \(no index"):
+    with pytest.raises(ArtifactMismatchError, match=r"already exists and is not empty"):
         build_index(tmp_path / "no-such-kg", out=folder)
     assert (folder / "notes.txt").read_text() == "keep me"
 
@@ -78,13 +79,13 @@ def test_index_build_cli_refuses_and_names_overwrite(
     assert (folder / "notes.txt").read_text() == "keep me"
 
 
-def test_check_out_allows_new_empty_and_same_kind(tmp_path: Path) -> None:
-    assert check_out(tmp_path / "new", "kg.json", "kg") == tmp_path / "new"
+def test_prepare_output_allows_new_and_empty_folders_only(tmp_path: Path) -> None:
+    assert prepare_output(tmp_path / "new") == tmp_path / "new"
     (tmp_path / "empty").mkdir()
-    check_out(tmp_path / "empty", "kg.json", "kg")
+    prepare_output(tmp_path / "empty")
     (tmp_path / "file").write_text("x")
     with pytest.raises(ArtifactMismatchError, match="is a file"):
-        check_out(tmp_path / "file", "kg.json", "kg", overwrite=True)
+        prepare_output(tmp_path / "file", overwrite=True)
 
 
 def test_built_folders_and_files_follow_the_umask(tmp_path: Path) -> None:

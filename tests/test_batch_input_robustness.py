@@ -129,6 +129,21 @@ def test_a_200k_character_cell_is_a_row_error_not_the_files(
     assert rows[2]["concept_id"] == "Z:1" and rows[2]["note"] == huge  # passed through intact
 
 
+def test_an_unterminated_quote_is_refused_at_its_line_not_swallowing_rows(
+    normalizer: Normalizer, tmp_path: Path
+) -> None:
+    src, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    src.write_text('id,term\n2,q alpha\n3,"unterminated\n4,ataxia\n')
+    with pytest.raises(InputFormatError, match=rf"^{src}:3: a quoted field .* never closed"):
+        normalize_file(normalizer, src, out, show_progress=False)
+    assert not out.exists()
+    src.write_text('term\nq alpha\n"q zeta')  # on the last line, no newline
+    with pytest.raises(InputFormatError, match=rf"^{src}:3: a quoted field"):
+        open_reader(src)
+    src.write_text('term,note\nq alpha,"two\nlines"\n"q ""zeta""",x\n')  # closed: fine
+    assert [r["note"] for c in open_reader(src).chunks(10) for r in c] == ["two\nlines", "x"]
+
+
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
 def test_undecodable_bytes_strict_names_file_and_line(
     suffix: str, normalizer: Normalizer, tmp_path: Path

@@ -132,5 +132,6 @@ def test_cli_extend_vocab(
     assert code == 0, stdout
     assert "new:" in stdout and "en" in stdout
     assert json.loads((out / CARD_NAME).read_text())["source"]["langs"] == ["en"]
-    code, _, stderr = run_main([*args, "--lang", "es", "--size", "120", "--out", str(out)], capsys)
+    es = ["--lang", "es", "--size", "120", "--out", str(tmp_path / "es")]
+    code, _, stderr = run_main([*args, *es], capsys)
     assert code == 1 and "no terms in es" in stderr and "'en'" in stderr

@@ -2,8 +2,9 @@
 
 Contract: ``atomic_dir(out)`` yields a temporary sibling folder; on success it replaces
 ``out`` in one rename, on failure it is removed and ``out`` is untouched.
-``check_out(out, card, kind, overwrite)`` is the guard commands run *before* the work: it
-refuses to replace a non-empty folder that is not an artifact of the same kind.
+``prepare_output(out, overwrite, inputs, kind)`` is the one guard every command that writes a
+folder runs *before* the work: never into one of its inputs, never over a non-empty folder
+without ``--overwrite``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +29,21 @@ def umask_mode(directory: bool) -> int:
     return (0o777 if directory else 0o666) & ~mask
 
 
-def check_out(out: str | Path, card_name: str, kind: str, overwrite: bool = False) -> Path:
-    """``out`` as an absolute path, if writing a ``kind`` artifact there may replace it.
+InputPaths = Mapping[str, str | Path | Iterable[str | Path] | None]
+"""A command's inputs by option name (``{"--kg": kg, "--mentions": [a, b]}``)."""
 
-    Allowed: a missing or empty folder, a folder holding ``card_name`` (an earlier ``kind``
-    artifact, rebuilt in place), or anything when ``overwrite``. Refused with
-    :class:`ArtifactMismatchError`: a file, the current folder or one of its parents, and a
-    non-empty folder that is not a ``kind`` artifact.
+
+def prepare_output(
+    out: str | Path, overwrite: bool = False, inputs: InputPaths | None = None, kind: str = "out"
+) -> Path:
+    """``out`` as an absolute path, once writing a folder there is allowed (the one rule of
+    every command that writes a folder; run it *before* the work).
+
+    Refused with :class:`ArtifactMismatchError`, always: the current folder or one of its
+    parents, a file, and a folder that is, holds or lies inside one of ``inputs`` (see
+    :func:`refuse_input_overlap`). Without ``overwrite``: an existing non-empty folder. A
+    missing or empty folder is fine. The writer then replaces ``out`` atomically
+    (:func:`atomic_dir`). ``kind`` names the artifact in the messages (``kg``, ``index``).
     """
     path = Path(os.path.abspath(out))
     cwd = Path.cwd().resolve()
@@ -43,16 +52,40 @@ def check_out(out: str | Path, card_name: str, kind: str, overwrite: bool = Fals
             f"--out {out}: cannot replace the current folder or one of its parents; "
             f"give a new subfolder, e.g. --out {kind}/NAME"
         )
+    refuse_input_overlap(path, inputs or {}, shown=out)
     if path.exists() and not path.is_dir():
         raise ArtifactMismatchError(f"--out {out} is a file; give a folder path")
-    busy = path.is_dir() and any(path.iterdir())
-    if busy and not (path / card_name).is_file() and not overwrite:
+    if path.is_dir() and any(path.iterdir()) and not overwrite:
         raise ArtifactMismatchError(
-            f"--out {out} is a non-empty folder that is not a termnorm {kind} folder "
-            f"(no {card_name}); writing there would delete its contents. Choose another "
-            "--out, or pass --overwrite to replace it"
+            f"--out {out} already exists and is not empty; pass --overwrite to replace it "
+            "(its contents are deleted), or choose another folder"
         )
     return path
+
+
+def refuse_input_overlap(out: str | Path, inputs: InputPaths, shown: object = None) -> None:
+    """:class:`ArtifactMismatchError` when the output ``out`` is one of the existing
+    ``inputs`` paths, holds one, or lies inside one (replacing it would destroy that input,
+    or the input would change under the run), whatever ``--overwrite`` says."""
+    target = Path(out).resolve()
+    for option, given in inputs.items():
+        paths = [given] if isinstance(given, str | Path) else list(given or ())
+        for source in paths:
+            resolved = Path(source).resolve()
+            if not resolved.exists():
+                continue
+            if target == resolved:
+                relation = "is"
+            elif target in resolved.parents:
+                relation = "holds"
+            elif resolved in target.parents:
+                relation = "is inside"
+            else:
+                continue
+            raise ArtifactMismatchError(
+                f"--out {shown if shown is not None else out} {relation} the {option} input "
+                f"{source}: writing there would destroy it; choose another --out folder"
+            )
 
 
 @contextlib.contextmanager

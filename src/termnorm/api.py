@@ -7,6 +7,7 @@
 >>> termnorm.normalize_file("terms.csv", "terms.normalized.csv", index="idx/medic")
 >>> termnorm.normalize("BPAD", context="... bipolar affective disorder (BPAD) ...")
 >>> termnorm.normalize("breast cancer", index="idx/medic", ranker="rankers/ncbi-kar")
+>>> termnorm.normalize("MI", index="idx/medic", synonyms=["train.txt", "dev.txt"])
 >>> termnorm.api.lookup("D005955", index="idx/medic")   # alt IDs and bare IDs resolve
 
 ``index`` is a :class:`~termnorm.index.TermIndex`, an index folder, or ``None`` for the
@@ -31,14 +32,14 @@ from termnorm.index.lookup import ConceptInfo
 from termnorm.index.term_index import CARD_NAME
 from termnorm.kg import KnowledgeGraph
 from termnorm.search.candidate import Candidate, candidates_or_raise
-from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
+from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, DEFAULT_WITH_SYNONYMS
 from termnorm.search.domain import SearchSpace
 from termnorm.search.matcher import SearchConfig, SpaceMatcher, build_strategy
 from termnorm.search.strategies import SearchMode
 
 if TYPE_CHECKING:
     from termnorm.encoders import TermEncoder
-    from termnorm.mentions.synonyms import SynonymSource
+    from termnorm.mentions.synonyms import SynonymSources
     from termnorm.search.batch import BatchReport
     from termnorm.search.candidate import RowMatcher
     from termnorm.search.rank.ranker import Ranker
@@ -103,19 +104,20 @@ def build_index(
 ) -> TermIndex:
     """Encode a KG folder's terms with ``model`` (default all-MiniLM-L6-v2) and index them.
 
-    Saved to ``out`` when given; checked before any work: a non-empty ``out`` that is not an
-    index folder is refused unless ``overwrite`` (:func:`termnorm._artifacts.check_out`). ``memory_budget`` (bytes or ``"4GB"``) steers the automatic
+    Saved to ``out`` when given; checked before any work: a non-empty ``out`` is refused
+    unless ``overwrite``, and ``out`` never may be (in) ``kg_dir`` or ``model``
+    (:func:`termnorm._artifacts.prepare_output`). ``memory_budget`` (bytes or ``"4GB"``) steers the automatic
     backend choice; ``None`` means half of this machine's memory. ``pooling`` and
     ``max_length`` default as in :meth:`termnorm.encoders.TermEncoder.load` (the folder's
     pooling; 32 tokens, or the folder's ``max_seq_length`` when smaller). ``runtime``
     (``torch``, ``bf16``, ``onnx``, ``onnx-int8``, ``auto``; :mod:`termnorm.encoders.runtime`)
     and ``threads`` run the encoder; the card records the runtime.
     """
-    from termnorm._artifacts import check_out
+    from termnorm._artifacts import prepare_output
     from termnorm.encoders import TermEncoder
 
     if out is not None:
-        check_out(out, CARD_NAME, "index", overwrite)
+        prepare_output(out, overwrite, {"--kg": kg_dir, "--model": model}, "index")
     kg = KnowledgeGraph.load(kg_dir)
     encoder = TermEncoder.load(
         model, pooling=pooling, max_length=max_length, runtime=runtime, threads=threads
@@ -250,13 +252,15 @@ def _with_ranker(matcher: SpaceMatcher, ranker: Ranker | str | Path | None, k_c:
 def normalize(  # type: ignore[overload-overlap]  # a str is also a Sequence[str]
     terms: str, index: IndexLike = None, k: int = 5, mode: str = "term",
     context: Context = None, runtime: str = "torch", ranker: Ranker | str | Path | None = None,
-    k_c: int = 10, **options: Unpack[AnswerOptions],
+    k_c: int = 10, synonyms: SynonymSources | None = None, strategy: str | None = None,
+    **options: Unpack[AnswerOptions],
 ) -> list[Candidate]: ...  # fmt: skip
 @overload
 def normalize(
     terms: Sequence[str], index: IndexLike = None, k: int = 5, mode: str = "term",
     context: Context = None, runtime: str = "torch", ranker: Ranker | str | Path | None = None,
-    k_c: int = 10, **options: Unpack[AnswerOptions],
+    k_c: int = 10, synonyms: SynonymSources | None = None, strategy: str | None = None,
+    **options: Unpack[AnswerOptions],
 ) -> list[list[Candidate]]: ...  # fmt: skip
 def normalize(
     terms: str | Sequence[str],
@@ -267,6 +271,8 @@ def normalize(
     runtime: str = "torch",
     ranker: Ranker | str | Path | None = None,
     k_c: int = 10,
+    synonyms: SynonymSources | None = None,
+    strategy: str | None = None,
     **options: Unpack[AnswerOptions],
 ) -> list[Candidate] | list[list[Candidate]]:
     """Top-``k`` concepts for one term (a list) or for each of several terms (a list of lists).
@@ -283,10 +289,14 @@ def normalize(
     :class:`~termnorm.search.rank.Ranker`, trained on this index): the top ``k_c``
     candidates are reordered by the fused recall and ranker scores
     (:class:`~termnorm.search.rank.RankedMatcher`); each candidate then carries its
-    ``recall_score`` and ``ranker_score``.
+    ``recall_score`` and ``ranker_score``. ``synonyms``: domain synonyms (a synonym file, a
+    list of them, or ``(concept_id, text)`` pairs; see :func:`add_synonyms`) searched by
+    ``strategy`` (default ``d-t+od-t`` with synonyms, else the plain ``mode``); files are
+    encoded once per index and cached until they change.
     """
     _check_terms(terms)
-    matcher = _with_ranker(get_normalizer(index, mode, runtime).configure(**options), ranker, k_c)
+    base = _strategy_matcher(index, mode, runtime, synonyms, strategy)
+    matcher = _with_ranker(base.configure(**options), ranker, k_c)
     if context is None:
         if isinstance(terms, str):
             return matcher.normalize_batch([terms], k)[0]
@@ -334,6 +344,8 @@ def normalize_file(
     engine: str = "local",
     workers: int = 1,
     ray_address: str | None = None,
+    synonyms: SynonymSources | None = None,
+    strategy: str | None = None,
     **options: Unpack[AnswerOptions],
 ) -> BatchReport:
     """Normalize a column of a CSV/TSV/JSONL/Parquet file into ``output`` (same rows, in order,
@@ -349,7 +361,7 @@ def normalize_file(
 
     ``prefix`` names the added columns (``"termnorm_"``) when the input has columns of the
     same names (refused otherwise); ``encoding``/``errors`` (``strict``, ``replace``) decode
-    text files. An interrupted run resumes when run again with the same arguments
+    text files. ``synonyms`` and ``strategy`` as for :func:`normalize`. An interrupted run resumes when run again with the same arguments
     (``restart=True`` starts over); ``chunk_rows`` rows are written at a time.
     ``engine="ray"``: Parquet input, ``output`` a folder of parts, ``workers`` Ray actors
     each loading ``index`` (a folder path) once, on the cluster at ``ray_address`` if given
@@ -359,7 +371,12 @@ def normalize_file(
     from termnorm.search.engines import Engine
 
     chunk_rows = chunk_rows or DEFAULT_CHUNK_ROWS
-    settings: dict[str, object] = {"mode": mode, "k_c": k_c}
+    settings: dict[str, object] = {"mode": mode, "k_c": k_c, "strategy": strategy}
+    if synonyms is not None:
+        from termnorm.mentions.synonyms import as_sources
+
+        shown = [str(Path(s).resolve()) if isinstance(s, Path) else s for s in as_sources(synonyms)]
+        settings["synonyms"] = shown
     if ranker is not None:
         if not isinstance(ranker, str | Path):
             raise ValueError(
@@ -381,14 +398,15 @@ def normalize_file(
         folder = Path(index) if index is not None else _default_index_dir()
         settings["index"] = {"path": str(folder.resolve()), **index_identity(load_index(folder))}
         factory = functools.partial(
-            _file_matcher, str(folder), mode, options, None if ranker is None else str(ranker), k_c
-        )
+            _file_matcher, str(folder), mode, options, None if ranker is None else str(ranker), k_c,
+            synonyms, strategy,
+        )  # fmt: skip
         return normalize_file_ray(
             factory, input, output, column, k, chunk_rows, show_progress, context_column,
             abbreviations, prefix=prefix, workers=workers, address=ray_address, restart=restart,
             settings={**settings, **options},
         )  # fmt: skip
-    matcher = _with_ranker(get_normalizer(index, mode).configure(**options), ranker, k_c)
+    matcher = _file_matcher(index, mode, options, ranker, k_c, synonyms, strategy)
     return run(
         matcher, input, output, column, k, chunk_rows, show_progress=show_progress,
         context=context_column, abbreviations=abbreviations, prefix=prefix, encoding=encoding,
@@ -397,11 +415,13 @@ def normalize_file(
 
 
 def _file_matcher(
-    index: str, mode: str, options: AnswerOptions, ranker: str | None = None, k_c: int = 10
-) -> RowMatcher:
+    index: IndexLike, mode: str, options: AnswerOptions, ranker: Ranker | str | Path | None = None,
+    k_c: int = 10, synonyms: SynonymSources | None = None, strategy: str | None = None,
+) -> RowMatcher:  # fmt: skip
     """The matcher of :func:`normalize_file` (module level, so that Ray can ship a
     ``functools.partial`` of it to its workers)."""
-    return _with_ranker(get_normalizer(index, mode).configure(**options), ranker, k_c)
+    base = _strategy_matcher(index, mode, "torch", synonyms, strategy)
+    return _with_ranker(base.configure(**options), ranker, k_c)
 
 
 def lookup(concept_id: str, index: IndexLike = None) -> ConceptInfo:
@@ -415,12 +435,12 @@ def lookup(concept_id: str, index: IndexLike = None) -> ConceptInfo:
 
 
 def add_synonyms(
-    index: IndexLike, synonyms: SynonymSource, format: str | None = None
+    index: IndexLike, synonyms: SynonymSources, format: str | None = None
 ) -> SearchSpace:
     """``index`` plus domain synonyms, for the D/OD search strategies (see :func:`get_strategy`).
 
     ``synonyms``: a ``concept_id<TAB>text`` file, any annotated mention file ``termnorm eval``
-    reads, or ``(concept_id, text)`` pairs. Only the new texts are encoded; the index itself
+    reads, a list of such files (all added), or ``(concept_id, text)`` pairs. Only the new texts are encoded; the index itself
     is not changed (``space.synonym_report`` counts what was kept and dropped, and why).
     Candidates matched at a synonym report ``source="domain"`` and the file's name as
     ``term_source`` (``"domain"`` for pairs).
@@ -429,18 +449,45 @@ def add_synonyms(
 
 
 def _with_synonyms(
-    space: SearchSpace, synonyms: SynonymSource, format: str | None = None
+    space: SearchSpace, synonyms: SynonymSources, format: str | None = None
 ) -> SearchSpace:
-    from termnorm.mentions.synonyms import load_synonyms
+    """``space`` plus ``synonyms``; spaces of synonym files are cached per file set until a
+    file changes (pairs are encoded on every call)."""
+    from termnorm.mentions.synonyms import as_sources
+    from termnorm.search.domain import add_synonym_sources
 
-    source = Path(synonyms).name if isinstance(synonyms, str | Path) else "domain"
-    return space.with_synonyms(load_synonyms(synonyms, format), source=source)[0]
+    sources = as_sources(synonyms)
+    if not all(isinstance(s, Path) for s in sources):
+        return add_synonym_sources(space, synonyms, format)[0]
+    files = [Path(str(s)).resolve() for s in sources]
+    key = f"synonyms {format} {id(space)} " + " ".join(f"{p}@{p.stat().st_mtime_ns}" for p in files)
+    with _lock:
+        cache = _spaces.setdefault(space.index, {})
+        if key not in cache:
+            cache[key] = add_synonym_sources(space, files, format)[0]
+        return cache[key]
+
+
+def _strategy_matcher(
+    index: IndexLike,
+    mode: str,
+    runtime: str,
+    synonyms: SynonymSources | None,
+    strategy: str | None,
+) -> SpaceMatcher:
+    """The plain normalizer of ``mode``, or ``strategy`` over ``index`` plus ``synonyms``."""
+    if synonyms is None and strategy is None:
+        return get_normalizer(index, mode, runtime)
+    if SearchMode(mode) is not SearchMode.TERM:
+        raise ValueError("mode='concept' and strategy/synonyms exclude each other; use 'o-c'")
+    space = search_space(index, runtime)
+    return get_strategy(strategy or DEFAULT_WITH_SYNONYMS, space, synonyms)
 
 
 def get_strategy(
     strategy: str = "o-t",
     index: IndexLike | SearchSpace = None,
-    synonyms: SynonymSource | None = None,
+    synonyms: SynonymSources | None = None,
     threshold: float = DEFAULT_SIEVE_THRESHOLD,
 ) -> SpaceMatcher:
     """A search strategy or sieve (``"o-t"``, ``"od-c"``, ``"d-t+od-t"``, ...) as a matcher.
@@ -489,6 +536,13 @@ def train(
     run.validate()
     if run.kg is None:
         raise ValueError("termnorm.train needs a KG folder: pass kg=PATH (--kg)")
+    if run.out is not None:  # the trainer owns --overwrite/--resume; never write into an input
+        from termnorm._artifacts import refuse_input_overlap
+
+        inputs = {"--kg": run.kg, "--base-model": run.base_model, "--kge": run.kge,
+                  "--dev": run.dev, "--dev-kg": run.dev_kg, "--keywords": run.keywords,
+                  "--mentions": run.mentions}  # fmt: skip
+        refuse_input_overlap(run.out, inputs)
     graph = KnowledgeGraph.load(run.kg)
     evaluator = None
     if run.dev is not None:

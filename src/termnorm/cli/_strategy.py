@@ -1,6 +1,7 @@
 """The search options shared by ``termnorm normalize`` and ``termnorm eval normalize``.
 
-``--mode``, ``--synonyms FILE --strategy NAME --sieve-threshold``, ``--min-score`` and the
+``--mode``, ``--synonyms FILE`` (repeatable, :func:`synonyms_option`, also ``rank train``'s
+and ``serve``'s), ``--strategy NAME --sieve-threshold``, ``--min-score`` and the
 filters ``--namespace`` / ``--type`` all configure the one matcher
 (:class:`~termnorm.search.SpaceMatcher`) over the command's search space
 (:func:`command_matcher`). Help texts and defaults are read without importing the search
@@ -9,8 +10,9 @@ code, so registering the commands stays cheap.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -34,6 +36,7 @@ __all__ = [
     "TYPE_HELP",
     "check_mode",
     "command_matcher",
+    "synonyms_option",
 ]
 
 STRATEGY_HELP = (
@@ -44,7 +47,8 @@ STRATEGY_HELP = (
 )
 SYNONYMS_HELP = (
     "Domain synonyms added at search time (no retraining, only they are encoded): a "
-    "concept_id<TAB>text file or an annotated mention file (pubtator, biosyn, ...)."
+    "concept_id<TAB>text file or an annotated mention file (pubtator, biosyn, ...). "
+    "Repeatable: every file's synonyms are added."
 )
 THRESHOLD_HELP = "Cosine at or above which a sieve takes its first module's answer."
 MODE_HELP = "term: search term vectors (o-t); concept: concept mean vectors (o-c)."
@@ -54,6 +58,12 @@ MIN_SCORE_HELP = (
 )
 NAMESPACE_HELP = "Only concepts of this ID namespace (HP for HP:0001250); repeatable."
 TYPE_HELP = 'Only concepts of this semantic type ("Disease or Syndrome"); repeatable.'
+
+
+def synonyms_option() -> Any:
+    """``--synonyms FILE``, repeatable (a ``list[Path] | None`` parameter): the one
+    declaration of every command that takes domain synonym files."""
+    return typer.Option(None, "--synonyms", help=SYNONYMS_HELP, exists=True)
 
 
 def check_mode(mode: str) -> None:
@@ -66,7 +76,7 @@ def command_matcher(
     space: SearchSpace,
     mode: str = "term",
     strategy: str | None = None,
-    synonyms: Path | None = None,
+    synonyms: Sequence[Path] | None = None,
     threshold: float = DEFAULT_SIEVE_THRESHOLD,
     synonyms_format: str | None = None,
     *,
@@ -77,12 +87,12 @@ def command_matcher(
 ) -> SpaceMatcher:
     """The matcher a command asked for: the plain normalizer of ``mode``, or ``strategy``
     (default :data:`~termnorm.search.defaults.DEFAULT_WITH_SYNONYMS`) over ``space`` plus the
-    domain synonyms of ``synonyms``; then ``max_chars``, ``min_score`` and the filters."""
+    domain synonyms of every file of ``synonyms``; then ``max_chars``, ``min_score`` and the filters."""
     from termnorm.search.matcher import SearchConfig, SpaceMatcher, build_strategy
     from termnorm.search.strategies import SearchMode
 
     check_mode(mode)
-    if strategy is None and synonyms is None:
+    if strategy is None and not synonyms:
         search_mode = SearchMode(mode)
         matcher = SpaceMatcher(
             space, SearchConfig(search_mode.strategy), name=search_mode.matcher_name
@@ -90,7 +100,7 @@ def command_matcher(
     else:
         if mode != SearchMode.TERM.value:
             raise typer.BadParameter("--mode concept and --strategy exclude each other; use o-c")
-        if synonyms is not None:
+        if synonyms:
             space = _add_synonyms(space, synonyms, synonyms_format)
         matcher = build_strategy(
             space, strategy or default_strategy(synonyms is not None), threshold
@@ -103,16 +113,18 @@ def command_matcher(
     )
 
 
-def _add_synonyms(space: SearchSpace, synonyms: Path, synonyms_format: str | None) -> SearchSpace:
-    from termnorm.mentions.synonyms import read_synonyms
+def _add_synonyms(
+    space: SearchSpace, synonyms: Sequence[Path], synonyms_format: str | None
+) -> SearchSpace:
+    """``space`` plus every file's synonyms, one stderr line per file."""
+    from termnorm.search.domain import add_synonym_sources
 
-    space, report = space.with_synonyms(
-        read_synonyms(synonyms, synonyms_format), source=synonyms.name
-    )
-    dropped = ", ".join(f"{n} {why}" for why, n in sorted(report.dropped.items()))
-    typer.echo(
-        f"domain synonyms from {synonyms}: {report.kept} added ({report.encoded_texts} "
-        f"texts encoded)" + (f"; dropped: {dropped}" if dropped else ""),
-        err=True,
-    )
+    space, reports = add_synonym_sources(space, list(synonyms), synonyms_format)
+    for name, report in reports:
+        dropped = ", ".join(f"{n} {why}" for why, n in sorted(report.dropped.items()))
+        typer.echo(
+            f"domain synonyms from {name}: {report.kept} added ({report.encoded_texts} "
+            f"texts encoded)" + (f"; dropped: {dropped}" if dropped else ""),
+            err=True,
+        )
     return space

@@ -12,6 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from termnorm.cli._out import overwrite_option
+
 __all__ = ["register"]
 
 
@@ -50,7 +52,7 @@ def register(app: typer.Typer) -> None:
             2, "--min-frequency", min=1, help="Minimum frequency of a merged pair."
         ),
         seed: int = typer.Option(0, "--seed", help="Seed of the rows that cannot be composed."),
-        overwrite: bool = typer.Option(False, "--overwrite", help="Replace a non-empty --out."),
+        overwrite: bool = overwrite_option(),
         json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
     ) -> None:
         """Add target-language WordPiece tokens to a model (ext-BERT): old ids kept, each new
@@ -58,11 +60,13 @@ def register(app: typer.Typer) -> None:
 
         Train afterwards with --no-freeze-embeddings, or the new rows never move.
         """
+        from termnorm._artifacts import prepare_output
         from termnorm.encoders.vocabulary import extend_model_folder
         from termnorm.errors import EmptyResultError
         from termnorm.kg import KnowledgeGraph
 
         langs = _langs(lang)
+        prepare_output(out, overwrite, {"--kg": kg, "--model": model}, "models")
         graph = KnowledgeGraph.load(kg)
         terms = graph.terms
         groups = {g: terms.loc[terms["lang"] == g, "term"].astype(str).tolist() for g in langs}

@@ -40,11 +40,11 @@ from termnorm.cli._strategy import (
     MIN_SCORE_HELP,
     NAMESPACE_HELP,
     STRATEGY_HELP,
-    SYNONYMS_HELP,
     THRESHOLD_HELP,
     TYPE_HELP,
     check_mode,
     command_matcher,
+    synonyms_option,
 )
 from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
 from termnorm.evaluation.metric_names import unprefixed
@@ -97,7 +97,7 @@ class SearchOptions:
 
     mode: str = "term"
     strategy: str | None = None
-    synonyms: Path | None = None
+    synonyms: list[Path] | None = None
     threshold: float = DEFAULT_SIEVE_THRESHOLD
     min_score: float | None = None
     namespaces: list[str] | None = None
@@ -274,7 +274,7 @@ def normalize_cmd(
     composite_rule: CompositeRule = typer.Option(
         CompositeRule.ANY, "--composite-rule", help="How composites count in the 'all' figures."
     ),
-    synonyms: Path | None = typer.Option(None, "--synonyms", help=SYNONYMS_HELP, exists=True),
+    synonyms: list[Path] | None = synonyms_option(),
     strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
     sieve_threshold: float = typer.Option(
         DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP

@@ -12,6 +12,7 @@ from typing import Any
 
 import typer
 
+from termnorm.cli._out import overwrite_option
 from termnorm.encoders.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
 from termnorm.encoders.pooling import Pooling
 from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
@@ -100,9 +101,7 @@ def register(app: typer.Typer) -> None:
     def build(
         kg: Path = typer.Option(..., "--kg", help="KG folder written by 'termnorm kg build'."),
         out: Path = typer.Option(..., "--out", help="Index folder to write."),
-        overwrite: bool = typer.Option(
-            False, "--overwrite", help="Replace --out even when it is not an index folder."
-        ),
+        overwrite: bool = overwrite_option(),
         model: Path | None = typer.Option(
             None,
             "--model",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from termnorm.cli._out import overwrite_option
 from termnorm.kg.formats import KGFormat
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -146,9 +147,7 @@ def register(app: typer.Typer) -> None:
             None, "--add", help="Another source: FORMAT\\[:PATH]\\[#key=value,...] (repeatable)."
         ),
         out: Path = typer.Option(..., "--out", "-o", help="KG folder to write."),
-        overwrite: bool = typer.Option(
-            False, "--overwrite", help="Replace --out even when it is not a KG folder."
-        ),
+        overwrite: bool = overwrite_option(),
         lang: list[str] | None = typer.Option(
             None, "--lang", help="umls: languages kept (LAT codes, e.g. ENG,FRE). Default ENG."
         ),
@@ -181,15 +180,14 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        from termnorm._artifacts import check_out
+        from termnorm._artifacts import prepare_output
         from termnorm.kg.build import build_kg_to_dir
-        from termnorm.kg.graph import CARD_NAME
 
-        check_out(out, CARD_NAME, "kg", overwrite)
         specs = [s for s in [_primary(source, fmt)] if s is not None]
         specs += [parse_add(a) for a in add or []]
         if not specs:
             raise ValueError("give a SOURCE with --format, or at least one --add")
+        prepare_output(out, overwrite, {"source": [s.path for s in specs if s.path]}, "kg")
         flags: dict[str, Any] = {
             "--lang": _split_list(lang) or None,
             "--sab": _split_list(sab) or None,
@@ -233,6 +231,7 @@ def register(app: typer.Typer) -> None:
             0.2, "--test-fraction", help="Share of each relation label's triplets held out."
         ),
         seed: int = typer.Option(0, "--seed", help="Seed of the split."),
+        overwrite: bool = overwrite_option(),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Hold relation triplets out for link prediction: a training KG + the held-out edges.
@@ -246,9 +245,11 @@ def register(app: typer.Typer) -> None:
 
           termnorm eval linkpred --kg kg/hpo --model models/coder --triplets kg/hpo_train/heldout_relations.parquet
         """
+        from termnorm._artifacts import prepare_output
         from termnorm.kg.graph import KnowledgeGraph
         from termnorm.kg.split import holdout_relations, save_heldout
 
+        prepare_output(out, overwrite, {"KG_DIR": kg_dir}, "kg")
         train, heldout = holdout_relations(KnowledgeGraph.load(kg_dir), test_fraction, seed)
         train.save(out)
         result = {

@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from termnorm.cli._out import overwrite_option
 from termnorm.kge.config import FIELD_HELP as H
 from termnorm.kge.config import KGEConfig, KGEModelKind
 
@@ -132,6 +133,7 @@ def register(app: typer.Typer) -> None:
         kg: Path = typer.Option(..., "--kg", help="KG folder (from 'termnorm kg build')."),
         model: KGEModelKind = typer.Option(_D.model, "--model", help=H["model"]),
         out: Path = typer.Option(..., "--out", "-o", help="KGE folder to write."),
+        overwrite: bool = overwrite_option(),
         dim: int = typer.Option(_D.dim, "--dim", help=H["dim"]),
         epochs: int = typer.Option(_D.epochs, "--epochs", help=H["epochs"]),
         batch_size: int = typer.Option(_D.batch_size, "--batch-size", help=H["batch_size"]),
@@ -168,9 +170,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Train a KGE on the KG's relations (90/4/6 split with every valid/test entity seen
         in training), with filtered link prediction and similarity metrics on the card."""
+        from termnorm._artifacts import prepare_output
         from termnorm.kg import KnowledgeGraph
         from termnorm.kge import train_kge
 
+        pairs = [relatedness_name(spec)[1] for spec in relatedness or []]
+        prepare_output(out, overwrite, {"--kg": kg, "--relatedness": pairs}, "kge")
         config = KGEConfig(
             model=model,
             dim=dim,

@@ -28,11 +28,11 @@ from termnorm.cli._strategy import (
     MODE_HELP,
     NAMESPACE_HELP,
     STRATEGY_HELP,
-    SYNONYMS_HELP,
     THRESHOLD_HELP,
     TYPE_HELP,
     check_mode,
     command_matcher,
+    synonyms_option,
 )
 from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
@@ -206,7 +206,7 @@ def register(app: typer.Typer) -> None:
         mode: str = typer.Option("term", "--mode", help=MODE_HELP),
         max_chars: int = typer.Option(1000, "--max-chars", help="Longest accepted term."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
-        synonyms: Path | None = typer.Option(None, "--synonyms", help=SYNONYMS_HELP, exists=True),
+        synonyms: list[Path] | None = synonyms_option(),
         strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
         sieve_threshold: float = typer.Option(
             DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
@@ -296,7 +296,7 @@ def register(app: typer.Typer) -> None:
         if input is not None and output is not None:
             settings: dict[str, Any] = {
                 "index": str(index.resolve()) if index else None, "model": model and str(model),
-                "mode": mode, "strategy": strategy, "synonyms": synonyms and str(synonyms.resolve()),
+                "mode": mode, "strategy": strategy, "synonyms": [str(s.resolve()) for s in synonyms or ()] or None,
                 "sieve_threshold": sieve_threshold, "min_score": min_score, "max_chars": max_chars,
                 "namespaces": namespaces, "types": types, "runtime": runtime.value,
                 "rank": None if rank is None else rank.settings(),

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import typer
 
-from termnorm.cli._strategy import STRATEGY_HELP, SYNONYMS_HELP, THRESHOLD_HELP
+from termnorm.cli._out import overwrite_option
+from termnorm.cli._strategy import STRATEGY_HELP, THRESHOLD_HELP, synonyms_option
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.mentions.mention import MentionFormat
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
@@ -48,9 +49,7 @@ def register(app: typer.Typer) -> None:
         fmt: MentionFormat | None = typer.Option(
             None, "--format", help="Mention format (detected when omitted)."
         ),
-        synonyms: list[Path] | None = typer.Option(
-            None, "--synonyms", exists=True, help=SYNONYMS_HELP + " Repeatable."
-        ),
+        synonyms: list[Path] | None = synonyms_option(),
         strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
         sieve_threshold: float = typer.Option(
             DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
@@ -89,16 +88,19 @@ def register(app: typer.Typer) -> None:
         ),
         seed: int = typer.Option(0, "--seed", help="Seed of folds, sampling, shuffling, head."),
         threads: int | None = typer.Option(None, "--threads", min=1, help="Torch threads."),
+        overwrite: bool = overwrite_option(),
         json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
     ) -> None:
         import torch
 
-        from termnorm._artifacts import check_out
+        from termnorm._artifacts import InputPaths, prepare_output
         from termnorm.search.rank.ranker import CARD_NAME
         from termnorm.search.rank.training import RankTrainSpec, train_ranker
         from termnorm.training.ranker import RankerTrainConfig
 
-        check_out(out, CARD_NAME, "rank")
+        inputs: InputPaths = {"--index": index, "--mentions": mentions, "--synonyms": synonyms,
+                  "--keywords": keywords, "--model": model}  # fmt: skip
+        prepare_output(out, overwrite, inputs, "rankers")
         if threads is not None:
             torch.set_num_threads(threads)
         spec = RankTrainSpec(

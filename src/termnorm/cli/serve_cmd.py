@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from termnorm.cli._strategy import synonyms_option
+
 __all__ = ["register"]
 
 SERVE_HELP = """Serve an index over HTTP: a JSON API (/v1/normalize, /v1/normalize/file,
@@ -20,6 +22,8 @@ Examples:
   termnorm serve --index idx/medic
 
   termnorm serve --index idx/medic --synonyms-file synonyms.jsonl --token "$TOKEN"
+
+  termnorm serve --index idx/medic --synonyms NCBItrainset_corpus.txt --synonyms NCBIdevelopset_corpus.txt
 
   curl -s localhost:8000/v1/normalize -H 'Content-Type: application/json' \\
        -d '{"texts": ["heart attack"], "k": 3}'
@@ -42,6 +46,7 @@ def register(app: typer.Typer) -> None:
             "--synonyms-file",
             help="JSONL store of domain synonyms: loaded at start, added ones appended.",
         ),
+        synonym_files: list[Path] | None = synonyms_option(),
         token: str | None = typer.Option(
             None,
             "--token",
@@ -105,6 +110,7 @@ def register(app: typer.Typer) -> None:
             synonyms,
             token,
             model=model,
+            synonym_files=tuple(synonym_files or ()),
             max_batch=max_batch,
             max_chars=max_chars,
             batch_texts=batch_texts,

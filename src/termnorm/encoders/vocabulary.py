@@ -350,10 +350,10 @@ def extend_model_folder(
     ``source`` (e.g. the KG and languages) and :func:`tokenization_stats` per group. Returns
     that card.
     """
-    from termnorm._artifacts import atomic_dir, check_out, write_card
+    from termnorm._artifacts import atomic_dir, prepare_output, write_card
     from termnorm.encoders.transformer import TermEncoder
 
-    check_out(out, CARD_NAME, "model", overwrite)
+    prepare_output(out, overwrite, {"--model": model}, "model")
     encoder = TermEncoder.load(model, device="cpu")
     base_path, base_fingerprint = encoder.path, encoder.fingerprint
     before = encoder.tokenizer

@@ -4,7 +4,8 @@ On disk an index is a folder, written atomically::
 
     index.json            model (path, fingerprint, pooling, max_length, dimension), KG
                           (path, fingerprint), backends, counts, termnorm version, content
-                          hashes of the tables ("tables", checked on load)
+                          hashes of the tables ("tables") and of the vector files
+                          ("vectors.sha256"), checked on load (:mod:`termnorm.index.integrity`)
     terms.parquet         concept_id, term, source, is_preferred
                                                         row i  <-> term_vectors[i]
     concepts.parquet      concept_id, name, semantic_types, alt_ids
@@ -26,8 +27,9 @@ before float16 storage (float32 ``.npy`` files) load and search as they did.
 Loading never re-encodes; an index of a format version this termnorm does not read is
 refused with a message to rebuild it (format 2, from before indexes held the KG's relations,
 still loads: its concepts answer ``relations=None`` until it is rebuilt), and so is a damaged
-file (named) or a table whose content hash differs from the
-one the card recorded at save time (``tables``: the tables were replaced). :meth:`TermIndex.search_terms` and :meth:`TermIndex.search_concepts` search
+file (named), a table or vector file whose content hash differs from the one the card
+recorded at save time (the file was replaced or damaged: a NaN written into the vectors),
+and, for an index saved before vector hashes, vectors holding NaN or infinity. :meth:`TermIndex.search_terms` and :meth:`TermIndex.search_concepts` search
 through the backends chosen at build time (:func:`backend_search`: with IVF-PQ the compressed
 search over-fetches and the candidates are re-scored against the exact vectors, so scores are
 true cosines). :meth:`TermIndex.concept` looks a concept up by ID (alternative IDs resolve
@@ -39,7 +41,6 @@ synonyms are searched beside it (:class:`termnorm.search.SearchSpace`).
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,6 +59,7 @@ from termnorm.index.base import Backend, SearchResult, VectorIndex, as_matrix
 from termnorm.index.choose import BackendSpec, default_memory_budget, estimate_bytes
 from termnorm.index.exact import rerank_exact
 from termnorm.index.factory import build_vector_index, load_vector_index, resolve_backend
+from termnorm.index.integrity import file_digest, vector_digests, verify_vectors
 from termnorm.index.lookup import (
     ConceptInfo,
     RelationInfo,
@@ -213,15 +215,6 @@ def _encode_streaming(
         rows = order[lo:hi]
         out[rows] = vectors[codes[rows] - start]
     return out
-
-
-def _file_digest(path: Path) -> str:
-    """SHA-256 (16 hex chars) of a file's bytes, read in 1 MiB blocks."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()[:16]
 
 
 def _damaged(path: Path, reason: object) -> ArtifactMismatchError:
@@ -399,12 +392,13 @@ class TermIndex:
                     tmp / _RELATIONS,
                 )
                 tables.append(_RELATIONS)
-            self.card["tables"] = {name: _file_digest(tmp / name) for name in tables}
+            self.card["tables"] = {name: file_digest(tmp / name) for name in tables}
             np.save(tmp / "term_vectors.npy", np.asarray(self.term_vectors))
             np.save(tmp / "concept_vectors.npy", np.asarray(self.concept_vectors))
             for space, index in (("terms", self._term_index), ("concepts", self._concept_index)):
                 if self._specs[space].backend is not Backend.EXACT:
                     index.save(tmp / _SPACES[space])
+            self.card.setdefault("vectors", {})["sha256"] = vector_digests(tmp)
             write_card(tmp, CARD_NAME, self.card)
         self.path = out
         return out
@@ -429,7 +423,7 @@ class TermIndex:
             path = folder / name
             if not path.is_file():
                 raise _damaged(path, "missing")
-            if _file_digest(path) != digest:
+            if file_digest(path) != digest:
                 raise ArtifactMismatchError(
                     f"{path} is not the table this index was built with (its content hash "
                     f"differs from {folder / CARD_NAME}): the file was replaced or edited; "
@@ -453,6 +447,7 @@ class TermIndex:
         term_vectors, concept_vectors = vectors["term_vectors.npy"], vectors["concept_vectors.npy"]
         if len(term_vectors) != len(terms) or len(concept_vectors) != len(concepts):
             raise _damaged(folder, "vectors and tables disagree in length")
+        verify_vectors(folder, card, vectors)
         try:
             specs = {k: BackendSpec.from_dict(v) for k, v in card["backend"].items()}
         except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -17,6 +17,12 @@ parts into one file inside the work folder, renames it onto ``OUTPUT`` and remov
 folder: a finished job leaves only ``OUTPUT``, an interrupted one only ``OUTPUT`` (as it was
 before, if it existed) and the work folder. A folder of that name without a termnorm progress
 record is never touched.
+
+One run at a time: the job holds an exclusive lock on ``OUTPUT.parts/.termnorm.lock``
+(:class:`~termnorm.io.output_lock.OutputLock`) from before it reads the progress record until
+:meth:`ResumableOutput.finish` or :meth:`ResumableOutput.close`; a second run on the same
+output fails at once with :class:`~termnorm.io.output_lock.OutputBusyError` ("another run is
+writing this output") instead of deleting the first one's parts.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from termnorm.errors import TermnormError
+from termnorm.io.output_lock import LOCK_NAME, OutputLock
 from termnorm.io.tables import Record, TableFormat, open_writer
 
 __all__ = ["PROGRESS_NAME", "ResumableOutput", "ResumeError", "job_changes", "work_dir"]
@@ -88,6 +95,10 @@ class ResumableOutput:
         job: JSON-ready description of everything that decides the output; compared key by
             key with the record of an unfinished job.
         restart: drop an unfinished job's parts instead of resuming or refusing it.
+
+    Holds the output's lock from construction to :meth:`finish` or :meth:`close` (also a
+    context manager); raises :class:`~termnorm.io.output_lock.OutputBusyError` when another
+    run holds it.
     """
 
     def __init__(
@@ -107,11 +118,27 @@ class ResumableOutput:
         self.work = work_dir(self.output)
         self.parts: list[dict[str, int]] = []
         self._ext = self.output.suffix or f".{fmt.value}"
-        if self.work.exists():
-            self._reopen(restart)
-        else:
-            self.work.mkdir(parents=True)
-            self._record()
+        self._recorded()  # a folder that is not ours is refused before anything is created
+        self._lock = OutputLock(self.work, self.output)
+        try:
+            recorded = self._recorded()  # again: the last holder may have changed it
+            if recorded is None:
+                self._record()
+            else:
+                self._reopen(recorded, restart)
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def close(self) -> None:
+        """Release the output's lock (after :meth:`finish`, or when giving up); idempotent."""
+        self._lock.release()
+
+    def __enter__(self) -> ResumableOutput:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def rows_done(self) -> int:
@@ -138,23 +165,39 @@ class ResumableOutput:
         payload = {"kind": _KIND, "version": _VERSION, "job": self.job, "parts": self.parts}
         _write_json(self.work / PROGRESS_NAME, payload)
 
-    def _reopen(self, restart: bool) -> None:
-        progress = self.work / PROGRESS_NAME
-        self._resumed_rows = 0
+    def _recorded(self) -> dict[str, Any] | None:
+        """The work folder's progress record; ``None`` when there is no folder or only a lock
+        file in it; :class:`ResumeError` when it holds anything else without a record."""
+        if not self.work.is_dir() or {p.name for p in self.work.iterdir()} <= {LOCK_NAME}:
+            if self.work.exists() and not self.work.is_dir():
+                raise ResumeError(f"{self.work} is a file; move or delete it")
+            return None
         try:
-            recorded = json.loads(progress.read_text(encoding="utf-8"))
-            ours = isinstance(recorded, dict) and recorded.get("kind") == _KIND
+            recorded = json.loads((self.work / PROGRESS_NAME).read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            ours = False
-        if not ours:
+            recorded = None
+        if not isinstance(recorded, dict) or recorded.get("kind") != _KIND:
             raise ResumeError(
                 f"{self.work} exists and is not a termnorm work folder (no readable "
                 f"{PROGRESS_NAME}); move or delete it, or choose another --output"
             )
+        return recorded
+
+    def _clear(self) -> None:
+        """Delete everything in the work folder but the lock file."""
+        for path in self.work.iterdir():
+            if path.name == LOCK_NAME:
+                continue
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+
+    def _reopen(self, recorded: dict[str, Any], restart: bool) -> None:
+        self._resumed_rows = 0
         if restart:
             logger.info("--restart: dropping the unfinished job in %s", self.work)
-            shutil.rmtree(self.work)
-            self.work.mkdir()
+            self._clear()
             self._record()
             return
         changes = job_changes(recorded.get("job", {}), self.job)
@@ -165,7 +208,7 @@ class ResumableOutput:
                 "API) to start over"
             )
         self.parts = [{str(k): int(v) for k, v in p.items()} for p in recorded.get("parts", [])]
-        kept = {PROGRESS_NAME, *(self._part(i).name for i in range(len(self.parts)))}
+        kept = {PROGRESS_NAME, LOCK_NAME, *(self._part(i).name for i in range(len(self.parts)))}
         for path in self.work.iterdir():
             if path.name not in kept:  # a part written but not recorded, or a .tmp
                 path.unlink()
@@ -196,7 +239,8 @@ class ResumableOutput:
         self._record()
 
     def finish(self) -> None:
-        """Write the parts into ``output`` (replacing it) and remove the work folder."""
+        """Write the parts into ``output`` (replacing it), remove the work folder and release
+        the lock."""
         merged = self.work / f"merged{self._ext}.tmp"
         if self.fmt is TableFormat.PARQUET and self.parts:
             schema = self.schema or pq.read_schema(self._part(0))
@@ -213,3 +257,4 @@ class ResumableOutput:
                         shutil.copyfileobj(part, out)
         os.replace(merged, self.output)
         shutil.rmtree(self.work)
+        self.close()

@@ -217,6 +217,16 @@ def _raise_field_limit() -> None:
         csv.field_size_limit(CSV_FIELD_LIMIT)
 
 
+def _unterminated(record: list[str]) -> bool:
+    """Whether the lines of a CSV file's last row end inside a quoted field (the lenient
+    reader returns such a field holding the rest of the file; the strict one refuses)."""
+    try:
+        list(csv.reader(record, strict=True))
+    except csv.Error as exc:
+        return "unexpected end of data" in str(exc)
+    return False
+
+
 # ---------------------------------------------------------------------------- readers
 class TableReader(ABC):
     """Column names, an Arrow schema (when known), the row count, and chunks of records.
@@ -273,15 +283,33 @@ class _CsvReader(TableReader):
         return _Lines(self.path, self.encoding, self.errors)
 
     def _rows(self, lines: _Lines) -> Iterator[list[str]]:
-        """Parsed rows; csv errors become :class:`InputFormatError` at their line."""
+        """Parsed rows; csv errors become :class:`InputFormatError` at their line, and so does
+        a CSV quote never closed (:func:`_unterminated`, at the line of the row it opens in)."""
+        record: list[str] = []  # the physical lines of the row being read
+
+        def tracked() -> Iterator[str]:
+            for line in lines:
+                record.append(line)
+                yield line
+
         if self.delimiter == "\t":
-            reader = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
+            reader = csv.reader(tracked(), delimiter="\t", quoting=csv.QUOTE_NONE)
         else:
-            reader = csv.reader(lines)
+            reader = csv.reader(tracked())
+        last: list[str] = []
         while True:
+            record.clear()
             try:
                 fields = next(reader)
             except StopIteration:
+                if self.delimiter != "\t" and last and _unterminated(last):
+                    raise InputFormatError(
+                        self.path,
+                        lines.line - len(last) + 1,
+                        "a quoted field opens on this line and is never closed, so it would "
+                        "swallow every following row; close the quote (a quote inside a "
+                        'quoted field is written "")',
+                    ) from None
                 return
             except csv.Error as exc:
                 hint = (
@@ -289,6 +317,7 @@ class _CsvReader(TableReader):
                 )
                 raise InputFormatError(self.path, lines.line, f"{exc}{hint}") from exc
             self.replaced_lines = lines.replaced
+            last = record[:]
             yield fields
 
     def _records(self) -> Iterator[Record]:

@@ -12,16 +12,37 @@ unlinkable mentions are passed on as they are: the consumers
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from termnorm.mentions.mention import Mention, MentionFormat, MentionKind
 from termnorm.mentions.reader import read_mentions
 
-__all__ = ["SynonymSource", "load_synonyms", "mention_pairs", "read_synonyms"]
+__all__ = [
+    "SynonymSource",
+    "SynonymSources",
+    "as_sources",
+    "load_synonyms",
+    "mention_pairs",
+    "read_synonyms",
+]
 
 SynonymSource = str | Path | Iterable[tuple[str, str]]
 """A synonym file, or ``(concept_id, text)`` pairs."""
+
+SynonymSources = SynonymSource | Sequence[str | Path]
+"""One :data:`SynonymSource`, or several synonym files."""
+
+
+def as_sources(sources: SynonymSources) -> list[SynonymSource]:
+    """``sources`` as a list of single sources: a path → ``[path]``; a list whose items are
+    all paths → those paths; anything else (``(concept_id, text)`` pairs) → ``[pairs]``."""
+    if isinstance(sources, str | Path):
+        return [sources]
+    items = list(sources)
+    if items and all(isinstance(item, str | Path) for item in items):
+        return [Path(item) for item in items]  # type: ignore[arg-type]  # narrowed above
+    return [items]  # type: ignore[list-item]  # (concept_id, text) pairs
 
 
 def mention_pairs(mentions: Iterable[Mention]) -> list[tuple[str, tuple[str, ...]]]:

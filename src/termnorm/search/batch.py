@@ -473,7 +473,9 @@ def normalize_file(
     Resuming: an unfinished run of the same job is continued; the job is the input file
     (path, size, modification time), these options, :func:`matcher_identity` and the
     caller's ``settings`` (e.g. the command-line options that built ``matcher``); any change
-    is refused (:class:`~termnorm.io.resumable.ResumeError`) unless ``restart``. Checked
+    is refused (:class:`~termnorm.io.resumable.ResumeError`) unless ``restart``. A second
+    run on the same ``output`` while this one runs fails at once
+    (:class:`~termnorm.io.output_lock.OutputBusyError`). Checked
     before any work: ``output`` may not be a folder nor the input file itself
     (:class:`ValueError`)."""
     input, output = Path(input), Path(output)
@@ -522,6 +524,7 @@ def normalize_file(
             bar.update(len(rows))
         out.finish()
     finally:
+        out.close()  # the output's lock, held since ResumableOutput opened it
         bar.close()
     totals = out.totals()
     report.rows = totals["rows"]

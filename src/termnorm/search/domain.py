@@ -36,6 +36,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -47,6 +48,7 @@ from termnorm.index.tables import concept_means
 from termnorm.index.term_index import TermIndex
 from termnorm.index.vectors import storage_rounded
 from termnorm.kg.ids import id_key
+from termnorm.mentions.synonyms import SynonymSources, as_sources, load_synonyms
 from termnorm.search.candidate import Source
 from termnorm.search.filters import ConceptFilter
 from termnorm.search.parts import ConceptColumns, ConceptRows, IndexTerms, MeanRows, Part, TextRows
@@ -57,6 +59,7 @@ __all__ = [
     "QueryEncoder",
     "SearchSpace",
     "SynonymReport",
+    "add_synonym_sources",
     "resolve_synonyms",
 ]
 
@@ -339,3 +342,18 @@ class SearchSpace:
             )
         means = concept_means(vectors, np.searchsorted(concepts, owners), len(concepts))
         return concepts, means
+
+
+def add_synonym_sources(
+    space: SearchSpace, sources: SynonymSources, format: str | None = None
+) -> tuple[SearchSpace, list[tuple[str, SynonymReport]]]:
+    """``space`` plus the domain synonyms of every source in ``sources`` (one synonym file,
+    several, or ``(concept_id, text)`` pairs; :func:`~termnorm.mentions.synonyms.as_sources`),
+    in order, each reported as ``term_source`` by its file name (``"domain"`` for pairs).
+    Returns the new space and ``(source name, report)`` per source."""
+    reports = []
+    for source in as_sources(sources):
+        name = Path(source).name if isinstance(source, str | Path) else Source.DOMAIN.value
+        space, report = space.with_synonyms(load_synonyms(source, format), source=name)
+        reports.append((str(source) if isinstance(source, str | Path) else name, report))
+    return space, reports

@@ -13,7 +13,10 @@ name order gives the local engine's output row for row.
 times, options, the caller's ``settings``). A re-run of the same job skips the parts that
 exist, so after a kill it finishes with every input row exactly once; another job is refused
 with :class:`~termnorm.io.resumable.ResumeError` naming what changed (``restart=True`` deletes
-the parts and starts over). A non-empty ``OUTPUT`` without that record is refused.
+the parts and starts over). A non-empty ``OUTPUT`` without that record is refused. The driver
+holds the lock ``OUTPUT/.termnorm.lock`` (:class:`~termnorm.io.output_lock.OutputLock`) for the
+whole run: a second run on the same output fails at once ("another run is writing this
+output").
 
 On a cluster (``address``, e.g. ``ray://head:10001`` or ``auto``), every node must see the
 input, the output folder and the index at the same paths (a shared file system), and
@@ -36,6 +39,7 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from termnorm.errors import InputFormatError, MissingExtraError, TermnormError
+from termnorm.io.output_lock import LOCK_NAME, OutputLock
 from termnorm.io.resumable import ResumeError, job_changes
 from termnorm.io.tables import TableFormat, open_reader, open_writer
 from termnorm.search.batch import (
@@ -182,9 +186,7 @@ def _open_output(output: Path, job: dict[str, Any], restart: bool) -> None:
     """Create ``output`` with its job record, or check (or, ``restart``, clear) an existing
     one; unfinished ``.tmp`` parts are deleted."""
     record = output / JOB_NAME
-    if output.exists() and not output.is_dir():
-        raise ValueError(f"--output {output} is a file; --engine ray writes a folder of parts")
-    if output.is_dir() and any(output.iterdir()) and not record.is_file():
+    if {p.name for p in output.iterdir()} - {LOCK_NAME} and not record.is_file():
         raise ResumeError(
             f"{output} is a non-empty folder without {JOB_NAME} (not a termnorm output); "
             "choose another --output"
@@ -282,36 +284,51 @@ def normalize_file_ray(
         "settings": dict(settings or {}),
     }
     job = json.loads(json.dumps(job, default=str))
-    _open_output(output, job, restart)
-    todo = [p for p in partitions if not (output / _PART.format(p.index)).is_file()]
-    report = BatchReport(
-        input, output, spec.column, abbreviations=spec.mode.value, context_column=spec.context,
-        prefix=spec.prefix, skipped_parts=len(partitions) - len(todo),
-    )  # fmt: skip
-    report.resumed_from = sum(p.stop - p.start for p in partitions) - sum(
-        p.stop - p.start for p in todo
-    )
-    logger.info(
-        "%d partitions of %d rows: %d to do, %d finished earlier",
-        len(partitions), chunk_rows, len(todo), report.skipped_parts,
-    )  # fmt: skip
-    total = sum(p.stop - p.start for p in partitions)
-    bar = tqdm(
-        total=total, initial=report.resumed_from, desc=f"normalizing on Ray ({workers} workers)",
-        unit="row", disable=not show_progress,
-    )  # fmt: skip
-    columns = [*first.columns, *spec.added]
+    if output.exists() and not output.is_dir():
+        raise ValueError(f"--output {output} is a file; --engine ray writes a folder of parts")
+    lock = OutputLock(output, output)  # the driver holds it for the whole run
     try:
-        if todo:
-            with _ray_session(ray, address, workers):
-                _run(
-                    ray, matcher_factory, todo, spec, output, columns, schema, workers, report, bar
-                )
+        _open_output(output, job, restart)
+        todo = [p for p in partitions if not (output / _PART.format(p.index)).is_file()]
+        report = BatchReport(
+            input, output, spec.column, abbreviations=spec.mode.value, context_column=spec.context,
+            prefix=spec.prefix, skipped_parts=len(partitions) - len(todo),
+        )  # fmt: skip
+        report.resumed_from = sum(p.stop - p.start for p in partitions) - sum(
+            p.stop - p.start for p in todo
+        )
+        logger.info(
+            "%d partitions of %d rows: %d to do, %d finished earlier",
+            len(partitions), chunk_rows, len(todo), report.skipped_parts,
+        )  # fmt: skip
+        total = sum(p.stop - p.start for p in partitions)
+        bar = tqdm(
+            total=total, initial=report.resumed_from, desc=f"normalizing on Ray ({workers} workers)",
+            unit="row", disable=not show_progress,
+        )  # fmt: skip
+        columns = [*first.columns, *spec.added]
+        try:
+            if todo:
+                with _ray_session(ray, address, workers):
+                    _run(
+                        ray,
+                        matcher_factory,
+                        todo,
+                        spec,
+                        output,
+                        columns,
+                        schema,
+                        workers,
+                        report,
+                        bar,
+                    )
+        finally:
+            bar.close()
+        totals = _part_counts(output, len(partitions))
+        report.rows, report.errors = totals.rows, totals.errors
+        report.abstained, report.expanded = totals.abstained, totals.expanded
     finally:
-        bar.close()
-    totals = _part_counts(output, len(partitions))
-    report.rows, report.errors = totals.rows, totals.errors
-    report.abstained, report.expanded = totals.abstained, totals.expanded
+        lock.release()
     return report
 
 

@@ -20,6 +20,8 @@ class ServeSettings:
     ``model``: the index's model folder when the card's path is not valid here.
     ``synonyms``: a JSONL file of domain synonyms (``{"concept_id": ..., "text": ...}`` per
     line), loaded at start-up when it exists; synonyms added through the API are appended.
+    ``synonym_files``: read-only synonym files (``concept_id<TAB>text`` or annotated mention
+    files, as ``termnorm normalize --synonyms``), all added at start-up before the store's.
     ``token``: the bearer token that ``POST /v1/synonyms`` requires (``None``: adding is off).
     ``max_batch``: most texts (or synonym pairs) per request (more: 413).
     ``max_chars``: longest text (longer: 422). ``max_k``: largest ``k``.
@@ -36,6 +38,7 @@ class ServeSettings:
     index: Path | None = None
     model: Path | None = None
     synonyms: Path | None = None
+    synonym_files: tuple[Path, ...] = ()
     token: str | None = None
     max_batch: int = 64
     max_chars: int = DEFAULT_MAX_CHARS
@@ -50,6 +53,7 @@ class ServeSettings:
     k_c: int = 10
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "synonym_files", tuple(Path(p) for p in self.synonym_files))
         for name in (
             "max_batch", "max_chars", "max_k", "batch_texts", "queue_texts", "max_upload_bytes", "k_c",
         ):  # fmt: skip

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from termnorm.search.defaults import default_strategy
-from termnorm.search.domain import SearchSpace, SynonymReport
+from termnorm.search.domain import SearchSpace, SynonymReport, add_synonym_sources
 from termnorm.search.matcher import SpaceMatcher, build_strategy
 from termnorm.serve.settings import ServeSettings
 from termnorm.serve.synonym_store import StoreContents, append_synonym_store, read_synonym_store
@@ -50,10 +50,10 @@ class FieldError(ValueError):
 
 
 def load_space(settings: ServeSettings) -> tuple[SearchSpace, StoreContents]:
-    """The index of ``settings`` with its encoder, plus the synonyms of the store file (and
-    what was read from it: the pairs, a torn last line skipped), with what searches build on
-    first use built now (:meth:`SearchSpace.prepare`): concurrent first requests must not
-    each build it."""
+    """The index of ``settings`` with its encoder, plus the synonyms of the read-only synonym
+    files and of the store file (and what was read from the store: the pairs, a torn last
+    line skipped), with what searches build on first use built now
+    (:meth:`SearchSpace.prepare`): concurrent first requests must not each build it."""
     from termnorm.api import load_index, search_space
 
     if settings.model is not None:
@@ -63,6 +63,10 @@ def load_space(settings: ServeSettings) -> tuple[SearchSpace, StoreContents]:
         space = SearchSpace(index, index.load_encoder(settings.model))
     else:
         space = search_space(settings.index)
+    if settings.synonym_files:
+        space, reports = add_synonym_sources(space, list(settings.synonym_files))
+        for name, report in reports:
+            logger.info("domain synonyms from %s: %s", name, report.to_dict())
     stored = StoreContents([])
     if settings.synonyms is not None:
         stored = read_synonym_store(settings.synonyms)
