@@ -123,14 +123,15 @@ class ServiceState:
 
     # ------------------------------------------------------------------ reading
     def info(self) -> dict[str, Any]:
-        """What is served, for ``/v1/ready``."""
+        """What is served, for ``/v1/ready``: the index and model by name (their folder's
+        last part), never by absolute path, which anonymous clients have no need of."""
         index = self.space.index
         model = index.card.get("model", {})
         return {
-            "index": str(index.path) if index.path is not None else None,
+            "index": index.path.name if index.path is not None else None,
             "concepts": len(index.concepts),
             "terms": len(index.terms),
-            "model": str(model.get("name") or model.get("path") or ""),
+            "model": str(model.get("name") or Path(str(model.get("path") or "")).name),
             "domain_synonyms": self.domain_size(),
         }
 
