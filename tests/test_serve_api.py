@@ -242,7 +242,7 @@ def test_synonyms_are_searched_and_survive_a_restart(index_dir: Path, tmp_path: 
     [
         (
             {"pairs": [{"concept_id": "T:9999", "text": "x"}]},
-            422,
+            404,  # as GET /v1/concepts/T:9999: the index has no such concept
             ["body", "pairs", 0, "concept_id"],
         ),
         ({"pairs": [{"concept_id": "T:0001", "text": "  "}]}, 422, ["body", "pairs", 0, "text"]),

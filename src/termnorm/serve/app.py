@@ -10,8 +10,8 @@ serves. Endpoints that need the index answer 503 with ``Retry-After`` while it l
 Every error is ``ErrorOut`` (``{"detail": [{"loc", "msg", "type"}]}``, serve/errors.py): a
 malformed body, a wrong type, an empty, blank, over-long or unencodable text, more texts
 than ``max_batch``, an unknown strategy, namespace or type are 422 naming the field; an
-unknown concept or route 404; a body above its limit 413; a full encoding queue 503 with
-``Retry-After``. Adding synonyms needs ``Authorization: Bearer TOKEN``, checked before the
+unknown route, or concept (in the path or a synonym pair) 404; a body above its limit 413;
+a full encoding queue 503 with ``Retry-After``. Adding synonyms needs ``Authorization: Bearer TOKEN``, checked before the
 body is read (401 without it or with another token; 403 when the service was started
 without a token). The ``Host`` and ``Origin`` checks against DNS rebinding and cross-site
 forms (421, 403) run first (serve/guards.py). Anonymous answers name the index, model and
@@ -112,7 +112,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
             "A cross-origin request (see --allow-origin), or adding synonyms while it is "
             "disabled (no token given at start).",
         ),
-        (404, "Unknown concept or route."),
+        (404, "Unknown route, or an unknown concept (in the path or a synonym pair)."),
         (405, "Method not allowed on this route."),
         (413, "A request body, or an upload's rows or columns, above the server's limits."),
         (421, "The Host header does not name this server (see --allow-host)."),
@@ -389,24 +389,28 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
         file: UploadFile = File(
             description=f"A CSV or TSV file with a header line ({', '.join(UPLOAD_FORMATS)})."
         ),
-        column: str | None = Form(
-            None,
-            description="The text column (default: the one column named text/term/mention, "
-            "else the request is refused listing the columns).",
+        column: str = Form(
+            "",
+            description="The text column (empty, the default: the one column named "
+            "text/term/mention, else the request is refused listing the columns).",
         ),
         k: int = Form(
             1, ge=1, le=settings.max_k, description="Candidates per row (k > 1 adds 'candidates')."
         ),
         strategy: str = Form("o-t", description="Search strategy, as for /v1/normalize."),
-        min_score: float | None = Form(
-            None, ge=-1.0, le=1.0, description="Abstain below this score (the row's error)."
+        min_score: float = Form(
+            -1.0,
+            ge=-1.0,
+            le=1.0,
+            description="Abstain below this score (the row's error); -1, the default: never.",
         ),
         state: ServiceState = Depends(ready_state),
     ) -> FileResponse:
         """Map the text column of an uploaded CSV/TSV file, row for row, as ``termnorm
         normalize --input`` does; the answer is the mapped file, for download. The work
         runs on a worker thread and stops when the client goes away."""
-        matcher = await run_in_threadpool(state.matcher, strategy, min_score, None, None)
+        floor = None if min_score <= -1.0 else min_score
+        matcher = await run_in_threadpool(state.matcher, strategy, floor, None, None)
         assert runtime.batcher is not None
         cancelled = threading.Event()
         queued = QueuedMatcher(
@@ -415,7 +419,7 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
             min(settings.batch_texts, settings.queue_texts),
             cancelled,
         )
-        chosen = (column.strip() or None) if column is not None else None
+        chosen = column.strip() or None
         watcher = asyncio.create_task(watch_disconnect(request.is_disconnected, cancelled))
         try:
             mapped = await run_in_threadpool(

@@ -193,5 +193,5 @@ def _settle(job: _Job, vectors: np.ndarray | None, error: BaseException | None) 
         return
     if error is not None:
         job.future.set_exception(error)
-    else:
+    elif vectors is not None:
         job.future.set_result(vectors)

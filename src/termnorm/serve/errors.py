@@ -101,7 +101,7 @@ def add_error_handlers(app: FastAPI) -> None:
 
     async def field_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, FieldError)
-        return error_response(422, exc.loc, str(exc), exc.kind)
+        return error_response(exc.status, exc.loc, str(exc), exc.kind)
 
     async def queue_full(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, QueueFullError)

@@ -77,6 +77,16 @@ def _text(max_chars: int) -> Any:
     ]
 
 
+def _integral(value: Any) -> Any:
+    """A JSON number with no fraction (``2.0``) as an int, as JSON Schema counts it;
+    anything else unchanged (strict validation then refuses ``true``, ``"2"``, ``2.5``)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Count = Annotated[int, BeforeValidator(_integral)]
+
 Name = Annotated[
     StrictStr,
     StringConstraints(min_length=1, max_length=MAX_ID_CHARS, pattern=NOT_BLANK),
@@ -85,7 +95,8 @@ Name = Annotated[
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: no coercion (``false`` is not a score, ``"5"`` not a k), as the schema says
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class NormalizeIn(_Strict):
@@ -94,7 +105,7 @@ class NormalizeIn(_Strict):
     texts: list[_text(DEFAULT_MAX_CHARS)] = Field(  # type: ignore[valid-type]
         min_length=1, max_length=DEFAULT_MAX_BATCH, description="The texts to normalize."
     )
-    k: int = Field(5, ge=1, le=DEFAULT_MAX_K, description="Concepts per text.")
+    k: Count = Field(5, ge=1, le=DEFAULT_MAX_K, description="Concepts per text.")
     min_score: float | None = Field(
         None, ge=-1.0, le=1.0, description="Drop candidates scoring below it (cosine)."
     )
@@ -274,7 +285,7 @@ def request_models(
                 "characters and not blank.",
             ),
         ),
-        k=(int, Field(5, ge=1, le=max_k, description=f"Concepts per text (1 to {max_k}).")),
+        k=(Count, Field(5, ge=1, le=max_k, description=f"Concepts per text (1 to {max_k}).")),
     )
     pair = create_model(
         "SynonymPair", __base__=SynonymPair, __doc__=SynonymPair.__doc__, text=(text, ...)

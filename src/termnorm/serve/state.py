@@ -40,12 +40,16 @@ _MATCHERS_KEPT = 64
 
 
 class FieldError(ValueError):
-    """A request field the service cannot use; ``loc`` names it (FastAPI's error shape)."""
+    """A request field the service cannot use; ``loc`` names it (FastAPI's error shape).
+    ``status``: 422, or 404 when the field names something the index does not have."""
 
-    def __init__(self, loc: list[str | int], message: str, kind: str = "value_error") -> None:
+    def __init__(
+        self, loc: list[str | int], message: str, kind: str = "value_error", status: int = 422
+    ) -> None:
         super().__init__(message)
         self.loc = loc
         self.kind = kind
+        self.status = status
 
 
 def load_space(settings: ServeSettings) -> SearchSpace:
@@ -233,6 +237,7 @@ class ServiceState:
                     f"no concept {concept_id!r} in the index (neither as a concept ID nor as an "
                     "alternative ID); look it up with GET /v1/concepts/{concept_id}",
                     "unknown_concept",
+                    status=404,
                 )
             if not text.strip():
                 raise FieldError(["body", "pairs", i, "text"], "empty text: give a synonym")
