@@ -81,12 +81,14 @@ def register(app: typer.Typer) -> None:
         allow_host: list[str] = typer.Option(
             [],
             "--allow-host",
+            metavar="NAME",
             help="A name the Host header may carry besides IP addresses, localhost and --host "
             "(repeatable; '*': any). Others answer 421, which defeats DNS rebinding.",
         ),
         allow_origin: list[str] = typer.Option(
             [],
             "--allow-origin",
+            metavar="ORIGIN",
             help="A web origin (https://app.example) whose pages may POST to the service "
             "(repeatable; '*': any). Other cross-origin POSTs answer 403.",
         ),
