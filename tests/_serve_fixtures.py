@@ -14,6 +14,9 @@ from conftest import make_tiny_kg
 from termnorm import api
 from termnorm.serve import create_app
 
+LOCAL = "http://127.0.0.1"
+"""The base URL of test clients: a Host the service answers to (``testserver`` is not)."""
+
 
 def build_tiny_index(root: Path, model: Path) -> Path:
     """The tiny KG (saved in ``root/kg``) indexed with ``model`` in ``root/idx``."""
@@ -38,6 +41,7 @@ def wait_ready(client: TestClient, timeout: float = 60.0) -> dict[str, Any]:
 @contextmanager
 def serving(index: Path, **options: Any) -> Iterator[TestClient]:
     """A client of a started, loaded app over ``index``."""
-    with TestClient(create_app(index, **options), raise_server_exceptions=False) as client:
+    app = create_app(index, **options)
+    with TestClient(app, base_url=LOCAL, raise_server_exceptions=False) as client:
         wait_ready(client)
         yield client

@@ -17,7 +17,7 @@ pytest.importorskip("prometheus_client")
 
 import httpx
 
-from _serve_fixtures import build_tiny_index
+from _serve_fixtures import LOCAL, build_tiny_index
 from termnorm import api
 from termnorm.serve import create_app
 from termnorm.serve.batching import MicroBatcher, QueueFullError
@@ -127,6 +127,31 @@ def test_a_failing_encode_fails_its_callers_and_the_batcher_goes_on() -> None:
     asyncio.run(scenario())
 
 
+def test_one_bad_request_in_a_batch_fails_only_itself() -> None:
+    encoder = RecordingEncoder()
+
+    def picky(texts: list[str]) -> np.ndarray:
+        if any(t.startswith("bad") for t in texts):
+            raise ValueError("cannot encode 'bad'")
+        return encoder(texts)
+
+    async def scenario() -> list[Any]:
+        batcher = MicroBatcher(picky, max_texts=64, max_wait_s=0.05)
+        batcher.start()
+        try:
+            asks = [[f"t-{i}"] for i in range(6)]
+            asks.insert(3, ["bad-99"])
+            return await asyncio.gather(*(batcher.encode(a) for a in asks), return_exceptions=True)
+        finally:
+            await batcher.stop()
+
+    got = asyncio.run(scenario())
+    assert isinstance(got[3], ValueError) and "bad" in str(got[3])
+    good = [g for i, g in enumerate(got) if i != 3]
+    assert [g[:, 0].tolist() for g in good] == [[float(i)] for i in range(6)]
+    assert sorted(b[0] for b in encoder.batches) == sorted(f"t-{i}" for i in range(6))
+
+
 # ---------------------------------------------------------------------- through the app
 @pytest.fixture(scope="module")
 def index_dir(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -156,7 +181,7 @@ def test_concurrent_requests_equal_one_by_one_results(index_dir: Path) -> None:
         async with app.router.lifespan_context(app):
             await _started(app)
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            async with httpx.AsyncClient(transport=transport, base_url=LOCAL) as client:
                 one_by_one = []
                 for text in TEXTS:
                     answer = await client.post("/v1/normalize", json={"texts": [text], "k": 3})
@@ -203,7 +228,7 @@ def test_a_full_queue_answers_503_with_retry_after(index_dir: Path) -> None:
 
             space.encode_queries = gated
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            async with httpx.AsyncClient(transport=transport, base_url=LOCAL) as client:
                 body = {"texts": ["asthma", "MI"]}
                 first = asyncio.ensure_future(client.post("/v1/normalize", json=body))
                 await asyncio.sleep(0.2)  # being encoded
@@ -226,7 +251,7 @@ def test_micro_batching_off_encodes_each_request_alone(index_dir: Path) -> None:
         async with app.router.lifespan_context(app):
             await _started(app)
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            async with httpx.AsyncClient(transport=transport, base_url=LOCAL) as client:
                 answers = await asyncio.gather(
                     *(client.post("/v1/normalize", json={"texts": [t]}) for t in TEXTS[:6])
                 )

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from termnorm.cli._strategy import synonyms_option
+from termnorm.serve.settings import DEFAULT_MAX_UPLOAD_COLUMNS, DEFAULT_MAX_UPLOAD_ROWS
 
 __all__ = ["register"]
 
@@ -69,6 +70,32 @@ def register(app: typer.Typer) -> None:
         max_upload_mb: float = typer.Option(
             10.0, "--max-upload-mb", min=0.001, help="Largest CSV/TSV upload; larger answer 413."
         ),
+        max_upload_rows: int = typer.Option(
+            DEFAULT_MAX_UPLOAD_ROWS,
+            "--max-upload-rows",
+            min=1,
+            help="Most data rows of an upload; more answer 413 before any work.",
+        ),
+        max_upload_columns: int = typer.Option(
+            DEFAULT_MAX_UPLOAD_COLUMNS,
+            "--max-upload-columns",
+            min=1,
+            help="Most columns of an upload; more answer 413 before any work.",
+        ),
+        allow_host: list[str] = typer.Option(
+            [],
+            "--allow-host",
+            metavar="NAME",
+            help="A name the Host header may carry besides IP addresses, localhost and --host "
+            "(repeatable; '*': any). Others answer 421, which defeats DNS rebinding.",
+        ),
+        allow_origin: list[str] = typer.Option(
+            [],
+            "--allow-origin",
+            metavar="ORIGIN",
+            help="A web origin (https://app.example) whose pages may POST to the service "
+            "(repeatable; '*': any). Other cross-origin POSTs answer 403.",
+        ),
         ranker: Path | None = typer.Option(
             None,
             "--ranker",
@@ -96,6 +123,13 @@ def register(app: typer.Typer) -> None:
             raise MissingExtraError("uvicorn", "serve") from None
         from termnorm.index.term_index import CARD_NAME
         from termnorm.serve import create_app
+        from termnorm.serve.guards import normalize_origin
+
+        for origin in allow_origin:
+            try:
+                normalize_origin(origin)
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc), param_hint="--allow-origin") from None
 
         if implication is not None and ranker is None:
             raise typer.BadParameter("--implication needs --ranker RANKER", param_hint="--ranker")
@@ -118,6 +152,11 @@ def register(app: typer.Typer) -> None:
             queue_texts=queue_texts,
             micro_batching=not no_micro_batching,
             max_upload_bytes=int(max_upload_mb * (1 << 20)),
+            max_upload_rows=max_upload_rows,
+            max_upload_columns=max_upload_columns,
+            host=host,
+            allow_hosts=tuple(allow_host),
+            allow_origins=tuple(allow_origin),
             ranker=ranker,
             implication=implication,
             k_c=k_c,

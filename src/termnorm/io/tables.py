@@ -36,6 +36,7 @@ import json
 import os
 import tempfile
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from enum import Enum
 from pathlib import Path
@@ -271,7 +272,7 @@ class _CsvReader(TableReader):
         header = next(rows, None)
         if not header:
             raise InputFormatError(path, 1, "no header line; the first line must name columns")
-        repeated = sorted({c for c in header if header.count(c) > 1})
+        repeated = sorted(c for c, n in Counter(header).items() if n > 1)  # O(n)
         if repeated:
             raise InputFormatError(path, 1, f"repeated column names: {', '.join(repeated)}")
         self.columns = header

@@ -7,21 +7,25 @@ synonyms load on a background thread: ``GET /v1/ready`` answers 503 ``{"status":
 with the reason when loading failed; ``GET /v1/health`` answers 200 as soon as the process
 serves. Endpoints that need the index answer 503 with ``Retry-After`` while it loads.
 
-Errors are JSON in FastAPI's shape (``{"detail": [{"loc", "msg", "type"}]}``): a malformed
-body, a wrong type, an empty or over-long text, an unknown strategy, namespace or type are
-422 naming the field; more texts than ``max_batch`` is 413; an unknown concept 404; a full
-encoding queue 503 with ``Retry-After``. Adding synonyms needs ``Authorization: Bearer
-TOKEN`` (401 without it or with another token; 403 when the service was started without a
-token).
+Every error is ``ErrorOut`` (``{"detail": [{"loc", "msg", "type"}]}``, serve/errors.py): a
+malformed body, a wrong type, an empty, blank, over-long or unencodable text, more texts
+than ``max_batch``, an unknown strategy, namespace or type are 422 naming the field; an
+unknown route, or concept (in the path or a synonym pair) 404; a body above its limit 413;
+a full encoding queue 503 with ``Retry-After``. Adding synonyms needs ``Authorization: Bearer TOKEN``, checked before the
+body is read (401 without it or with another token; 403 when the service was started
+without a token). The ``Host`` and ``Origin`` checks against DNS rebinding and cross-site
+forms (421, 403) run first (serve/guards.py). Anonymous answers name the index, model and
+synonym files, never their absolute paths.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
+import contextlib
 import json
 import logging
 import shutil
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -33,7 +37,6 @@ from termnorm.errors import MissingExtraError
 try:
     import python_multipart  # noqa: F401  # form bodies: the file upload
     from fastapi import Depends, FastAPI, File, Form, Query, Request, UploadFile
-    from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse, Response
     from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
     from fastapi.staticfiles import StaticFiles
@@ -46,32 +49,39 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from termnorm.index.lookup import UnknownConceptError
 from termnorm.search.candidate import RowResult
 from termnorm.search.query import query_problem
-from termnorm.serve.batching import MicroBatcher, QueueFullError
+from termnorm.serve.batching import MicroBatcher
 from termnorm.serve.docs import add_docs
+from termnorm.serve.errors import ApiError, add_error_handlers, redact_paths
+from termnorm.serve.guards import (
+    BodyCap,
+    BodyLimit,
+    SiteGuard,
+    TokenGuard,
+    normalize_origin,
+    token_problem,
+)
 from termnorm.serve.metrics import CONTENT_TYPE_LATEST, Metrics, MetricsMiddleware
 from termnorm.serve.schemas import (
     ConceptOut,
     ErrorOut,
     HealthOut,
-    NormalizeIn,
     NormalizeOut,
     ReadyOut,
-    SynonymsIn,
     SynonymsOut,
-    error_body,
+    request_models,
 )
 from termnorm.serve.settings import ServeSettings
 from termnorm.serve.state import FieldError, ServiceState, load_ranking, load_space
-from termnorm.serve.synonym_store import SynonymStoreError
 from termnorm.serve.uploads import (
     UPLOAD_FORMATS,
     UPLOAD_PATH,
     QueuedMatcher,
-    UploadLimit,
+    UploadCancelled,
+    UploadLimits,
     UploadProblem,
-    UploadTooLarge,
     map_upload,
     queued_encoder,
+    watch_disconnect,
 )
 
 __all__ = ["ApiError", "create_app"]
@@ -79,25 +89,9 @@ __all__ = ["ApiError", "create_app"]
 logger = logging.getLogger(__name__)
 
 STATIC = Path(__file__).with_name("static")
+SYNONYMS = "/v1/synonyms"
 _RETRY_LOADING = "2"
 MAX_RELATIONS = 1000  # most KG edges one concept answer may carry
-
-
-class ApiError(Exception):
-    """An error answer: HTTP ``status`` with one ``detail`` item and optional headers."""
-
-    def __init__(
-        self,
-        status: int,
-        loc: list[str | int],
-        message: str,
-        kind: str,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.body = error_body(loc, message, kind)
-        self.headers = headers
 
 
 @dataclass
@@ -112,10 +106,17 @@ class _Runtime:
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut, "description": text}
     for code, text in (
+        (400, "The request body cannot be read."),
         (401, "Missing or wrong bearer token."),
-        (403, "Adding synonyms is disabled (no token given at start)."),
-        (404, "Unknown concept."),
-        (413, "Too many texts or pairs in one request, or an upload above the size limit."),
+        (
+            403,
+            "A cross-origin request (see --allow-origin), or adding synonyms while it is "
+            "disabled (no token given at start).",
+        ),
+        (404, "Unknown route, or an unknown concept (in the path or a synonym pair)."),
+        (405, "Method not allowed on this route."),
+        (413, "A request body, or an upload's rows or columns, above the server's limits."),
+        (421, "The Host header does not name this server (see --allow-host)."),
         (422, "A field is not valid (named in loc)."),
         (503, "Loading, or the encoding queue is full (see Retry-After)."),
     )
@@ -169,9 +170,9 @@ def create_app(
     app.state.runtime = runtime
     app.state.settings = settings
     app.state.metrics = metrics
-    app.add_middleware(UploadLimit, limit=settings.max_upload_bytes)
+    _add_guards(app, settings)
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: counts every answer
-    _add_error_handlers(app)
+    add_error_handlers(app)
     _add_routes(app, settings, runtime, metrics)
     add_docs(app)
     return app
@@ -215,46 +216,22 @@ async def _load(settings: ServeSettings, runtime: _Runtime) -> None:
     logger.info("ready: %s", runtime.state.info())
 
 
-def _add_error_handlers(app: FastAPI) -> None:
-    async def api_error(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, ApiError)
-        return JSONResponse(exc.body, status_code=exc.status, headers=exc.headers)
-
-    async def field_error(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, FieldError)
-        return JSONResponse(error_body(exc.loc, str(exc), exc.kind), status_code=422)
-
-    async def queue_full(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, QueueFullError)
-        return JSONResponse(
-            error_body(["body", "texts"], str(exc), "queue_full"),
-            status_code=503,
-            headers={"Retry-After": str(exc.retry_after)},
-        )
-
-    async def invalid(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, RequestValidationError)
-        items = [
-            {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": e["type"]}
-            for e in exc.errors()
-        ]
-        return JSONResponse({"detail": items}, status_code=422)
-
-    async def too_large(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, UploadTooLarge)
-        return JSONResponse(error_body(["body", "file"], exc.detail, "too_large"), 413)
-
-    async def store_failed(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, SynonymStoreError)
-        logger.error("%s", exc)
-        return JSONResponse(error_body(["body", "pairs"], str(exc), "store_failed"), 500)
-
-    app.add_exception_handler(ApiError, api_error)
-    app.add_exception_handler(SynonymStoreError, store_failed)
-    app.add_exception_handler(UploadTooLarge, too_large)
-    app.add_exception_handler(FieldError, field_error)
-    app.add_exception_handler(QueueFullError, queue_full)
-    app.add_exception_handler(RequestValidationError, invalid)
+def _add_guards(app: FastAPI, settings: ServeSettings) -> None:
+    """The checks that run before routing, innermost first: body size, token, site."""
+    json_cap = BodyCap(
+        settings.max_json_bytes,
+        "send fewer or shorter texts (the server's --max-batch and --max-chars)",
+        ["body"],
+    )
+    upload_cap = BodyCap(
+        settings.max_upload_bytes,
+        "split the file, or start the server with a larger --max-upload-mb",
+        ["body", "file"],
+    )
+    app.add_middleware(BodyLimit, default=json_cap, caps={UPLOAD_PATH: upload_cap})
+    app.add_middleware(TokenGuard, token=settings.token, paths=frozenset({("POST", SYNONYMS)}))
+    origins = frozenset(normalize_origin(o) for o in settings.allow_origins)  # ValueError now
+    app.add_middleware(SiteGuard, settings=settings, origins=origins)
 
 
 def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metrics: Metrics) -> None:
@@ -270,23 +247,17 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
     def authorized(
         credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
     ) -> None:
-        if settings.token is None:
-            raise ApiError(
-                403,
-                ["header", "Authorization"],
-                "adding synonyms is disabled: start the server with a token (--token)",
-                "disabled",
-            )
-        given = credentials.credentials if credentials is not None else ""
-        if not hmac.compare_digest(given.encode(), settings.token.encode()):
-            raise ApiError(
-                401,
-                ["header", "Authorization"],
-                "missing or wrong token: send 'Authorization: Bearer TOKEN' with the token "
-                "the server was started with",
-                "unauthorized",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
+        # TokenGuard has checked the raw header before the body was read; this states the
+        # security scheme in the OpenAPI page and checks again (headers arrive as latin-1).
+        given = credentials.credentials.encode("latin-1") if credentials is not None else b""
+        error = token_problem(settings.token, b"Bearer " + given)
+        if error is not None:
+            raise error
+
+    upload_limits = UploadLimits(settings.max_upload_rows, settings.max_upload_columns)
+    normalize_in, synonyms_in = request_models(
+        settings.max_batch, settings.max_chars, settings.max_k
+    )
 
     @app.get("/v1/health", response_model=HealthOut, tags=["service"])
     async def health() -> HealthOut:
@@ -299,7 +270,7 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
         if runtime.state is not None:
             return JSONResponse(ReadyOut(status="ready", **runtime.state.info()).model_dump())
         if runtime.error is not None:
-            body = ReadyOut(status="failed", error=runtime.error)
+            body = ReadyOut(status="failed", error=redact_paths(runtime.error))
         else:
             body = ReadyOut(status="loading")
         return JSONResponse(
@@ -308,21 +279,8 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
             headers={"Retry-After": _RETRY_LOADING},
         )
 
-    @app.post("/v1/normalize", response_model=NormalizeOut, tags=["normalize"])
-    async def normalize(
-        body: NormalizeIn, state: ServiceState = Depends(ready_state)
-    ) -> NormalizeOut:
+    async def normalize(body: Any, state: ServiceState = Depends(ready_state)) -> NormalizeOut:
         """The top-``k`` concepts of each text, with the provenance of each candidate."""
-        if len(body.texts) > settings.max_batch:
-            raise ApiError(
-                413,
-                ["body", "texts"],
-                f"{len(body.texts)} texts: at most {settings.max_batch} per request; "
-                "split the batch",
-                "too_many",
-            )
-        if body.k > settings.max_k:
-            raise FieldError(["body", "k"], f"k={body.k}: at most {settings.max_k}")
         problems = [
             {"loc": ["body", "texts", i], "msg": p, "type": "value_error"}
             for i, text in enumerate(body.texts)
@@ -369,6 +327,9 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
             }
         )
 
+    normalize.__annotations__["body"] = normalize_in  # this service's limits in the schema
+    app.post("/v1/normalize", response_model=NormalizeOut, tags=["normalize"])(normalize)
+
     @app.get("/v1/concepts/{concept_id:path}", response_model=ConceptOut, tags=["concepts"])
     async def concept(
         concept_id: str,
@@ -383,7 +344,8 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
         try:
             info = await run_in_threadpool(state.space.index.concept, concept_id)
         except UnknownConceptError as exc:
-            raise ApiError(404, ["path", "concept_id"], str(exc), "unknown_concept") from None
+            message = redact_paths(str(exc))
+            raise ApiError(404, ["path", "concept_id"], message, "unknown_concept") from None
         body = info.to_dict()
         relations = body["relations"]
         return ConceptOut.model_validate(
@@ -395,25 +357,9 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
             }
         )
 
-    @app.post(
-        "/v1/synonyms",
-        response_model=SynonymsOut,
-        tags=["synonyms"],
-        dependencies=[Depends(authorized)],
-        responses={500: {"model": ErrorOut, "description": "Not stored: nothing was added."}},
-    )
-    async def add_synonyms(
-        body: SynonymsIn, state: ServiceState = Depends(ready_state)
-    ) -> SynonymsOut:
+    async def add_synonyms(body: Any, state: ServiceState = Depends(ready_state)) -> SynonymsOut:
         """Add domain synonyms to the running space (only the new texts are encoded) and to
         the store file, so a restart keeps them. Needs the bearer token."""
-        if len(body.pairs) > settings.max_batch:
-            raise ApiError(
-                413,
-                ["body", "pairs"],
-                f"{len(body.pairs)} pairs: at most {settings.max_batch} per request",
-                "too_many",
-            )
         for i, pair in enumerate(body.pairs):
             if (p := query_problem(pair.text, settings.max_chars)) is not None:
                 raise FieldError(["body", "pairs", i, "text"], p)
@@ -421,6 +367,15 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
         assert runtime.batcher is not None
         report = await runtime.batcher.run_exclusive(lambda: state.add_synonyms(resolved))
         return SynonymsOut(**report.to_dict(), total=state.domain_size())  # type: ignore[arg-type]
+
+    add_synonyms.__annotations__["body"] = synonyms_in
+    app.post(
+        SYNONYMS,
+        response_model=SynonymsOut,
+        tags=["synonyms"],
+        dependencies=[Depends(authorized)],
+        responses={500: {"model": ErrorOut, "description": "Not stored: nothing was added."}},
+    )(add_synonyms)
 
     @app.post(
         UPLOAD_PATH,
@@ -438,42 +393,57 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
         },
     )
     async def normalize_upload(
+        request: Request,
         file: UploadFile = File(
             description=f"A CSV or TSV file with a header line ({', '.join(UPLOAD_FORMATS)})."
         ),
-        column: str | None = Form(
-            None,
-            description="The text column (default: the one column named text/term/mention, "
-            "else the request is refused listing the columns).",
+        column: str = Form(
+            "",
+            description="The text column (empty, the default: the one column named "
+            "text/term/mention, else the request is refused listing the columns).",
         ),
-        k: int = Form(1, ge=1, description="Candidates per row (k > 1 adds 'candidates')."),
+        k: int = Form(
+            1, ge=1, le=settings.max_k, description="Candidates per row (k > 1 adds 'candidates')."
+        ),
         strategy: str | None = Form(
             None, description="Search strategy, as for /v1/normalize (default: the service's)."
         ),
-        min_score: float | None = Form(
-            None, ge=-1.0, le=1.0, description="Abstain below this score (the row's error)."
+        min_score: float = Form(
+            -1.0,
+            ge=-1.0,
+            le=1.0,
+            description="Abstain below this score (the row's error); -1, the default: never.",
         ),
         state: ServiceState = Depends(ready_state),
     ) -> FileResponse:
         """Map the text column of an uploaded CSV/TSV file, row for row, as ``termnorm
-        normalize --input`` does; the answer is the mapped file, for download."""
-        if k > settings.max_k:
-            raise FieldError(["body", "k"], f"k={k}: at most {settings.max_k}")
-        matcher = await run_in_threadpool(state.matcher, strategy, min_score, None, None)
+        normalize --input`` does; the answer is the mapped file, for download. The work
+        runs on a worker thread and stops when the client goes away."""
+        floor = None if min_score <= -1.0 else min_score
+        matcher = await run_in_threadpool(state.matcher, strategy, floor, None, None)
         assert runtime.batcher is not None
+        cancelled = threading.Event()
         queued = QueuedMatcher(
             matcher,
             queued_encoder(runtime.batcher, asyncio.get_running_loop()),
             min(settings.batch_texts, settings.queue_texts),
+            cancelled,
         )
-        chosen = (column.strip() or None) if column is not None else None
+        chosen = column.strip() or None
+        watcher = asyncio.create_task(watch_disconnect(request.is_disconnected, cancelled))
         try:
             mapped = await run_in_threadpool(
-                map_upload, file.file, file.filename or "", queued, chosen, k
+                map_upload, file.file, file.filename or "", queued, chosen, k, upload_limits
             )
         except UploadProblem as exc:
             raise ApiError(exc.status, exc.loc, str(exc), exc.kind) from None
+        except UploadCancelled as exc:
+            raise ApiError(400, [], str(exc), "client_gone") from None
         finally:
+            cancelled.set()
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
             await file.close()
         report = mapped.report
         summary = {

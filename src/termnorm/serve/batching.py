@@ -6,6 +6,8 @@ takes the first waiting request, then waits until the queue holds ``max_texts`` 
 (whole requests, in arrival order, at most ``max_texts`` texts unless one request alone is
 larger) in one call on its single encoding thread. Each request gets back the rows of its
 own texts, in order. With ``max_wait_s=0`` and ``max_texts=1`` each request is encoded alone.
+When encoding a batch of several requests fails, each of them is encoded again on its own:
+only a request that fails alone gets the error, so one bad request never fails another.
 
 A request that would bring the queue above ``max_queued`` texts is refused at once with
 :class:`QueueFullError` (the service answers 503 with ``Retry-After``): the queue never
@@ -138,20 +140,40 @@ class MicroBatcher:
             texts = [t for job in jobs for t in job.texts]
             try:
                 vectors = await loop.run_in_executor(self._thread, self._encode, texts)
-            except Exception as exc:  # every caller of this batch sees the failure
-                logger.exception("encoding a batch of %d texts failed", len(texts))
-                for job in jobs:
-                    if not job.future.done():
-                        job.future.set_exception(exc)
+            except Exception as exc:
+                if len(jobs) == 1:
+                    logger.exception("encoding a request of %d texts failed", len(texts))
+                    _settle(jobs[0], None, exc)
+                    continue
+                logger.warning(
+                    "encoding a batch of %d requests failed: encoding each alone", len(jobs)
+                )
+                await self._encode_alone(jobs)
                 continue
             if self._on_batch is not None:
                 self._on_batch(len(texts))
             start = 0
             for job in jobs:
                 end = start + len(job.texts)
-                if not job.future.done():  # a caller that went away is skipped
-                    job.future.set_result(vectors[start:end])
+                _settle(job, vectors[start:end], None)
                 start = end
+
+    async def _encode_alone(self, jobs: list[_Job]) -> None:
+        """Encode each job of a failed batch on its own: only the jobs that fail alone get
+        the error, so one bad request never fails the others."""
+        loop = asyncio.get_running_loop()
+        for job in jobs:
+            if job.future.done():  # its caller went away
+                continue
+            try:
+                vectors = await loop.run_in_executor(self._thread, self._encode, job.texts)
+            except Exception as exc:
+                logger.exception("encoding a request of %d texts failed", len(job.texts))
+                _settle(job, None, exc)
+                continue
+            if self._on_batch is not None:
+                self._on_batch(len(job.texts))
+            _settle(job, vectors, None)
 
     def _take(self) -> list[_Job]:
         """Whole jobs from the front: at least one, then while they fit in ``max_texts``."""
@@ -163,3 +185,13 @@ class MicroBatcher:
             jobs.append(job)
         self._queued -= size
         return jobs
+
+
+def _settle(job: _Job, vectors: np.ndarray | None, error: BaseException | None) -> None:
+    """Give ``job`` its vectors or its error, unless its caller went away."""
+    if job.future.done():
+        return
+    if error is not None:
+        job.future.set_exception(error)
+    elif vectors is not None:
+        job.future.set_result(vectors)

@@ -3,7 +3,8 @@
 ``termnorm_requests_total{method,route,status}``, ``termnorm_request_seconds{route}``
 (latency histogram), ``termnorm_batch_texts`` (texts per encoded micro-batch) and
 ``termnorm_queue_texts`` (texts waiting to be encoded). ``route`` is the route's template
-(``/v1/concepts/{concept_id}``), never the raw path, so label values stay few.
+(``/v1/concepts/{concept_id}``), never the raw path, and ``method`` a known HTTP method or
+``other``, so label values stay few whatever clients send.
 """
 
 from __future__ import annotations
@@ -14,10 +15,18 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-__all__ = ["CONTENT_TYPE_LATEST", "Metrics", "MetricsMiddleware"]
+__all__ = ["CONTENT_TYPE_LATEST", "KNOWN_METHODS", "Metrics", "MetricsMiddleware", "method_label"]
 
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 _BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+KNOWN_METHODS = frozenset(
+    {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"}
+)
+
+
+def method_label(method: str) -> str:
+    """``method`` when it is a standard HTTP method, else ``"other"``."""
+    return method if method in KNOWN_METHODS else "other"
 
 
 class Metrics:
@@ -77,5 +86,7 @@ class MetricsMiddleware:
         finally:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
-            self.metrics.requests.labels(scope["method"], template, str(status["code"])).inc()
+            self.metrics.requests.labels(
+                method_label(scope["method"]), template, str(status["code"])
+            ).inc()
             self.metrics.latency.labels(template).observe(time.perf_counter() - start)

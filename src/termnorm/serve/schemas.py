@@ -3,13 +3,29 @@ and writes the OpenAPI page from them.
 
 Errors use one shape everywhere, FastAPI's own: ``{"detail": [{"loc": [...], "msg": "...",
 "type": "..."}]}``, where ``loc`` names the field (``["body", "texts", 3]``).
+
+The limits of a service (texts per request, characters per text, largest ``k``) are part
+of its schema: :func:`request_models` builds the request bodies of one service, so a text
+that is empty, blank, too long or not encodable (a lone surrogate) fails validation (422)
+before any work, and the OpenAPI page states the limits.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    StringConstraints,
+    create_model,
+)
+
+from termnorm.search.query import DEFAULT_MAX_CHARS
 
 __all__ = [
     "CandidateOut",
@@ -27,27 +43,76 @@ __all__ = [
     "TermOut",
     "TextResult",
     "error_body",
+    "request_models",
+]
+
+# Not blank: a character that is neither Unicode whitespace nor one that str.strip() drops.
+NOT_BLANK = r"[^\s\x1c-\x1f]"
+MAX_ID_CHARS = 200  # longest concept ID a request may name
+DEFAULT_MAX_BATCH = 64
+DEFAULT_MAX_K = 100
+
+
+def _encodable(value: Any) -> Any:
+    """``value`` unchanged when it is a string that UTF-8 can encode; ``ValueError`` naming
+    the first lone surrogate otherwise (it would fail the tokenizer, and every request
+    batched with it)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(
+                f"not valid Unicode text: a lone surrogate U+{ord(value[exc.start]):04X} at "
+                f"character {exc.start}; send UTF-8 text"
+            ) from None
+    return value
+
+
+def _text(max_chars: int) -> Any:
+    """A query text: 1 to ``max_chars`` characters, not blank, encodable."""
+    return Annotated[
+        StrictStr,
+        StringConstraints(min_length=1, max_length=max_chars, pattern=NOT_BLANK),
+        BeforeValidator(_encodable),  # after the constraints, or the schema loses the pattern
+    ]
+
+
+def _integral(value: Any) -> Any:
+    """A JSON number with no fraction (``2.0``) as an int, as JSON Schema counts it;
+    anything else unchanged (strict validation then refuses ``true``, ``"2"``, ``2.5``)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Count = Annotated[int, BeforeValidator(_integral)]
+
+Name = Annotated[
+    StrictStr,
+    StringConstraints(min_length=1, max_length=MAX_ID_CHARS, pattern=NOT_BLANK),
+    BeforeValidator(_encodable),
 ]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: no coercion (``false`` is not a score, ``"5"`` not a k), as the schema says
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class NormalizeIn(_Strict):
     """Texts to normalize and how."""
 
-    texts: list[StrictStr] = Field(
-        min_length=1, description="The texts (1 to the server's max batch)."
+    texts: list[_text(DEFAULT_MAX_CHARS)] = Field(  # type: ignore[valid-type]
+        min_length=1, max_length=DEFAULT_MAX_BATCH, description="The texts to normalize."
     )
-    k: int = Field(5, ge=1, description="Concepts per text (at most the server's max k).")
+    k: Count = Field(5, ge=1, le=DEFAULT_MAX_K, description="Concepts per text.")
     min_score: float | None = Field(
         None, ge=-1.0, le=1.0, description="Drop candidates scoring below it (cosine)."
     )
-    namespaces: list[StrictStr] | None = Field(
+    namespaces: list[Name] | None = Field(
         None, description='Keep only concepts in these namespaces (e.g. ["HP"]).'
     )
-    semantic_types: list[StrictStr] | None = Field(
+    semantic_types: list[Name] | None = Field(
         None, description="Keep only concepts of these semantic types."
     )
     strategy: StrictStr | None = Field(
@@ -144,14 +209,14 @@ class ConceptOut(BaseModel):
 class SynonymPair(_Strict):
     """A domain synonym: a text for a concept (its ID, a bare ID or an alternative ID)."""
 
-    concept_id: StrictStr = Field(min_length=1)
-    text: StrictStr = Field(min_length=1)
+    concept_id: Name
+    text: _text(DEFAULT_MAX_CHARS)  # type: ignore[valid-type]
 
 
 class SynonymsIn(_Strict):
     """Synonyms to add to the running search space."""
 
-    pairs: list[SynonymPair] = Field(min_length=1)
+    pairs: list[SynonymPair] = Field(min_length=1, max_length=DEFAULT_MAX_BATCH)
 
 
 class SynonymsOut(BaseModel):
@@ -208,3 +273,39 @@ class ErrorOut(BaseModel):
 def error_body(loc: list[str | int], msg: str, kind: str) -> dict[str, Any]:
     """The JSON of an error response with one item."""
     return {"detail": [{"loc": loc, "msg": msg, "type": kind}]}
+
+
+def request_models(
+    max_batch: int, max_chars: int, max_k: int
+) -> tuple[type[NormalizeIn], type[SynonymsIn]]:
+    """``NormalizeIn`` and ``SynonymsIn`` with one service's limits in their schema: at most
+    ``max_batch`` texts (pairs) of at most ``max_chars`` characters, ``k`` at most ``max_k``."""
+    text = _text(max_chars)
+    normalize_in = create_model(
+        "NormalizeIn",
+        __base__=NormalizeIn,
+        __doc__=NormalizeIn.__doc__,
+        texts=(
+            list[text],  # type: ignore[valid-type]
+            Field(
+                min_length=1,
+                max_length=max_batch,
+                description=f"The texts to normalize: 1 to {max_batch}, each 1 to {max_chars} "
+                "characters and not blank.",
+            ),
+        ),
+        k=(Count, Field(5, ge=1, le=max_k, description=f"Concepts per text (1 to {max_k}).")),
+    )
+    pair = create_model(
+        "SynonymPair", __base__=SynonymPair, __doc__=SynonymPair.__doc__, text=(text, ...)
+    )
+    synonyms_in = create_model(
+        "SynonymsIn",
+        __base__=SynonymsIn,
+        __doc__=SynonymsIn.__doc__,
+        pairs=(
+            list[pair],  # type: ignore[valid-type]
+            Field(min_length=1, max_length=max_batch, description=f"1 to {max_batch} pairs."),
+        ),
+    )
+    return normalize_in, synonyms_in

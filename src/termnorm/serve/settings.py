@@ -7,9 +7,19 @@ from pathlib import Path
 
 from termnorm.search.query import DEFAULT_MAX_CHARS
 
-__all__ = ["DEFAULT_MAX_UPLOAD_BYTES", "ServeSettings"]
+__all__ = [
+    "DEFAULT_MAX_UPLOAD_BYTES",
+    "DEFAULT_MAX_UPLOAD_COLUMNS",
+    "DEFAULT_MAX_UPLOAD_ROWS",
+    "ServeSettings",
+]
 
 DEFAULT_MAX_UPLOAD_BYTES = 10 << 20  # 10 MiB: ~200k short rows, minutes of CPU encoding
+DEFAULT_MAX_UPLOAD_ROWS = 100_000  # a few minutes of encoding on one CPU core
+DEFAULT_MAX_UPLOAD_COLUMNS = 1_000  # sheets are far narrower; 20k columns is an attack
+_JSON_BODY_SLACK = 64 << 10  # bytes of a JSON body beside its texts
+_JSON_BYTES_PER_CHAR = 12  # a non-BMP character written as two \uXXXX escapes
+_JSON_BYTES_PER_ITEM = 1 << 10  # an item's other fields (a concept ID, quotes, commas)
 
 
 @dataclass(frozen=True)
@@ -32,7 +42,12 @@ class ServeSettings:
     candidates are reordered by the fused recall + ranker score; ``implication``: a model folder
     with an implication head for ``"multi": true`` requests when the index's model has none.
     ``max_upload_bytes``: largest request body of a file upload (``POST /v1/normalize/file``;
-    larger: 413).
+    larger: 413). ``max_upload_rows`` / ``max_upload_columns``: most data rows and columns of
+    an upload (more: 413, before any encoding).
+    ``host``: the address the server listens on; ``allow_hosts``: more names the ``Host``
+    header may carry (besides IP literals, ``localhost`` and ``host``; ``"*"``: any), which
+    defeats DNS rebinding; ``allow_origins``: web origins (``https://app.example``; ``"*"``:
+    any) allowed to POST from a browser besides the service's own page.
     """
 
     index: Path | None = None
@@ -48,14 +63,22 @@ class ServeSettings:
     micro_batching: bool = True
     queue_texts: int = 1024
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
+    max_upload_rows: int = DEFAULT_MAX_UPLOAD_ROWS
+    max_upload_columns: int = DEFAULT_MAX_UPLOAD_COLUMNS
+    host: str = "127.0.0.1"
+    allow_hosts: tuple[str, ...] = ()
+    allow_origins: tuple[str, ...] = ()
     ranker: Path | None = None
     implication: Path | None = None
     k_c: int = 10
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "synonym_files", tuple(Path(p) for p in self.synonym_files))
+        for name in ("allow_hosts", "allow_origins"):  # a list given is kept as a tuple
+            object.__setattr__(self, name, tuple(getattr(self, name)))
         for name in (
-            "max_batch", "max_chars", "max_k", "batch_texts", "queue_texts", "max_upload_bytes", "k_c",
+            "max_batch", "max_chars", "max_k", "batch_texts", "queue_texts", "max_upload_bytes",
+            "max_upload_rows", "max_upload_columns", "k_c",
         ):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -68,3 +91,10 @@ class ServeSettings:
             )
         if self.token is not None and not self.token.strip():
             raise ValueError("token is empty: give a non-empty token, or none to disable adding")
+
+    @property
+    def max_json_bytes(self) -> int:
+        """Largest JSON request body: ``max_batch`` items of ``max_chars`` characters, each
+        character escaped at worst, plus room for the other fields (larger: 413)."""
+        per_item = self.max_chars * _JSON_BYTES_PER_CHAR + _JSON_BYTES_PER_ITEM
+        return _JSON_BODY_SLACK + self.max_batch * per_item

@@ -41,12 +41,16 @@ _MATCHERS_KEPT = 64
 
 
 class FieldError(ValueError):
-    """A request field the service cannot use; ``loc`` names it (FastAPI's error shape)."""
+    """A request field the service cannot use; ``loc`` names it (FastAPI's error shape).
+    ``status``: 422, or 404 when the field names something the index does not have."""
 
-    def __init__(self, loc: list[str | int], message: str, kind: str = "value_error") -> None:
+    def __init__(
+        self, loc: list[str | int], message: str, kind: str = "value_error", status: int = 422
+    ) -> None:
         super().__init__(message)
         self.loc = loc
         self.kind = kind
+        self.status = status
 
 
 def load_space(settings: ServeSettings) -> tuple[SearchSpace, StoreContents]:
@@ -138,14 +142,15 @@ class ServiceState:
 
     # ------------------------------------------------------------------ reading
     def info(self) -> dict[str, Any]:
-        """What is served, for ``/v1/ready``."""
+        """What is served, for ``/v1/ready``: the index and model by name (their folder's
+        last part), never by absolute path, which anonymous clients have no need of."""
         index = self.space.index
         model = index.card.get("model", {})
         return {
-            "index": str(index.path) if index.path is not None else None,
+            "index": index.path.name if index.path is not None else None,
             "concepts": len(index.concepts),
             "terms": len(index.terms),
-            "model": str(model.get("name") or model.get("path") or ""),
+            "model": str(model.get("name") or Path(str(model.get("path") or "")).name),
             "domain_synonyms": self.domain_size(),
             "strategy": self.default_strategy(),
             "synonyms_skipped": self.synonyms_skipped,
@@ -256,6 +261,7 @@ class ServiceState:
                     f"no concept {concept_id!r} in the index (neither as a concept ID nor as an "
                     "alternative ID); look it up with GET /v1/concepts/{concept_id}",
                     "unknown_concept",
+                    status=404,
                 )
             if not text.strip():
                 raise FieldError(["body", "pairs", i, "text"], "empty text: give a synonym")

@@ -1,9 +1,11 @@
-"""CSV/TSV files mapped by the service (``POST /v1/normalize/file``): the size limit and the run.
+"""CSV/TSV files mapped by the service (``POST /v1/normalize/file``): the limits and the run.
 
-:class:`UploadLimit` (ASGI middleware) guards the upload path: a request whose
-``Content-Length`` is above the limit is answered 413 before its body is read, and a body
-sent without one is cut as soon as it grows past the limit (413 too), so the form parser
-never holds more than the limit.
+The body size is capped before the form is parsed (:class:`~termnorm.serve.guards.BodyLimit`);
+:func:`map_upload` then refuses a file with more columns or rows than :class:`UploadLimits`
+allow (413 naming the limit and the flag that raises it) before any encoding, and stops
+(:class:`UploadCancelled`) at the next slice of texts once ``cancelled`` is set:
+:func:`watch_disconnect` sets it when the client goes away. The run happens on a worker
+thread, never on the event loop.
 
 :func:`map_upload` writes the uploaded file to a private temporary folder and runs
 :func:`termnorm.search.batch.normalize_file` on it: the same one-row-per-row output as
@@ -19,35 +21,34 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import json
 import shutil
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
-from starlette.exceptions import HTTPException
 
 from termnorm.errors import InputFormatError, MissingExtraError
-from termnorm.io.tables import TableFormat, open_reader
+from termnorm.io.tables import TableFormat, TableReader, open_reader
 from termnorm.search.batch import BatchReport, normalize_file, text_column
 from termnorm.search.matcher import SpaceMatcher
 from termnorm.serve.batching import MicroBatcher, QueueFullError
-from termnorm.serve.schemas import error_body
 
 __all__ = [
     "UPLOAD_FORMATS",
     "UPLOAD_PATH",
     "MappedFile",
     "QueuedMatcher",
-    "UploadLimit",
+    "UploadCancelled",
+    "UploadLimits",
     "UploadProblem",
-    "UploadTooLarge",
     "map_upload",
     "queued_encoder",
+    "watch_disconnect",
 ]
 
 UPLOAD_PATH = "/v1/normalize/file"
@@ -55,70 +56,33 @@ UPLOAD_FORMATS = {".csv": TableFormat.CSV, ".tsv": TableFormat.TSV, ".tab": Tabl
 """Accepted file suffixes (any case) and the format each is read as."""
 _MEDIA = {TableFormat.CSV: "text/csv", TableFormat.TSV: "text/tab-separated-values"}
 _QUEUE_FULL_WAIT_S = (0.01, 0.5)  # first and longest wait before offering a slice again
+_DISCONNECT_POLL_S = 0.25  # how often a running upload asks whether its client is still there
 
 
-def _size(limit: int) -> str:
-    mib = limit / (1 << 20)
-    return f"{mib:g} MiB ({limit} bytes)" if limit >= 1 << 20 else f"{limit} bytes"
+class UploadCancelled(RuntimeError):
+    """The client went away: the upload's work stopped."""
 
 
-def too_large_message(limit: int) -> str:
-    """What a 413 on the upload path says."""
-    return (
-        f"the upload is larger than the limit of {_size(limit)}; split the file, or start "
-        "the server with a larger --max-upload-mb"
-    )
+@dataclass(frozen=True)
+class UploadLimits:
+    """Most data rows and columns of an upload (``--max-upload-rows``/``-columns``)."""
+
+    rows: int
+    columns: int
 
 
-class UploadTooLarge(HTTPException):
-    """The upload's body grew past the limit while it was read (answered 413)."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, too_large_message(limit))
-
-
-class UploadLimit:
-    """ASGI middleware: at most ``limit`` body bytes on ``path`` (see the module doc)."""
-
-    def __init__(self, app: Any, limit: int, path: str = UPLOAD_PATH) -> None:
-        self.app = app
-        self.limit = limit
-        self.path = path
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["path"] != self.path:
-            await self.app(scope, receive, send)
+async def watch_disconnect(
+    is_disconnected: Callable[[], Awaitable[bool]],
+    cancelled: threading.Event,
+    every_s: float = _DISCONNECT_POLL_S,
+) -> None:
+    """Set ``cancelled`` once ``is_disconnected()`` says the client has gone; return when it
+    is set (by this or by the caller, once the work is done)."""
+    while not cancelled.is_set():
+        if await is_disconnected():
+            cancelled.set()
             return
-        headers = dict(scope.get("headers") or [])
-        declared = headers.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            error = error_body(["body", "file"], too_large_message(self.limit), "too_large")
-            body = json.dumps(error).encode()
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 413,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode()),
-                        (b"connection", b"close"),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
-            return
-        received = 0
-
-        async def limited() -> Any:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.limit:
-                    raise UploadTooLarge(self.limit)
-            return message
-
-        await self.app(scope, limited, send)
+        await asyncio.sleep(every_s)
 
 
 def queued_encoder(
@@ -142,26 +106,29 @@ def queued_encoder(
 
 class QueuedMatcher(SpaceMatcher):
     """``matcher`` (same space, configuration and name) whose queries are encoded by
-    ``encode`` (:func:`queued_encoder`) in slices of at most ``slice_texts`` texts."""
+    ``encode`` (:func:`queued_encoder`) in slices of at most ``slice_texts`` texts;
+    :class:`UploadCancelled` before the next slice once ``cancelled`` is set."""
 
     def __init__(
         self,
         matcher: SpaceMatcher,
         encode: Callable[[list[str]], np.ndarray],
         slice_texts: int,
+        cancelled: threading.Event | None = None,
     ) -> None:
         super().__init__(matcher.space, matcher.config, matcher.name, matcher.batch_size)
         self._encode = encode
         self._slice = max(1, slice_texts)
+        self.cancelled = cancelled or threading.Event()
 
     def encode_queries(self, queries: list[str]) -> np.ndarray:
         """The queries' vectors, a slice at a time through the service's queue."""
-        return np.concatenate(
-            [
-                self._encode(queries[start : start + self._slice])
-                for start in range(0, len(queries), self._slice)
-            ]
-        )
+        vectors = []
+        for start in range(0, len(queries), self._slice):
+            if self.cancelled.is_set():
+                raise UploadCancelled("the client went away: the upload was stopped")
+            vectors.append(self._encode(queries[start : start + self._slice]))
+        return np.concatenate(vectors)
 
 
 class UploadProblem(ValueError):
@@ -208,16 +175,35 @@ def _shown(exc: InputFormatError, filename: str) -> str:
     return filename + message[len(where) :] if message.startswith(where) else message
 
 
+def check_size(reader: TableReader, filename: str, limits: UploadLimits) -> None:
+    """:class:`UploadProblem` (413) naming the limit and its flag when the file has more
+    columns or rows than ``limits``."""
+    for count, limit, what, flag in (
+        (len(reader.columns), limits.columns, "columns", "--max-upload-columns"),
+        (reader.num_rows, limits.rows, "rows", "--max-upload-rows"),
+    ):
+        if count > limit:
+            raise UploadProblem(
+                413,
+                ["body", "file"],
+                f"{filename}: {count} {what}, more than the limit of {limit}; split the file "
+                f"or keep fewer {what}, or start the server with a larger {flag}",
+                f"too_many_{what}",
+            )
+
+
 def map_upload(
     source: BinaryIO,
     filename: str,
     matcher: QueuedMatcher,
     column: str | None,
     k: int,
+    limits: UploadLimits,
 ) -> MappedFile:
     """Copy ``source`` (the uploaded ``filename``) to a temporary folder and normalize its
     text column into ``NAME.norm.SUFFIX`` there (see the module doc). :class:`UploadProblem`
-    (415 type, 422 column or content) when it cannot; the folder is removed then."""
+    (415 type, 413 too many rows or columns, 422 column or content) when it cannot,
+    :class:`UploadCancelled` when ``matcher.cancelled`` is set; the folder is removed then."""
     fmt = upload_format(filename)
     suffix = Path(filename).suffix.lower()
     stem = Path(filename).stem or "upload"
@@ -230,6 +216,7 @@ def map_upload(
         where = "file"
         try:
             reader = open_reader(uploaded, fmt)
+            check_size(reader, filename, limits)
             where = "column"
             text_column(reader, column)  # refused here with the columns listed, before any work
             where = "file"

@@ -1,0 +1,261 @@
+"""ASGI guards that run before routing and before any body byte is read.
+
+* :class:`SiteGuard` defeats DNS rebinding and cross-site forms. The ``Host`` header must
+  name this server: an IP literal, ``localhost``, the ``--host`` it listens on, or a name
+  given with ``--allow-host`` (else 421). A browser request that changes something (any
+  method but GET, HEAD and OPTIONS) carrying an ``Origin`` must come from the service's own
+  origin (the ``Host`` it was sent to) or one given with ``--allow-origin`` (else 403).
+  Requests without ``Origin`` (curl, scripts, other servers) are not cross-site and pass.
+* :class:`TokenGuard` checks the bearer token of the paths that need one (403 when the
+  service has none, 401 when it is missing or wrong), so an anonymous body is never parsed.
+  Tokens are compared as UTF-8 bytes in constant time: non-ASCII tokens work.
+* :class:`BodyLimit` caps request bodies: a declared ``Content-Length`` above the limit is
+  answered 413 at once, a body that grows past it is cut (413). The file upload has its own
+  limit (``--max-upload-mb``), JSON bodies one derived from ``--max-batch`` and
+  ``--max-chars``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
+
+from starlette.exceptions import HTTPException
+
+from termnorm.serve.errors import ApiError, error_response
+from termnorm.serve.settings import ServeSettings
+
+__all__ = [
+    "BodyCap",
+    "BodyLimit",
+    "BodyTooLarge",
+    "SiteGuard",
+    "TokenGuard",
+    "host_allowed",
+    "normalize_origin",
+    "token_problem",
+]
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _split_host(value: str, scheme: str) -> tuple[str, int | None]:
+    """``(name, port)`` of a ``Host`` header or an authority (``[::1]:8000`` → ``::1``)."""
+    parts = urlsplit(f"{scheme}://{value.strip()}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return (parts.hostname or "").rstrip("."), port or _DEFAULT_PORTS.get(scheme)
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def host_allowed(name: str, settings: ServeSettings) -> bool:
+    """Whether ``name`` (a ``Host`` header's name, lower case, no port) is this server's:
+    an IP literal (a rebinding attack needs a DNS name), ``localhost``, ``--host`` or an
+    ``--allow-host`` name (``"*"`` allows any)."""
+    allowed = {h.lower().rstrip(".") for h in settings.allow_hosts}
+    if "*" in allowed or _is_ip(name) or name in _LOCAL_NAMES:
+        return True
+    return name == settings.host.lower().strip("[]") or name in allowed
+
+
+def normalize_origin(origin: str) -> str:
+    """``scheme://host[:port]`` in lower case, the default port dropped; ``ValueError``
+    naming the expected form when ``origin`` is not one (``"*"`` is kept)."""
+    origin = origin.strip().rstrip("/")
+    if origin == "*":
+        return origin
+    parts = urlsplit(origin.lower())
+    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname or parts.path or parts.query:
+        raise ValueError(
+            f"{origin!r} is not a web origin: give scheme://host[:port], e.g. "
+            "https://app.example or http://localhost:3000"
+        )
+    host, port = _split_host(parts.netloc, parts.scheme)
+    shown = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{shown}" + (
+        "" if port == _DEFAULT_PORTS[parts.scheme] else f":{port}"
+    )
+
+
+def _header(scope: Any, name: bytes) -> bytes | None:
+    for key, value in scope.get("headers") or ():
+        if key.lower() == name:
+            return bytes(value)
+    return None
+
+
+async def _refuse(scope: Any, receive: Any, send: Any, error: ApiError) -> None:
+    """Answer ``error`` without reading the body; the connection is then closed."""
+    headers = {**(error.headers or {}), "Connection": "close"}
+    item = error.body["detail"][0]
+    response = error_response(error.status, item["loc"], item["msg"], item["type"], headers)
+    await response(scope, receive, send)
+
+
+class SiteGuard:
+    """ASGI middleware: the ``Host`` and ``Origin`` checks (see the module docstring)."""
+
+    def __init__(self, app: Any, settings: ServeSettings, origins: frozenset[str]) -> None:
+        self.app = app
+        self.settings = settings
+        self.origins = origins  # normalized (normalize_origin)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        error = self.problem(scope)
+        if error is not None:
+            await _refuse(scope, receive, send, error)
+            return
+        await self.app(scope, receive, send)
+
+    def problem(self, scope: Any) -> ApiError | None:
+        """Why this request is refused, or ``None``."""
+        scheme = scope.get("scheme", "http")
+        raw_host = (_header(scope, b"host") or b"").decode("latin-1")
+        name = _split_host(raw_host, scheme)[0]
+        if raw_host and not host_allowed(name, self.settings):
+            return ApiError(
+                421,
+                ["header", "Host"],
+                f"this server does not answer to the name {name[:100]!r} (a page on another "
+                "site may be trying to reach it through DNS rebinding); use 127.0.0.1 or "
+                "localhost, or start the server with --allow-host NAME",
+                "untrusted_host",
+            )
+        origin = _header(scope, b"origin")
+        if origin is None or scope["method"] in SAFE_METHODS or "*" in self.origins:
+            return None
+        shown = origin.decode("latin-1")
+        try:
+            given = normalize_origin(shown)
+        except ValueError:
+            given = shown  # "null" (a sandboxed page, a file): never the service's own
+        own = normalize_origin(f"{scheme}://{raw_host}") if raw_host else None
+        if given == own or given in self.origins:
+            return None
+        return ApiError(
+            403,
+            ["header", "Origin"],
+            f"cross-origin request from {shown[:100]!r} refused: a web page of another site "
+            "cannot send data to this service; start the server with --allow-origin ORIGIN "
+            "to allow that site",
+            "cross_origin",
+        )
+
+
+def token_problem(token: str | None, given: bytes | None) -> ApiError | None:
+    """Why ``given`` (an ``Authorization`` header's bytes) does not unlock an endpoint that
+    needs ``token`` (``None``: such endpoints are off), or ``None``."""
+    if token is None:
+        return ApiError(
+            403,
+            ["header", "Authorization"],
+            "adding synonyms is disabled: start the server with a token (--token)",
+            "disabled",
+        )
+    scheme, _, credentials = (given or b"").strip().partition(b" ")
+    ok = scheme.lower() == b"bearer" and hmac.compare_digest(
+        credentials.strip(), token.encode("utf-8")
+    )
+    if ok:
+        return None
+    return ApiError(
+        401,
+        ["header", "Authorization"],
+        "missing or wrong token: send 'Authorization: Bearer TOKEN' with the token the server "
+        "was started with",
+        "unauthorized",
+        headers={"WWW-Authenticate": "Bearer"},
+    )
+
+
+class TokenGuard:
+    """ASGI middleware: the bearer token of ``paths`` (``(method, path)``), checked before
+    the body is read."""
+
+    def __init__(self, app: Any, token: str | None, paths: frozenset[tuple[str, str]]) -> None:
+        self.app = app
+        self.token = token
+        self.paths = paths
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and (scope["method"], scope["path"]) in self.paths:
+            error = token_problem(self.token, _header(scope, b"authorization"))
+            if error is not None:
+                await _refuse(scope, receive, send, error)
+                return
+        await self.app(scope, receive, send)
+
+
+class BodyTooLarge(HTTPException):
+    """A body grew past its limit while it was read (answered 413, ``loc`` naming it)."""
+
+    def __init__(self, message: str, loc: list[str | int]) -> None:
+        super().__init__(413, message)
+        self.loc = loc
+
+
+class BodyCap(NamedTuple):
+    """A body limit in bytes, what to do about a 413, and the field it names."""
+
+    limit: int
+    advice: str
+    loc: list[str | int]
+
+
+def _size(limit: int) -> str:
+    mib = limit / (1 << 20)
+    return f"{mib:g} MiB ({limit} bytes)" if limit >= 1 << 20 else f"{limit} bytes"
+
+
+class BodyLimit:
+    """ASGI middleware: the body of a request to ``path`` is capped by ``caps[path]``, or
+    ``default`` on other paths."""
+
+    def __init__(self, app: Any, default: BodyCap, caps: dict[str, BodyCap]) -> None:
+        self.app = app
+        self.default = default
+        self.caps = caps
+
+    @staticmethod
+    def message(cap: BodyCap) -> str:
+        """What a 413 says."""
+        return f"the request body is larger than the limit of {_size(cap.limit)}; {cap.advice}"
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        cap = self.caps.get(scope["path"], self.default)
+        declared = _header(scope, b"content-length")
+        if declared is not None and declared.strip().isdigit() and int(declared) > cap.limit:
+            error = ApiError(413, cap.loc, self.message(cap), "too_large")
+            await _refuse(scope, receive, send, error)
+            return
+        received = 0
+
+        async def limited() -> Any:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > cap.limit:
+                    raise BodyTooLarge(self.message(cap), cap.loc)
+            return message
+
+        await self.app(scope, limited, send)
