@@ -62,6 +62,44 @@ def test_serve_passes_the_upload_limit(tmp_path: Path, monkeypatch: pytest.Monke
     assert started[0].state.settings.max_upload_bytes == 1 << 19
 
 
+def test_serve_passes_the_guards_and_limits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uvicorn
+
+    from termnorm.cli.serve_cmd import SHUTDOWN_GRACE_S
+
+    (tmp_path / "index.json").write_text("{}")
+    for name in ("a.tsv", "b.tsv"):
+        (tmp_path / name).write_text("T:0001\tanemia\n")
+    started: list[tuple[Any, dict[str, Any]]] = []
+    monkeypatch.setattr(uvicorn, "run", lambda application, **kw: started.append((application, kw)))
+    _register()
+    argv = ["serve", "--index", str(tmp_path), "--max-upload-rows", "7"]
+    argv += ["--max-upload-columns", "9", "--allow-host", "mapper.lan"]
+    argv += ["--allow-origin", "https://review.example.org"]
+    argv += ["--synonyms", str(tmp_path / "a.tsv"), "--synonyms", str(tmp_path / "b.tsv")]
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    application, kw = started[0]
+    settings = application.state.settings
+    assert (settings.max_upload_rows, settings.max_upload_columns) == (7, 9)
+    assert settings.allow_hosts == ("mapper.lan",)
+    assert settings.allow_origins == ("https://review.example.org",)
+    assert [p.name for p in settings.synonym_files] == ["a.tsv", "b.tsv"]
+    assert kw["timeout_graceful_shutdown"] == SHUTDOWN_GRACE_S  # SIGTERM does not wait forever
+
+
+def test_serve_refuses_a_malformed_origin(tmp_path: Path) -> None:
+    (tmp_path / "index.json").write_text("{}")
+    _register()
+    result = CliRunner().invoke(
+        app, ["serve", "--index", str(tmp_path), "--allow-origin", "not an origin"]
+    )
+    assert result.exit_code != 0
+    assert "allow-origin" in result.output
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -30,6 +30,9 @@ Examples:
        -d '{"texts": ["heart attack"], "k": 3}'
 """
 
+#: seconds a stopping server waits for requests in flight (uvicorn's graceful shutdown)
+SHUTDOWN_GRACE_S = 10
+
 
 def register(app: typer.Typer) -> None:
     """Attach ``serve`` to ``app``."""
@@ -161,4 +164,12 @@ def register(app: typer.Typer) -> None:
             implication=implication,
             k_c=k_c,
         )
-        uvicorn.run(application, host=host, port=port, log_level="info")
+        # SIGTERM: requests in flight get SHUTDOWN_GRACE_S to finish, then are cancelled
+        # (an upload's work stops with its request) rather than holding the stop for hours
+        uvicorn.run(
+            application,
+            host=host,
+            port=port,
+            log_level="info",
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        )
