@@ -66,3 +66,10 @@ def test_a_stale_cached_index_is_rebuilt(
     assert "is stale" in caplog.text and reason in caplog.text
     assert index.card["format_version"] == FORMAT_VERSION
     assert default.default_index_folder(show_progress=False) == folder and builds == [1, 1]
+
+
+def test_the_card_names_the_kg_fingerprint(builds: list[int], tmp_path: Path) -> None:
+    # built from a KG in memory: the card has the fingerprint the saved KG would have
+    card = json.loads((default.default_index_folder(show_progress=False) / CARD_NAME).read_text())
+    saved = make_tiny_kg().save(tmp_path / "kg")
+    assert card["kg"]["fingerprint"] == KnowledgeGraph.load(saved).fingerprint != ""
