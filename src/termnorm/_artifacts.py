@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from termnorm.errors import ArtifactMismatchError
+from termnorm.paths import ensure_writable, writing
 
 
 def umask_mode(directory: bool) -> int:
@@ -52,6 +53,7 @@ def check_out(out: str | Path, card_name: str, kind: str, overwrite: bool = Fals
             f"(no {card_name}); writing there would delete its contents. Choose another "
             "--out, or pass --overwrite to replace it"
         )
+    ensure_writable(path)  # a read-only --out is refused before the work, not after it
     return path
 
 
@@ -59,8 +61,9 @@ def check_out(out: str | Path, card_name: str, kind: str, overwrite: bool = Fals
 def atomic_dir(out: str | Path) -> Iterator[Path]:
     """Yield a temp folder next to ``out``; rename it to ``out`` when the block succeeds."""
     out = Path(os.path.abspath(out))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    with writing(out):  # a read-only or forbidden folder is refused here, before any work
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     tmp.chmod(umask_mode(directory=True))  # mkdtemp makes 0700; the result is the user's
     try:
         yield tmp

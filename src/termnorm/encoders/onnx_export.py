@@ -40,7 +40,7 @@ from torch import nn
 from termnorm._artifacts import umask_mode
 from termnorm.encoders.pooling import Pooling, pool
 from termnorm.errors import MissingExtraError
-from termnorm.paths import cache_dir
+from termnorm.paths import cache_dir, writing
 
 if TYPE_CHECKING:
     from termnorm.encoders.transformer import TermEncoder
@@ -207,8 +207,9 @@ def onnx_graph(encoder: TermEncoder, quantized: bool = False) -> Path:
     folder = export_folder(encoder)
     card = _card(encoder, inputs)
     if not _valid(folder, card):
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".export-", dir=folder.parent))
+        with writing(folder):  # the cache read-only: say to set TERMNORM_CACHE
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=".export-", dir=folder.parent))
         tmp.chmod(umask_mode(directory=True))
         try:
             logger.info("exporting %s to ONNX (%s)", encoder.path, folder)

@@ -16,7 +16,7 @@ from pathlib import Path
 from termnorm._artifacts import read_card, sha256_of
 from termnorm.index.term_index import CARD_NAME, FORMAT_VERSION, TermIndex
 from termnorm.kg import KnowledgeGraph
-from termnorm.paths import cache_dir
+from termnorm.paths import cache_dir, ensure_writable
 
 __all__ = [
     "default_index",
@@ -87,6 +87,7 @@ def default_index_folder(show_progress: bool = True) -> Path:
     from termnorm.encoders import TermEncoder
     from termnorm.encoders.runtime import default_build_runtime
 
+    ensure_writable(folder)  # a read-only cache is refused before minutes of encoding
     logger.info("building the default index (HPO + all-MiniLM-L6-v2) into %s", folder)
     kg = default_kg()
     encoder = TermEncoder.load(default_model_path(), runtime=default_build_runtime())

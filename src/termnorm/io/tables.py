@@ -47,6 +47,7 @@ import pyarrow.parquet as pq
 from termnorm._artifacts import umask_mode
 from termnorm.errors import InputFormatError
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
+from termnorm.paths import writing
 
 __all__ = [
     "CSV_FIELD_LIMIT",
@@ -105,8 +106,9 @@ def detect_format(path: str | Path) -> TableFormat:
 def atomic_file(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` on success."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
     os.close(fd)
     tmp = Path(name)
     tmp.chmod(umask_mode(directory=False))  # mkstemp makes 0600; the result is the user's
