@@ -35,6 +35,7 @@ from termnorm.cli._strategy import (
     check_mode,
     command_matcher,
 )
+from termnorm.cli.lookup_cmd import warn_concept_id_queries
 from termnorm.encoders.runtime import THREADS_HELP, Runtime
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
 from termnorm.mentions.abbreviations import AbbreviationMode
@@ -336,6 +337,9 @@ def register(app: typer.Typer) -> None:
             return
         matcher = build_matcher()
         queries = list(terms or [])
+        warn_concept_id_queries(
+            getattr(getattr(matcher, "recall", matcher), "index", None), queries
+        )
         results = matcher.normalize_rows(queries, k or DEFAULT_K_TERMS)
         for row, result in enumerate(results):
             if result.error is not None:
