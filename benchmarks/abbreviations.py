@@ -246,8 +246,8 @@ def main_rules(medic: Path) -> list[dict]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--medic", type=Path, default=Path("/work/runs/before/idx/medic"))
-    parser.add_argument("--hpo", type=Path, default=Path("/work/runs/before/idx/hpo"))
+    parser.add_argument("--medic", type=Path, default=ROOT / "idx" / "medic")
+    parser.add_argument("--hpo", type=Path, default=ROOT / "idx" / "hpo")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     parser.add_argument("--rules", action="store_true", help="the expansion-rule table only")
     args = parser.parse_args(argv)

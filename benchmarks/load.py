@@ -52,9 +52,10 @@ import numpy as np
 
 from termnorm.mentions import read_mentions
 
-SRC = Path(__file__).resolve().parents[1] / "src"
-NCBI_DEVEL = Path("/work/shared/benchmarks/ncbi_disease/NCBIdevelopset_corpus.txt")
-DEFAULT_INDEX = Path("/work/runs/after/idx/medic")
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+NCBI_DEVEL = ROOT.parent / "shared" / "benchmarks" / "ncbi_disease" / "NCBIdevelopset_corpus.txt"
+DEFAULT_INDEX = ROOT / "idx" / "medic"  # the README's working folder
 HOST = "127.0.0.1"
 MAX_BATCH = 64  # passed to the server as --max-batch; "too many" requests send one more
 MAX_REQUESTS_PER_CLIENT = 1_000_000  # the count bound of each client's loop

@@ -58,7 +58,9 @@ from termnorm.search.domain import SearchSpace
 from termnorm.search.matcher import SearchConfig, SpaceMatcher
 from termnorm.search.strategies import SearchMode
 
-BENCH = Path("/work/shared/benchmarks")
+ROOT = Path(__file__).resolve().parents[1]
+# the data next to the checkout, and the README's working folders (kg/medic, idx/medic)
+BENCH = ROOT.parent / "shared" / "benchmarks"
 DATASETS = {
     "ncbi_devel": BENCH / "ncbi_disease" / "NCBIdevelopset_corpus.txt",
     "bc5cdr_dev": BENCH / "bc5cdr_disease" / "dev",
@@ -283,17 +285,16 @@ def first_run(baseline: Path | None) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line; paths default to the checkout's working folders."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--terms-file", type=Path, default=Path("/work/runs/after/kg/medic/terms.parquet")
-    )
+    parser.add_argument("--terms-file", type=Path, default=ROOT / "kg" / "medic" / "terms.parquet")
     parser.add_argument("--n-terms", type=int, default=5000)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--index", type=Path, default=Path("/work/runs/after/idx/medic"))
+    parser.add_argument("--index", type=Path, default=ROOT / "idx" / "medic")
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--runtimes", nargs="+", default=["torch", "onnx", "onnx-int8"])
-    parser.add_argument("--build-kg", type=Path, default=Path("/work/runs/after/kg/medic"))
+    parser.add_argument("--build-kg", type=Path, default=ROOT / "kg" / "medic")
     parser.add_argument("--build-runtimes", nargs="+", default=["onnx-int8"])
     parser.add_argument(
         "--build-threads", type=int, default=None, help="Threads of every build (default: own)."
@@ -302,7 +303,11 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None, help="Folder for built indexes.")
     parser.add_argument("--skip", nargs="*", default=[], choices=SECTIONS)
     parser.add_argument("--json", action="store_true", help="Print the results as JSON.")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = build_parser().parse_args()
     runtimes = [Runtime(r) for r in args.runtimes]
     report: dict[str, Any] = {"n_terms": args.n_terms, "runtimes": args.runtimes}
     if "throughput" not in args.skip:

@@ -77,12 +77,15 @@ def test_candidates_carry_provenance(index_dir: Path) -> None:
 def test_min_score_abstains(index_dir: Path, tmp_path: Path) -> None:
     best = termnorm.normalize("heart attack", index=index_dir, k=1)[0].score
     assert termnorm.normalize("heart attack", index=index_dir, k=1, min_score=best)[0].score == best
-    assert termnorm.normalize(["heart attack"], index=index_dir, min_score=1.01) == [[]]
+    # scores are cosines: only a KG term's own vector reaches 1, and more is refused
+    assert termnorm.normalize(["qzx"], index=index_dir, min_score=1.0) == [[]]
+    with pytest.raises(ValueError, match=r"min_score is a cosine and must be in \[-1, 1\]"):
+        termnorm.normalize(["qzx"], index=index_dir, min_score=1.01)
     src = tmp_path / "in.csv"
-    src.write_text("term\nheart attack\n\n")
-    report = termnorm.normalize_file(src, tmp_path / "out.csv", index=index_dir, min_score=1.01)
+    src.write_text("term\nqzx\n\n")
+    report = termnorm.normalize_file(src, tmp_path / "out.csv", index=index_dir, min_score=1.0)
     assert (report.rows, report.errors, report.abstained) == (2, 1, 1)
-    assert "no concept scored >= 1.01" in (tmp_path / "out.csv").read_text()
+    assert "no concept scored >= 1" in (tmp_path / "out.csv").read_text()
 
 
 def test_filters_restrict_the_answer(index_dir: Path) -> None:

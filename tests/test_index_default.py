@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 
 from conftest import make_tiny_kg
+from termnorm.errors import NotWritableError
 from termnorm.index import default
 from termnorm.index.term_index import CARD_NAME, FORMAT_VERSION
 from termnorm.kg import KnowledgeGraph
+from test_not_writable import read_only
 
 
 @pytest.fixture()
@@ -90,3 +92,23 @@ def test_an_int8_runtime_failing_its_check_builds_with_torch(
     assert json.loads((folder / CARD_NAME).read_text())["model"]["runtime"] == "torch"
     assert "building the default index with torch fp32, not onnx-int8" in caplog.text
     assert "0.9068" in caplog.text
+
+
+def test_the_card_names_the_kg_fingerprint(builds: list[int], tmp_path: Path) -> None:
+    # built from a KG in memory: the card has the fingerprint the saved KG would have
+    card = json.loads((default.default_index_folder(show_progress=False) / CARD_NAME).read_text())
+    saved = make_tiny_kg().save(tmp_path / "kg")
+    assert card["kg"]["fingerprint"] == KnowledgeGraph.load(saved).fingerprint != ""
+
+
+def test_the_default_index_is_refused_before_it_is_built(
+    builds: list[int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "ro" / "cache"))
+    (tmp_path / "ro").mkdir()
+    read_only(monkeypatch, tmp_path / "ro")
+    with pytest.raises(
+        NotWritableError, match=r"default-index-.*set TERMNORM_CACHE to a writable folder"
+    ):
+        default.default_index_folder(show_progress=False)
+    assert builds == []  # no KG built, nothing encoded

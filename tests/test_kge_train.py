@@ -4,6 +4,8 @@ the ``termnorm kge`` commands; the missing-extra error."""
 from __future__ import annotations
 
 import json
+import logging
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -149,3 +151,21 @@ def test_cli_refuses_a_kg_too_small_for_the_split(
     args = ["kge", "train", "--kg", str(tiny_kg_dir), "--out", str(tmp_path / "kge")]
     code, _, stderr = run_main(args, capsys)
     assert code == 1 and "too few for a split" in stderr
+
+
+def test_training_and_scoring_show_no_pykeen_notices(
+    cluster_kg_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A CPU run logs no warning of PyKEEN or torch_max_mem ("Reconstructing all label-based
+    triples", "No cuda devices", "not considered safe") and raises no warning a user sees
+    (PyKEEN's internal DeprecationWarning is hidden outside __main__ anyway)."""
+    from termnorm.kge.scoring import KGETailScorer
+
+    caplog.set_level(logging.WARNING)
+    with warnings.catch_warnings(record=True) as raised:
+        warnings.simplefilter("always")
+        train_kge(cluster_kg_dir, KGEConfig(**TINY), tmp_path / "kge")
+        KGETailScorer(tmp_path / "kge", KnowledgeGraph.load(cluster_kg_dir))
+    shown = [f"{r.name}: {r.getMessage()}" for r in caplog.records]
+    assert shown == []
+    assert [str(w.message) for w in raised if w.category is not DeprecationWarning] == []

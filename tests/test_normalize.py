@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _index_fakes import TABLE, KeyedEncoder, known_kg, unit
+from _index_fakes import TABLE, KeyedEncoder, e, known_kg, unit
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index import TermIndex
 from termnorm.kg import KnowledgeGraph
@@ -183,3 +183,15 @@ def test_an_encoder_other_than_the_index_one_is_refused() -> None:
     index = TermIndex.build(known_kg(), KeyedEncoder(), show_progress=False)
     with pytest.raises(ArtifactMismatchError, match=r"fingerprint keyed-1.*fingerprint keyed-2"):
         Normalizer(index, KeyedEncoder(fingerprint="keyed-2"))
+
+
+def test_scores_are_cosines_clipped_to_one() -> None:
+    # vectors a hair longer than unit (float16 storage, fp rounding) score 1.00002 and -1.00002
+    table = {**TABLE, "q over": e(0) * np.float32(1.00002), "q under": -e(2) * np.float32(1.00002)}
+    encoder = KeyedEncoder(table)
+    normalizer = Normalizer(TermIndex.build(known_kg(), encoder, show_progress=False), encoder)
+    top = normalizer.normalize("q over", k=5)
+    assert (top[0].concept_id, top[0].score) == ("A:1", 1.0)
+    bottom = normalizer.normalize("q under", k=5)
+    assert (bottom[-1].concept_id, bottom[-1].score) == ("C:3", -1.0)
+    assert all(-1.0 <= c.score <= 1.0 for c in [*top, *bottom])

@@ -366,3 +366,22 @@ def test_resume_refuses_changed_settings_naming_them(
     same = _config(tiny_bert_path, out, loss="ms", kg=tiny_kg_dir / ".." / "kg", log_every=5)
     result = build_trainer(same).train(resume=True)
     assert result.steps == 12 and not result.interrupted
+
+
+def test_the_first_hard_negative_refresh_shows_its_progress(
+    tiny_bert_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before step 1 the sampler encodes one name per concept (76k for MEDIC + HPO): a bar
+    says so instead of 'train 0/N' standing still."""
+    from _kge_fixtures import make_cluster_kg
+    from termnorm.training import trainer as trainer_module
+
+    monkeypatch.setattr(trainer_module, "ENCODE_PROGRESS_MIN", 36)
+    kg = make_cluster_kg()  # 36 concepts: more than the query cache takes in one call
+    build_trainer(_config(tiny_bert_path, tmp_path / "m", steps=2, hard_refresh=4), kg=kg).train()
+    err = capsys.readouterr().err
+    assert "hard negatives: encoding 36 terms" in err
+    assert err.index("hard negatives: encoding 36 terms") < err.index("2/2")

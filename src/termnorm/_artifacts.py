@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from termnorm.errors import ArtifactMismatchError
+from termnorm.paths import ensure_writable, writing
 
 
 def umask_mode(directory: bool) -> int:
@@ -60,6 +61,7 @@ def prepare_output(
             f"--out {out} already exists and is not empty; pass --overwrite to replace it "
             "(its contents are deleted), or choose another folder"
         )
+    ensure_writable(path)  # a read-only --out is refused before the work, not after it
     return path
 
 
@@ -92,8 +94,9 @@ def refuse_input_overlap(out: str | Path, inputs: InputPaths, shown: object = No
 def atomic_dir(out: str | Path) -> Iterator[Path]:
     """Yield a temp folder next to ``out``; rename it to ``out`` when the block succeeds."""
     out = Path(os.path.abspath(out))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    with writing(out):  # a read-only or forbidden folder is refused here, before any work
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     tmp.chmod(umask_mode(directory=True))  # mkdtemp makes 0700; the result is the user's
     try:
         yield tmp

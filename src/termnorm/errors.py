@@ -25,6 +25,11 @@ class EmptyResultError(TermnormError):
     """A job produced nothing (e.g. a KG with no concept after filtering)."""
 
 
+class NotWritableError(TermnormError):
+    """A folder or file termnorm must write is read-only or not permitted; the message says
+    what to change (``TERMNORM_CACHE`` for the cache, another ``--out`` for outputs)."""
+
+
 class MissingExtraError(TermnormError, ImportError):
     """An optional dependency is absent; the message names the extra to install."""
 

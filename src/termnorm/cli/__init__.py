@@ -50,6 +50,9 @@ def register_all(app: typer.Typer) -> None:
     from termnorm.cli import normalize_cmd
 
     normalize_cmd.register(app)
+    from termnorm.cli import lookup_cmd
+
+    lookup_cmd.register(app)
     from termnorm.cli import serve_cmd
 
     serve_cmd.register(app)

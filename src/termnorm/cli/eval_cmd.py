@@ -25,6 +25,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from termnorm.cli._help import RUNTIME_HELP
 from termnorm.cli._output import json_ready, print_json
 from termnorm.cli._rank_options import (
     FUSION_WEIGHT_HELP,
@@ -46,7 +47,7 @@ from termnorm.cli._strategy import (
     command_matcher,
     synonyms_option,
 )
-from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
+from termnorm.encoders.runtime import THREADS_HELP, Runtime
 from termnorm.evaluation.metric_names import unprefixed
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.mentions.composite import CompositeRule
@@ -277,9 +278,11 @@ def normalize_cmd(
     synonyms: list[Path] | None = synonyms_option(),
     strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
     sieve_threshold: float = typer.Option(
-        DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
+        DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", min=-1.0, max=1.0, help=THRESHOLD_HELP
     ),
-    min_score: float | None = typer.Option(None, "--min-score", help=MIN_SCORE_HELP),
+    min_score: float | None = typer.Option(
+        None, "--min-score", min=-1.0, max=1.0, help=MIN_SCORE_HELP
+    ),
     namespaces: list[str] | None = typer.Option(None, "--namespace", help=NAMESPACE_HELP),
     types: list[str] | None = typer.Option(None, "--type", help=TYPE_HELP),
     abbreviations: AbbreviationMode | None = typer.Option(

@@ -12,10 +12,11 @@ from typing import Any
 
 import typer
 
+from termnorm.cli._help import RUNTIME_HELP
 from termnorm.cli._out import overwrite_option
 from termnorm.encoders.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
 from termnorm.encoders.pooling import Pooling
-from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
+from termnorm.encoders.runtime import THREADS_HELP, Runtime
 from termnorm.index.base import Backend
 
 BUILD_HELP = """Encode every term of a KG and write an index folder (vectors, tables, index.json).
@@ -54,6 +55,7 @@ def _summary(info: dict[str, Any]) -> list[tuple[str, str]]:
         ("kg fingerprint", str(kg.get("fingerprint") or "-")),
         ("terms", f"{counts.get('terms')} ({backend['terms']['backend']})"),
         ("concepts", f"{counts.get('concepts')} ({backend['concepts']['backend']})"),
+        ("relations", str(counts.get("relations", "-"))),
         ("memory", _memory(info)),
         ("dropped", ", ".join(f"{k} {v}" for k, v in counts.items() if k not in _SHOWN and v)),
         ("termnorm", str(info.get("termnorm_version"))),
@@ -77,7 +79,7 @@ def _memory(info: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-_SHOWN = {"terms", "concepts", "distinct_strings", "names_added_as_terms"}
+_SHOWN = {"terms", "concepts", "relations", "distinct_strings", "names_added_as_terms"}
 
 
 def _print_info(info: dict[str, Any], json_out: bool) -> None:

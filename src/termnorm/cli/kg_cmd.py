@@ -47,6 +47,7 @@ _FLAG_FIELDS = {
     "--used-only": "used_only",
     "--one-direction": "one_direction",
     "--prefix": "prefix",
+    "--encoding": "encoding",
 }
 
 
@@ -178,6 +179,11 @@ def register(app: typer.Typer) -> None:
         prefix: str | None = typer.Option(
             None, "--prefix", help="tsv/biosyn: namespace of IDs without one. Default LOCAL."
         ),
+        encoding: str | None = typer.Option(
+            None,
+            "--encoding",
+            help="tsv/biosyn: the file's text encoding (e.g. latin-1, cp1252). Default utf-8.",
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         from termnorm._artifacts import prepare_output
@@ -197,6 +203,7 @@ def register(app: typer.Typer) -> None:
             "--used-only": used_only or None,
             "--one-direction": one_direction or None,
             "--prefix": prefix,
+            "--encoding": encoding,
         }
         specs = _with_flags(specs, {k: v for k, v in flags.items() if v is not None})
         card, _ = build_kg_to_dir(specs, out)

@@ -6,6 +6,7 @@ Errors from termnorm (bad input, mismatched artifacts) print one line on stderr 
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sys
@@ -56,5 +57,15 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # one line, unless --debug
         if _state.DEBUG or "--debug" in (argv if argv is not None else sys.argv):
             raise
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {_user_message(exc)}", err=True)
         raise SystemExit(1) from None
+
+
+def _user_message(exc: Exception) -> str:
+    """The error's one line; a write refused by a read-only file system anywhere (writes the
+    library does not route through :func:`termnorm.paths.writing`) says what to change."""
+    if isinstance(exc, OSError) and exc.errno == errno.EROFS:
+        from termnorm.paths import not_writable
+
+        return str(not_writable(exc))
+    return str(exc)

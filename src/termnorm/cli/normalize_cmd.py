@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from termnorm.cli._help import RUNTIME_HELP
 from termnorm.cli._rank_options import (
     FUSION_WEIGHT_HELP,
     IMPLICATION_HELP,
@@ -34,7 +35,8 @@ from termnorm.cli._strategy import (
     command_matcher,
     synonyms_option,
 )
-from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
+from termnorm.cli.lookup_cmd import warn_concept_id_queries
+from termnorm.encoders.runtime import THREADS_HELP, Runtime
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
@@ -204,14 +206,16 @@ def register(app: typer.Typer) -> None:
             None, "-k", "--k", min=1, help="Concepts per term (default 5; 1 for files)."
         ),
         mode: str = typer.Option("term", "--mode", help=MODE_HELP),
-        max_chars: int = typer.Option(1000, "--max-chars", help="Longest accepted term."),
+        max_chars: int = typer.Option(1000, "--max-chars", min=1, help="Longest accepted term."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
         synonyms: list[Path] | None = synonyms_option(),
         strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
         sieve_threshold: float = typer.Option(
-            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
+            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", min=-1.0, max=1.0, help=THRESHOLD_HELP
         ),
-        min_score: float | None = typer.Option(None, "--min-score", help=MIN_SCORE_HELP),
+        min_score: float | None = typer.Option(
+            None, "--min-score", min=-1.0, max=1.0, help=MIN_SCORE_HELP
+        ),
         namespaces: list[str] | None = typer.Option(None, "--namespace", help=NAMESPACE_HELP),
         types: list[str] | None = typer.Option(None, "--type", help=TYPE_HELP),
         context_column: str | None = typer.Option(
@@ -333,6 +337,9 @@ def register(app: typer.Typer) -> None:
             return
         matcher = build_matcher()
         queries = list(terms or [])
+        warn_concept_id_queries(
+            getattr(getattr(matcher, "recall", matcher), "index", None), queries
+        )
         results = matcher.normalize_rows(queries, k or DEFAULT_K_TERMS)
         for row, result in enumerate(results):
             if result.error is not None:

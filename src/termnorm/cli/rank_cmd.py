@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
         synonyms: list[Path] | None = synonyms_option(),
         strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
         sieve_threshold: float = typer.Option(
-            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
+            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", min=-1.0, max=1.0, help=THRESHOLD_HELP
         ),
         keywords: Path | None = typer.Option(
             None,

@@ -66,10 +66,17 @@ def config_from_options(
 
 
 def train(ctx: typer.Context, resume: bool, config_json: Path | None, **given: Any) -> None:
-    """Train an encoder on a KG with CODER's losses; write a sentence-transformers folder.
+    """Train an encoder on a KG (and your annotated mentions); write a sentence-transformers folder.
 
-    Examples: termnorm train --kg kg/hpo --out models/hpo (the CPU recipe: synonym-only MS
-    loss with hard negatives, 1,500 steps); add --loss coder for CODER's relation loss.
+    The recipe that holds up (README, Training): your annotated mentions as domain synonyms
+    (--train-data od --mentions FILE), 3,000 steps, then WiSE-FT (--wise-alpha 0.5). Without
+    annotated mentions, training on the KG alone does not lift the base model zero-shot: use
+    the base model with --synonyms at search time instead.
+
+    \b
+    Examples:
+      termnorm train --kg kg/medic_hpo --out models/od-wise --train-data od --mentions ../shared/benchmarks/ncbi_disease/NCBItrainset_corpus.txt --steps 3000 --wise-alpha 0.5
+      termnorm train --kg kg/hpo --out models/coder --loss coder --steps 3000   # research: CODER's objective
     """
     from termnorm.api import train as run
 

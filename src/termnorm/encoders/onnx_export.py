@@ -42,7 +42,7 @@ from termnorm._artifacts import umask_mode
 from termnorm.encoders.int8_kernel import Int8Kernel, int8_kernel
 from termnorm.encoders.pooling import Pooling, pool
 from termnorm.encoders.runtime import require_onnx
-from termnorm.paths import cache_dir
+from termnorm.paths import cache_dir, writing
 
 if TYPE_CHECKING:
     from termnorm.encoders.transformer import TermEncoder
@@ -205,8 +205,9 @@ def onnx_graph(
     folder = export_folder(encoder)
     card = _card(encoder, inputs)
     if not _valid(folder, card):
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".export-", dir=folder.parent))
+        with writing(folder):  # the cache read-only: say to set TERMNORM_CACHE
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=".export-", dir=folder.parent))
         tmp.chmod(umask_mode(directory=True))
         try:
             logger.info("exporting %s to ONNX (%s)", encoder.path, folder)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from termnorm._artifacts import read_card, sha256_of
 from termnorm.index.term_index import CARD_NAME, FORMAT_VERSION, TermIndex
 from termnorm.kg import KnowledgeGraph
-from termnorm.paths import cache_dir
+from termnorm.paths import cache_dir, ensure_writable
 
 if TYPE_CHECKING:
     from termnorm.encoders import TermEncoder
@@ -103,6 +103,7 @@ def default_index_folder(show_progress: bool = True) -> Path:
         if reason is None:
             return folder
         logger.warning("the cached default index %s is stale (%s); rebuilding it", folder, reason)
+    ensure_writable(folder)  # a read-only cache is refused before minutes of encoding
     logger.info("building the default index (HPO + all-MiniLM-L6-v2) into %s", folder)
     kg = default_kg()
     encoder = _build_encoder()

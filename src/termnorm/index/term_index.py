@@ -345,7 +345,7 @@ class TermIndex:
             },
             "kg": {
                 "path": str(Path(kg_path).resolve()) if kg_path is not None else None,
-                "fingerprint": kg.fingerprint,
+                "fingerprint": kg.content_fingerprint(),
                 "sources": kg.card.get("sources"),
             },
             "backend": {"terms": term_spec.to_dict(), "concepts": concept_spec.to_dict()},

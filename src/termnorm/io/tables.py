@@ -28,10 +28,8 @@ place of those bytes and lists the lines it repaired in ``TableReader.replaced_l
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import csv
-import io
 import json
 import os
 import tempfile
@@ -40,7 +38,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from enum import Enum
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -48,6 +46,8 @@ import pyarrow.parquet as pq
 from termnorm._artifacts import umask_mode
 from termnorm.errors import InputFormatError
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
+from termnorm.io.lines import DecodedLines as _Lines
+from termnorm.paths import writing
 
 __all__ = [
     "CSV_FIELD_LIMIT",
@@ -106,8 +106,9 @@ def detect_format(path: str | Path) -> TableFormat:
 def atomic_file(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` on success."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
     os.close(fd)
     tmp = Path(name)
     tmp.chmod(umask_mode(directory=False))  # mkstemp makes 0600; the result is the user's
@@ -117,98 +118,6 @@ def atomic_file(path: str | Path) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
         raise
     os.replace(tmp, path)
-
-
-# ---------------------------------------------------------------------------- decoding
-_PROBE = 'a\n,\t"{}:'
-
-
-def _ascii_compatible(encoding: str) -> bool:
-    """Whether ``encoding`` writes ASCII (newlines included) as ASCII bytes, so that a file
-    can be split into lines before decoding."""
-    return _PROBE.encode(encoding).endswith(_PROBE.encode("ascii"))
-
-
-def _check_encoding(encoding: str) -> str:
-    try:
-        codecs.lookup(encoding)
-    except LookupError as exc:
-        raise ValueError(
-            f"unknown encoding {encoding!r}; use a Python codec name such as utf-8, "
-            "latin-1, cp1252 or utf-16"
-        ) from exc
-    return encoding
-
-
-class _Lines:
-    """The decoded lines of a text file (line endings kept), counting physical lines.
-
-    ASCII-compatible encodings are decoded line by line, so an undecodable byte is reported
-    at its line and column; others (UTF-16/32) through a text stream (no column).
-    """
-
-    def __init__(self, path: Path, encoding: str, errors: DecodeErrors) -> None:
-        self.path = path
-        self.encoding = _check_encoding(encoding)
-        self.errors = errors
-        self.line = 0
-        self.replaced: list[int] = []
-        self._shown = "utf-8" if encoding == DEFAULT_ENCODING else encoding
-
-    def _fail(self, exc: UnicodeDecodeError, line: bytes | None) -> InputFormatError:
-        column = f" at byte {exc.start + 1}" if line is not None else ""
-        bad = exc.object[exc.start : exc.end] if line is not None else b""
-        shown = f" {bytes(bad)!r}" if bad else ""
-        return InputFormatError(
-            self.path,
-            self.line,
-            f"bytes{shown}{column} are not valid {self._shown}; give the file's encoding "
-            "with --encoding (e.g. latin-1, cp1252; encoding= in the API), or --errors "
-            "replace to keep the row with U+FFFD in their place",
-        )
-
-    def __iter__(self) -> Iterator[str]:
-        with open(self.path, "rb") as raw:
-            if _ascii_compatible(self.encoding):
-                yield from self._by_line(raw)
-            else:
-                yield from self._by_stream(raw)
-
-    def _by_line(self, raw: BinaryIO) -> Iterator[str]:
-        decoder = codecs.getincrementaldecoder(self.encoding)("strict")
-        lenient = codecs.getincrementaldecoder(self.encoding)("replace")
-        for line in raw:
-            self.line += 1
-            try:
-                text = decoder.decode(line)
-            except UnicodeDecodeError as exc:
-                if self.errors is DecodeErrors.STRICT:
-                    raise self._fail(exc, line) from exc
-                decoder.reset()
-                lenient.reset()
-                text = lenient.decode(line)
-                self.replaced.append(self.line)
-            yield text
-        try:
-            decoder.decode(b"", final=True)
-        except UnicodeDecodeError as exc:  # a truncated multi-byte sequence at the very end
-            if self.errors is DecodeErrors.STRICT:
-                raise self._fail(exc, None) from exc
-            self.replaced.append(self.line)
-
-    def _by_stream(self, raw: BinaryIO) -> Iterator[str]:
-        text = io.TextIOWrapper(raw, self.encoding, errors=self.errors.value, newline="")
-        try:
-            for line in text:
-                self.line += 1
-                if "\ufffd" in line and self.errors is DecodeErrors.REPLACE:
-                    self.replaced.append(self.line)
-                yield line
-        except UnicodeDecodeError as exc:
-            self.line += 1
-            raise self._fail(exc, None) from exc
-        finally:
-            text.detach()
 
 
 def _raise_field_limit() -> None:

@@ -1,43 +1,54 @@
 """Small helpers shared by the loaders: reading lines, term keys, the record union.
 
 ``iter_lines`` yields ``(line_number, text)`` with the line ending removed, so every loader
-can name the file and line in an :class:`~termnorm.errors.InputFormatError`. Files ending in
-``.gz`` are decompressed on the fly; a UTF-8 byte-order mark is ignored.
+can name the file and line in an :class:`~termnorm.errors.InputFormatError`, undecodable
+bytes included (:class:`~termnorm.io.lines.DecodedLines`). Files ending in ``.gz`` are
+decompressed on the fly; a UTF-8 byte-order mark is ignored.
 """
 
 from __future__ import annotations
 
-import gzip
 import html
-import io
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TextIO
 
 from termnorm.errors import InputFormatError
+from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
+from termnorm.io.lines import DecodedLines
 from termnorm.kg.records import Concept, LoadReport, Relation, Term
+
+_UTF8 = {"utf-8", "utf8", "utf-8-sig"}
 
 Record = Concept | Term | Relation
 """What a loader yields: a concept before its terms; relations may come at any time."""
 
 
-def open_text(path: Path) -> TextIO:
-    """Open ``path`` for reading as UTF-8 text (``.gz`` transparently); missing → clear error."""
+ENCODING_HINT = (
+    "give the file's encoding with --encoding (e.g. latin-1, cp1252; '#encoding=...' after "
+    "an --add, encoding= in the loader options)"
+)
+"""What to do about undecodable bytes in a source whose loader takes an ``encoding``."""
+UTF8_HINT = "this format is read as UTF-8: convert the file (e.g. iconv -f latin1 -t utf-8)"
+"""What to do about undecodable bytes in a source read as UTF-8 only (OBO, UMLS, MEDIC)."""
+
+
+def decoded_lines(path: Path, encoding: str | None = None) -> DecodedLines:
+    """The lines of ``path`` (``.gz`` transparently), decoded with ``encoding`` (``None``: a
+    format read as UTF-8 only; a byte-order mark is skipped); missing → clear error.
+    Undecodable bytes raise :class:`InputFormatError` at their ``FILE:LINE``."""
     if not path.is_file():
         raise InputFormatError(path, None, "file not found")
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
-    return open(path, encoding="utf-8-sig", newline="")
+    codec = DEFAULT_ENCODING if encoding is None or encoding.lower() in _UTF8 else encoding
+    hint = UTF8_HINT if encoding is None else ENCODING_HINT
+    return DecodedLines(path, codec, DecodeErrors.STRICT, hint)
 
 
-def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(line_number, line)`` for each line of ``path`` (1-based, line ending stripped)."""
-    with open_text(path) as fh:
-        try:
-            for number, line in enumerate(fh, start=1):
-                yield number, line.rstrip("\r\n")
-        except UnicodeDecodeError as exc:
-            raise InputFormatError(path, None, f"not UTF-8 text ({exc.reason})") from None
+def iter_lines(path: Path, encoding: str | None = None) -> Iterator[tuple[int, str]]:
+    """``(line_number, line)`` for each line of ``path`` (1-based, line ending stripped);
+    see :func:`decoded_lines`."""
+    lines = decoded_lines(path, encoding)
+    for text in lines:
+        yield lines.line, text.rstrip("\r\n")
 
 
 def clean(text: str) -> str:

@@ -13,6 +13,7 @@ In memory it is a :class:`KnowledgeGraph` holding the tables as pandas DataFrame
 from __future__ import annotations
 
 import hashlib
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,16 +105,20 @@ class KnowledgeGraph:
         )
 
     # ----------------------------------------------------------------- persistence
+    def _write_tables(self, folder: Path) -> None:
+        """The three Parquet tables into ``folder`` (the bytes :func:`table_fingerprint` hashes)."""
+        for name, schema in TABLES.items():
+            df: pd.DataFrame = getattr(self, name)
+            table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+            pq.write_table(table, folder / f"{name}.parquet")
+
     def save(self, out: str | Path, card: dict[str, Any] | None = None) -> Path:
         """Write the tables and ``kg.json`` atomically; return the folder."""
         if len(self.concepts) == 0 or len(self.terms) == 0:
             raise EmptyResultError("refusing to save an empty KG (no concept or no term)")
         out = Path(out)
         with atomic_dir(out) as tmp:
-            for name, schema in TABLES.items():
-                df: pd.DataFrame = getattr(self, name)
-                table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
-                pq.write_table(table, tmp / f"{name}.parquet")
+            self._write_tables(tmp)
             full = dict(self.card)
             full.update(card or {})
             full["format_version"] = FORMAT_VERSION
@@ -143,6 +148,16 @@ class KnowledgeGraph:
     def fingerprint(self) -> str:
         """Content fingerprint from the card (``""`` for an unsaved KG)."""
         return str(self.card.get("fingerprint", ""))
+
+    def content_fingerprint(self) -> str:
+        """:attr:`fingerprint`, or for an unsaved KG the one :meth:`save` would write (its
+        tables written to a temporary folder and hashed), so that an index built from a KG in
+        memory (the default index) still names its KG."""
+        if self.fingerprint:
+            return self.fingerprint
+        with tempfile.TemporaryDirectory(prefix="termnorm-kg-") as tmp:
+            self._write_tables(Path(tmp))
+            return table_fingerprint(Path(tmp))
 
     def counts(self) -> dict[str, int]:
         """Row counts of the three tables plus the number of relation labels."""

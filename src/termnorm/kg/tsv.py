@@ -22,7 +22,7 @@ from pathlib import Path
 
 from termnorm.errors import InputFormatError
 from termnorm.kg._options import opt
-from termnorm.kg._text import Record, decode_entities, dedup_terms, iter_lines, open_text
+from termnorm.kg._text import Record, decode_entities, decoded_lines, dedup_terms, iter_lines
 from termnorm.kg.ids import namespaced
 from termnorm.kg.records import Concept, LoadReport
 
@@ -38,6 +38,7 @@ class TsvOptions:
     prefix: str = opt(DEFAULT_PREFIX, "Namespace given to IDs that have none.")
     delimiter: str = opt("", "Column separator (default: ',' for .csv, else tab).")
     lang: str = opt("en", "Language of rows without a language column.")
+    encoding: str = opt("utf-8", "Text encoding of the file (e.g. latin-1, cp1252).")
 
 
 @dataclass
@@ -57,15 +58,14 @@ def _is_header(row: list[str]) -> bool:
     )
 
 
-def _tsv_rows(path: Path, delimiter: str) -> Iterator[tuple[int, list[str]]]:
+def _tsv_rows(path: Path, delimiter: str, encoding: str) -> Iterator[tuple[int, list[str]]]:
     """``(line_number, columns)``; CSV files go through the csv module (quoting)."""
     if delimiter == ",":
-        with open_text(path) as fh:
-            reader = csv.reader(fh)
-            for row in reader:
-                yield reader.line_num, row
+        reader = csv.reader(decoded_lines(path, encoding))
+        for row in reader:
+            yield reader.line_num, row
     else:
-        for number, line in iter_lines(path):
+        for number, line in iter_lines(path, encoding):
             yield number, line.split(delimiter)
 
 
@@ -77,7 +77,7 @@ def load_tsv(path: Path, report: LoadReport, options: TsvOptions | None = None) 
     report.info["file"] = str(path)
     entries: dict[str, _Entry] = {}
     first = True
-    for number, row in _tsv_rows(path, delimiter):
+    for number, row in _tsv_rows(path, delimiter, options.encoding):
         if not any(c.strip() for c in row):
             continue
         if first and _is_header(row):
@@ -105,7 +105,7 @@ def load_biosyn(
     options = options or TsvOptions()
     report.info["file"] = str(path)
     entries: dict[str, _Entry] = {}
-    for number, line in iter_lines(path):
+    for number, line in iter_lines(path, options.encoding):
         if not line.strip():
             continue
         report.read["lines"] += 1

@@ -71,7 +71,12 @@ class KGETailScorer:
         config = self.card.get("config", {})
         kind = KGEModelKind(config.get("model"))
         self.model: Any = model_resolver.make(
-            kind.pykeen_name, embedding_dim=int(config["dim"]), triples_factory=factory
+            kind.pykeen_name,
+            embedding_dim=int(config["dim"]),
+            triples_factory=factory,
+            random_seed=int(
+                config.get("seed", 0)
+            ),  # overwritten by the state; PyKEEN warns without
         )
         state = torch.load(self.folder / PARAMS_FILE, map_location="cpu", weights_only=True)
         try:

@@ -42,7 +42,9 @@ class TripleSplit:
         """``head, relation, tail, part`` rows of all three parts (the split on disk)."""
         frames = []
         for part in PARTS:
-            labels = getattr(self, part).triples  # [n, 3] str
+            factory = getattr(self, part)
+            # label_triples, not .triples: that property warns on every call
+            labels = factory.label_triples(factory.mapped_triples)  # [n, 3] str
             frame = pd.DataFrame(labels, columns=["head", "relation", "tail"])
             frame["part"] = part
             frames.append(frame)

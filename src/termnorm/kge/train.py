@@ -21,11 +21,11 @@ import numpy as np
 
 from termnorm.errors import ArtifactMismatchError
 from termnorm.kg import KnowledgeGraph
-from termnorm.kge._pykeen import require_pykeen
+from termnorm.kge._pykeen import pykeen_device, quiet_pykeen, require_pykeen
 from termnorm.kge.config import KGEConfig
 from termnorm.kge.folder import save_kge
 from termnorm.kge.metrics import link_prediction_metrics
-from termnorm.kge.split import split_triples
+from termnorm.kge.split import TripleSplit, split_triples
 from termnorm.kge.vectors import KGEVectors
 
 __all__ = ["KGEEvaluator", "real_vectors", "train_kge"]
@@ -67,6 +67,44 @@ def _versions() -> dict[str, str]:
     return {p: metadata.version(p) for p in ("termnorm", "pykeen", "torch")}
 
 
+def _run_pipeline(split: TripleSplit, ranked: Any, config: KGEConfig, device: str) -> Any:
+    """PyKEEN's pipeline on the split: sLCWA training, rank-based evaluation of ``ranked``."""
+    from pykeen.pipeline import pipeline
+
+    # PyKEEN's training memory search probes sub-batch sizes until CUDA raises out-of-memory;
+    # on a CPU it only costs a probing pass and torch's pinned-memory warning
+    on_gpu = device.startswith("cuda")
+    return pipeline(
+        training=split.train,
+        validation=split.valid,
+        testing=ranked,
+        model=config.model.pykeen_name,
+        model_kwargs={"embedding_dim": config.dim},
+        optimizer="Adam",
+        optimizer_kwargs={"lr": config.lr},
+        training_loop="sLCWA",
+        training_loop_kwargs={"automatic_memory_optimization": on_gpu},
+        negative_sampler="basic",
+        negative_sampler_kwargs={"num_negs_per_pos": config.negatives},
+        training_kwargs={
+            "num_epochs": config.epochs,
+            "batch_size": config.batch_size,
+            "use_tqdm": False,
+            "pin_memory": on_gpu,
+        },
+        evaluator="rankbased",
+        evaluation_kwargs={
+            "batch_size": config.eval_batch_size,
+            "use_tqdm": False,
+            # with the pipeline's training + validation filter: every known triple is filtered
+            "additional_filter_triples": [split.test.mapped_triples],
+        },
+        random_seed=config.seed,
+        device=device,
+        use_tqdm=False,
+    )
+
+
 def train_kge(
     kg: KnowledgeGraph | str | Path,
     config: KGEConfig,
@@ -79,8 +117,6 @@ def train_kge(
     per-epoch training losses, the metrics and the versions of termnorm, PyKEEN and torch.
     """
     pykeen_version = require_pykeen()
-    from pykeen.pipeline import pipeline
-
     kg_path = None if isinstance(kg, KnowledgeGraph) else Path(kg)
     graph = kg if isinstance(kg, KnowledgeGraph) else KnowledgeGraph.load(kg)
     if not graph.fingerprint:
@@ -92,33 +128,9 @@ def train_kge(
     logger.info("KGE split: %s", split.sizes())
     ranked = _ranked_test(split.test, config.eval_max_triples, config.seed)
     started = time.perf_counter()
-    result = pipeline(
-        training=split.train,
-        validation=split.valid,
-        testing=ranked,
-        model=config.model.pykeen_name,
-        model_kwargs={"embedding_dim": config.dim},
-        optimizer="Adam",
-        optimizer_kwargs={"lr": config.lr},
-        training_loop="sLCWA",
-        negative_sampler="basic",
-        negative_sampler_kwargs={"num_negs_per_pos": config.negatives},
-        training_kwargs={
-            "num_epochs": config.epochs,
-            "batch_size": config.batch_size,
-            "use_tqdm": False,
-        },
-        evaluator="rankbased",
-        evaluation_kwargs={
-            "batch_size": config.eval_batch_size,
-            "use_tqdm": False,
-            # with the pipeline's training + validation filter: every known triple is filtered
-            "additional_filter_triples": [split.test.mapped_triples],
-        },
-        random_seed=config.seed,
-        device=config.device,
-        use_tqdm=False,
-    )
+    with quiet_pykeen():  # the evaluation's batch-size search warns on every CPU run
+        result = _run_pipeline(split, ranked, config, pykeen_device(config.device))
+
     model: Any = result.model  # an ERModel (entity_representations, relation_representations)
     id_to_entity = {i: e for e, i in split.train.entity_to_id.items()}
     id_to_relation = {i: r for r, i in split.train.relation_to_id.items()}

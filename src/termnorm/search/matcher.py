@@ -62,6 +62,15 @@ class SearchConfig:
     filter: ConceptFilter = field(default_factory=ConceptFilter)
     max_chars: int = DEFAULT_MAX_CHARS
 
+    def __post_init__(self) -> None:
+        """Scores are cosines: a threshold outside [-1, 1] would never (or always) apply."""
+        for name in ("threshold", "min_score"):
+            value = getattr(self, name)
+            if value is not None and not -1.0 <= value <= 1.0:
+                raise ValueError(f"{name} is a cosine and must be in [-1, 1], got {value}")
+        if self.max_chars < 1:
+            raise ValueError(f"max_chars must be at least 1, got {self.max_chars}")
+
 
 def abstain(candidates: list[Candidate], min_score: float | None) -> list[Candidate]:
     """``candidates`` scoring at least ``min_score``, ranks renumbered from 1."""

@@ -2,6 +2,7 @@
 
 Contract of :func:`rank_parts`, for each query vector:
 
+* Scores are cosines clipped to [-1, 1] (float16 vectors and fp rounding give 1.000016).
 * Hits of all parts are taken best first: higher score, then the earlier part (ontology
   before domain), then the smaller row.
 * A concept appears once. It scores as its best hit; its matched text is that hit's, except
@@ -81,7 +82,7 @@ def _collect(
     for p, result in results.items():
         ids = result.ids[j]
         valid = ids >= 0
-        scores = result.scores[j][valid].tolist()
+        scores = np.clip(result.scores[j][valid], -1.0, 1.0).tolist()  # cosines
         hits.extend(zip(scores, [p] * len(scores), ids[valid].tolist(), strict=True))
     if len(results) > 1:  # each part's hits are already in order
         hits.sort(key=lambda h: (-h[0], h[1], h[2]))

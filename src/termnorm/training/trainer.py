@@ -59,6 +59,9 @@ from termnorm.training.run_control import StopFlag, append_log, peak_rss_mb, tru
 
 logger = logging.getLogger(__name__)
 
+ENCODE_PROGRESS_MIN = 2_000
+"""A batch source's re-embedding of this many texts or more shows a progress bar."""
+
 __all__ = ["LOG_FILE", "TrainResult", "Trainer", "load_base_encoder"]
 
 LOG_FILE = "train_log.jsonl"
@@ -391,9 +394,17 @@ class Trainer:
         return self.encoder.tokenize(batch.terms)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        """Vectors of ``texts`` with the current weights (for the batch source's refreshes)."""
+        """Vectors of ``texts`` with the current weights (for the batch source's refreshes of
+        its hard negatives); from :data:`ENCODE_PROGRESS_MIN` texts on with a progress bar,
+        since the first refresh runs before step 1 (minutes on a large KG)."""
+        show = self.info.is_main and len(texts) >= ENCODE_PROGRESS_MIN
         with autocast(self.info.device, self.dtype):
-            return self.encoder.encode(texts, batch_size=self.config.encode_batch)
+            return self.encoder.encode(
+                texts,
+                batch_size=self.config.encode_batch,
+                show_progress=show,
+                desc=f"hard negatives: encoding {len(texts):,} terms",
+            )
 
     # ------------------------------------------------------------------ evaluation
     def _evaluate(self, step: int) -> dict[str, float]:

@@ -64,6 +64,13 @@ def index_identity(index: TermIndex) -> dict[str, Any]:
     }
 
 
+def _identity_text(identity: dict[str, Any]) -> str:
+    """``KG <fingerprint>, model <fingerprint[:12]> (<pooling>)``; a missing one says so."""
+    kg = identity.get("kg_fingerprint") or "none (an index of an unsaved KG)"
+    model = str(identity.get("model_fingerprint") or "none")[:12]
+    return f"KG {kg}, model {model} ({identity.get('pooling') or '?'} pooling)"
+
+
 class Ranker:
     """A loaded ranker: scores a mention's candidates, all of them in one forward pass."""
 
@@ -92,10 +99,9 @@ class Ranker:
         if any(trained.get(k) != mine[k] for k in keys):
             raise ArtifactMismatchError(
                 f"the ranker {self.path or ''} was trained on candidates of the index "
-                f"{trained.get('path')} (KG {trained.get('kg_fingerprint')}, model "
-                f"{str(trained.get('model_fingerprint'))[:12]}), but this index has KG "
-                f"{mine['kg_fingerprint']} and model {str(mine['model_fingerprint'])[:12]}: "
-                "train a ranker for this index with 'termnorm rank train --index INDEX'"
+                f"{trained.get('path')} ({_identity_text(trained)}), but this index has "
+                f"{_identity_text(mine)}: train a ranker for this index with "
+                "'termnorm rank train --index INDEX'"
             )
 
     def score(self, mention: str, candidates: Sequence[Candidate]) -> np.ndarray:
