@@ -73,5 +73,6 @@ def test_cli_encoding_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     code, _, err = run_main([*argv, "--encoding", "latin-1"], capsys)
     assert code == 0, err
     assert "caf\u00e9 au lait spots" in _terms(KnowledgeGraph.load(tmp_path / "kg"))
-    code, _, err = run_main([*argv, "--format", "obo", "--encoding", "latin-1"], capsys)
+    obo = [*argv[:-1], str(tmp_path / "kg-obo"), "--format", "obo", "--encoding", "latin-1"]
+    code, _, err = run_main(obo, capsys)
     assert code == 1 and "--encoding does not apply" in err
