@@ -111,7 +111,8 @@ def train_kge(
             training_kwargs={
                 "num_epochs": config.epochs,
                 "batch_size": config.batch_size,
-                "use_tqdm": config.progress,
+                "use_tqdm": config.progress,  # one bar over the epochs, with an ETA
+                "use_tqdm_batch": False,
                 "tqdm_kwargs": {"desc": f"{config.model.pykeen_name} epochs"},
             },
             evaluator="rankbased",
@@ -127,7 +128,6 @@ def train_kge(
             },
             random_seed=config.seed,
             device=config.device,
-            use_tqdm=False,
         )
         model: Any = result.model  # an ERModel (entity and relation representations)
         early = stopping.finish(result)
