@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -36,3 +37,25 @@ def make_cluster_kg(seed: int = 0) -> KnowledgeGraph:
 def save_cluster_kg(folder: Path, seed: int = 0) -> Path:
     """:func:`make_cluster_kg` saved as a KG folder."""
     return make_cluster_kg(seed).save(folder, card={"sources": [{"format": "fixture"}]})
+
+
+def make_chain_kg(chains: int = 10, length: int = 12) -> KnowledgeGraph:
+    """``chains`` chains of ``length`` concepts (C:c:i) linked by ``next`` (i → i+1) and its
+    inverse ``prev`` (i+1 → i): every held-out edge is learnable from its inverse, which
+    training holds unless the split drew both. 120 concepts and 220 triples by default."""
+    concepts, terms, relations = [], [], []
+    for c in range(chains):
+        ids = [f"C:{c:02d}:{i:02d}" for i in range(length)]
+        for i, cid in enumerate(ids):
+            name = f"chain {c} link {i}"
+            concepts.append({"concept_id": cid, "name": name, "semantic_types": [f"chain{c}"]})
+            terms.append({"concept_id": cid, "term": name, "is_preferred": True})
+        for a, b in pairwise(ids):
+            relations.append({"head": a, "relation": "next", "tail": b})
+            relations.append({"head": b, "relation": "prev", "tail": a})
+    return KnowledgeGraph.from_records(concepts, terms, relations)
+
+
+def save_chain_kg(folder: Path) -> Path:
+    """:func:`make_chain_kg` saved as a KG folder."""
+    return make_chain_kg().save(folder, card={"sources": [{"format": "fixture"}]})

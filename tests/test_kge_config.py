@@ -25,6 +25,9 @@ def test_defaults_are_the_papers_split_and_model_names_resolve_in_pykeen_terms()
         ({"test_fraction": 0.5}, r"test_fraction must be in \(0, 0.5\)"),
         ({"valid_fraction": 0.0}, r"valid_fraction must be in \(0, 0.5\)"),
         ({"eval_max_triples": 0}, "eval_max_triples must be at least 1"),
+        ({"negatives": 0}, "negatives must be at least 1"),
+        ({"patience": 0}, "patience must be at least 1"),
+        ({"valid_max_triples": 0}, "valid_max_triples must be at least 1"),
     ],
 )
 def test_bad_values_are_refused(changes: dict[str, float], message: str) -> None:
@@ -35,3 +38,20 @@ def test_bad_values_are_refused(changes: dict[str, float], message: str) -> None
 def test_an_unknown_model_is_refused() -> None:
     with pytest.raises(ValueError, match="'distmult' is not a valid KGEModelKind"):
         KGEConfig(model="distmult")  # type: ignore[arg-type]
+
+
+def test_each_model_trains_with_its_recipe_unless_overridden() -> None:
+    from termnorm.kge.recipes import RECIPES, pipeline_arguments
+
+    complex_ = pipeline_arguments(KGEConfig(model=KGEModelKind.COMPLEX))
+    assert complex_["model_kwargs"]["entity_initializer"] == "xavier_normal"  # not N(0, 1)
+    assert complex_["model_kwargs"]["regularizer"] is None
+    assert (
+        complex_["negative_sampler_kwargs"]["num_negs_per_pos"]
+        == RECIPES[KGEModelKind.COMPLEX].negatives
+    )
+    assert all(r.negatives > 1 for r in RECIPES.values())
+    own = pipeline_arguments(KGEConfig(model=KGEModelKind.SIMPLE, lr=0.5, negatives=3, dim=7))
+    assert own["optimizer_kwargs"] == {"lr": 0.5}
+    assert own["negative_sampler_kwargs"] == {"num_negs_per_pos": 3}
+    assert own["model_kwargs"]["embedding_dim"] == 7 and own["model_kwargs"]["clamp_score"] == 20

@@ -96,9 +96,15 @@ def _summary(card: dict[str, Any], title: str) -> None:
     table.add_column("item")
     table.add_column("value", justify="right")
     table.add_row("model", f"{card.get('pykeen_model')} (dim {config.get('dim')})")
-    table.add_row(
-        "epochs / lr / seed", f"{config.get('epochs')} / {config.get('lr')} / {config.get('seed')}"
-    )
+    training = card.get("training", {})
+    early = card.get("early_stopping", {})
+    epochs = early.get("epochs_run", config.get("epochs"))
+    if early.get("best_epoch") is not None:
+        epochs = f"{epochs} (best {early['best_epoch']})"
+    lr = training.get("optimizer_kwargs", {}).get("lr", config.get("lr"))
+    table.add_row("epochs / lr / seed", f"{epochs} / {lr} / {config.get('seed')}")
+    if training:
+        table.add_row("loss / negatives", f"{training.get('loss')} / {training.get('negatives')}")
     table.add_row("KG fingerprint", str(card.get("kg", {}).get("fingerprint")))
     table.add_row(
         "entities / relations",
@@ -125,7 +131,7 @@ def register(app: typer.Typer) -> None:
     @kge_app.command(
         "train",
         epilog="Examples:\n\n  termnorm kge train --kg kg/hpo --model complex --out kge/hpo_complex\n\n"
-        "  termnorm kge train --kg kg/hpo --model transe --epochs 5 --out kge/hpo_transe "
+        "  termnorm kge train --kg kg/hpo --model transe --epochs 50 --out kge/hpo_transe "
         "--relatedness ../shared/benchmarks/mayosrs/MiniMayoSRS.csv "
         "--relatedness umnsrs=../shared/benchmarks/umnsrs/umnsrs-sim.txt",
     )
@@ -137,8 +143,16 @@ def register(app: typer.Typer) -> None:
         dim: int = typer.Option(_D.dim, "--dim", help=H["dim"]),
         epochs: int = typer.Option(_D.epochs, "--epochs", help=H["epochs"]),
         batch_size: int = typer.Option(_D.batch_size, "--batch-size", help=H["batch_size"]),
-        lr: float = typer.Option(_D.lr, "--lr", help=H["lr"]),
-        negatives: int = typer.Option(_D.negatives, "--negatives", help=H["negatives"]),
+        lr: float | None = typer.Option(_D.lr, "--lr", help=H["lr"]),
+        negatives: int | None = typer.Option(_D.negatives, "--negatives", help=H["negatives"]),
+        early_stopping: bool = typer.Option(
+            _D.early_stopping, "--early-stopping/--no-early-stopping", help=H["early_stopping"]
+        ),
+        eval_every: int = typer.Option(_D.eval_every, "--eval-every", help=H["eval_every"]),
+        patience: int = typer.Option(_D.patience, "--patience", help=H["patience"]),
+        valid_max_triples: int | None = typer.Option(
+            _D.valid_max_triples, "--valid-max-triples", help=H["valid_max_triples"]
+        ),
         valid_fraction: float = typer.Option(
             _D.valid_fraction, "--valid-fraction", help=H["valid_fraction"]
         ),
@@ -153,6 +167,7 @@ def register(app: typer.Typer) -> None:
         ),
         seed: int = typer.Option(_D.seed, "--seed", help=H["seed"]),
         device: str | None = typer.Option(_D.device, "--device", help=H["device"]),
+        progress: bool = typer.Option(_D.progress, "--progress/--no-progress", help=H["progress"]),
         mcsm: bool = typer.Option(
             True, "--mcsm/--no-mcsm", help="MCSM of the entity vectors on the KG's types."
         ),
@@ -183,12 +198,17 @@ def register(app: typer.Typer) -> None:
             batch_size=batch_size,
             lr=lr,
             negatives=negatives,
+            early_stopping=early_stopping,
+            eval_every=eval_every,
+            patience=patience,
+            valid_max_triples=valid_max_triples,
             valid_fraction=valid_fraction,
             test_fraction=test_fraction,
             eval_max_triples=eval_max_triples,
             eval_batch_size=eval_batch_size,
             seed=seed,
             device=device,
+            progress=progress,
         )
         graph = KnowledgeGraph.load(kg)
         evaluators = similarity_evaluators(

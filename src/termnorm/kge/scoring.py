@@ -29,6 +29,7 @@ from termnorm.kge.folder import (
     load_split,
     read_kge_card,
 )
+from termnorm.kge.recipes import build_model
 
 __all__ = ["KGETailScorer"]
 
@@ -43,7 +44,6 @@ class KGETailScorer:
 
     def __init__(self, folder: str | Path, kg: KnowledgeGraph | None = None) -> None:
         require_pykeen()
-        from pykeen.models import model_resolver
         from pykeen.triples import TriplesFactory
 
         self.folder = Path(folder)
@@ -70,13 +70,14 @@ class KGETailScorer:
         )
         config = self.card.get("config", {})
         kind = KGEModelKind(config.get("model"))
-        self.model: Any = model_resolver.make(
-            kind.pykeen_name,
-            embedding_dim=int(config["dim"]),
-            triples_factory=factory,
-            random_seed=int(
-                config.get("seed", 0)
-            ),  # overwritten by the state; PyKEEN warns without
+        # cards from before the recipes (issue 32) have no "training": PyKEEN's defaults
+        model_kwargs = self.card.get("training", {}).get("model_kwargs", {})
+        self.model: Any = build_model(
+            kind,
+            int(config["dim"]),
+            # the seed is overwritten by the state; PyKEEN warns without one
+            {**model_kwargs, "random_seed": int(config.get("seed", 0))},
+            factory,
         )
         state = torch.load(self.folder / PARAMS_FILE, map_location="cpu", weights_only=True)
         try:

@@ -20,7 +20,7 @@ from termnorm.errors import EmptyResultError
 from termnorm.kg import KnowledgeGraph
 from termnorm.kge._pykeen import require_pykeen
 
-__all__ = ["PARTS", "TripleSplit", "kg_triples", "split_triples"]
+__all__ = ["PARTS", "TripleSplit", "kg_triples", "sample_triples", "split_triples"]
 
 PARTS = ("train", "valid", "test")
 
@@ -85,3 +85,15 @@ def split_triples(
             f"relation occurs in training ({exc}); lower the validation and test fractions"
         ) from None
     return TripleSplit(train, valid, test, dropped)
+
+
+def sample_triples(factory: Any, max_triples: int | None, seed: int) -> Any:
+    """The triples factory, or a seeded sample of ``max_triples`` of its triples."""
+    import torch
+
+    n = int(factory.num_triples)
+    if max_triples is None or max_triples >= n:
+        return factory
+    order = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
+    keep = order[:max_triples].sort().values
+    return factory.clone_and_exchange_triples(factory.mapped_triples[keep])

@@ -1,8 +1,9 @@
 """Train a KGE on a KG's relation table with PyKEEN and write it as a KGE folder.
 
 ``train_kge(kg, config, out)``: split the distinct triples (:mod:`termnorm.kge.split`), train
-the PyKEEN model on the training part (sLCWA, the model's default loss, Adam), compute the
-filtered link-prediction metrics on the test part (:mod:`termnorm.kge.metrics`), run the given
+the PyKEEN model on the training part (sLCWA with the model's recipe,
+:mod:`termnorm.kge.recipes`; early stopping on the validation MRR, :mod:`termnorm.kge.stopping`),
+compute the filtered link-prediction metrics on the test part (:mod:`termnorm.kge.metrics`), run the given
 evaluators on the entity vectors (e.g. MCSM and relatedness through
 :mod:`termnorm.kge.embedders`), and write everything (:mod:`termnorm.kge.folder`). The KG must
 be a saved KG folder (its fingerprint goes on the card). Needs the ``kge`` extra.
@@ -10,9 +11,11 @@ be a saved KG folder (its fingerprint goes on the card). Needs the ``kge`` extra
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -25,7 +28,9 @@ from termnorm.kge._pykeen import pykeen_device, quiet_pykeen, require_pykeen
 from termnorm.kge.config import KGEConfig
 from termnorm.kge.folder import save_kge
 from termnorm.kge.metrics import link_prediction_metrics
-from termnorm.kge.split import TripleSplit, split_triples
+from termnorm.kge.recipes import pipeline_arguments
+from termnorm.kge.split import sample_triples, split_triples
+from termnorm.kge.stopping import EarlyStopping
 from termnorm.kge.vectors import KGEVectors
 
 __all__ = ["KGEEvaluator", "real_vectors", "train_kge"]
@@ -51,58 +56,24 @@ def real_vectors(representations: Sequence[Any]) -> np.ndarray:
     return torch.cat(parts, dim=-1).numpy()
 
 
-def _ranked_test(test: Any, max_triples: int | None, seed: int) -> Any:
-    """The test factory, or a seeded sample of ``max_triples`` of its triples."""
-    import torch
+@contextmanager
+def frozen_gc() -> Iterator[None]:
+    """Move the objects alive now out of the garbage collector's reach for the block.
 
-    n = int(test.num_triples)
-    if max_triples is None or max_triples >= n:
-        return test
-    order = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
-    keep = order[:max_triples].sort().values
-    return test.clone_and_exchange_triples(test.mapped_triples[keep])
+    PyKEEN's training loop calls ``gc.collect()`` after every epoch; in a process that has
+    loaded torch, pandas and the KG, each call walks millions of long-lived objects (0.8 s on
+    a shared CPU, more than a small KG's whole epoch). Frozen objects are skipped; new ones
+    are still collected, and the freeze is undone on exit."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _versions() -> dict[str, str]:
     return {p: metadata.version(p) for p in ("termnorm", "pykeen", "torch")}
-
-
-def _run_pipeline(split: TripleSplit, ranked: Any, config: KGEConfig, device: str) -> Any:
-    """PyKEEN's pipeline on the split: sLCWA training, rank-based evaluation of ``ranked``."""
-    from pykeen.pipeline import pipeline
-
-    # PyKEEN's training memory search probes sub-batch sizes until CUDA raises out-of-memory;
-    # on a CPU it only costs a probing pass and torch's pinned-memory warning
-    on_gpu = device.startswith("cuda")
-    return pipeline(
-        training=split.train,
-        validation=split.valid,
-        testing=ranked,
-        model=config.model.pykeen_name,
-        model_kwargs={"embedding_dim": config.dim},
-        optimizer="Adam",
-        optimizer_kwargs={"lr": config.lr},
-        training_loop="sLCWA",
-        training_loop_kwargs={"automatic_memory_optimization": on_gpu},
-        negative_sampler="basic",
-        negative_sampler_kwargs={"num_negs_per_pos": config.negatives},
-        training_kwargs={
-            "num_epochs": config.epochs,
-            "batch_size": config.batch_size,
-            "use_tqdm": False,
-            "pin_memory": on_gpu,
-        },
-        evaluator="rankbased",
-        evaluation_kwargs={
-            "batch_size": config.eval_batch_size,
-            "use_tqdm": False,
-            # with the pipeline's training + validation filter: every known triple is filtered
-            "additional_filter_triples": [split.test.mapped_triples],
-        },
-        random_seed=config.seed,
-        device=device,
-        use_tqdm=False,
-    )
 
 
 def train_kge(
@@ -117,6 +88,8 @@ def train_kge(
     per-epoch training losses, the metrics and the versions of termnorm, PyKEEN and torch.
     """
     pykeen_version = require_pykeen()
+    from pykeen.pipeline import pipeline
+
     kg_path = None if isinstance(kg, KnowledgeGraph) else Path(kg)
     graph = kg if isinstance(kg, KnowledgeGraph) else KnowledgeGraph.load(kg)
     if not graph.fingerprint:
@@ -126,18 +99,56 @@ def train_kge(
         )
     split = split_triples(graph, config.valid_fraction, config.test_fraction, config.seed)
     logger.info("KGE split: %s", split.sizes())
-    ranked = _ranked_test(split.test, config.eval_max_triples, config.seed)
+    ranked = sample_triples(split.test, config.eval_max_triples, config.seed)
+    arguments = pipeline_arguments(config)
     started = time.perf_counter()
-    with quiet_pykeen():  # the evaluation's batch-size search warns on every CPU run
-        result = _run_pipeline(split, ranked, config, pykeen_device(config.device))
-
-    model: Any = result.model  # an ERModel (entity_representations, relation_representations)
+    device = pykeen_device(config.device)
+    on_gpu = device.startswith("cuda")
+    # quiet_pykeen: the evaluation's batch-size search warns on every CPU run
+    with quiet_pykeen(), EarlyStopping(config, split) as stopping, frozen_gc():
+        result = pipeline(
+            training=split.train,
+            testing=ranked,
+            **arguments,
+            **stopping.pipeline_arguments(),
+            training_kwargs={
+                "num_epochs": config.epochs,
+                "batch_size": config.batch_size,
+                "use_tqdm": config.progress,  # one bar over the epochs, with an ETA
+                "use_tqdm_batch": False,
+                "tqdm_kwargs": {"desc": f"{config.model.pykeen_name} epochs"},
+                "pin_memory": on_gpu,  # torch warns about pinned memory without a GPU
+            },
+            # PyKEEN's memory search probes sub-batch sizes until CUDA runs out of memory
+            training_loop_kwargs={"automatic_memory_optimization": on_gpu},
+            evaluator="rankbased",
+            evaluation_kwargs={
+                "batch_size": config.eval_batch_size,
+                "use_tqdm": False,
+                # with the pipeline's training + (sampled) validation filter: every known
+                # triple is filtered
+                "additional_filter_triples": [
+                    split.valid.mapped_triples,
+                    split.test.mapped_triples,
+                ],
+            },
+            random_seed=config.seed,
+            device=device,
+        )
+        model: Any = result.model  # an ERModel (entity and relation representations)
+        early = stopping.finish(result)
     id_to_entity = {i: e for e, i in split.train.entity_to_id.items()}
     id_to_relation = {i: r for r, i in split.train.relation_to_id.items()}
     card: dict[str, Any] = {
         "config": config.to_card(),
         "pykeen_model": type(model).__name__,
         "loss": type(model.loss).__name__,
+        "training": {
+            key: arguments[key]
+            for key in ("model_kwargs", "loss", "loss_kwargs", "optimizer", "optimizer_kwargs")
+        }
+        | {"negatives": arguments["negative_sampler_kwargs"]["num_negs_per_pos"]},
+        "early_stopping": early,
         "kg": {"path": str(kg_path) if kg_path else None, "fingerprint": graph.fingerprint},
         "split": {
             "method": "pykeen coverage",
