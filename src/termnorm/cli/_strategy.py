@@ -23,10 +23,12 @@ from termnorm.search.defaults import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - registering the commands stays cheap
+    from termnorm.search.candidate import RowMatcher
     from termnorm.search.domain import SearchSpace
     from termnorm.search.matcher import SpaceMatcher
 
 __all__ = [
+    "HYBRID_HELP",
     "MIN_SCORE_HELP",
     "MODE_HELP",
     "NAMESPACE_HELP",
@@ -37,6 +39,7 @@ __all__ = [
     "check_mode",
     "command_matcher",
     "synonyms_option",
+    "with_hybrid",
 ]
 
 STRATEGY_HELP = (
@@ -58,6 +61,20 @@ MIN_SCORE_HELP = (
 )
 NAMESPACE_HELP = "Only concepts of this ID namespace (HP for HP:0001250); repeatable."
 TYPE_HELP = 'Only concepts of this semantic type ("Disease or Syndrome"); repeatable.'
+HYBRID_HELP = (
+    "Hybrid recall card (termnorm rank hybrid): the search's candidates and char 3-gram "
+    "TF-IDF candidates merged, ordered by w*cosine + (1-w)*TF-IDF cosine with the card's w "
+    "(--min-score then applies to that score)."
+)
+
+
+def with_hybrid(matcher: SpaceMatcher, hybrid: Path | None) -> RowMatcher:
+    """``matcher``, or the hybrid recall of the card ``hybrid`` over it."""
+    if hybrid is None:
+        return matcher
+    from termnorm.search.rank.hybrid_fit import load_hybrid
+
+    return load_hybrid(hybrid, matcher)
 
 
 def synonyms_option() -> Any:

@@ -37,6 +37,7 @@ from termnorm.cli._rank_options import (
     ranked_matcher,
 )
 from termnorm.cli._strategy import (
+    HYBRID_HELP,
     MIN_SCORE_HELP,
     NAMESPACE_HELP,
     STRATEGY_HELP,
@@ -45,6 +46,7 @@ from termnorm.cli._strategy import (
     check_mode,
     command_matcher,
     synonyms_option,
+    with_hybrid,
 )
 from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
 from termnorm.evaluation.metric_names import unprefixed
@@ -102,13 +104,14 @@ class SearchOptions:
     min_score: float | None = None
     namespaces: list[str] | None = None
     semantic_types: list[str] | None = None
+    hybrid: Path | None = None
 
     @property
     def customised(self) -> bool:
         """Whether anything beyond the plain normalizer's ``mode`` was asked."""
         return bool(
             self.strategy or self.synonyms or self.min_score is not None
-            or self.namespaces or self.semantic_types
+            or self.namespaces or self.semantic_types or self.hybrid
         )  # fmt: skip
 
 
@@ -134,11 +137,11 @@ def _index_matcher(
     encoder = index.load_encoder(model)
     encoder.set_runtime(runtime, threads=threads)
     space = SearchSpace(index, encoder)
-    return command_matcher(
+    return with_hybrid(command_matcher(
         space, search.mode, search.strategy, search.synonyms, search.threshold,
         min_score=search.min_score, namespaces=search.namespaces,
         semantic_types=search.semantic_types,
-    )  # fmt: skip
+    ), search.hybrid)  # fmt: skip
 
 
 def _baseline_matcher(kind: LexicalKind, kg_dir: Path) -> Matcher:
@@ -287,6 +290,7 @@ def normalize_cmd(
     ),
     runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
     threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
+    hybrid: Path | None = typer.Option(None, "--hybrid", exists=True, help=HYBRID_HELP),
     ranker: Path | None = typer.Option(None, "--ranker", exists=True, help=RANKER_HELP),
     k_c: int = typer.Option(10, "--k-c", min=1, help=K_C_HELP),
     rank_mode: str = typer.Option("fused", "--rank-mode", help=RANK_MODE_HELP),
@@ -306,11 +310,13 @@ def normalize_cmd(
         raise typer.BadParameter("--zero-shot folds carry no document text: drop --abbreviations")
     check_mode(mode)
     search = SearchOptions(
-        mode, strategy, synonyms, sieve_threshold, min_score, namespaces or None, types or None
-    )
+        mode, strategy, synonyms, sieve_threshold, min_score, namespaces or None, types or None,
+        hybrid,
+    )  # fmt: skip
     if search.customised and index is None:
         raise typer.BadParameter(
-            "--strategy, --synonyms, --min-score, --namespace and --type search an index: "
+            "--strategy, --synonyms, --min-score, --namespace, --type and --hybrid search an "
+            "index: "
             "give --index"
         )
     ks = ks_up_to(k)

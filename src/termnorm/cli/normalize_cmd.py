@@ -24,6 +24,7 @@ from termnorm.cli._rank_options import (
     ranked_matcher,
 )
 from termnorm.cli._strategy import (
+    HYBRID_HELP,
     MIN_SCORE_HELP,
     MODE_HELP,
     NAMESPACE_HELP,
@@ -33,6 +34,7 @@ from termnorm.cli._strategy import (
     check_mode,
     command_matcher,
     synonyms_option,
+    with_hybrid,
 )
 from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
@@ -228,6 +230,7 @@ def register(app: typer.Typer) -> None:
         ),
         runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
         threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
+        hybrid: Path | None = typer.Option(None, "--hybrid", exists=True, help=HYBRID_HELP),
         ranker: Path | None = typer.Option(None, "--ranker", exists=True, help=RANKER_HELP),
         k_c: int = typer.Option(10, "--k-c", min=1, help=K_C_HELP),
         rank_mode: str = typer.Option("fused", "--rank-mode", help=RANK_MODE_HELP),
@@ -287,10 +290,10 @@ def register(app: typer.Typer) -> None:
             check_output(input, output)  # before the index loads
 
         def build_matcher() -> RowMatcher:
-            matcher: RowMatcher = command_matcher(
+            matcher: RowMatcher = with_hybrid(command_matcher(
                 _space(index, runtime, threads, model), mode, strategy, synonyms, sieve_threshold,
                 max_chars=max_chars, min_score=min_score, namespaces=namespaces, semantic_types=types,
-            )  # fmt: skip
+            ), hybrid)  # fmt: skip
             return matcher if rank is None else ranked_matcher(matcher, rank, threads)
 
         if input is not None and output is not None:
@@ -300,6 +303,7 @@ def register(app: typer.Typer) -> None:
                 "sieve_threshold": sieve_threshold, "min_score": min_score, "max_chars": max_chars,
                 "namespaces": namespaces, "types": types, "runtime": runtime.value,
                 "rank": None if rank is None else rank.settings(),
+                **({"hybrid": str(hybrid.resolve())} if hybrid is not None else {}),
             }  # fmt: skip
             file_options: dict[str, Any] = {
                 "column": column, "k": k or DEFAULT_K_FILES, "show_progress": True,

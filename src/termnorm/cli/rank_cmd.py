@@ -12,6 +12,7 @@ import typer
 
 from termnorm.cli._out import overwrite_option
 from termnorm.cli._strategy import STRATEGY_HELP, THRESHOLD_HELP, synonyms_option
+from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.mentions.mention import MentionFormat
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
@@ -32,12 +33,78 @@ Examples:
 """
 
 
+HYBRID_FIT_HELP = """Fit hybrid recall (dense search + char 3-gram TF-IDF, BioSyn) on annotated training mentions and write its card (JSON): the weight w of h = w*dense cosine + (1-w)*TF-IDF cosine with the best training acc@1, the candidates taken from each side, the index and strategy.
+
+Training mentions are searched cross-fitted, as in rank train (a --synonyms file that is also a --mentions file is split by document into --folds). Use the card with termnorm normalize --hybrid CARD and termnorm eval normalize --hybrid CARD.
+
+Examples:
+
+  termnorm rank hybrid --index idx/medic --mentions NCBItrainset_corpus.txt --synonyms NCBItrainset_corpus.txt --out hybrid/ncbi.json
+"""
+
+
 def register(app: typer.Typer) -> None:
     """Attach the ``rank`` group (``rank train``) to ``app``."""
     rank_app = typer.Typer(
         help="Train rankers that reorder recalled candidates.", no_args_is_help=True
     )
     app.add_typer(rank_app, name="rank")
+
+    @rank_app.command("hybrid", help=HYBRID_FIT_HELP)
+    def hybrid(
+        index: Path = typer.Option(..., "--index", exists=True, help="Index folder (recall)."),
+        mentions: list[Path] = typer.Option(
+            ..., "--mentions", exists=True, help="Annotated training mentions; repeatable."
+        ),
+        out: Path = typer.Option(..., "--out", help="Card (JSON file) to write."),
+        fmt: MentionFormat | None = typer.Option(
+            None, "--format", help="Mention format (detected when omitted)."
+        ),
+        synonyms: list[Path] | None = synonyms_option(),
+        strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
+        sieve_threshold: float = typer.Option(
+            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
+        ),
+        k_dense: int = typer.Option(20, "--k-dense", min=1, help="Candidates of the dense side."),
+        k_sparse: int = typer.Option(
+            20, "--k-sparse", min=1, help="Candidates of the sparse (TF-IDF) side."
+        ),
+        folds: int = typer.Option(5, "--folds", min=2, help="Cross-fitting folds (documents)."),
+        max_queries: int | None = typer.Option(
+            None, "--max-queries", min=1, help="Fit on a seeded sample of this many queries."
+        ),
+        abbreviations: AbbreviationMode | None = typer.Option(
+            None,
+            "--abbreviations",
+            help="Expand short forms from the documents (default: ab3p for document formats).",
+        ),
+        runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
+        threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
+        seed: int = typer.Option(0, "--seed", help="Seed of the folds and the sampling."),
+        overwrite: bool = overwrite_option(),
+        json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
+    ) -> None:
+        from termnorm.search.rank.hybrid_fit import HybridFitSpec, fit_hybrid
+
+        if out.exists() and not overwrite:
+            raise typer.BadParameter(f"{out} exists: give --overwrite to replace it")
+        spec = HybridFitSpec(
+            index=index, mentions=tuple(mentions), mention_format=fmt.value if fmt else None,
+            synonyms=tuple(synonyms or ()), strategy=strategy, threshold=sieve_threshold,
+            k_dense=k_dense, k_sparse=k_sparse, folds=folds, abbreviations=abbreviations,
+            max_queries=max_queries, seed=seed, threads=threads, runtime=runtime.value,
+        )  # fmt: skip
+        card = fit_hybrid(spec, out)
+        if json_out:
+            typer.echo(json.dumps(card, indent=2))
+            return
+        m = card["metrics"]
+        typer.echo(
+            f"wrote {out}: w = {card['weight']:.2f} over {m['queries']} training queries, "
+            f"train acc@1 {100 * m['train_acc_at_1']:.1f} (dense alone "
+            f"{100 * m['train_acc_at_1_dense']:.1f}), a gold candidate for "
+            f"{100 * m['train_candidates_with_gold']:.1f} %"
+        )
 
     @rank_app.command("train", help=TRAIN_HELP)
     def train(

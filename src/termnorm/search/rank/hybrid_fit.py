@@ -1,0 +1,191 @@
+"""Fitting hybrid recall's weight on training candidates: ``termnorm rank hybrid``.
+
+The training queries, their domain synonyms and the cross-fitting are
+:mod:`termnorm.search.rank.train_data`'s (a mention never finds its own document's entries).
+For every training query the hybrid matcher (:class:`~termnorm.search.hybrid.HybridMatcher`)
+gives its merged candidates with their dense and sparse scores; the weight w of
+h = w·d + (1 − w)·s is the one of :data:`WEIGHT_GRID` with the highest training acc@1 (ties:
+the larger w, the one closer to the dense search alone). The card (a JSON file) keeps w,
+``k_dense`` / ``k_sparse``, the strategy, the index it was fitted on and the training acc@1
+at every w; :func:`load_hybrid` refuses it on another index.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from termnorm.encoders.memo import MemoEncoder
+from termnorm.errors import ArtifactMismatchError
+from termnorm.index.term_index import TermIndex
+from termnorm.mentions.abbreviations import AbbreviationMode
+from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, default_strategy
+from termnorm.search.domain import SearchSpace
+from termnorm.search.hybrid import (
+    DEFAULT_K_DENSE,
+    DEFAULT_K_SPARSE,
+    HybridConfig,
+    HybridMatcher,
+    ScoredCandidates,
+)
+from termnorm.search.matcher import SpaceMatcher, build_strategy
+from termnorm.search.rank.train_data import (
+    DEFAULT_FOLDS,
+    crossfit_map,
+    gold_hits,
+    load_training_data,
+)
+from termnorm.search.strategies import parse_strategy
+
+__all__ = [
+    "CARD_KIND",
+    "WEIGHT_GRID",
+    "HybridFitSpec",
+    "fit_hybrid",
+    "fit_weight",
+    "load_hybrid",
+    "scored_training_candidates",
+]
+
+logger = logging.getLogger(__name__)
+
+CARD_KIND = "hybrid-recall"
+WEIGHT_GRID = tuple(round(float(w), 2) for w in np.linspace(0.0, 1.0, 51))
+
+
+@dataclass(frozen=True)
+class HybridFitSpec:
+    """What ``termnorm rank hybrid`` needs; paths as the user gave them (module doc)."""
+
+    index: Path
+    mentions: tuple[Path, ...]
+    mention_format: str | None = None
+    synonyms: tuple[Path, ...] = ()
+    synonyms_format: str | None = None
+    strategy: str | None = None
+    threshold: float = DEFAULT_SIEVE_THRESHOLD
+    k_dense: int = DEFAULT_K_DENSE
+    k_sparse: int = DEFAULT_K_SPARSE
+    folds: int = DEFAULT_FOLDS
+    abbreviations: AbbreviationMode | None = None
+    max_queries: int | None = None
+    seed: int = 0
+    threads: int | None = None
+    runtime: str = "torch"
+
+    @property
+    def resolved_strategy(self) -> str:
+        """The dense strategy (default: ``d-t+od-t`` with synonyms, else ``o-t``)."""
+        return str(parse_strategy(self.strategy or default_strategy(bool(self.synonyms))))
+
+
+def fit_weight(
+    scored: Sequence[ScoredCandidates], hits: Sequence[Sequence[bool]]
+) -> tuple[float, dict[float, float]]:
+    """The weight of :data:`WEIGHT_GRID` with the best acc@1 over the queries (ties: the
+    larger w) and the acc@1 at every weight."""
+    if not scored:
+        raise ValueError("no training query to fit the hybrid weight on")
+    acc = {}
+    for w in WEIGHT_GRID:
+        right = sum(
+            bool(h) and bool(h[int(s.order(w)[0])]) for s, h in zip(scored, hits, strict=True)
+        )
+        acc[w] = right / len(scored)
+    best = max(WEIGHT_GRID, key=lambda w: (acc[w], w))
+    return best, acc
+
+
+def scored_training_candidates(
+    space: SearchSpace, spec: HybridFitSpec
+) -> tuple[list[Any], list[ScoredCandidates], list[list[bool]]]:
+    """The training queries, their merged candidates (cross-fitted) and which are gold."""
+    data = load_training_data(
+        spec.mentions, spec.mention_format, spec.synonyms, spec.synonyms_format,
+        spec.abbreviations, spec.max_queries, spec.seed,
+    )  # fmt: skip
+    config = HybridConfig(0.5, spec.k_dense, spec.k_sparse)
+
+    def run(fold_space: SearchSpace, texts: list[str]) -> list[ScoredCandidates]:
+        dense = build_strategy(fold_space, spec.resolved_strategy, spec.threshold)
+        return HybridMatcher(dense, config).scored(texts)
+
+    scored = crossfit_map(
+        space, data.queries, run, data.fixed, data.crossfit, spec.folds, spec.seed
+    )
+    hits = gold_hits(data.queries, [s.candidates for s in scored], space.index)
+    return data.queries, scored, hits
+
+
+def fit_hybrid(spec: HybridFitSpec, out: str | Path) -> dict[str, Any]:
+    """Fit the weight on the training candidates and write the card to ``out`` (JSON)."""
+    from termnorm.search.rank.ranker import index_identity
+
+    index = TermIndex.load(spec.index)
+    encoder = index.load_encoder()
+    encoder.set_runtime(spec.runtime, threads=spec.threads)
+    space = SearchSpace(index, MemoEncoder(encoder))
+    queries, scored, hits = scored_training_candidates(space, spec)
+    weight, acc = fit_weight(scored, hits)
+    dense_first = sum(bool(h) and h[0] for h in hits) / max(1, len(hits))
+    reach = sum(any(h) for h in hits) / max(1, len(hits))
+    card = {
+        "kind": CARD_KIND,
+        "weight": weight,
+        "k_dense": spec.k_dense,
+        "k_sparse": spec.k_sparse,
+        "strategy": spec.resolved_strategy,
+        "sieve_threshold": spec.threshold,
+        "index": {"path": str(Path(spec.index).resolve()), **index_identity(index)},
+        "training_data": [str(p) for p in spec.mentions],
+        "synonyms": [str(p) for p in spec.synonyms],
+        "cross_fitting": {"folds": spec.folds, "seed": spec.seed},
+        "metrics": {
+            "queries": len(queries),
+            "train_acc_at_1": acc[weight],
+            "train_acc_at_1_dense": dense_first,
+            "train_candidates_with_gold": reach,
+            "train_acc_at_1_by_weight": {f"{w:.2f}": a for w, a in acc.items()},
+        },
+    }
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(out.suffix + ".tmp")
+    tmp.write_text(json.dumps(card, indent=2) + "\n")
+    tmp.replace(out)
+    logger.info(
+        "hybrid weight %.2f: train acc@1 %.4f (dense %.4f)", weight, acc[weight], dense_first
+    )
+    return card
+
+
+def load_hybrid(path: str | Path, dense: SpaceMatcher) -> HybridMatcher:
+    """The hybrid matcher of the card at ``path`` over ``dense``; refused
+    (:class:`~termnorm.errors.ArtifactMismatchError`) on an index other than the card's."""
+    from termnorm.search.rank.ranker import index_identity
+
+    card = json.loads(Path(path).read_text())
+    if card.get("kind") != CARD_KIND:
+        raise ArtifactMismatchError(
+            f"{path} is not a hybrid recall card (kind {card.get('kind')!r}): write one with "
+            "'termnorm rank hybrid'"
+        )
+    mine = index_identity(dense.index)
+    fitted = card.get("index", {})
+    if any(fitted.get(k) != v for k, v in mine.items()):
+        raise ArtifactMismatchError(
+            f"the hybrid card {path} was fitted on the index {fitted.get('path')}, not this "
+            "one: fit it again with 'termnorm rank hybrid --index INDEX'"
+        )
+    if card.get("strategy") != dense.name:
+        logger.warning(
+            "the hybrid weight was fitted with %s; recalling with %s", card["strategy"], dense.name
+        )
+    config = HybridConfig(float(card["weight"]), int(card["k_dense"]), int(card["k_sparse"]))
+    return HybridMatcher(dense, config)
