@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover - registering the commands stays cheap
     from termnorm.search.matcher import SpaceMatcher
 
 __all__ = [
+    "COMBINER_HELP",
     "HYBRID_HELP",
     "MIN_SCORE_HELP",
     "MODE_HELP",
@@ -40,6 +41,7 @@ __all__ = [
     "command_matcher",
     "synonyms_option",
     "with_hybrid",
+    "with_learned_stages",
 ]
 
 STRATEGY_HELP = (
@@ -66,6 +68,30 @@ HYBRID_HELP = (
     "TF-IDF candidates merged, ordered by w*cosine + (1-w)*TF-IDF cosine with the card's w "
     "(--min-score then applies to that score)."
 )
+
+
+COMBINER_HELP = (
+    "Learned combiner card (termnorm rank combine): the top k_c candidates reordered by the "
+    "probability that each is correct (recall, TF-IDF, token and ranker features, logistic "
+    "regression); --min-score is then a probability threshold."
+)
+
+
+def with_learned_stages(
+    matcher: SpaceMatcher,
+    hybrid: Path | None,
+    combiner: Path | None,
+    min_score: float | None = None,
+    threads: int | None = None,
+) -> RowMatcher:
+    """``matcher``, then hybrid recall over it (card ``hybrid``), then the combiner (card
+    ``combiner``), which takes ``min_score`` as a probability threshold."""
+    recall = with_hybrid(matcher, hybrid)
+    if combiner is None:
+        return recall
+    from termnorm.search.rank.combiner_fit import load_combined
+
+    return load_combined(combiner, recall, min_score, threads)
 
 
 def with_hybrid(matcher: SpaceMatcher, hybrid: Path | None) -> RowMatcher:

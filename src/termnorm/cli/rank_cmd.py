@@ -43,6 +43,16 @@ Examples:
 """
 
 
+COMBINE_HELP = """Fit the learned combiner: a logistic regression giving the probability that a recalled candidate is correct, from the recall score, its gap to the top, the rank, the match source, char 3-gram TF-IDF, token overlap, exact match and (with --ranker) the ranker logit. Fitted on cross-fitted training candidates, as rank train recalls them; writes a JSON card.
+
+Use it with termnorm normalize --combiner CARD and termnorm eval normalize --combiner CARD (the same --strategy, --synonyms and --hybrid as here); --min-score is then a probability.
+
+Examples:
+
+  termnorm rank combine --index idx/medic --mentions NCBItrainset_corpus.txt --synonyms NCBItrainset_corpus.txt --out combiners/ncbi.json
+"""
+
+
 def register(app: typer.Typer) -> None:
     """Attach the ``rank`` group (``rank train``) to ``app``."""
     rank_app = typer.Typer(
@@ -104,6 +114,64 @@ def register(app: typer.Typer) -> None:
             f"train acc@1 {100 * m['train_acc_at_1']:.1f} (dense alone "
             f"{100 * m['train_acc_at_1_dense']:.1f}), a gold candidate for "
             f"{100 * m['train_candidates_with_gold']:.1f} %"
+        )
+
+    @rank_app.command("combine", help=COMBINE_HELP)
+    def combine(
+        index: Path = typer.Option(..., "--index", exists=True, help="Index folder (recall)."),
+        mentions: list[Path] = typer.Option(
+            ..., "--mentions", exists=True, help="Annotated training mentions; repeatable."
+        ),
+        out: Path = typer.Option(..., "--out", help="Card (JSON file) to write."),
+        fmt: MentionFormat | None = typer.Option(
+            None, "--format", help="Mention format (detected when omitted)."
+        ),
+        synonyms: list[Path] | None = synonyms_option(),
+        strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
+        sieve_threshold: float = typer.Option(
+            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
+        ),
+        hybrid: Path | None = typer.Option(
+            None, "--hybrid", exists=True, help="Hybrid recall card (termnorm rank hybrid)."
+        ),
+        ranker: Path | None = typer.Option(
+            None, "--ranker", exists=True, help="Ranker folder whose logit is a feature."
+        ),
+        k_c: int = typer.Option(10, "--k-c", min=1, help="Candidates recalled per mention."),
+        folds: int = typer.Option(5, "--folds", min=2, help="Cross-fitting folds (documents)."),
+        max_queries: int | None = typer.Option(
+            None, "--max-queries", min=1, help="Fit on a seeded sample of this many queries."
+        ),
+        abbreviations: AbbreviationMode | None = typer.Option(
+            None,
+            "--abbreviations",
+            help="Expand short forms from the documents (default: ab3p for document formats).",
+        ),
+        runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
+        threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
+        seed: int = typer.Option(0, "--seed", help="Seed of the folds and the sampling."),
+        overwrite: bool = overwrite_option(),
+        json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
+    ) -> None:
+        from termnorm.search.rank.combiner_fit import CombinerFitSpec, fit_combiner_card
+
+        if out.exists() and not overwrite:
+            raise typer.BadParameter(f"{out} exists: give --overwrite to replace it")
+        spec = CombinerFitSpec(
+            index=index, mentions=tuple(mentions), mention_format=fmt.value if fmt else None,
+            synonyms=tuple(synonyms or ()), strategy=strategy, threshold=sieve_threshold,
+            folds=folds, abbreviations=abbreviations, max_queries=max_queries, seed=seed,
+            threads=threads, runtime=runtime.value, hybrid=hybrid, ranker=ranker, k_c=k_c,
+        )  # fmt: skip
+        card = fit_combiner_card(spec, out)
+        if json_out:
+            typer.echo(json.dumps(card, indent=2))
+            return
+        m = card["metrics"]
+        typer.echo(
+            f"wrote {out}: {m['rows']} candidates of {m['queries']} training queries, train "
+            f"acc@1 {100 * m['train_acc_at_1']:.1f} (recall {100 * m['train_acc_at_1_recall']:.1f}), "
+            f"top-1 ECE {m['train_ece_top1']:.3f}"
         )
 
     @rank_app.command("train", help=TRAIN_HELP)
