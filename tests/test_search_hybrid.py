@@ -145,3 +145,10 @@ def test_load_hybrid_refuses_another_index(tmp_path: Path) -> None:
     card.write_text(json.dumps({"kind": "kar"}))
     with pytest.raises(ArtifactMismatchError, match="is not a hybrid recall card"):
         load_hybrid(card, dense)
+
+
+def test_hybrid_ties_keep_the_dense_order() -> None:
+    # the sieve put the domain synonym's concept first; an ontology name ties with it at h = 1
+    scored = _scored(["D:9", "A:1"], [1.0, 1.0], [1.0, 1.0])
+    scored.candidates[1] = scored.candidates[1]._replace(matched_term="a:1")  # at its name
+    assert scored.order(0.66).tolist() == [0, 1]

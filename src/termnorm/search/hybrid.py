@@ -12,8 +12,9 @@ and the space's domain synonyms (:func:`space_kg`). For a query q:
   sparse score s(q, c) is the best TF-IDF cosine of c's texts;
 * the hybrid score is h = w·d + (1 − w)·s (BioSyn's weighted sum; w = ``weight``, fitted on
   training candidates by :func:`termnorm.search.rank.hybrid_fit.fit_hybrid`);
-* candidates are ordered by h (ties: :func:`~termnorm.search.candidate.rank_key`), the top k
-  returned with ``score`` = h; ``matched_term`` and its provenance are the dense side's (a
+* candidates are ordered by h, ties keeping the merged order (the dense side's order first:
+  a sieve's domain-synonym hit stays ahead of an ontology text that ties with it), the top
+  k returned with ``score`` = h; ``matched_term`` and its provenance are the dense side's (a
   candidate only the sparse side found reports its best-cosine text); ``recall_score`` is d.
 
 The dense side's filter holds for sparse candidates too; ``min_score`` applies to h.
@@ -30,7 +31,7 @@ import pandas as pd
 
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.graph import KnowledgeGraph
-from termnorm.search.candidate import Candidate, RowResult, candidates_or_raise, is_name, rank_key
+from termnorm.search.candidate import TIE_DECIMALS, Candidate, RowResult, candidates_or_raise
 from termnorm.search.domain import SearchSpace
 from termnorm.search.lexical.tfidf import TfidfMatcher
 from termnorm.search.matcher import SpaceMatcher, abstain
@@ -77,13 +78,10 @@ class ScoredCandidates:
     sparse: np.ndarray  # float64 [n]
 
     def order(self, weight: float) -> np.ndarray:
-        """Indices of the candidates by h = w·d + (1 − w)·s, best first (module doc)."""
-        h = weight * self.dense + (1.0 - weight) * self.sparse
-        keys = [
-            rank_key(float(h[i]), is_name(c.matched_term, c.name), c.concept_id)
-            for i, c in enumerate(self.candidates)
-        ]
-        return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
+        """Indices of the candidates by h = w·d + (1 − w)·s, best first; ties (to
+        :data:`~termnorm.search.candidate.TIE_DECIMALS`) keep the merged order (module doc)."""
+        h = np.round(weight * self.dense + (1.0 - weight) * self.sparse, TIE_DECIMALS)
+        return np.argsort(-h, kind="stable")
 
 
 def space_kg(space: SearchSpace) -> KnowledgeGraph:
