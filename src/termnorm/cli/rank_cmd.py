@@ -203,6 +203,12 @@ def register(app: typer.Typer) -> None:
         epochs: int = typer.Option(2, "--epochs", min=1, help="Passes over the pairs."),
         lr: float = typer.Option(2e-5, "--lr", help="Learning rate of the encoder (AdamW)."),
         batch_size: int = typer.Option(32, "--batch-size", min=1, help="Pairs per step."),
+        loss: str = typer.Option(
+            "pointwise",
+            "--loss",
+            help="pointwise: BCE per pair (the paper's); listwise: softmax over each query's "
+            "k_c candidates, cross-entropy on the gold (a batch holds whole queries).",
+        ),
         folds: int = typer.Option(5, "--folds", min=2, help="Cross-fitting folds (documents)."),
         max_queries: int | None = typer.Option(
             None, "--max-queries", min=1, help="Train on a seeded sample of this many queries."
@@ -228,6 +234,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         import torch
 
+        from termnorm.training.ranker import LOSSES
+
+        if loss not in LOSSES:
+            raise typer.BadParameter(f"--loss must be one of {', '.join(LOSSES)}")
         from termnorm._artifacts import InputPaths, prepare_output
         from termnorm.search.rank.ranker import CARD_NAME
         from termnorm.search.rank.training import RankTrainSpec, train_ranker
@@ -257,7 +267,7 @@ def register(app: typer.Typer) -> None:
             seed=seed,
             threads=threads,
             freeze_embeddings=freeze_embeddings,
-            train=RankerTrainConfig(epochs=epochs, lr=lr, batch_size=batch_size),
+            train=RankerTrainConfig(epochs=epochs, lr=lr, batch_size=batch_size, loss=loss),
         )
         folder = train_ranker(spec, out, show_progress=not json_out)
         card = json.loads((folder / CARD_NAME).read_text())

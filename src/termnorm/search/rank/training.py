@@ -104,13 +104,13 @@ def training_pairs(
     anywhere), ``queries``, ``pairs``, ``positives``."""
     pairs: list[RankPair] = []
     first = anywhere = 0
-    for query, candidates, hits in zip(
-        queries, candidate_lists, gold_hits(queries, candidate_lists, index), strict=True
+    for q, (query, candidates, hits) in enumerate(
+        zip(queries, candidate_lists, gold_hits(queries, candidate_lists, index), strict=True)
     ):
         first += bool(hits and hits[0])
         anywhere += any(hits)
         pairs.extend(
-            RankPair(query.text, candidate_text(c), 1.0 if hit else 0.0)
+            RankPair(query.text, candidate_text(c), 1.0 if hit else 0.0, q)
             for c, hit in zip(candidates, hits, strict=True)
         )
     n = max(1, len(queries))
