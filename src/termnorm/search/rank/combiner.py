@@ -220,6 +220,12 @@ class CombinedMatcher:
         self.min_probability = min_probability
         self.name = f"{recall.name}+combiner"
 
+    def with_min_probability(self, min_probability: float | None) -> CombinedMatcher:
+        """The same matcher abstaining below another probability."""
+        return CombinedMatcher(
+            self.recall, self.combiner, self.tfidf, self.k_c, self.ranker, min_probability
+        )
+
     @property
     def index(self) -> Any:
         """The recall stage's index."""
