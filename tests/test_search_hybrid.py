@@ -143,7 +143,7 @@ def test_load_hybrid_refuses_another_index(tmp_path: Path) -> None:
     with pytest.raises(ArtifactMismatchError, match="fit it again with 'termnorm rank hybrid"):
         load_hybrid(card, dense)
     card.write_text(json.dumps({"kind": "kar"}))
-    with pytest.raises(ArtifactMismatchError, match="is not a hybrid recall card"):
+    with pytest.raises(ArtifactMismatchError, match="is not a hybrid-recall card"):
         load_hybrid(card, dense)
 
 

@@ -31,7 +31,12 @@ import pandas as pd
 
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.graph import KnowledgeGraph
-from termnorm.search.candidate import TIE_DECIMALS, Candidate, RowResult, candidates_or_raise
+from termnorm.search.candidate import (
+    TIE_DECIMALS,
+    Candidate,
+    RowAnswers,
+    RowResult,
+)
 from termnorm.search.domain import SearchSpace
 from termnorm.search.lexical.tfidf import TfidfMatcher
 from termnorm.search.matcher import SpaceMatcher, abstain
@@ -129,7 +134,7 @@ class _ConceptTexts:
         return best
 
 
-class HybridMatcher:
+class HybridMatcher(RowAnswers):
     """Dense + sparse recall (module doc); a :class:`~termnorm.search.candidate.RowMatcher`."""
 
     def __init__(
@@ -172,14 +177,6 @@ class HybridMatcher:
         out.config = replace(self.config, weight=weight)
         out.name = f"hybrid({self.dense.name}+tfidf,w={weight:g})"
         return out
-
-    def normalize_batch(self, texts: Sequence[str], k: int = 5) -> list[list[Candidate]]:
-        """Top-``k`` concepts per text; :class:`QueryError` (naming the row) on a bad text."""
-        return candidates_or_raise(self.normalize_rows(texts, k))
-
-    def normalize(self, text: str, k: int = 5) -> list[Candidate]:
-        """Top-``k`` concepts for one text."""
-        return self.normalize_batch([text], k)[0]
 
     def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
         """One :class:`RowResult` per input, in order (module doc)."""

@@ -36,10 +36,10 @@ import numpy as np
 
 from termnorm.search.candidate import (
     Candidate,
+    RowAnswers,
     RowMatcher,
     RowResult,
     Source,
-    candidates_or_raise,
     is_name,
 )
 from termnorm.search.lexical.dictionary import normalize_text
@@ -191,7 +191,7 @@ def fit_combiner(
     )
 
 
-class CombinedMatcher:
+class CombinedMatcher(RowAnswers):
     """A recall matcher whose top ``k_c`` are reordered by the combiner's probability.
 
     ``tfidf``: the TF-IDF matcher over the recall's texts (the hybrid recall's own sparse side,
@@ -239,14 +239,6 @@ class CombinedMatcher:
     def alt_ids(self, concept_id: str) -> Sequence[str]:
         """Other IDs of a concept, from the recall stage."""
         return self.recall.alt_ids(concept_id)
-
-    def normalize_batch(self, texts: Sequence[str], k: int = 5) -> list[list[Candidate]]:
-        """Top-``k`` concepts per text; :class:`QueryError` (naming the row) on a bad text."""
-        return candidates_or_raise(self.normalize_rows(texts, k))
-
-    def normalize(self, text: str, k: int = 5) -> list[Candidate]:
-        """Top-``k`` concepts for one text."""
-        return self.normalize_batch([text], k)[0]
 
     def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
         """One :class:`RowResult` per input: the recall's rows, reordered (module doc)."""

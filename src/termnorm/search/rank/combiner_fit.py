@@ -16,7 +16,6 @@ than it should. Fit the combiner on mentions the ranker did not train on when po
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,7 +25,6 @@ from typing import Any
 import numpy as np
 
 from termnorm.encoders.memo import MemoEncoder
-from termnorm.errors import ArtifactMismatchError
 from termnorm.index.term_index import TermIndex
 from termnorm.search.candidate import Candidate, RowMatcher
 from termnorm.search.domain import SearchSpace
@@ -34,6 +32,7 @@ from termnorm.search.hybrid import HybridMatcher, space_kg
 from termnorm.search.lexical.tfidf import TfidfMatcher
 from termnorm.search.matcher import SpaceMatcher, build_strategy
 from termnorm.search.rank.calibration import expected_calibration_error
+from termnorm.search.rank.card_files import read_json_card, write_json_card
 from termnorm.search.rank.combiner import (
     BASE_FEATURES,
     FEATURES,
@@ -44,7 +43,8 @@ from termnorm.search.rank.combiner import (
     fit_combiner,
 )
 from termnorm.search.rank.hybrid_fit import HybridFitSpec, load_hybrid
-from termnorm.search.rank.train_data import crossfit_map, gold_hits, load_training_data
+from termnorm.search.rank.train_data import crossfit_map, gold_hits
+from termnorm.search.strategies import parse_strategy
 
 __all__ = ["CARD_KIND", "CombinerFitSpec", "fit_combiner_card", "load_combined", "tfidf_of"]
 
@@ -93,10 +93,7 @@ def fit_combiner_card(
     space = SearchSpace(index, MemoEncoder(encoder))
     if ranker is None and spec.ranker is not None:
         ranker = load_ranker(spec.ranker, threads=spec.threads)
-    data = load_training_data(
-        spec.mentions, spec.mention_format, spec.synonyms, spec.synonyms_format,
-        spec.abbreviations, spec.max_queries, spec.seed,
-    )  # fmt: skip
+    data = spec.load()
 
     def run(fold_space: SearchSpace, texts: list[str]) -> list[tuple[list[Candidate], np.ndarray]]:
         recall = _recall(fold_space, spec)
@@ -124,7 +121,7 @@ def fit_combiner_card(
         "kind": CARD_KIND,
         "combiner": combiner.to_dict(),
         "k_c": spec.k_c,
-        "strategy": spec.resolved_strategy,
+        "strategy": str(parse_strategy(spec.resolved_strategy)),
         "sieve_threshold": spec.threshold,
         "hybrid": None if spec.hybrid is None else str(Path(spec.hybrid).resolve()),
         "ranker": None if spec.ranker is None else str(Path(spec.ranker).resolve()),
@@ -134,11 +131,7 @@ def fit_combiner_card(
         "cross_fitting": {"folds": spec.folds, "seed": spec.seed},
         "metrics": {"queries": len(data.queries), "rows": len(y), **metrics},
     }
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(out.suffix + ".tmp")
-    tmp.write_text(json.dumps(card, indent=2) + "\n")
-    tmp.replace(out)
+    write_json_card(out, card)
     return card
 
 
@@ -175,21 +168,9 @@ def load_combined(
 ) -> CombinedMatcher:
     """The combined matcher of the card at ``path`` over ``recall`` (loading the card's
     ranker when it uses one); refused on an index other than the card's."""
-    from termnorm.search.rank.ranker import index_identity, load_ranker
+    from termnorm.search.rank.ranker import load_ranker
 
-    card = json.loads(Path(path).read_text())
-    if card.get("kind") != CARD_KIND:
-        raise ArtifactMismatchError(
-            f"{path} is not a combiner card (kind {card.get('kind')!r}): write one with "
-            "'termnorm rank combine'"
-        )
-    index = getattr(recall, "index", None)
-    fitted = card.get("index", {})
-    if index is not None and any(fitted.get(k) != v for k, v in index_identity(index).items()):
-        raise ArtifactMismatchError(
-            f"the combiner {path} was fitted on the index {fitted.get('path')}, not this one: "
-            "fit it again with 'termnorm rank combine --index INDEX'"
-        )
+    card = read_json_card(path, CARD_KIND, "rank combine", getattr(recall, "index", None))
     combiner = Combiner.from_dict(card["combiner"])
     ranker = None
     if combiner.uses_ranker:

@@ -12,7 +12,6 @@ at every w; :func:`load_hybrid` refuses it on another index.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,10 +21,7 @@ from typing import Any
 import numpy as np
 
 from termnorm.encoders.memo import MemoEncoder
-from termnorm.errors import ArtifactMismatchError
 from termnorm.index.term_index import TermIndex
-from termnorm.mentions.abbreviations import AbbreviationMode
-from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, default_strategy
 from termnorm.search.domain import SearchSpace
 from termnorm.search.hybrid import (
     DEFAULT_K_DENSE,
@@ -35,12 +31,8 @@ from termnorm.search.hybrid import (
     ScoredCandidates,
 )
 from termnorm.search.matcher import SpaceMatcher, build_strategy
-from termnorm.search.rank.train_data import (
-    DEFAULT_FOLDS,
-    crossfit_map,
-    gold_hits,
-    load_training_data,
-)
+from termnorm.search.rank.card_files import read_json_card, write_json_card
+from termnorm.search.rank.train_data import TrainingDataSpec, crossfit_map, gold_hits
 from termnorm.search.strategies import parse_strategy
 
 __all__ = [
@@ -60,29 +52,14 @@ WEIGHT_GRID = tuple(round(float(w), 2) for w in np.linspace(0.0, 1.0, 51))
 
 
 @dataclass(frozen=True)
-class HybridFitSpec:
-    """What ``termnorm rank hybrid`` needs; paths as the user gave them (module doc)."""
+class HybridFitSpec(TrainingDataSpec):
+    """What ``termnorm rank hybrid`` needs: the data and recall of
+    :class:`~termnorm.search.rank.train_data.TrainingDataSpec`, the candidates of each side
+    and the encoder's runtime (module doc)."""
 
-    index: Path
-    mentions: tuple[Path, ...]
-    mention_format: str | None = None
-    synonyms: tuple[Path, ...] = ()
-    synonyms_format: str | None = None
-    strategy: str | None = None
-    threshold: float = DEFAULT_SIEVE_THRESHOLD
     k_dense: int = DEFAULT_K_DENSE
     k_sparse: int = DEFAULT_K_SPARSE
-    folds: int = DEFAULT_FOLDS
-    abbreviations: AbbreviationMode | None = None
-    max_queries: int | None = None
-    seed: int = 0
-    threads: int | None = None
     runtime: str = "torch"
-
-    @property
-    def resolved_strategy(self) -> str:
-        """The dense strategy (default: ``d-t+od-t`` with synonyms, else ``o-t``)."""
-        return str(parse_strategy(self.strategy or default_strategy(bool(self.synonyms))))
 
 
 def fit_weight(
@@ -106,10 +83,7 @@ def scored_training_candidates(
     space: SearchSpace, spec: HybridFitSpec
 ) -> tuple[list[Any], list[ScoredCandidates], list[list[bool]]]:
     """The training queries, their merged candidates (cross-fitted) and which are gold."""
-    data = load_training_data(
-        spec.mentions, spec.mention_format, spec.synonyms, spec.synonyms_format,
-        spec.abbreviations, spec.max_queries, spec.seed,
-    )  # fmt: skip
+    data = spec.load()
     config = HybridConfig(0.5, spec.k_dense, spec.k_sparse)
 
     def run(fold_space: SearchSpace, texts: list[str]) -> list[ScoredCandidates]:
@@ -140,7 +114,7 @@ def fit_hybrid(spec: HybridFitSpec, out: str | Path) -> dict[str, Any]:
         "weight": weight,
         "k_dense": spec.k_dense,
         "k_sparse": spec.k_sparse,
-        "strategy": spec.resolved_strategy,
+        "strategy": str(parse_strategy(spec.resolved_strategy)),
         "sieve_threshold": spec.threshold,
         "index": {"path": str(Path(spec.index).resolve()), **index_identity(index)},
         "training_data": [str(p) for p in spec.mentions],
@@ -154,11 +128,7 @@ def fit_hybrid(spec: HybridFitSpec, out: str | Path) -> dict[str, Any]:
             "train_acc_at_1_by_weight": {f"{w:.2f}": a for w, a in acc.items()},
         },
     }
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(out.suffix + ".tmp")
-    tmp.write_text(json.dumps(card, indent=2) + "\n")
-    tmp.replace(out)
+    write_json_card(out, card)
     logger.info(
         "hybrid weight %.2f: train acc@1 %.4f (dense %.4f)", weight, acc[weight], dense_first
     )
@@ -168,21 +138,7 @@ def fit_hybrid(spec: HybridFitSpec, out: str | Path) -> dict[str, Any]:
 def load_hybrid(path: str | Path, dense: SpaceMatcher) -> HybridMatcher:
     """The hybrid matcher of the card at ``path`` over ``dense``; refused
     (:class:`~termnorm.errors.ArtifactMismatchError`) on an index other than the card's."""
-    from termnorm.search.rank.ranker import index_identity
-
-    card = json.loads(Path(path).read_text())
-    if card.get("kind") != CARD_KIND:
-        raise ArtifactMismatchError(
-            f"{path} is not a hybrid recall card (kind {card.get('kind')!r}): write one with "
-            "'termnorm rank hybrid'"
-        )
-    mine = index_identity(dense.index)
-    fitted = card.get("index", {})
-    if any(fitted.get(k) != v for k, v in mine.items()):
-        raise ArtifactMismatchError(
-            f"the hybrid card {path} was fitted on the index {fitted.get('path')}, not this "
-            "one: fit it again with 'termnorm rank hybrid --index INDEX'"
-        )
+    card = read_json_card(path, CARD_KIND, "rank hybrid", dense.index)
     if card.get("strategy") != dense.name:
         logger.warning(
             "the hybrid weight was fitted with %s; recalling with %s", card["strategy"], dense.name

@@ -32,6 +32,7 @@ from termnorm.mentions.abbreviations import AbbreviationMode, DocumentAbbreviati
 from termnorm.mentions.documents import DOCUMENT_FORMATS, read_documents
 from termnorm.mentions.synonyms import mention_pairs, read_synonyms
 from termnorm.search.candidate import Candidate, RowMatcher
+from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, default_strategy
 from termnorm.search.domain import SearchSpace
 from termnorm.search.matcher import build_strategy
 
@@ -40,6 +41,7 @@ __all__ = [
     "Pair",
     "Query",
     "TrainingData",
+    "TrainingDataSpec",
     "build_queries",
     "crossfit_map",
     "gold_hits",
@@ -61,6 +63,41 @@ class Query:
     text: str
     gold_ids: tuple[str, ...]
     doc_id: str
+
+
+@dataclass(frozen=True)
+class TrainingDataSpec:
+    """The training data and recall of a learned stage; paths as the user gave them.
+
+    ``strategy``: default ``d-t+od-t`` with synonyms, else ``o-t``. ``abbreviations``:
+    default ab3p for formats that carry their documents. ``max_queries``: a seeded sample of
+    that many queries (all when ``None``). ``threads``: encoder (and torch) threads.
+    """
+
+    index: Path
+    mentions: tuple[Path, ...]
+    mention_format: str | None = None
+    synonyms: tuple[Path, ...] = ()
+    synonyms_format: str | None = None
+    strategy: str | None = None
+    threshold: float = DEFAULT_SIEVE_THRESHOLD
+    folds: int = DEFAULT_FOLDS
+    abbreviations: AbbreviationMode | None = None
+    max_queries: int | None = None
+    seed: int = 0
+    threads: int | None = None
+
+    @property
+    def resolved_strategy(self) -> str:
+        """The strategy searched (default per the class doc)."""
+        return self.strategy or default_strategy(bool(self.synonyms))
+
+    def load(self) -> TrainingData:
+        """:func:`load_training_data` of this spec."""
+        return load_training_data(
+            self.mentions, self.mention_format, self.synonyms, self.synonyms_format,
+            self.abbreviations, self.max_queries, self.seed,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)

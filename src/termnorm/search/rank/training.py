@@ -25,9 +25,7 @@ from termnorm.encoders.memo import MemoEncoder
 from termnorm.encoders.transformer import default_model_path
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.keywords import builtin_keywords_path, read_keywords
-from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.search.candidate import Candidate
-from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, default_strategy
 from termnorm.search.domain import SearchSpace
 from termnorm.search.rank.fusion import DEFAULT_K_C
 from termnorm.search.rank.ranker import file_sha256, index_identity, save_ranker
@@ -35,9 +33,9 @@ from termnorm.search.rank.texts import candidate_text
 from termnorm.search.rank.train_data import (
     DEFAULT_FOLDS,
     Query,
+    TrainingDataSpec,
     build_queries,
     gold_hits,
-    load_training_data,
     recall_candidates,
 )
 from termnorm.search.strategies import parse_strategy
@@ -57,41 +55,22 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class RankTrainSpec:
-    """Everything ``termnorm rank train`` needs (module doc); paths as given by the user.
+class RankTrainSpec(TrainingDataSpec):
+    """Everything ``termnorm rank train`` needs (module doc): the data and recall of
+    :class:`~termnorm.search.rank.train_data.TrainingDataSpec`, and the ranker's settings.
 
-    ``strategy``: default ``d-t+od-t`` with synonyms, else ``o-t``. ``keywords``: default the
-    shipped vocabulary of ``lang``. ``abbreviations``: default ab3p for formats that carry
-    their documents. ``max_queries``: train on a seeded sample of that many queries (all when
-    ``None``). ``base_model``: the model folder the cross-encoder starts from (default
-    all-MiniLM-L6-v2).
+    ``keywords``: default the shipped vocabulary of ``lang``. ``base_model``: the model folder
+    the cross-encoder starts from (default all-MiniLM-L6-v2).
     """
 
-    index: Path
-    mentions: tuple[Path, ...]
-    mention_format: str | None = None
-    synonyms: tuple[Path, ...] = ()
-    synonyms_format: str | None = None
-    strategy: str | None = None
-    threshold: float = DEFAULT_SIEVE_THRESHOLD
     keywords: Path | None = None
     lang: str = "en"
     plain: bool = False
     k_c: int = DEFAULT_K_C
-    folds: int = DEFAULT_FOLDS
-    abbreviations: AbbreviationMode | None = None
     base_model: Path | None = None
     max_length: int = DEFAULT_PAIR_LENGTH
-    max_queries: int | None = None
-    seed: int = 0
-    threads: int | None = None
     freeze_embeddings: bool = True
     train: RankerTrainConfig = field(default_factory=RankerTrainConfig)
-
-    @property
-    def resolved_strategy(self) -> str:
-        """The strategy searched (default per the class doc)."""
-        return self.strategy or default_strategy(bool(self.synonyms))
 
 
 def training_pairs(
@@ -136,10 +115,7 @@ def train_ranker(spec: RankTrainSpec, out: str | Path, show_progress: bool = Fal
     encoder.set_runtime("torch", threads=spec.threads)
     space = SearchSpace(index, MemoEncoder(encoder))
 
-    data = load_training_data(
-        spec.mentions, spec.mention_format, spec.synonyms, spec.synonyms_format,
-        spec.abbreviations, spec.max_queries, spec.seed,
-    )  # fmt: skip
+    data = spec.load()
     strategy = spec.resolved_strategy
     logger.info(
         "recalling %d training queries with %s (k_c=%d)", len(data.queries), strategy, spec.k_c
