@@ -152,3 +152,11 @@ def test_hybrid_ties_keep_the_dense_order() -> None:
     scored = _scored(["D:9", "A:1"], [1.0, 1.0], [1.0, 1.0])
     scored.candidates[1] = scored.candidates[1]._replace(matched_term="a:1")  # at its name
     assert scored.order(0.66).tolist() == [0, 1]
+
+
+def test_an_ontology_strategy_ignores_domain_synonyms_on_both_sides() -> None:
+    space, _report = _space().with_synonyms([("betas", ("X:2",))])
+    hybrid = HybridMatcher(build_strategy(space, "o-t"), HybridConfig(weight=0.0))
+    scored = hybrid.scored(["betas"])[0]
+    i = [c.concept_id for c in scored.candidates].index("X:2")
+    assert scored.sparse[i] < 1.0 and scored.candidates[i].source == "ontology"

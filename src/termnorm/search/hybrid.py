@@ -3,12 +3,13 @@
 :class:`HybridMatcher` wraps a dense :class:`~termnorm.search.SpaceMatcher` (a module or a
 sieve) and a sparse matcher, the char 3-gram TF-IDF baseline
 (:class:`~termnorm.search.lexical.TfidfMatcher`) fitted over the same texts: the index's terms
-and the space's domain synonyms (:func:`space_kg`). For a query q:
+and, when the strategy searches them, the space's domain synonyms (:func:`space_kg`). For a query q:
 
 * the dense side returns its top ``k_dense`` concepts with their cosines, the sparse side its
   top ``k_sparse`` concepts; the candidates are the union (a concept once);
 * every candidate c gets both scores: the dense score d(q, c) is the dense side's score when
-  it returned c, else the best cosine of c's texts (index terms and domain synonyms); the
+  it returned c, else the best cosine of c's texts (index terms, and domain synonyms when
+  the strategy searches them); the
   sparse score s(q, c) is the best TF-IDF cosine of c's texts;
 * the hybrid score is h = w·d + (1 − w)·s (BioSyn's weighted sum; w = ``weight``, fitted on
   training candidates by :func:`termnorm.search.rank.hybrid_fit.fit_hybrid`);
@@ -89,12 +90,12 @@ class ScoredCandidates:
         return np.argsort(-h, kind="stable")
 
 
-def space_kg(space: SearchSpace) -> KnowledgeGraph:
-    """The index's concepts and terms plus the space's domain synonyms as one in-memory KG
-    (what the sparse side is fitted on)."""
+def space_kg(space: SearchSpace, with_domain: bool = True) -> KnowledgeGraph:
+    """The index's concepts and terms plus (``with_domain``) the space's domain synonyms as
+    one in-memory KG (what the sparse side is fitted on)."""
     index = space.index
     terms = index.terms[["concept_id", "term", "source", "is_preferred"]]
-    if space.domain is not None and len(space.domain):
+    if with_domain and space.domain is not None and len(space.domain):
         domain = pd.DataFrame(
             {
                 "concept_id": list(space.domain.concept_ids),
@@ -148,9 +149,10 @@ class HybridMatcher(RowAnswers):
         self.min_score = dense.config.min_score
         self.dense = dense if self.min_score is None else _without_min(dense)
         self.config = config
-        self.sparse = sparse if sparse is not None else TfidfMatcher(space_kg(dense.space))
         space = dense.space
-        target = Target.O if space.domain is None or not len(space.domain) else Target.OD
+        uses_domain = dense.config.strategy.needs_domain
+        self.sparse = sparse if sparse is not None else TfidfMatcher(space_kg(space, uses_domain))
+        target = Target.OD if uses_domain else Target.O
         self._texts = _ConceptTexts(space.parts(ModuleSpec(target, Representation.T)))
         self._row = {str(c): i for i, c in enumerate(space.columns.ids)}
         self._allowed = space.allowed(dense.config.filter)

@@ -71,7 +71,7 @@ def tfidf_of(recall: RowMatcher) -> TfidfMatcher:
     if isinstance(recall, HybridMatcher):
         return recall.sparse
     if isinstance(recall, SpaceMatcher):
-        return TfidfMatcher(space_kg(recall.space))
+        return TfidfMatcher(space_kg(recall.space, recall.config.strategy.needs_domain))
     raise TypeError(f"the combiner reads a strategy or hybrid recall, not {type(recall).__name__}")
 
 
