@@ -39,6 +39,7 @@ __all__ = [
     "TIE_DECIMALS",
     "Candidate",
     "Matcher",
+    "OverRecall",
     "RowAnswers",
     "RowMatcher",
     "RowResult",
@@ -133,6 +134,22 @@ class RowAnswers:
     def normalize(self, text: str, k: int = 5) -> list[Candidate]:
         """Top-``k`` concepts for one text."""
         return self.normalize_batch([text], k)[0]
+
+
+class OverRecall(RowAnswers):
+    """A stage over a recall matcher (``self.recall``): its query limit and alternative IDs
+    are the recall's."""
+
+    recall: RowMatcher
+
+    @property
+    def max_chars(self) -> int | None:
+        """The recall stage's longest accepted query (when it has one)."""
+        return getattr(self.recall, "max_chars", None)
+
+    def alt_ids(self, concept_id: str) -> Sequence[str]:
+        """Other IDs of a concept, from the recall stage."""
+        return self.recall.alt_ids(concept_id)
 
 
 @runtime_checkable

@@ -36,7 +36,7 @@ import numpy as np
 
 from termnorm.search.candidate import (
     Candidate,
-    RowAnswers,
+    OverRecall,
     RowMatcher,
     RowResult,
     Source,
@@ -191,7 +191,7 @@ def fit_combiner(
     )
 
 
-class CombinedMatcher(RowAnswers):
+class CombinedMatcher(OverRecall):
     """A recall matcher whose top ``k_c`` are reordered by the combiner's probability.
 
     ``tfidf``: the TF-IDF matcher over the recall's texts (the hybrid recall's own sparse side,
@@ -230,15 +230,6 @@ class CombinedMatcher(RowAnswers):
     def index(self) -> Any:
         """The recall stage's index."""
         return getattr(self.recall, "index", None)
-
-    @property
-    def max_chars(self) -> int | None:
-        """The recall stage's longest accepted query."""
-        return getattr(self.recall, "max_chars", None)
-
-    def alt_ids(self, concept_id: str) -> Sequence[str]:
-        """Other IDs of a concept, from the recall stage."""
-        return self.recall.alt_ids(concept_id)
 
     def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
         """One :class:`RowResult` per input: the recall's rows, reordered (module doc)."""

@@ -29,7 +29,7 @@ import numpy as np
 
 from termnorm.search.candidate import (
     Candidate,
-    RowAnswers,
+    OverRecall,
     RowMatcher,
     RowResult,
 )
@@ -49,7 +49,7 @@ __all__ = ["RankedMatcher"]
 logger = logging.getLogger(__name__)
 
 
-class RankedMatcher(RowAnswers):
+class RankedMatcher(OverRecall):
     """A recall matcher followed by a ranker (module doc); itself a row matcher.
 
     Raises (at construction) :class:`~termnorm.errors.ArtifactMismatchError` when the recall
@@ -89,15 +89,6 @@ class RankedMatcher(RowAnswers):
         self.theta = theta
         self.implication = implication
         self.name = f"{recall.name}+{ranker.name}[{self.mode.value}]"
-
-    @property
-    def max_chars(self) -> int | None:
-        """The recall stage's longest accepted query (when it has one)."""
-        return getattr(self.recall, "max_chars", None)
-
-    def alt_ids(self, concept_id: str) -> Sequence[str]:
-        """Other IDs of a concept, from the recall stage."""
-        return self.recall.alt_ids(concept_id)
 
     def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
         """One :class:`RowResult` per input, in order (module doc)."""
