@@ -238,7 +238,50 @@ def load_ranker(path: str | Path) -> Ranker:
         return _rankers[key]
 
 
-def _with_ranker(matcher: SpaceMatcher, ranker: Ranker | str | Path | None, k_c: int) -> RowMatcher:
+_learned: dict[tuple[int, str, str, float], RowMatcher] = {}
+
+
+def _learned_stages(
+    matcher: SpaceMatcher,
+    options: AnswerOptions,
+    hybrid: str | Path | None,
+    combiner: str | Path | None,
+    ranker: Ranker | str | Path | None,
+    k_c: int,
+) -> RowMatcher:
+    """``matcher`` configured by ``options``, then hybrid recall (a ``termnorm rank hybrid``
+    card), then the learned combiner (a ``termnorm rank combine`` card; ``min_score`` is then
+    a probability) or the ranker. Loaded stages are cached per matcher and card version."""
+    if combiner is None:
+        recall: RowMatcher = matcher.configure(**options)
+        if hybrid is not None:
+            recall = _cached_stage(recall, "hybrid", hybrid)
+        return _with_ranker(recall, ranker, k_c)
+    if ranker is not None:
+        raise ValueError("a combiner card names its own ranker (if any): drop ranker=")
+    rest = {key: value for key, value in options.items() if key != "min_score"}
+    recall = matcher.configure(**rest)  # type: ignore[arg-type]
+    if hybrid is not None:
+        recall = _cached_stage(recall, "hybrid", hybrid)
+    combined = _cached_stage(recall, "combiner", combiner)
+    min_p = options.get("min_score")
+    return combined if min_p is None else combined.with_min_probability(min_p)  # type: ignore[attr-defined]
+
+
+def _cached_stage(recall: RowMatcher, kind: str, card: str | Path) -> RowMatcher:
+    from termnorm.search.rank.combiner_fit import load_combined
+    from termnorm.search.rank.hybrid_fit import load_hybrid
+
+    path = Path(card)
+    key = (id(recall), kind, str(path.resolve()), path.stat().st_mtime)
+    with _lock:
+        if key not in _learned:
+            loader = load_hybrid if kind == "hybrid" else load_combined
+            _learned[key] = loader(path, recall)  # type: ignore[arg-type]
+        return _learned[key]
+
+
+def _with_ranker(matcher: RowMatcher, ranker: Ranker | str | Path | None, k_c: int) -> RowMatcher:
     """``matcher`` followed by ``ranker`` (fused scores), or ``matcher`` when there is none."""
     if ranker is None:
         return matcher
@@ -253,6 +296,7 @@ def normalize(  # type: ignore[overload-overlap]  # a str is also a Sequence[str
     terms: str, index: IndexLike = None, k: int = 5, mode: str = "term",
     context: Context = None, runtime: str = "torch", ranker: Ranker | str | Path | None = None,
     k_c: int = 10, synonyms: SynonymSources | None = None, strategy: str | None = None,
+    hybrid: str | Path | None = None, combiner: str | Path | None = None,
     **options: Unpack[AnswerOptions],
 ) -> list[Candidate]: ...  # fmt: skip
 @overload
@@ -260,6 +304,7 @@ def normalize(
     terms: Sequence[str], index: IndexLike = None, k: int = 5, mode: str = "term",
     context: Context = None, runtime: str = "torch", ranker: Ranker | str | Path | None = None,
     k_c: int = 10, synonyms: SynonymSources | None = None, strategy: str | None = None,
+    hybrid: str | Path | None = None, combiner: str | Path | None = None,
     **options: Unpack[AnswerOptions],
 ) -> list[list[Candidate]]: ...  # fmt: skip
 def normalize(
@@ -273,6 +318,8 @@ def normalize(
     k_c: int = 10,
     synonyms: SynonymSources | None = None,
     strategy: str | None = None,
+    hybrid: str | Path | None = None,
+    combiner: str | Path | None = None,
     **options: Unpack[AnswerOptions],
 ) -> list[Candidate] | list[list[Candidate]]:
     """Top-``k`` concepts for one term (a list) or for each of several terms (a list of lists).
@@ -292,11 +339,14 @@ def normalize(
     ``recall_score`` and ``ranker_score``. ``synonyms``: domain synonyms (a synonym file, a
     list of them, or ``(concept_id, text)`` pairs; see :func:`add_synonyms`) searched by
     ``strategy`` (default ``d-t+od-t`` with synonyms, else the plain ``mode``); files are
-    encoded once per index and cached until they change.
+    encoded once per index and cached until they change. ``hybrid``: a hybrid recall card
+    (``termnorm rank hybrid``: dense + char 3-gram TF-IDF candidates); ``combiner``: a learned
+    combiner card (``termnorm rank combine``): candidates ordered by the probability that
+    each is correct, ``min_score`` then a probability threshold.
     """
     _check_terms(terms)
     base = _strategy_matcher(index, mode, runtime, synonyms, strategy)
-    matcher = _with_ranker(base.configure(**options), ranker, k_c)
+    matcher = _learned_stages(base, options, hybrid, combiner, ranker, k_c)
     if context is None:
         if isinstance(terms, str):
             return matcher.normalize_batch([terms], k)[0]

@@ -23,10 +23,13 @@ from termnorm.search.defaults import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - registering the commands stays cheap
+    from termnorm.search.candidate import RowMatcher
     from termnorm.search.domain import SearchSpace
     from termnorm.search.matcher import SpaceMatcher
 
 __all__ = [
+    "COMBINER_HELP",
+    "HYBRID_HELP",
     "MIN_SCORE_HELP",
     "MODE_HELP",
     "NAMESPACE_HELP",
@@ -37,6 +40,8 @@ __all__ = [
     "check_mode",
     "command_matcher",
     "synonyms_option",
+    "with_hybrid",
+    "with_learned_stages",
 ]
 
 STRATEGY_HELP = (
@@ -58,6 +63,44 @@ MIN_SCORE_HELP = (
 )
 NAMESPACE_HELP = "Only concepts of this ID namespace (HP for HP:0001250); repeatable."
 TYPE_HELP = 'Only concepts of this semantic type ("Disease or Syndrome"); repeatable.'
+HYBRID_HELP = (
+    "Hybrid recall card (termnorm rank hybrid): the search's candidates and char 3-gram "
+    "TF-IDF candidates merged, ordered by w*cosine + (1-w)*TF-IDF cosine with the card's w "
+    "(--min-score then applies to that score)."
+)
+
+
+COMBINER_HELP = (
+    "Learned combiner card (termnorm rank combine): the top k_c candidates reordered by the "
+    "probability that each is correct (recall, TF-IDF, token and ranker features, logistic "
+    "regression); --min-score is then a probability threshold."
+)
+
+
+def with_learned_stages(
+    matcher: SpaceMatcher,
+    hybrid: Path | None,
+    combiner: Path | None,
+    min_score: float | None = None,
+    threads: int | None = None,
+) -> RowMatcher:
+    """``matcher``, then hybrid recall over it (card ``hybrid``), then the combiner (card
+    ``combiner``), which takes ``min_score`` as a probability threshold."""
+    recall = with_hybrid(matcher, hybrid)
+    if combiner is None:
+        return recall
+    from termnorm.search.rank.combiner_fit import load_combined
+
+    return load_combined(combiner, recall, min_score, threads)
+
+
+def with_hybrid(matcher: SpaceMatcher, hybrid: Path | None) -> RowMatcher:
+    """``matcher``, or the hybrid recall of the card ``hybrid`` over it."""
+    if hybrid is None:
+        return matcher
+    from termnorm.search.rank.hybrid_fit import load_hybrid
+
+    return load_hybrid(hybrid, matcher)
 
 
 def synonyms_option() -> Any:

@@ -38,6 +38,8 @@ from termnorm.cli._rank_options import (
     ranked_matcher,
 )
 from termnorm.cli._strategy import (
+    COMBINER_HELP,
+    HYBRID_HELP,
     MIN_SCORE_HELP,
     NAMESPACE_HELP,
     STRATEGY_HELP,
@@ -46,6 +48,7 @@ from termnorm.cli._strategy import (
     check_mode,
     command_matcher,
     synonyms_option,
+    with_learned_stages,
 )
 from termnorm.encoders.runtime import THREADS_HELP, Runtime
 from termnorm.evaluation.metric_names import unprefixed
@@ -103,13 +106,15 @@ class SearchOptions:
     min_score: float | None = None
     namespaces: list[str] | None = None
     semantic_types: list[str] | None = None
+    hybrid: Path | None = None
+    combiner: Path | None = None
 
     @property
     def customised(self) -> bool:
         """Whether anything beyond the plain normalizer's ``mode`` was asked."""
         return bool(
             self.strategy or self.synonyms or self.min_score is not None
-            or self.namespaces or self.semantic_types
+            or self.namespaces or self.semantic_types or self.hybrid or self.combiner
         )  # fmt: skip
 
 
@@ -135,11 +140,12 @@ def _index_matcher(
     encoder = index.load_encoder(model)
     encoder.set_runtime(runtime, threads=threads)
     space = SearchSpace(index, encoder)
-    return command_matcher(
+    recall_min = None if search.combiner is not None else search.min_score
+    return with_learned_stages(command_matcher(
         space, search.mode, search.strategy, search.synonyms, search.threshold,
-        min_score=search.min_score, namespaces=search.namespaces,
+        min_score=recall_min, namespaces=search.namespaces,
         semantic_types=search.semantic_types,
-    )  # fmt: skip
+    ), search.hybrid, search.combiner, search.min_score, threads)  # fmt: skip
 
 
 def _baseline_matcher(kind: LexicalKind, kg_dir: Path) -> Matcher:
@@ -290,6 +296,8 @@ def normalize_cmd(
     ),
     runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
     threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
+    hybrid: Path | None = typer.Option(None, "--hybrid", exists=True, help=HYBRID_HELP),
+    combiner: Path | None = typer.Option(None, "--combiner", exists=True, help=COMBINER_HELP),
     ranker: Path | None = typer.Option(None, "--ranker", exists=True, help=RANKER_HELP),
     k_c: int = typer.Option(10, "--k-c", min=1, help=K_C_HELP),
     rank_mode: str = typer.Option("fused", "--rank-mode", help=RANK_MODE_HELP),
@@ -309,11 +317,13 @@ def normalize_cmd(
         raise typer.BadParameter("--zero-shot folds carry no document text: drop --abbreviations")
     check_mode(mode)
     search = SearchOptions(
-        mode, strategy, synonyms, sieve_threshold, min_score, namespaces or None, types or None
-    )
+        mode, strategy, synonyms, sieve_threshold, min_score, namespaces or None, types or None,
+        hybrid, combiner,
+    )  # fmt: skip
     if search.customised and index is None:
         raise typer.BadParameter(
-            "--strategy, --synonyms, --min-score, --namespace and --type search an index: "
+            "--strategy, --synonyms, --min-score, --namespace, --type, --hybrid and --combiner search an "
+            "index: "
             "give --index"
         )
     ks = ks_up_to(k)

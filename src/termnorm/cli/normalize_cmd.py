@@ -25,6 +25,8 @@ from termnorm.cli._rank_options import (
     ranked_matcher,
 )
 from termnorm.cli._strategy import (
+    COMBINER_HELP,
+    HYBRID_HELP,
     MIN_SCORE_HELP,
     MODE_HELP,
     NAMESPACE_HELP,
@@ -34,6 +36,7 @@ from termnorm.cli._strategy import (
     check_mode,
     command_matcher,
     synonyms_option,
+    with_learned_stages,
 )
 from termnorm.cli.lookup_cmd import warn_concept_id_queries
 from termnorm.encoders.runtime import THREADS_HELP, Runtime
@@ -232,6 +235,8 @@ def register(app: typer.Typer) -> None:
         ),
         runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
         threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
+        hybrid: Path | None = typer.Option(None, "--hybrid", exists=True, help=HYBRID_HELP),
+        combiner: Path | None = typer.Option(None, "--combiner", exists=True, help=COMBINER_HELP),
         ranker: Path | None = typer.Option(None, "--ranker", exists=True, help=RANKER_HELP),
         k_c: int = typer.Option(10, "--k-c", min=1, help=K_C_HELP),
         rank_mode: str = typer.Option("fused", "--rank-mode", help=RANK_MODE_HELP),
@@ -291,10 +296,11 @@ def register(app: typer.Typer) -> None:
             check_output(input, output)  # before the index loads
 
         def build_matcher() -> RowMatcher:
-            matcher: RowMatcher = command_matcher(
+            recall_min = None if combiner is not None else min_score
+            matcher: RowMatcher = with_learned_stages(command_matcher(
                 _space(index, runtime, threads, model), mode, strategy, synonyms, sieve_threshold,
-                max_chars=max_chars, min_score=min_score, namespaces=namespaces, semantic_types=types,
-            )  # fmt: skip
+                max_chars=max_chars, min_score=recall_min, namespaces=namespaces, semantic_types=types,
+            ), hybrid, combiner, min_score, threads)  # fmt: skip
             return matcher if rank is None else ranked_matcher(matcher, rank, threads)
 
         if input is not None and output is not None:
@@ -304,6 +310,8 @@ def register(app: typer.Typer) -> None:
                 "sieve_threshold": sieve_threshold, "min_score": min_score, "max_chars": max_chars,
                 "namespaces": namespaces, "types": types, "runtime": runtime.value,
                 "rank": None if rank is None else rank.settings(),
+                **({"hybrid": str(hybrid.resolve())} if hybrid is not None else {}),
+                **({"combiner": str(combiner.resolve())} if combiner is not None else {}),
             }  # fmt: skip
             file_options: dict[str, Any] = {
                 "column": column, "k": k or DEFAULT_K_FILES, "show_progress": True,

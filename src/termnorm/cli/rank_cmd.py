@@ -12,6 +12,7 @@ import typer
 
 from termnorm.cli._out import overwrite_option
 from termnorm.cli._strategy import STRATEGY_HELP, THRESHOLD_HELP, synonyms_option
+from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.mentions.mention import MentionFormat
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
@@ -32,12 +33,146 @@ Examples:
 """
 
 
+HYBRID_FIT_HELP = """Fit hybrid recall (dense search + char 3-gram TF-IDF, BioSyn) on annotated training mentions and write its card (JSON): the weight w of h = w*dense cosine + (1-w)*TF-IDF cosine with the best training acc@1, the candidates taken from each side, the index and strategy.
+
+Training mentions are searched cross-fitted, as in rank train (a --synonyms file that is also a --mentions file is split by document into --folds). Use the card with termnorm normalize --hybrid CARD and termnorm eval normalize --hybrid CARD.
+
+Examples:
+
+  termnorm rank hybrid --index idx/medic --mentions NCBItrainset_corpus.txt --synonyms NCBItrainset_corpus.txt --out hybrid/ncbi.json
+"""
+
+
+COMBINE_HELP = """Fit the learned combiner: a logistic regression giving the probability that a recalled candidate is correct, from the recall score, its gap to the top, the rank, the match source, char 3-gram TF-IDF, token overlap, exact match and (with --ranker) the ranker logit. Fitted on cross-fitted training candidates, as rank train recalls them; writes a JSON card.
+
+Use it with termnorm normalize --combiner CARD and termnorm eval normalize --combiner CARD (the same --strategy, --synonyms and --hybrid as here); --min-score is then a probability.
+
+Examples:
+
+  termnorm rank combine --index idx/medic --mentions NCBItrainset_corpus.txt --synonyms NCBItrainset_corpus.txt --out combiners/ncbi.json
+"""
+
+
 def register(app: typer.Typer) -> None:
     """Attach the ``rank`` group (``rank train``) to ``app``."""
     rank_app = typer.Typer(
         help="Train rankers that reorder recalled candidates.", no_args_is_help=True
     )
     app.add_typer(rank_app, name="rank")
+
+    @rank_app.command("hybrid", help=HYBRID_FIT_HELP)
+    def hybrid(
+        index: Path = typer.Option(..., "--index", exists=True, help="Index folder (recall)."),
+        mentions: list[Path] = typer.Option(
+            ..., "--mentions", exists=True, help="Annotated training mentions; repeatable."
+        ),
+        out: Path = typer.Option(..., "--out", help="Card (JSON file) to write."),
+        fmt: MentionFormat | None = typer.Option(
+            None, "--format", help="Mention format (detected when omitted)."
+        ),
+        synonyms: list[Path] | None = synonyms_option(),
+        strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
+        sieve_threshold: float = typer.Option(
+            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
+        ),
+        k_dense: int = typer.Option(20, "--k-dense", min=1, help="Candidates of the dense side."),
+        k_sparse: int = typer.Option(
+            20, "--k-sparse", min=1, help="Candidates of the sparse (TF-IDF) side."
+        ),
+        folds: int = typer.Option(5, "--folds", min=2, help="Cross-fitting folds (documents)."),
+        max_queries: int | None = typer.Option(
+            None, "--max-queries", min=1, help="Fit on a seeded sample of this many queries."
+        ),
+        abbreviations: AbbreviationMode | None = typer.Option(
+            None,
+            "--abbreviations",
+            help="Expand short forms from the documents (default: ab3p for document formats).",
+        ),
+        runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
+        threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
+        seed: int = typer.Option(0, "--seed", help="Seed of the folds and the sampling."),
+        overwrite: bool = overwrite_option(),
+        json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
+    ) -> None:
+        from termnorm.search.rank.hybrid_fit import HybridFitSpec, fit_hybrid
+
+        if out.exists() and not overwrite:
+            raise typer.BadParameter(f"{out} exists: give --overwrite to replace it")
+        spec = HybridFitSpec(
+            index=index, mentions=tuple(mentions), mention_format=fmt.value if fmt else None,
+            synonyms=tuple(synonyms or ()), strategy=strategy, threshold=sieve_threshold,
+            k_dense=k_dense, k_sparse=k_sparse, folds=folds, abbreviations=abbreviations,
+            max_queries=max_queries, seed=seed, threads=threads, runtime=runtime.value,
+        )  # fmt: skip
+        card = fit_hybrid(spec, out)
+        if json_out:
+            typer.echo(json.dumps(card, indent=2))
+            return
+        m = card["metrics"]
+        typer.echo(
+            f"wrote {out}: w = {card['weight']:.2f} over {m['queries']} training queries, "
+            f"train acc@1 {100 * m['train_acc_at_1']:.1f} (dense alone "
+            f"{100 * m['train_acc_at_1_dense']:.1f}), a gold candidate for "
+            f"{100 * m['train_candidates_with_gold']:.1f} %"
+        )
+
+    @rank_app.command("combine", help=COMBINE_HELP)
+    def combine(
+        index: Path = typer.Option(..., "--index", exists=True, help="Index folder (recall)."),
+        mentions: list[Path] = typer.Option(
+            ..., "--mentions", exists=True, help="Annotated training mentions; repeatable."
+        ),
+        out: Path = typer.Option(..., "--out", help="Card (JSON file) to write."),
+        fmt: MentionFormat | None = typer.Option(
+            None, "--format", help="Mention format (detected when omitted)."
+        ),
+        synonyms: list[Path] | None = synonyms_option(),
+        strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
+        sieve_threshold: float = typer.Option(
+            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
+        ),
+        hybrid: Path | None = typer.Option(
+            None, "--hybrid", exists=True, help="Hybrid recall card (termnorm rank hybrid)."
+        ),
+        ranker: Path | None = typer.Option(
+            None, "--ranker", exists=True, help="Ranker folder whose logit is a feature."
+        ),
+        k_c: int = typer.Option(10, "--k-c", min=1, help="Candidates recalled per mention."),
+        folds: int = typer.Option(5, "--folds", min=2, help="Cross-fitting folds (documents)."),
+        max_queries: int | None = typer.Option(
+            None, "--max-queries", min=1, help="Fit on a seeded sample of this many queries."
+        ),
+        abbreviations: AbbreviationMode | None = typer.Option(
+            None,
+            "--abbreviations",
+            help="Expand short forms from the documents (default: ab3p for document formats).",
+        ),
+        runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
+        threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
+        seed: int = typer.Option(0, "--seed", help="Seed of the folds and the sampling."),
+        overwrite: bool = overwrite_option(),
+        json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
+    ) -> None:
+        from termnorm.search.rank.combiner_fit import CombinerFitSpec, fit_combiner_card
+
+        if out.exists() and not overwrite:
+            raise typer.BadParameter(f"{out} exists: give --overwrite to replace it")
+        spec = CombinerFitSpec(
+            index=index, mentions=tuple(mentions), mention_format=fmt.value if fmt else None,
+            synonyms=tuple(synonyms or ()), strategy=strategy, threshold=sieve_threshold,
+            folds=folds, abbreviations=abbreviations, max_queries=max_queries, seed=seed,
+            threads=threads, runtime=runtime.value, hybrid=hybrid, ranker=ranker, k_c=k_c,
+        )  # fmt: skip
+        card = fit_combiner_card(spec, out)
+        if json_out:
+            typer.echo(json.dumps(card, indent=2))
+            return
+        m = card["metrics"]
+        typer.echo(
+            f"wrote {out}: {m['rows']} candidates of {m['queries']} training queries, train "
+            f"acc@1 {100 * m['train_acc_at_1']:.1f} (recall {100 * m['train_acc_at_1_recall']:.1f}), "
+            f"top-1 ECE {m['train_ece_top1']:.3f}"
+        )
 
     @rank_app.command("train", help=TRAIN_HELP)
     def train(
@@ -68,6 +203,12 @@ def register(app: typer.Typer) -> None:
         epochs: int = typer.Option(2, "--epochs", min=1, help="Passes over the pairs."),
         lr: float = typer.Option(2e-5, "--lr", help="Learning rate of the encoder (AdamW)."),
         batch_size: int = typer.Option(32, "--batch-size", min=1, help="Pairs per step."),
+        loss: str = typer.Option(
+            "pointwise",
+            "--loss",
+            help="pointwise: BCE per pair (the paper's); listwise: softmax over each query's "
+            "k_c candidates, cross-entropy on the gold (a batch holds whole queries).",
+        ),
         folds: int = typer.Option(5, "--folds", min=2, help="Cross-fitting folds (documents)."),
         max_queries: int | None = typer.Option(
             None, "--max-queries", min=1, help="Train on a seeded sample of this many queries."
@@ -93,6 +234,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         import torch
 
+        from termnorm.training.ranker import LOSSES
+
+        if loss not in LOSSES:
+            raise typer.BadParameter(f"--loss must be one of {', '.join(LOSSES)}")
         from termnorm._artifacts import InputPaths, prepare_output
         from termnorm.search.rank.ranker import CARD_NAME
         from termnorm.search.rank.training import RankTrainSpec, train_ranker
@@ -122,7 +267,7 @@ def register(app: typer.Typer) -> None:
             seed=seed,
             threads=threads,
             freeze_embeddings=freeze_embeddings,
-            train=RankerTrainConfig(epochs=epochs, lr=lr, batch_size=batch_size),
+            train=RankerTrainConfig(epochs=epochs, lr=lr, batch_size=batch_size, loss=loss),
         )
         folder = train_ranker(spec, out, show_progress=not json_out)
         card = json.loads((folder / CARD_NAME).read_text())

@@ -6,6 +6,7 @@ from termnorm.losses.implication import (
     balanced_class_weights,
     implication_labels,
 )
+from termnorm.losses.listwise import ListwiseLoss
 from termnorm.losses.margin_triplet import MarginTripletLoss
 from termnorm.losses.multi_similarity import (
     MultiSimilarityLoss,
@@ -25,6 +26,7 @@ __all__ = [
     "RELATIONS_DIR",
     "BatchHardSoftMarginTripletLoss",
     "ImplicationLoss",
+    "ListwiseLoss",
     "MarginTripletLoss",
     "MultiSimilarityLoss",
     "MultiSimilarityV2Loss",

@@ -39,6 +39,8 @@ __all__ = [
     "TIE_DECIMALS",
     "Candidate",
     "Matcher",
+    "OverRecall",
+    "RowAnswers",
     "RowMatcher",
     "RowResult",
     "Source",
@@ -115,6 +117,39 @@ def candidates_or_raise(results: Sequence[RowResult]) -> list[list[Candidate]]:
         if result.error is not None:
             raise QueryError(result.error, row=row)
     return [r.candidates for r in results]
+
+
+class RowAnswers:
+    """``normalize_batch`` and ``normalize`` of a matcher that implements ``normalize_rows``
+    (the wrappers of the recall and rank stages share them)."""
+
+    def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
+        """One :class:`RowResult` per input, in order."""
+        raise NotImplementedError
+
+    def normalize_batch(self, texts: Sequence[str], k: int = 5) -> list[list[Candidate]]:
+        """Top-``k`` concepts per text; :class:`QueryError` (naming the row) on a bad text."""
+        return candidates_or_raise(self.normalize_rows(texts, k))
+
+    def normalize(self, text: str, k: int = 5) -> list[Candidate]:
+        """Top-``k`` concepts for one text."""
+        return self.normalize_batch([text], k)[0]
+
+
+class OverRecall(RowAnswers):
+    """A stage over a recall matcher (``self.recall``): its query limit and alternative IDs
+    are the recall's."""
+
+    recall: RowMatcher
+
+    @property
+    def max_chars(self) -> int | None:
+        """The recall stage's longest accepted query (when it has one)."""
+        return getattr(self.recall, "max_chars", None)
+
+    def alt_ids(self, concept_id: str) -> Sequence[str]:
+        """Other IDs of a concept, from the recall stage."""
+        return self.recall.alt_ids(concept_id)
 
 
 @runtime_checkable

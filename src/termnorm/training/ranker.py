@@ -1,8 +1,11 @@
-"""Point-wise training of a cross-encoder ranker on labelled (mention, candidate) pairs.
+"""Training a cross-encoder ranker on labelled (mention, candidate) pairs.
 
-Loss (Liang et al. 2021, eq. 10): binary cross-entropy between ``sigmoid(logit)`` of a pair
-and its label (1: the candidate is one of the mention's gold concepts, 0: it is not), averaged
-over a batch. AdamW (paper: lr 2e-5) with weight decay on the transformer's matrices, the
+Loss ``pointwise`` (Liang et al. 2021, eq. 10, the default): binary cross-entropy between
+``sigmoid(logit)`` of a pair and its label (1: the candidate is one of the mention's gold
+concepts, 0: it is not), averaged over a batch of ``batch_size`` pairs. Loss ``listwise``
+(:class:`~termnorm.losses.ListwiseLoss`): the pairs of one query (same ``group``) form a list,
+softmax over it, cross-entropy on its gold candidates; a batch holds whole queries, at least
+``batch_size`` pairs. AdamW (paper: lr 2e-5) with weight decay on the transformer's matrices, the
 head at ``head_lr``; linear warm-up over ``warmup`` of the steps, then linear decay to 0
 (:func:`~termnorm.training.optim.build_scheduler`); gradients clipped at norm 1. Pairs are
 shuffled each epoch by a generator seeded with ``seed + epoch``, so a run is reproducible.
@@ -28,9 +31,19 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from termnorm.encoders.cross_encoder import KeywordCrossEncoder
+from termnorm.losses.listwise import ListwiseLoss
 from termnorm.training.optim import build_scheduler
 
-__all__ = ["RankPair", "RankerTrainConfig", "RankerTrainStats", "train_cross_encoder"]
+__all__ = [
+    "LOSSES",
+    "RankPair",
+    "RankerTrainConfig",
+    "RankerTrainStats",
+    "listwise_batches",
+    "train_cross_encoder",
+]
+
+LOSSES = ("pointwise", "listwise")
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +54,7 @@ class RankPair(NamedTuple):
     mention: str
     candidate: str
     label: float
+    group: int = -1  # the query it belongs to (list-wise training); -1: none
 
 
 @dataclass(frozen=True)
@@ -54,6 +68,7 @@ class RankerTrainConfig:
     warmup: float = 0.1
     weight_decay: float = 0.01
     seed: int = 0
+    loss: str = "pointwise"
 
     def validate(self) -> None:
         """``ValueError`` naming the bad setting."""
@@ -65,6 +80,8 @@ class RankerTrainConfig:
             raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
         if self.lr <= 0 or self.head_lr <= 0:
             raise ValueError("learning rates must be positive")
+        if self.loss not in LOSSES:
+            raise ValueError(f"unknown ranker loss {self.loss!r}: use one of {', '.join(LOSSES)}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready settings."""
@@ -100,6 +117,46 @@ def _optimizer(model: KeywordCrossEncoder, config: RankerTrainConfig) -> torch.o
     return torch.optim.AdamW(groups, lr=config.lr)
 
 
+def listwise_batches(
+    pairs: Sequence[RankPair], batch_size: int, seed: int
+) -> list[list[list[int]]]:
+    """Batches of whole queries (lists of pair indices), the queries shuffled by ``seed``; a
+    batch closes once it holds ``batch_size`` pairs. ``ValueError`` for a pair without group."""
+    groups: dict[int, list[int]] = {}
+    for i, p in enumerate(pairs):
+        if p.group < 0:
+            raise ValueError("list-wise training needs each pair's query (RankPair.group)")
+        groups.setdefault(p.group, []).append(i)
+    keys = list(groups)
+    order = torch.randperm(len(keys), generator=torch.Generator().manual_seed(seed)).tolist()
+    batches: list[list[list[int]]] = [[]]
+    for j in order:
+        if sum(len(g) for g in batches[-1]) >= batch_size:
+            batches.append([])
+        batches[-1].append(groups[keys[j]])
+    return [b for b in batches if b]
+
+
+def _listwise_loss(
+    model: KeywordCrossEncoder, pairs: Sequence[RankPair], batch: list[list[int]]
+) -> torch.Tensor:
+    flat = [i for group in batch for i in group]
+    tokens = model.tokenize([pairs[i].mention for i in flat], [pairs[i].candidate for i in flat])
+    logits = model(tokens)  # [n]
+    width = max(len(g) for g in batch)
+    padded = logits.new_zeros((len(batch), width))
+    gold = torch.zeros((len(batch), width), dtype=torch.bool, device=logits.device)
+    mask = torch.zeros_like(gold)
+    at = 0
+    for q, group in enumerate(batch):
+        padded[q, : len(group)] = logits[at : at + len(group)]
+        gold[q, : len(group)] = torch.tensor([pairs[i].label > 0.5 for i in group])
+        mask[q, : len(group)] = True
+        at += len(group)
+    loss: torch.Tensor = ListwiseLoss()(padded, gold, mask)
+    return loss
+
+
 def train_cross_encoder(
     model: KeywordCrossEncoder,
     pairs: Sequence[RankPair],
@@ -119,7 +176,11 @@ def train_cross_encoder(
             f"all {len(pairs)} training pairs have the same label ({positives} positive): "
             "check that the gold IDs of the mentions are concepts of the index"
         )
-    per_epoch = math.ceil(len(pairs) / config.batch_size)
+    listwise = config.loss == "listwise"
+    if listwise:
+        per_epoch = len(listwise_batches(pairs, config.batch_size, config.seed))
+    else:
+        per_epoch = math.ceil(len(pairs) / config.batch_size)
     total = per_epoch * config.epochs
     optimizer = _optimizer(model, config)
     scheduler = build_scheduler(optimizer, int(config.warmup * total), total)
@@ -133,12 +194,20 @@ def train_cross_encoder(
                 len(pairs), generator=torch.Generator().manual_seed(config.seed + epoch)
             ).tolist()
             running = 0.0
-            for first in range(0, len(order), config.batch_size):
-                chunk = [pairs[i] for i in order[first : first + config.batch_size]]
+            if listwise:
+                batches = listwise_batches(pairs, config.batch_size, config.seed + epoch)
+            else:
+                size = config.batch_size
+                batches = [[order[i : i + size]] for i in range(0, len(order), size)]
+            for groups in batches:
+                chunk = [pairs[i] for group in groups for i in group]
                 torch.manual_seed(config.seed * 1_000_003 + step)  # dropout, reproducible
-                batch = model.tokenize([p.mention for p in chunk], [p.candidate for p in chunk])
-                labels = torch.tensor([p.label for p in chunk], device=model.device)
-                loss = loss_fn(model(batch), labels)
+                if listwise:
+                    loss = _listwise_loss(model, pairs, groups)
+                else:
+                    batch = model.tokenize([p.mention for p in chunk], [p.candidate for p in chunk])
+                    labels = torch.tensor([p.label for p in chunk], device=model.device)
+                    loss = loss_fn(model(batch), labels)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()  # type: ignore[no-untyped-call]
                 nn.utils.clip_grad_norm_(model.parameters(), 1.0)

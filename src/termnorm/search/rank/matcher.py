@@ -27,7 +27,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from termnorm.search.candidate import Candidate, RowMatcher, RowResult, candidates_or_raise
+from termnorm.search.candidate import (
+    Candidate,
+    OverRecall,
+    RowMatcher,
+    RowResult,
+)
 from termnorm.search.rank.fusion import (
     DEFAULT_FUSION_WEIGHT,
     DEFAULT_K_C,
@@ -44,7 +49,7 @@ __all__ = ["RankedMatcher"]
 logger = logging.getLogger(__name__)
 
 
-class RankedMatcher:
+class RankedMatcher(OverRecall):
     """A recall matcher followed by a ranker (module doc); itself a row matcher.
 
     Raises (at construction) :class:`~termnorm.errors.ArtifactMismatchError` when the recall
@@ -84,24 +89,6 @@ class RankedMatcher:
         self.theta = theta
         self.implication = implication
         self.name = f"{recall.name}+{ranker.name}[{self.mode.value}]"
-
-    @property
-    def max_chars(self) -> int | None:
-        """The recall stage's longest accepted query (when it has one)."""
-        return getattr(self.recall, "max_chars", None)
-
-    def alt_ids(self, concept_id: str) -> Sequence[str]:
-        """Other IDs of a concept, from the recall stage."""
-        return self.recall.alt_ids(concept_id)
-
-    def normalize_batch(self, texts: Sequence[str], k: int = 5) -> list[list[Candidate]]:
-        """Top-``k`` concepts per text; :class:`QueryError` (naming the row) on a bad text."""
-        results = self.normalize_rows(texts, k)
-        return candidates_or_raise(results)
-
-    def normalize(self, text: str, k: int = 5) -> list[Candidate]:
-        """Top-``k`` concepts for one text."""
-        return self.normalize_batch([text], k)[0]
 
     def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
         """One :class:`RowResult` per input, in order (module doc)."""

@@ -1,0 +1,279 @@
+"""The learned, calibrated combiner: P(candidate is correct) from recall, lexical and ranker
+features, fitted by logistic regression on cross-fitted training candidates.
+
+For a query q and its recalled candidates c_1..c_k (k = ``k_c``, in recall order) each
+candidate gets the features of :data:`FEATURES`:
+
+``recall_score``  the score recall ordered by (the cosine, or the hybrid score);
+``cosine``        the dense cosine (``recall_score`` of a hybrid candidate, else the score);
+``gap_to_top``    the top candidate's ``recall_score`` minus this one's;
+``log_rank``      ln(recall rank);
+``domain``        1 when the matched text is a domain synonym (a training mention), else 0;
+``preferred``     1 when the matched text is the concept's preferred name;
+``tfidf``         the char 3-gram TF-IDF cosine of q and the concept's best text
+                  (:meth:`~termnorm.search.lexical.TfidfMatcher.concept_scores`);
+``token_overlap`` Jaccard overlap of the normalized word sets of q and the matched text;
+``exact``         1 when q equals the matched text after
+                  :func:`~termnorm.search.lexical.normalize_text`;
+``ranker_logit``  logit of the ranker's probability (only when the combiner uses a ranker).
+
+The model is p = σ(b + Σ_j w_j·(x_j − μ_j)/σ_j) (features standardized on the training rows,
+L2-regularized logistic regression, scikit-learn). :class:`CombinedMatcher` orders the
+candidates by p; ``score`` is p (a probability, so ``min_score`` is a probability threshold),
+``recall_score`` the recall stage's score and ``ranker_score`` the ranker's probability. The
+recall score is a feature: when the other features carry no signal (a ranker returning noise)
+the fitted weights leave them out and the order stays the recall order. The model is stored
+as plain numbers in a JSON card (:meth:`Combiner.to_dict`), no pickle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from termnorm.search.candidate import (
+    Candidate,
+    OverRecall,
+    RowMatcher,
+    RowResult,
+    Source,
+    is_name,
+)
+from termnorm.search.lexical.dictionary import normalize_text
+from termnorm.search.lexical.tfidf import TfidfMatcher
+from termnorm.search.matcher import abstain
+
+__all__ = [
+    "BASE_FEATURES",
+    "FEATURES",
+    "CombinedMatcher",
+    "Combiner",
+    "RankerLike",
+    "candidate_features",
+    "fit_combiner",
+]
+
+BASE_FEATURES = (
+    "recall_score",
+    "cosine",
+    "gap_to_top",
+    "log_rank",
+    "domain",
+    "preferred",
+    "tfidf",
+    "token_overlap",
+    "exact",
+)
+FEATURES = (*BASE_FEATURES, "ranker_logit")
+_EPS = 1e-6
+
+
+class RankerLike(Protocol):
+    """What the combiner needs of a ranker: probabilities per mention's candidates."""
+
+    def score_batch(
+        self, mentions: Sequence[str], candidate_lists: Sequence[Sequence[Candidate]]
+    ) -> list[np.ndarray]:
+        """One probability array per mention, in candidate order."""
+        ...
+
+
+def _tokens(text: str) -> set[str]:
+    return set(normalize_text(text).split())
+
+
+def candidate_features(
+    query: str,
+    candidates: Sequence[Candidate],
+    tfidf: TfidfMatcher,
+    ranker_probs: np.ndarray | None = None,
+) -> np.ndarray:
+    """float64 ``[len(candidates), F]``: :data:`BASE_FEATURES`, plus ``ranker_logit`` when
+    ``ranker_probs`` is given (module doc)."""
+    n = len(candidates)
+    scores = np.array([c.score for c in candidates], dtype=np.float64)
+    cosines = np.array(
+        [c.score if c.recall_score is None else c.recall_score for c in candidates],
+        dtype=np.float64,
+    )
+    q_norm = normalize_text(query)
+    q_tokens = set(q_norm.split())
+    overlap = np.zeros(n)
+    exact = np.zeros(n)
+    for i, c in enumerate(candidates):
+        t = _tokens(c.matched_term)
+        union = q_tokens | t
+        overlap[i] = len(q_tokens & t) / len(union) if union else 0.0
+        exact[i] = float(normalize_text(c.matched_term) == q_norm)
+    columns = [
+        scores,
+        cosines,
+        (scores.max() if n else 0.0) - scores,
+        np.log(np.arange(1, n + 1, dtype=np.float64)),
+        np.array([c.source == Source.DOMAIN.value for c in candidates], dtype=np.float64),
+        np.array(
+            [c.is_preferred or is_name(c.matched_term, c.name) for c in candidates],
+            dtype=np.float64,
+        ),
+        tfidf.concept_scores(query, [c.concept_id for c in candidates]).astype(np.float64),
+        overlap,
+        exact,
+    ]
+    if ranker_probs is not None:
+        p = np.clip(np.asarray(ranker_probs, dtype=np.float64), _EPS, 1 - _EPS)
+        columns.append(np.log(p / (1 - p)))
+    return np.stack(columns, axis=1) if n else np.zeros((0, len(columns)))
+
+
+@dataclass(frozen=True)
+class Combiner:
+    """A fitted logistic regression over named, standardized features (module doc)."""
+
+    names: tuple[str, ...]
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    intercept: float
+
+    @property
+    def uses_ranker(self) -> bool:
+        """Whether the ranker's logit is a feature."""
+        return "ranker_logit" in self.names
+
+    def predict(self, features: np.ndarray) -> np.ndarray:
+        """P(correct) per row of ``features`` ``[n, F]``."""
+        if features.shape[1] != len(self.names):
+            raise ValueError(f"{features.shape[1]} features, the combiner has {len(self.names)}")
+        z = self.intercept + ((features - self.mean) / self.scale) @ self.coef
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (plain lists)."""
+        return {
+            "features": list(self.names),
+            "mean": self.mean.tolist(),
+            "scale": self.scale.tolist(),
+            "coef": self.coef.tolist(),
+            "intercept": self.intercept,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Combiner:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            tuple(data["features"]),
+            np.asarray(data["mean"], dtype=np.float64),
+            np.asarray(data["scale"], dtype=np.float64),
+            np.asarray(data["coef"], dtype=np.float64),
+            float(data["intercept"]),
+        )
+
+
+def fit_combiner(
+    features: np.ndarray, labels: np.ndarray, names: Sequence[str], c: float = 1.0
+) -> Combiner:
+    """Logistic regression of ``labels`` (0/1) on standardized ``features`` ``[n, F]``."""
+    from sklearn.linear_model import LogisticRegression
+
+    y = np.asarray(labels, dtype=np.int64)
+    if len(np.unique(y)) < 2:
+        raise ValueError("the combiner needs both correct and wrong training candidates")
+    mean = features.mean(axis=0)
+    scale = features.std(axis=0)
+    scale[scale < _EPS] = 1.0
+    model = LogisticRegression(C=c, max_iter=1000)
+    model.fit((features - mean) / scale, y)
+    return Combiner(
+        tuple(names), mean, scale, model.coef_[0].astype(np.float64), float(model.intercept_[0])
+    )
+
+
+class CombinedMatcher(OverRecall):
+    """A recall matcher whose top ``k_c`` are reordered by the combiner's probability.
+
+    ``tfidf``: the TF-IDF matcher over the recall's texts (the hybrid recall's own sparse side,
+    or :func:`~termnorm.search.hybrid.space_kg`'s); ``ranker``: required when the combiner
+    uses the ranker logit. ``min_probability``: abstain below it (``min_score`` of commands).
+    """
+
+    def __init__(
+        self,
+        recall: RowMatcher,
+        combiner: Combiner,
+        tfidf: TfidfMatcher,
+        k_c: int = 10,
+        ranker: RankerLike | None = None,
+        min_probability: float | None = None,
+    ) -> None:
+        if combiner.uses_ranker and ranker is None:
+            raise ValueError("this combiner was fitted with a ranker: give the ranker")
+        if k_c < 1:
+            raise ValueError(f"k_c must be >= 1, got {k_c}")
+        self.recall = recall
+        self.combiner = combiner
+        self.tfidf = tfidf
+        self.k_c = k_c
+        self.ranker = ranker if combiner.uses_ranker else None
+        self.min_probability = min_probability
+        self.name = f"{recall.name}+combiner"
+
+    def with_min_probability(self, min_probability: float | None) -> CombinedMatcher:
+        """The same matcher abstaining below another probability."""
+        return CombinedMatcher(
+            self.recall, self.combiner, self.tfidf, self.k_c, self.ranker, min_probability
+        )
+
+    @property
+    def index(self) -> Any:
+        """The recall stage's index."""
+        return getattr(self.recall, "index", None)
+
+    def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
+        """One :class:`RowResult` per input: the recall's rows, reordered (module doc)."""
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        recalled = self.recall.normalize_rows(texts, max(k, self.k_c))
+        rows = [i for i, r in enumerate(recalled) if r.candidates]
+        out = list(recalled)
+        if not rows:
+            return out
+        queries = [str(texts[i]).strip() for i in rows]
+        lists = [recalled[i].candidates for i in rows]
+        probs = self.probabilities(queries, lists)
+        for row, cands, (p, ranker_p) in zip(rows, lists, probs, strict=True):
+            order = np.argsort(-p, kind="stable")[:k]
+            ranked = [
+                cands[i]._replace(
+                    score=float(p[i]),
+                    rank=r,
+                    recall_score=cands[i].score,
+                    ranker_score=None if ranker_p is None else float(ranker_p[i]),
+                )
+                for r, i in enumerate(order, start=1)
+            ]
+            kept = abstain(ranked, self.min_probability)
+            if kept or self.min_probability is None:
+                out[row] = recalled[row]._replace(candidates=kept)
+            else:
+                out[row] = RowResult(
+                    [], abstained=f"no concept has probability >= {self.min_probability:g}"
+                )
+        return out
+
+    def probabilities(
+        self, queries: Sequence[str], lists: Sequence[Sequence[Candidate]]
+    ) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """Per query: P(correct) of each candidate (recall order) and the ranker's
+        probabilities (``None`` without a ranker)."""
+        ranker_probs: Sequence[np.ndarray | None] = (
+            self.ranker.score_batch(queries, lists)
+            if self.ranker is not None
+            else [None] * len(lists)
+        )
+        return [
+            (self.combiner.predict(candidate_features(q, c, self.tfidf, rp)), rp)
+            for q, c, rp in zip(queries, lists, ranker_probs, strict=True)
+        ]

@@ -1,0 +1,180 @@
+"""Fitting the learned combiner on cross-fitted training candidates: ``termnorm rank combine``.
+
+The training queries and their cross-fitting are :mod:`termnorm.search.rank.train_data`'s.
+Each fold's recall stage (the strategy, or hybrid recall with a fitted card's weight) returns
+``k_c`` candidates per query; each candidate becomes a feature row
+(:func:`~termnorm.search.rank.combiner.candidate_features`, with the ranker's logit when a
+ranker is given) labelled 1 when it is one of the query's gold concepts. The logistic
+regression is fitted on all rows (:func:`~termnorm.search.rank.combiner.fit_combiner`); the
+card (a JSON file) holds its numbers, the recall configuration, the index identity and the
+training acc@1 of recall and of the combiner with the training ECE of the top candidate.
+
+A ranker given here scores the training candidates as they are: a ranker trained on the same
+mentions scores them better than it scores unseen ones, and the combiner then trusts it more
+than it should. Fit the combiner on mentions the ranker did not train on when possible.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from termnorm.encoders.memo import MemoEncoder
+from termnorm.index.term_index import TermIndex
+from termnorm.search.candidate import Candidate, RowMatcher
+from termnorm.search.domain import SearchSpace
+from termnorm.search.hybrid import HybridMatcher, space_kg
+from termnorm.search.lexical.tfidf import TfidfMatcher
+from termnorm.search.matcher import SpaceMatcher, build_strategy
+from termnorm.search.rank.calibration import expected_calibration_error
+from termnorm.search.rank.card_files import read_json_card, write_json_card
+from termnorm.search.rank.combiner import (
+    BASE_FEATURES,
+    FEATURES,
+    CombinedMatcher,
+    Combiner,
+    RankerLike,
+    candidate_features,
+    fit_combiner,
+)
+from termnorm.search.rank.hybrid_fit import HybridFitSpec, load_hybrid
+from termnorm.search.rank.train_data import crossfit_map, gold_hits
+from termnorm.search.strategies import parse_strategy
+
+__all__ = ["CARD_KIND", "CombinerFitSpec", "fit_combiner_card", "load_combined", "tfidf_of"]
+
+logger = logging.getLogger(__name__)
+
+CARD_KIND = "combiner"
+
+
+@dataclass(frozen=True)
+class CombinerFitSpec(HybridFitSpec):
+    """The data and recall of :class:`HybridFitSpec`, plus the combiner's own settings:
+    ``hybrid`` (a hybrid recall card, or ``None`` for the strategy alone), ``k_c``, ``c`` (the
+    inverse L2 strength) and ``ranker`` (a ranker folder whose logit is a feature)."""
+
+    hybrid: Path | None = None
+    ranker: Path | None = None
+    k_c: int = 10
+    c: float = 1.0
+
+
+def tfidf_of(recall: RowMatcher) -> TfidfMatcher:
+    """The TF-IDF matcher over ``recall``'s texts: a hybrid recall's own sparse side, else one
+    fitted on its space's index terms and domain synonyms."""
+    if isinstance(recall, HybridMatcher):
+        return recall.sparse
+    if isinstance(recall, SpaceMatcher):
+        return TfidfMatcher(space_kg(recall.space, recall.config.strategy.needs_domain))
+    raise TypeError(f"the combiner reads a strategy or hybrid recall, not {type(recall).__name__}")
+
+
+def _recall(space: SearchSpace, spec: CombinerFitSpec) -> RowMatcher:
+    dense = build_strategy(space, spec.resolved_strategy, spec.threshold)
+    return dense if spec.hybrid is None else load_hybrid(spec.hybrid, dense)
+
+
+def fit_combiner_card(
+    spec: CombinerFitSpec, out: str | Path, ranker: RankerLike | None = None
+) -> dict[str, Any]:
+    """Fit the combiner (module doc), write its card to ``out`` and return the card.
+    ``ranker``: a loaded ranker (else ``spec.ranker`` is loaded when given)."""
+    from termnorm.search.rank.ranker import index_identity, load_ranker
+
+    index = TermIndex.load(spec.index)
+    encoder = index.load_encoder()
+    encoder.set_runtime(spec.runtime, threads=spec.threads)
+    space = SearchSpace(index, MemoEncoder(encoder))
+    if ranker is None and spec.ranker is not None:
+        ranker = load_ranker(spec.ranker, threads=spec.threads)
+    data = spec.load()
+
+    def run(fold_space: SearchSpace, texts: list[str]) -> list[tuple[list[Candidate], np.ndarray]]:
+        recall = _recall(fold_space, spec)
+        tfidf = tfidf_of(recall)
+        lists = [r.candidates for r in recall.normalize_rows(texts, spec.k_c)]
+        probs: Sequence[np.ndarray | None] = (
+            ranker.score_batch(texts, lists) if ranker is not None else [None] * len(lists)
+        )
+        return [
+            (c, candidate_features(t, c, tfidf, p))
+            for t, c, p in zip(texts, lists, probs, strict=True)
+        ]
+
+    answers = crossfit_map(
+        space, data.queries, run, data.fixed, data.crossfit, spec.folds, spec.seed
+    )
+    lists = [c for c, _x in answers]
+    hits = gold_hits(data.queries, lists, index)
+    names = FEATURES if ranker is not None else BASE_FEATURES
+    x = np.concatenate([f for _c, f in answers if len(f)])
+    y = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits if h])
+    combiner = fit_combiner(x, y, names, spec.c)
+    metrics = _train_metrics(combiner, answers, hits)
+    card = {
+        "kind": CARD_KIND,
+        "combiner": combiner.to_dict(),
+        "k_c": spec.k_c,
+        "strategy": str(parse_strategy(spec.resolved_strategy)),
+        "sieve_threshold": spec.threshold,
+        "hybrid": None if spec.hybrid is None else str(Path(spec.hybrid).resolve()),
+        "ranker": None if spec.ranker is None else str(Path(spec.ranker).resolve()),
+        "index": {"path": str(Path(spec.index).resolve()), **index_identity(index)},
+        "training_data": [str(p) for p in spec.mentions],
+        "synonyms": [str(p) for p in spec.synonyms],
+        "cross_fitting": {"folds": spec.folds, "seed": spec.seed},
+        "metrics": {"queries": len(data.queries), "rows": len(y), **metrics},
+    }
+    write_json_card(out, card)
+    return card
+
+
+def _train_metrics(
+    combiner: Combiner,
+    answers: Sequence[tuple[list[Candidate], np.ndarray]],
+    hits: Sequence[Sequence[bool]],
+) -> dict[str, float]:
+    recall_right = combined_right = 0
+    top_p: list[float] = []
+    top_ok: list[bool] = []
+    for (_c, x), h in zip(answers, hits, strict=True):
+        if not h:
+            continue
+        p = combiner.predict(x)
+        best = int(np.argmax(p))
+        recall_right += bool(h[0])
+        combined_right += bool(h[best])
+        top_p.append(float(p[best]))
+        top_ok.append(bool(h[best]))
+    n = max(1, len(answers))
+    return {
+        "train_acc_at_1_recall": recall_right / n,
+        "train_acc_at_1": combined_right / n,
+        "train_ece_top1": expected_calibration_error(np.array(top_p), np.array(top_ok)),
+    }
+
+
+def load_combined(
+    path: str | Path,
+    recall: RowMatcher,
+    min_probability: float | None = None,
+    threads: int | None = None,
+) -> CombinedMatcher:
+    """The combined matcher of the card at ``path`` over ``recall`` (loading the card's
+    ranker when it uses one); refused on an index other than the card's."""
+    from termnorm.search.rank.ranker import load_ranker
+
+    card = read_json_card(path, CARD_KIND, "rank combine", getattr(recall, "index", None))
+    combiner = Combiner.from_dict(card["combiner"])
+    ranker = None
+    if combiner.uses_ranker:
+        ranker = load_ranker(Path(card["ranker"]), threads=threads)
+    return CombinedMatcher(
+        recall, combiner, tfidf_of(recall), int(card["k_c"]), ranker, min_probability
+    )

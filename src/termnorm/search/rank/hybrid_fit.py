@@ -1,0 +1,147 @@
+"""Fitting hybrid recall's weight on training candidates: ``termnorm rank hybrid``.
+
+The training queries, their domain synonyms and the cross-fitting are
+:mod:`termnorm.search.rank.train_data`'s (a mention never finds its own document's entries).
+For every training query the hybrid matcher (:class:`~termnorm.search.hybrid.HybridMatcher`)
+gives its merged candidates with their dense and sparse scores; the weight w of
+h = w·d + (1 − w)·s is the one of :data:`WEIGHT_GRID` with the highest training acc@1 (ties:
+the larger w, the one closer to the dense search alone). The card (a JSON file) keeps w,
+``k_dense`` / ``k_sparse``, the strategy, the index it was fitted on and the training acc@1
+at every w; :func:`load_hybrid` refuses it on another index.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from termnorm.encoders.memo import MemoEncoder
+from termnorm.index.term_index import TermIndex
+from termnorm.search.domain import SearchSpace
+from termnorm.search.hybrid import (
+    DEFAULT_K_DENSE,
+    DEFAULT_K_SPARSE,
+    HybridConfig,
+    HybridMatcher,
+    ScoredCandidates,
+)
+from termnorm.search.matcher import SpaceMatcher, build_strategy
+from termnorm.search.rank.card_files import read_json_card, write_json_card
+from termnorm.search.rank.train_data import TrainingDataSpec, crossfit_map, gold_hits
+from termnorm.search.strategies import parse_strategy
+
+__all__ = [
+    "CARD_KIND",
+    "WEIGHT_GRID",
+    "HybridFitSpec",
+    "fit_hybrid",
+    "fit_weight",
+    "load_hybrid",
+    "scored_training_candidates",
+]
+
+logger = logging.getLogger(__name__)
+
+CARD_KIND = "hybrid-recall"
+WEIGHT_GRID = tuple(round(float(w), 2) for w in np.linspace(0.0, 1.0, 51))
+
+
+@dataclass(frozen=True)
+class HybridFitSpec(TrainingDataSpec):
+    """What ``termnorm rank hybrid`` needs: the data and recall of
+    :class:`~termnorm.search.rank.train_data.TrainingDataSpec`, the candidates of each side
+    and the encoder's runtime (module doc)."""
+
+    k_dense: int = DEFAULT_K_DENSE
+    k_sparse: int = DEFAULT_K_SPARSE
+    runtime: str = "torch"
+
+
+def fit_weight(
+    scored: Sequence[ScoredCandidates], hits: Sequence[Sequence[bool]]
+) -> tuple[float, dict[float, float]]:
+    """The weight of :data:`WEIGHT_GRID` with the best acc@1 over the queries (ties: the
+    larger w) and the acc@1 at every weight."""
+    if not scored:
+        raise ValueError("no training query to fit the hybrid weight on")
+    acc = {}
+    for w in WEIGHT_GRID:
+        right = sum(
+            bool(h) and bool(h[int(s.order(w)[0])]) for s, h in zip(scored, hits, strict=True)
+        )
+        acc[w] = right / len(scored)
+    best = max(WEIGHT_GRID, key=lambda w: (acc[w], w))
+    return best, acc
+
+
+def scored_training_candidates(
+    space: SearchSpace, spec: HybridFitSpec
+) -> tuple[list[Any], list[ScoredCandidates], list[list[bool]]]:
+    """The training queries, their merged candidates (cross-fitted) and which are gold."""
+    data = spec.load()
+    config = HybridConfig(0.5, spec.k_dense, spec.k_sparse)
+
+    def run(fold_space: SearchSpace, texts: list[str]) -> list[ScoredCandidates]:
+        dense = build_strategy(fold_space, spec.resolved_strategy, spec.threshold)
+        return HybridMatcher(dense, config).scored(texts)
+
+    scored = crossfit_map(
+        space, data.queries, run, data.fixed, data.crossfit, spec.folds, spec.seed
+    )
+    hits = gold_hits(data.queries, [s.candidates for s in scored], space.index)
+    return data.queries, scored, hits
+
+
+def fit_hybrid(spec: HybridFitSpec, out: str | Path) -> dict[str, Any]:
+    """Fit the weight on the training candidates and write the card to ``out`` (JSON)."""
+    from termnorm.search.rank.ranker import index_identity
+
+    index = TermIndex.load(spec.index)
+    encoder = index.load_encoder()
+    encoder.set_runtime(spec.runtime, threads=spec.threads)
+    space = SearchSpace(index, MemoEncoder(encoder))
+    queries, scored, hits = scored_training_candidates(space, spec)
+    weight, acc = fit_weight(scored, hits)
+    dense_first = sum(bool(h) and h[0] for h in hits) / max(1, len(hits))
+    reach = sum(any(h) for h in hits) / max(1, len(hits))
+    card = {
+        "kind": CARD_KIND,
+        "weight": weight,
+        "k_dense": spec.k_dense,
+        "k_sparse": spec.k_sparse,
+        "strategy": str(parse_strategy(spec.resolved_strategy)),
+        "sieve_threshold": spec.threshold,
+        "index": {"path": str(Path(spec.index).resolve()), **index_identity(index)},
+        "training_data": [str(p) for p in spec.mentions],
+        "synonyms": [str(p) for p in spec.synonyms],
+        "cross_fitting": {"folds": spec.folds, "seed": spec.seed},
+        "metrics": {
+            "queries": len(queries),
+            "train_acc_at_1": acc[weight],
+            "train_acc_at_1_dense": dense_first,
+            "train_candidates_with_gold": reach,
+            "train_acc_at_1_by_weight": {f"{w:.2f}": a for w, a in acc.items()},
+        },
+    }
+    write_json_card(out, card)
+    logger.info(
+        "hybrid weight %.2f: train acc@1 %.4f (dense %.4f)", weight, acc[weight], dense_first
+    )
+    return card
+
+
+def load_hybrid(path: str | Path, dense: SpaceMatcher) -> HybridMatcher:
+    """The hybrid matcher of the card at ``path`` over ``dense``; refused
+    (:class:`~termnorm.errors.ArtifactMismatchError`) on an index other than the card's."""
+    card = read_json_card(path, CARD_KIND, "rank hybrid", dense.index)
+    if card.get("strategy") != dense.name:
+        logger.warning(
+            "the hybrid weight was fitted with %s; recalling with %s", card["strategy"], dense.name
+        )
+    config = HybridConfig(float(card["weight"]), int(card["k_dense"]), int(card["k_sparse"]))
+    return HybridMatcher(dense, config)

@@ -1,0 +1,277 @@
+"""The training data of the learned stages: queries from annotated mentions, cross-fitted.
+
+Shared by the ranker (:mod:`termnorm.search.rank.training`), hybrid recall's weight
+(:mod:`termnorm.search.rank.hybrid_fit`) and the learned combiner
+(:mod:`termnorm.search.rank.combiner`). For every training mention with gold IDs the query
+texts are its text and, when its document defines a short form in it, its expanded text
+(inference searches both, :mod:`termnorm.search.context`).
+
+**Cross-fitting.** When a synonym file is also a training-mention file (D-T + OD-T with the
+training split as domain synonyms), a training mention would find its own entry as an exact
+hit and a learned stage would learn from candidate lists easier than any it meets. Documents
+are then split into ``folds`` groups (seeded); the mentions of group g are searched in a space
+whose domain synonyms hold the mentions of the other groups only (plus any synonym file that
+is not a training file), so a mention never finds its own entry, nor one from its own
+document. A format without documents (``tsv``) is cross-fitted by mention.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+from termnorm.index.term_index import TermIndex
+from termnorm.kg.ids import id_key
+from termnorm.mentions import Mention, MentionKind, detect_format, read_mentions
+from termnorm.mentions.abbreviations import AbbreviationMode, DocumentAbbreviations
+from termnorm.mentions.documents import DOCUMENT_FORMATS, read_documents
+from termnorm.mentions.synonyms import mention_pairs, read_synonyms
+from termnorm.search.candidate import Candidate, RowMatcher
+from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, default_strategy
+from termnorm.search.domain import SearchSpace
+from termnorm.search.matcher import build_strategy
+
+__all__ = [
+    "DEFAULT_FOLDS",
+    "Pair",
+    "Query",
+    "TrainingData",
+    "TrainingDataSpec",
+    "build_queries",
+    "crossfit_map",
+    "gold_hits",
+    "load_training_data",
+    "recall_candidates",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_FOLDS = 5
+T = TypeVar("T")
+Pair = tuple[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Query:
+    """One training query: the text searched, the mention's gold IDs, its document."""
+
+    text: str
+    gold_ids: tuple[str, ...]
+    doc_id: str
+
+
+@dataclass(frozen=True)
+class TrainingDataSpec:
+    """The training data and recall of a learned stage; paths as the user gave them.
+
+    ``strategy``: default ``d-t+od-t`` with synonyms, else ``o-t``. ``abbreviations``:
+    default ab3p for formats that carry their documents. ``max_queries``: a seeded sample of
+    that many queries (all when ``None``). ``threads``: encoder (and torch) threads.
+    """
+
+    index: Path
+    mentions: tuple[Path, ...]
+    mention_format: str | None = None
+    synonyms: tuple[Path, ...] = ()
+    synonyms_format: str | None = None
+    strategy: str | None = None
+    threshold: float = DEFAULT_SIEVE_THRESHOLD
+    folds: int = DEFAULT_FOLDS
+    abbreviations: AbbreviationMode | None = None
+    max_queries: int | None = None
+    seed: int = 0
+    threads: int | None = None
+
+    @property
+    def resolved_strategy(self) -> str:
+        """The strategy searched (default per the class doc)."""
+        return self.strategy or default_strategy(bool(self.synonyms))
+
+    def load(self) -> TrainingData:
+        """:func:`load_training_data` of this spec."""
+        return load_training_data(
+            self.mentions, self.mention_format, self.synonyms, self.synonyms_format,
+            self.abbreviations, self.max_queries, self.seed,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """Training queries and the domain synonyms they may find: ``fixed`` (every query),
+    ``crossfit`` (``(doc_id, pair)``, only from another fold); ``cards`` and
+    ``synonym_cards`` describe the inputs for an artifact's card."""
+
+    queries: list[Query]
+    fixed: list[Pair]
+    crossfit: list[tuple[str, Pair]]
+    cards: list[dict[str, Any]]
+    synonym_cards: list[dict[str, Any]]
+
+
+def _read(path: Path, fmt: str | None) -> tuple[list[Mention], str]:
+    """The mentions of ``path`` and their format. Without documents (``tsv``: the file is one
+    "document"), each mention is its own group for cross-fitting."""
+    fmt = fmt or detect_format(path).value
+    found = read_mentions(path, fmt)
+    if fmt not in DOCUMENT_FORMATS:
+        found = [replace(m, doc_id=f"{m.doc_id}#{i}") for i, m in enumerate(found)]
+    return found, fmt
+
+
+def build_queries(
+    mentions: Iterable[Mention],
+    expansions: Sequence[str | None] | None = None,
+) -> list[Query]:
+    """Queries of the linkable mentions: the text, plus the expanded text when there is one
+    (``expansions[i]``: mention i's expanded text or ``None``). A (text, gold IDs) seen
+    before is kept once, with the document it was first seen in (a frequent mention would
+    otherwise weigh its count of times in the loss and in the training time)."""
+    out: dict[tuple[str, tuple[str, ...]], Query] = {}
+    for i, m in enumerate(mentions):
+        if m.kind is MentionKind.UNLINKABLE or not m.text.strip():
+            continue
+        texts = [m.text]
+        if expansions is not None and expansions[i] not in (None, m.text):
+            texts.append(str(expansions[i]))
+        for text in texts:
+            out.setdefault((text, m.gold_ids), Query(text, m.gold_ids, m.doc_id))
+    return list(out.values())
+
+
+def _fold_of(doc_ids: Iterable[str], folds: int, seed: int) -> dict[str, int]:
+    docs = sorted(set(doc_ids))
+    random.Random(seed).shuffle(docs)
+    return {d: i % folds for i, d in enumerate(docs)}
+
+
+def crossfit_map(
+    space: SearchSpace,
+    queries: Sequence[Query],
+    run: Callable[[SearchSpace, list[str]], Sequence[T]],
+    fixed_synonyms: Sequence[Pair] = (),
+    crossfit_synonyms: Sequence[tuple[str, Pair]] = (),
+    folds: int = DEFAULT_FOLDS,
+    seed: int = 0,
+) -> list[T]:
+    """``run(fold_space, texts)`` for each fold's queries, answers back in query order.
+
+    ``fixed_synonyms``: domain synonyms every query may find; ``crossfit_synonyms``:
+    ``(doc_id, pair)`` synonyms a query finds only when they come from a document of another
+    fold (module doc). ``space`` holds no domain synonyms of its own here.
+    """
+    out: list[T | None] = [None] * len(queries)
+    fold = _fold_of([d for d, _ in crossfit_synonyms] + [q.doc_id for q in queries], folds, seed)
+    groups: dict[int, list[int]] = defaultdict(list)
+    for i, q in enumerate(queries):
+        groups[fold[q.doc_id] if crossfit_synonyms else 0].append(i)
+    for g, rows in sorted(groups.items()):
+        pairs = list(fixed_synonyms)
+        pairs += [p for d, p in crossfit_synonyms if fold[d] != g]
+        fold_space = space.with_synonyms(pairs)[0] if pairs else space
+        answers = run(fold_space, [queries[i].text for i in rows])
+        for i, answer in zip(rows, answers, strict=True):
+            out[i] = answer
+        logger.info("recall fold %d: %d queries, %d synonyms", g, len(rows), len(pairs))
+    return cast("list[T]", out)  # every query belongs to one fold
+
+
+def recall_candidates(
+    space: SearchSpace,
+    strategy: str,
+    threshold: float,
+    queries: Sequence[Query],
+    k_c: int,
+    fixed_synonyms: Sequence[Pair] = (),
+    crossfit_synonyms: Sequence[tuple[str, Pair]] = (),
+    folds: int = DEFAULT_FOLDS,
+    seed: int = 0,
+    make_matcher: Callable[[SearchSpace], RowMatcher] | None = None,
+) -> list[list[Candidate]]:
+    """The top-``k_c`` candidates of each query, cross-fitted (:func:`crossfit_map`).
+    ``make_matcher`` builds the recall stage over a fold's space (default: ``strategy`` with
+    ``threshold``)."""
+
+    def run(fold_space: SearchSpace, texts: list[str]) -> list[list[Candidate]]:
+        matcher = (
+            make_matcher(fold_space)
+            if make_matcher is not None
+            else build_strategy(fold_space, strategy, threshold)
+        )
+        return [r.candidates for r in matcher.normalize_rows(texts, k_c)]
+
+    return crossfit_map(space, queries, run, fixed_synonyms, crossfit_synonyms, folds, seed)
+
+
+def _same(a: Path, b: Path) -> bool:
+    return a.resolve() == b.resolve()
+
+
+def load_training_data(
+    mentions: Sequence[Path],
+    mention_format: str | None = None,
+    synonyms: Sequence[Path] = (),
+    synonyms_format: str | None = None,
+    abbreviations: AbbreviationMode | None = None,
+    max_queries: int | None = None,
+    seed: int = 0,
+) -> TrainingData:
+    """Queries of the mention files (abbreviations default: ab3p for formats that carry their
+    documents) and the synonyms, a synonym file that is also a mention file cross-fitted;
+    ``max_queries``: a seeded sample of that many queries."""
+    found_all: list[Mention] = []
+    expanded: list[str | None] = []
+    cards: list[dict[str, Any]] = []
+    for path in mentions:
+        found, fmt = _read(path, mention_format)
+        mode = abbreviations or (
+            AbbreviationMode.AB3P if fmt in DOCUMENT_FORMATS else AbbreviationMode.NONE
+        )
+        texts: list[str | None] = [None] * len(found)
+        if mode is AbbreviationMode.AB3P:
+            docs = DocumentAbbreviations(read_documents(path, fmt), mode)
+            texts = [
+                e.text if e.expanded_from is not None else None for e in docs.expand_mentions(found)
+            ]
+        found_all += found
+        expanded += texts
+        cards.append(
+            {"path": str(path), "format": fmt, "mentions": len(found), "abbreviations": mode.value}
+        )
+    queries = build_queries(found_all, expanded)
+    if max_queries is not None and max_queries < len(queries):
+        queries = random.Random(seed).sample(queries, max_queries)
+    fixed: list[Pair] = []
+    crossfit: list[tuple[str, Pair]] = []
+    synonym_cards = []
+    for path in synonyms:
+        is_training = any(_same(path, m) for m in mentions)
+        if is_training:
+            found, _fmt = _read(path, synonyms_format or mention_format)
+            crossfit += [(m.doc_id, p) for m in found for p in mention_pairs([m])]
+        else:
+            fixed += read_synonyms(path, synonyms_format)
+        synonym_cards.append({"path": str(path), "cross_fitted": is_training})
+    return TrainingData(queries, fixed, crossfit, cards, synonym_cards)
+
+
+def gold_hits(
+    queries: Sequence[Query], candidate_lists: Sequence[Sequence[Candidate]], index: TermIndex
+) -> list[list[bool]]:
+    """For each query, which of its candidates is one of its gold concepts (ID or alt ID)."""
+    keys: dict[str, frozenset[str]] = {}
+
+    def concept_keys(cid: str) -> frozenset[str]:
+        if cid not in keys:
+            keys[cid] = frozenset(id_key(x) for x in (cid, *index.alt_ids(cid)))
+        return keys[cid]
+
+    out = []
+    for query, candidates in zip(queries, candidate_lists, strict=True):
+        gold = {id_key(g) for g in query.gold_ids}
+        out.append([bool(concept_keys(c.concept_id) & gold) for c in candidates])
+    return out
