@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             for t in THRESHOLDS
         }
         runs[name] = {
-            "n": int(len(conf)),
+            "n": len(conf),
             "acc@1": float(np.mean(ok)),
             "ece": expected_calibration_error(conf, ok),
             "accepted": accepted,
