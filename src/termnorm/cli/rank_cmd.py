@@ -10,9 +10,10 @@ from pathlib import Path
 
 import typer
 
+from termnorm.cli._help import RUNTIME_HELP
 from termnorm.cli._out import overwrite_option
 from termnorm.cli._strategy import STRATEGY_HELP, THRESHOLD_HELP, synonyms_option
-from termnorm.encoders.runtime import RUNTIME_HELP, THREADS_HELP, Runtime
+from termnorm.encoders.runtime import THREADS_HELP, Runtime
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.mentions.mention import MentionFormat
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
