@@ -99,3 +99,44 @@ def test_api_hybrid_and_combiner(cards: tuple[Path, Path, Path, Path]) -> None:
     assert none == []
     with pytest.raises(ValueError, match="names its own ranker"):
         api.normalize("heart attack", index=index, combiner=combiner, ranker=index)
+
+
+def test_holdout_documents_are_a_seeded_share() -> None:
+    from termnorm.search.rank.train_data import holdout_documents
+
+    docs = [f"d{i}" for i in range(20)]
+    held = holdout_documents(docs + docs, 0.25, seed=3)
+    assert len(held) == 5 and held <= set(docs)
+    assert held == holdout_documents(reversed(docs), 0.25, seed=3)
+    assert held != holdout_documents(docs, 0.25, seed=4)
+    assert holdout_documents(docs, 0.0, seed=3) == frozenset()
+    assert len(holdout_documents(docs[:2], 0.1, seed=0)) == 1  # at least one document
+    with pytest.raises(ValueError, match=r"\[0, 1\)"):
+        holdout_documents(docs, 1.0, seed=0)
+
+
+def test_combiner_is_stacked_on_the_rankers_held_out_documents(
+    cards: tuple[Path, Path, Path, Path], tiny_bert_path: Path, tmp_path: Path
+) -> None:
+    from termnorm.cli.main import main
+
+    index, mentions, _hybrid, _combiner = cards
+    common = ["--index", str(index), "--mentions", str(mentions), "--synonyms", str(mentions),
+              *INDEX_ARGS]  # fmt: skip
+    ranker = tmp_path / "ranker"
+    with pytest.raises(SystemExit) as done:
+        main(["rank", "train", *common, "--model", str(tiny_bert_path), "--k-c", "4",
+              "--epochs", "1", "--batch-size", "8", "--max-length", "32", "--loss", "listwise",
+              "--holdout", "0.3", "--out", str(ranker)])  # fmt: skip
+    assert not done.value.code
+    rcard = json.loads((ranker / "ranker.json").read_text())
+    held = rcard["holdout"]["documents"]
+    assert len(held) == 4 and rcard["metrics"]["queries"] == len(MENTIONS) - 4
+    stacked = tmp_path / "stacked.json"
+    with pytest.raises(SystemExit) as done:
+        main(["rank", "combine", *common, "--ranker", str(ranker), "--k-c", "4",
+              "--out", str(stacked)])  # fmt: skip
+    assert not done.value.code
+    card = json.loads(stacked.read_text())
+    assert card["metrics"]["queries"] == 4 and card["ranker_in_sample"] is False
+    assert "ranker_logit" in card["combiner"]["features"]

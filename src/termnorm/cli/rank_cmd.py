@@ -214,6 +214,14 @@ def register(app: typer.Typer) -> None:
         max_queries: int | None = typer.Option(
             None, "--max-queries", min=1, help="Train on a seeded sample of this many queries."
         ),
+        holdout: float = typer.Option(
+            0.0,
+            "--holdout",
+            min=0.0,
+            max=0.95,
+            help="Share of training documents the ranker does not train on; rank combine "
+            "--ranker then fits the combiner on their mentions (stacking).",
+        ),
         max_length: int = typer.Option(64, "--max-length", min=8, help="Tokens of a pair."),
         model: Path | None = typer.Option(
             None, "--model", help="Model folder the ranker starts from (default all-MiniLM-L6-v2)."
@@ -268,6 +276,7 @@ def register(app: typer.Typer) -> None:
             seed=seed,
             threads=threads,
             freeze_embeddings=freeze_embeddings,
+            holdout=holdout,
             train=RankerTrainConfig(epochs=epochs, lr=lr, batch_size=batch_size, loss=loss),
         )
         folder = train_ranker(spec, out, show_progress=not json_out)

@@ -9,9 +9,12 @@ regression is fitted on all rows (:func:`~termnorm.search.rank.combiner.fit_comb
 card (a JSON file) holds its numbers, the recall configuration, the index identity and the
 training acc@1 of recall and of the combiner with the training ECE of the top candidate.
 
-A ranker given here scores the training candidates as they are: a ranker trained on the same
-mentions scores them better than it scores unseen ones, and the combiner then trusts it more
-than it should. Fit the combiner on mentions the ranker did not train on when possible.
+**Stacking.** A ranker scores the mentions it trained on better than unseen ones, and a
+combiner fitted on those scores trusts it more than it should. A ranker trained with
+``--holdout F`` lists the documents it did not train on; the combiner is then fitted on the
+mentions of exactly those documents (their search still finds every other document's
+synonyms). A ranker without held-out documents is used in-sample, with a warning and
+``ranker_in_sample: true`` on the card.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from termnorm.search.rank.combiner import (
     fit_combiner,
 )
 from termnorm.search.rank.hybrid_fit import HybridFitSpec, load_hybrid
-from termnorm.search.rank.train_data import crossfit_map, gold_hits
+from termnorm.search.rank.train_data import Query, crossfit_map, gold_hits
 from termnorm.search.strategies import parse_strategy
 
 __all__ = ["CARD_KIND", "CombinerFitSpec", "fit_combiner_card", "load_combined", "tfidf_of"]
@@ -91,9 +94,13 @@ def fit_combiner_card(
     encoder = index.load_encoder()
     encoder.set_runtime(spec.runtime, threads=spec.threads)
     space = SearchSpace(index, MemoEncoder(encoder))
+    held: frozenset[str] = frozenset()
     if ranker is None and spec.ranker is not None:
-        ranker = load_ranker(spec.ranker, threads=spec.threads)
+        loaded = load_ranker(spec.ranker, threads=spec.threads)
+        held = frozenset((loaded.card.get("holdout") or {}).get("documents", ()))
+        ranker = loaded
     data = spec.load()
+    queries = _stacking_queries(data.queries, held, ranker is not None)
 
     def run(fold_space: SearchSpace, texts: list[str]) -> list[tuple[list[Candidate], np.ndarray]]:
         recall = _recall(fold_space, spec)
@@ -107,11 +114,9 @@ def fit_combiner_card(
             for t, c, p in zip(texts, lists, probs, strict=True)
         ]
 
-    answers = crossfit_map(
-        space, data.queries, run, data.fixed, data.crossfit, spec.folds, spec.seed
-    )
+    answers = crossfit_map(space, queries, run, data.fixed, data.crossfit, spec.folds, spec.seed)
     lists = [c for c, _x in answers]
-    hits = gold_hits(data.queries, lists, index)
+    hits = gold_hits(queries, lists, index)
     names = FEATURES if ranker is not None else BASE_FEATURES
     x = np.concatenate([f for _c, f in answers if len(f)])
     y = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits if h])
@@ -129,10 +134,32 @@ def fit_combiner_card(
         "training_data": [str(p) for p in spec.mentions],
         "synonyms": [str(p) for p in spec.synonyms],
         "cross_fitting": {"folds": spec.folds, "seed": spec.seed},
-        "metrics": {"queries": len(data.queries), "rows": len(y), **metrics},
+        "ranker_in_sample": ranker is not None and not held,
+        "metrics": {"queries": len(queries), "rows": len(y), **metrics},
     }
     write_json_card(out, card)
     return card
+
+
+def _stacking_queries(
+    queries: Sequence[Query], held: frozenset[str], with_ranker: bool
+) -> list[Query]:
+    """The queries the combiner is fitted on (module doc, "Stacking")."""
+    if not with_ranker:
+        return list(queries)
+    if not held:
+        logger.warning(
+            "the ranker was trained on these mentions (no --holdout): the combiner will trust "
+            "its in-sample scores more than it should; retrain it with --holdout 0.2"
+        )
+        return list(queries)
+    kept = [q for q in queries if q.doc_id in held]
+    if not kept:
+        raise ValueError(
+            f"none of these mentions comes from the ranker's {len(held)} held-out documents: "
+            "fit the combiner with the same --mentions the ranker was trained with"
+        )
+    return kept
 
 
 def _train_metrics(

@@ -45,6 +45,7 @@ __all__ = [
     "build_queries",
     "crossfit_map",
     "gold_hits",
+    "holdout_documents",
     "load_training_data",
     "recall_candidates",
 ]
@@ -141,6 +142,19 @@ def build_queries(
         for text in texts:
             out.setdefault((text, m.gold_ids), Query(text, m.gold_ids, m.doc_id))
     return list(out.values())
+
+
+def holdout_documents(doc_ids: Iterable[str], fraction: float, seed: int) -> frozenset[str]:
+    """A seeded ``fraction`` of the documents (at least one when ``fraction > 0``), kept out of
+    a ranker's training so that the combiner can be fitted on mentions the ranker never saw
+    (stacking). ``ValueError`` unless ``0 <= fraction < 1``."""
+    if not 0 <= fraction < 1:
+        raise ValueError(f"the held-out fraction must be in [0, 1), got {fraction}")
+    docs = sorted(set(doc_ids))
+    if fraction == 0 or not docs:
+        return frozenset()
+    random.Random(f"holdout-{seed}").shuffle(docs)
+    return frozenset(docs[: max(1, round(fraction * len(docs)))])
 
 
 def _fold_of(doc_ids: Iterable[str], folds: int, seed: int) -> dict[str, int]:

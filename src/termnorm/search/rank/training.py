@@ -36,6 +36,7 @@ from termnorm.search.rank.train_data import (
     TrainingDataSpec,
     build_queries,
     gold_hits,
+    holdout_documents,
     recall_candidates,
 )
 from termnorm.search.strategies import parse_strategy
@@ -60,7 +61,10 @@ class RankTrainSpec(TrainingDataSpec):
     :class:`~termnorm.search.rank.train_data.TrainingDataSpec`, and the ranker's settings.
 
     ``keywords``: default the shipped vocabulary of ``lang``. ``base_model``: the model folder
-    the cross-encoder starts from (default all-MiniLM-L6-v2).
+    the cross-encoder starts from (default all-MiniLM-L6-v2). ``holdout``: the fraction of
+    training documents whose mentions the ranker does not train on (their synonyms still
+    serve the search); the card lists them, and ``termnorm rank combine --ranker`` fits the
+    combiner on exactly those mentions.
     """
 
     keywords: Path | None = None
@@ -70,6 +74,7 @@ class RankTrainSpec(TrainingDataSpec):
     base_model: Path | None = None
     max_length: int = DEFAULT_PAIR_LENGTH
     freeze_embeddings: bool = True
+    holdout: float = 0.0
     train: RankerTrainConfig = field(default_factory=RankerTrainConfig)
 
 
@@ -117,14 +122,16 @@ def train_ranker(spec: RankTrainSpec, out: str | Path, show_progress: bool = Fal
 
     data = spec.load()
     strategy = spec.resolved_strategy
+    held = holdout_documents((q.doc_id for q in data.queries), spec.holdout, spec.seed)
+    queries = [q for q in data.queries if q.doc_id not in held]
     logger.info(
-        "recalling %d training queries with %s (k_c=%d)", len(data.queries), strategy, spec.k_c
-    )
+        "recalling %d training queries with %s (k_c=%d; %d documents held out)",
+        len(queries), strategy, spec.k_c, len(held),
+    )  # fmt: skip
     lists = recall_candidates(
-        space, strategy, spec.threshold, data.queries, spec.k_c, data.fixed, data.crossfit,
+        space, strategy, spec.threshold, queries, spec.k_c, data.fixed, data.crossfit,
         spec.folds, spec.seed,
     )  # fmt: skip
-    queries = data.queries
     pairs, recall_stats = training_pairs(queries, lists, index)
 
     base = spec.base_model or default_model_path()
@@ -144,6 +151,7 @@ def train_ranker(spec: RankTrainSpec, out: str | Path, show_progress: bool = Fal
         "max_length": spec.max_length,
         "synonyms": data.synonym_cards,
         "cross_fitting": {"folds": spec.folds, "seed": spec.seed} if data.crossfit else None,
+        "holdout": {"fraction": spec.holdout, "seed": spec.seed, "documents": sorted(held)},
         "training_data": data.cards,
         "training": {
             **spec.train.to_dict(),
