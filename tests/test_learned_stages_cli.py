@@ -116,7 +116,10 @@ def test_holdout_documents_are_a_seeded_share() -> None:
 
 
 def test_combiner_is_stacked_on_the_rankers_held_out_documents(
-    cards: tuple[Path, Path, Path, Path], tiny_bert_path: Path, tmp_path: Path
+    cards: tuple[Path, Path, Path, Path],
+    tiny_bert_path: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     from termnorm.cli.main import main
 
@@ -132,6 +135,9 @@ def test_combiner_is_stacked_on_the_rankers_held_out_documents(
     rcard = json.loads((ranker / "ranker.json").read_text())
     held = rcard["holdout"]["documents"]
     assert len(held) == 4 and rcard["metrics"]["queries"] == len(MENTIONS) - 4
+    stacked_in_folder = rcard["combiner"]  # rank train fits it on the held-out documents
+    assert stacked_in_folder["metrics"]["queries"] == 4
+    assert "ranker_logit" in stacked_in_folder["combiner"]["features"]
     stacked = tmp_path / "stacked.json"
     with pytest.raises(SystemExit) as done:
         main(["rank", "combine", *common, "--ranker", str(ranker), "--k-c", "4",
@@ -140,3 +146,25 @@ def test_combiner_is_stacked_on_the_rankers_held_out_documents(
     card = json.loads(stacked.read_text())
     assert card["metrics"]["queries"] == 4 and card["ranker_in_sample"] is False
     assert "ranker_logit" in card["combiner"]["features"]
+
+    # --ranker orders by the folder's combiner by default; --min-score is then a probability
+    ask = ["normalize", "heart attack", "--index", str(index), "--synonyms", str(mentions),
+           "--ranker", str(ranker), "--k-c", "4", "--json"]  # fmt: skip
+    capsys.readouterr()
+    code, out, err = run_main([*ask, "-k", "3"], capsys)
+    assert code == 0, err
+    (answer,) = json.loads(out)
+    top = answer["candidates"]
+    assert top and all(0.0 <= c["score"] <= 1.0 and c["ranker_score"] is not None for c in top)
+    assert [c["score"] for c in top] == sorted((c["score"] for c in top), reverse=True)
+    code, out, err = run_main([*ask, "--min-score", "1.0"], capsys)
+    assert code == 0, err
+    assert json.loads(out)[0]["candidates"] == []
+    code, out, err = run_main([*ask, "--rank-mode", "fused", "--min-score", "0.0"], capsys)
+    assert code == 0, err
+    assert json.loads(out)[0]["candidates"]
+    learned = api.normalize(
+        "heart attack", index=index, synonyms=mentions, ranker=ranker, k_c=4, k=3
+    )
+    assert [c.concept_id for c in learned] == [c["concept_id"] for c in top]
+    assert [c.score for c in learned] == pytest.approx([c["score"] for c in top])

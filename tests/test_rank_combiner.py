@@ -201,3 +201,49 @@ def test_load_combined_refuses_another_card(tmp_path: Path) -> None:
     card.write_text(json.dumps({"kind": "hybrid-recall"}))
     with pytest.raises(ArtifactMismatchError, match="is not a combiner card"):
         load_combined(card, ListRecall({}))
+
+
+class CarryingRanker(NoiseRanker):
+    """A noise ranker whose folder carries a combiner (what ``rank train --holdout`` writes)."""
+
+    name = "kar"
+    path = None
+
+    def __init__(self, seed: int, combiner: Combiner | None) -> None:
+        super().__init__(seed)
+        self.combiner = combiner
+        self.card: dict[str, object] = {}
+
+
+def test_ranked_matcher_learned_mode_is_the_combiners_order_and_threshold() -> None:
+    from termnorm.search.rank.fusion import RankMode
+    from termnorm.search.rank.matcher import RankedMatcher
+
+    rng = np.random.default_rng(11)
+    lists, gold = _lists(rng, 60, "q")
+    tfidf = TfidfMatcher(_kg())
+    texts = list(lists)
+    probs = NoiseRanker(5).score_batch(texts, [lists[t] for t in texts])
+    x = np.concatenate(
+        [candidate_features(t, lists[t], tfidf, p) for t, p in zip(texts, probs, strict=True)]
+    )
+    y = np.concatenate([[c.concept_id == gold[t] for c in lists[t]] for t in texts])
+    combiner = fit_combiner(x, y, FEATURES)
+    learned = RankedMatcher(ListRecall(lists), CarryingRanker(9, combiner), tfidf=tfidf)  # type: ignore[arg-type]
+    assert learned.mode is RankMode.LEARNED and learned.name.endswith("[learned]")
+    reference = CombinedMatcher(ListRecall(lists), combiner, tfidf, ranker=NoiseRanker(9))
+    got, want = learned.normalize_rows(texts, k=4), reference.normalize_rows(texts, k=4)
+    for a, b in zip(got, want, strict=True):
+        assert [c.concept_id for c in a.candidates] == [c.concept_id for c in b.candidates]
+        assert [c.score for c in a.candidates] == pytest.approx([c.score for c in b.candidates])
+    strict = RankedMatcher(
+        ListRecall(lists), CarryingRanker(9, combiner), tfidf=tfidf, min_probability=0.9999  # type: ignore[arg-type]
+    )
+    (row,) = strict.normalize_rows(["q0"], k=3)
+    assert row.candidates == [] and row.abstained == "no concept has probability >= 0.9999"
+    fused = RankedMatcher(ListRecall(lists), CarryingRanker(9, None))  # type: ignore[arg-type]
+    assert fused.mode is RankMode.FUSED  # no combiner in the folder: the paper's fusion
+    with pytest.raises(ValueError, match="carries no learned combiner"):
+        RankedMatcher(ListRecall(lists), CarryingRanker(9, None), mode="learned")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="needs the learned mode"):
+        RankedMatcher(ListRecall(lists), CarryingRanker(9, None), min_probability=0.5)  # type: ignore[arg-type]

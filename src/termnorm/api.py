@@ -253,10 +253,13 @@ def _learned_stages(
     card), then the learned combiner (a ``termnorm rank combine`` card; ``min_score`` is then
     a probability) or the ranker. Loaded stages are cached per matcher and card version."""
     if combiner is None:
-        recall: RowMatcher = matcher.configure(**options)
+        loaded = ranker if not isinstance(ranker, str | Path) else load_ranker(ranker)
+        learned = loaded is not None and loaded.combiner is not None
+        rest = {key: value for key, value in options.items() if key != "min_score" or not learned}
+        recall: RowMatcher = matcher.configure(**rest)  # type: ignore[arg-type]
         if hybrid is not None:
             recall = _cached_stage(recall, "hybrid", hybrid)
-        return _with_ranker(recall, ranker, k_c)
+        return _with_ranker(recall, loaded, k_c, options.get("min_score") if learned else None)
     if ranker is not None:
         raise ValueError("a combiner card names its own ranker (if any): drop ranker=")
     rest = {key: value for key, value in options.items() if key != "min_score"}
@@ -281,14 +284,17 @@ def _cached_stage(recall: RowMatcher, kind: str, card: str | Path) -> RowMatcher
         return _learned[key]
 
 
-def _with_ranker(matcher: RowMatcher, ranker: Ranker | str | Path | None, k_c: int) -> RowMatcher:
-    """``matcher`` followed by ``ranker`` (fused scores), or ``matcher`` when there is none."""
+def _with_ranker(
+    matcher: RowMatcher, ranker: Ranker | None, k_c: int, min_probability: float | None = None
+) -> RowMatcher:
+    """``matcher`` followed by ``ranker`` in its default mode (the learned combiner's
+    probability when the folder carries one, else the paper's fusion), or ``matcher`` when
+    there is none."""
     if ranker is None:
         return matcher
     from termnorm.search.rank.matcher import RankedMatcher
 
-    loaded = ranker if not isinstance(ranker, str | Path) else load_ranker(ranker)
-    return RankedMatcher(matcher, loaded, k_c=k_c)
+    return RankedMatcher(matcher, ranker, k_c=k_c, min_probability=min_probability)
 
 
 @overload
@@ -471,7 +477,7 @@ def _file_matcher(
     """The matcher of :func:`normalize_file` (module level, so that Ray can ship a
     ``functools.partial`` of it to its workers)."""
     base = _strategy_matcher(index, mode, "torch", synonyms, strategy)
-    return _with_ranker(base.configure(**options), ranker, k_c)
+    return _learned_stages(base, options, None, None, ranker, k_c)
 
 
 def lookup(concept_id: str, index: IndexLike = None) -> ConceptInfo:

@@ -8,7 +8,8 @@ Help texts and defaults are read without importing torch, so registering stays c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,7 @@ __all__ = [
     "K_C_HELP",
     "MULTI_HELP",
     "RANKER_HELP",
+    "RANK_MODES",
     "RANK_MODE_HELP",
     "THETA_HELP",
     "RankOptions",
@@ -36,9 +38,12 @@ RANKER_HELP = (
 )
 K_C_HELP = "Candidates recalled per mention for the ranker (at least -k)."
 RANK_MODE_HELP = (
-    "fused: order by (1-w)*ranker + w*recall similarity (paper: w=0.5); rank: by the ranker "
-    "alone; recall: the search order (ablation)."
+    "learned: by the probability of the combiner the ranker folder carries (the default when "
+    "it has one: rank train --holdout); fused: by (1-w)*ranker + w*recall similarity (the "
+    "paper's, w=0.5; the default otherwise); rank: by the ranker alone; recall: the search "
+    "order (ablation)."
 )
+RANK_MODES = ("learned", "fused", "rank", "recall")
 FUSION_WEIGHT_HELP = "w, the weight of the recall similarity in the fused score."
 THETA_HELP = "With --multi and 3+ predicted codes: also output candidates with fused score > theta."
 MULTI_HELP = (
@@ -59,36 +64,57 @@ class RankOptions:
 
     ranker: Path
     k_c: int = DEFAULT_K_C
-    mode: str = "fused"
+    mode: str | None = None
     weight: float = DEFAULT_WEIGHT
     theta: float = DEFAULT_THETA
     multi: bool = False
     implication: Path | None = None
+    min_probability: float | None = None
 
     @classmethod
     def of(
         cls,
         ranker: Path | None,
         k_c: int = DEFAULT_K_C,
-        mode: str = "fused",
+        mode: str | None = None,
         weight: float = DEFAULT_WEIGHT,
         theta: float = DEFAULT_THETA,
         multi: bool = False,
         implication: Path | None = None,
+        min_score: float | None = None,
     ) -> RankOptions | None:
-        """The options, ``None`` without ``--ranker`` (refusing ranker-only flags then)."""
-        if mode not in ("fused", "rank", "recall"):
-            raise typer.BadParameter("--rank-mode must be fused, rank or recall")
+        """The options, ``None`` without ``--ranker`` (refusing ranker-only flags then).
+        In the learned mode ``min_score`` is the combiner's probability threshold."""
+        if mode is not None and mode not in RANK_MODES:
+            raise typer.BadParameter(f"--rank-mode must be one of {', '.join(RANK_MODES)}")
         if ranker is None:
             if multi or implication is not None:
                 raise typer.BadParameter("--multi and --implication need --ranker RANKER")
             return None
-        return cls(ranker, k_c, mode, weight, theta, multi, implication)
+        options = cls(ranker, k_c, mode, weight, theta, multi, implication)
+        if options.learned and min_score is not None:
+            return replace(options, min_probability=min_score)
+        return options
+
+    @property
+    def resolved_mode(self) -> str:
+        """The mode asked for, or the default (``learned`` when the ranker folder carries a
+        combiner, else ``fused``), read from its card without loading the model."""
+        if self.mode is not None:
+            return self.mode
+        card = self.ranker / "ranker.json"  # termnorm.search.rank.ranker.CARD_NAME (no torch)
+        carries = card.is_file() and bool(json.loads(card.read_text()).get("combiner"))
+        return "learned" if carries else "fused"
+
+    @property
+    def learned(self) -> bool:
+        """Whether candidates are ordered by the combiner's probability."""
+        return self.resolved_mode == "learned"
 
     def settings(self) -> dict[str, object]:
         """JSON-ready, for a resumable job's record (a changed ranker option is refused)."""
         return {
-            "ranker": str(self.ranker.resolve()), "k_c": self.k_c, "mode": self.mode,
+            "ranker": str(self.ranker.resolve()), "k_c": self.k_c, "mode": self.resolved_mode,
             "weight": self.weight, "theta": self.theta, "multi": self.multi,
             "implication": None if self.implication is None else str(self.implication.resolve()),
         }  # fmt: skip
@@ -114,8 +140,9 @@ def ranked_matcher(
         recall,
         load_ranker(options.ranker, threads=threads),
         k_c=options.k_c,
-        mode=options.mode,
+        mode=options.resolved_mode,
         weight=options.weight,
         theta=options.theta,
         implication=implication,
+        min_probability=options.min_probability,
     )

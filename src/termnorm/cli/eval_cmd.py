@@ -17,7 +17,7 @@ plus one line ``eval_mcsm_cmd.register(app)`` in ``cli/__init__.py`` *after*
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -300,7 +300,7 @@ def normalize_cmd(
     combiner: Path | None = typer.Option(None, "--combiner", exists=True, help=COMBINER_HELP),
     ranker: Path | None = typer.Option(None, "--ranker", exists=True, help=RANKER_HELP),
     k_c: int = typer.Option(10, "--k-c", min=1, help=K_C_HELP),
-    rank_mode: str = typer.Option("fused", "--rank-mode", help=RANK_MODE_HELP),
+    rank_mode: str | None = typer.Option(None, "--rank-mode", help=RANK_MODE_HELP),
     fusion_weight: float = typer.Option(0.5, "--fusion-weight", help=FUSION_WEIGHT_HELP),
     theta: float = typer.Option(0.8, "--theta", help=THETA_HELP),
     multi: bool = typer.Option(False, "--multi", help=EVAL_MULTI_HELP),
@@ -310,7 +310,9 @@ def normalize_cmd(
 ) -> None:
     """acc@k and MRR of an index, a baseline or a model (zero-shot) on annotated mentions."""
     _check_sources(mentions, index, baseline, kg, zero_shot)
-    rank = RankOptions.of(ranker, k_c, rank_mode, fusion_weight, theta, multi, implication)
+    rank = RankOptions.of(
+        ranker, k_c, rank_mode, fusion_weight, theta, multi, implication, min_score
+    )
     if rank is not None and index is None:
         raise typer.BadParameter("--ranker reorders an index's candidates: give --index")
     if zero_shot and abbreviations is AbbreviationMode.AB3P:
@@ -367,7 +369,10 @@ def _run_single(
     )
     recorder = None
     if index is not None:
-        matcher = _index_matcher(index, model, search, runtime, threads)
+        recall_search = (
+            search if rank is None or not rank.learned else replace(search, min_score=None)
+        )
+        matcher = _index_matcher(index, model, recall_search, runtime, threads)
         if rank is not None:
             matcher = ranked_matcher(matcher, rank, threads)  # type: ignore[arg-type]
             if rank.multi:

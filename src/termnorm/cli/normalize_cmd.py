@@ -239,7 +239,7 @@ def register(app: typer.Typer) -> None:
         combiner: Path | None = typer.Option(None, "--combiner", exists=True, help=COMBINER_HELP),
         ranker: Path | None = typer.Option(None, "--ranker", exists=True, help=RANKER_HELP),
         k_c: int = typer.Option(10, "--k-c", min=1, help=K_C_HELP),
-        rank_mode: str = typer.Option("fused", "--rank-mode", help=RANK_MODE_HELP),
+        rank_mode: str | None = typer.Option(None, "--rank-mode", help=RANK_MODE_HELP),
         fusion_weight: float = typer.Option(0.5, "--fusion-weight", help=FUSION_WEIGHT_HELP),
         theta: float = typer.Option(0.8, "--theta", help=THETA_HELP),
         multi: bool = typer.Option(False, "--multi", help=MULTI_HELP),
@@ -280,7 +280,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from termnorm.search.query import QueryError
 
-        rank = RankOptions.of(ranker, k_c, rank_mode, fusion_weight, theta, multi, implication)
+        rank = RankOptions.of(
+            ranker, k_c, rank_mode, fusion_weight, theta, multi, implication, min_score
+        )
         check_mode(mode)
         if input is None and output is not None:
             raise typer.BadParameter("--output needs --input FILE")
@@ -296,7 +298,8 @@ def register(app: typer.Typer) -> None:
             check_output(input, output)  # before the index loads
 
         def build_matcher() -> RowMatcher:
-            recall_min = None if combiner is not None else min_score
+            learned = combiner is not None or (rank is not None and rank.learned)
+            recall_min = None if learned else min_score
             matcher: RowMatcher = with_learned_stages(command_matcher(
                 _space(index, runtime, threads, model), mode, strategy, synonyms, sieve_threshold,
                 max_chars=max_chars, min_score=recall_min, namespaces=namespaces, semantic_types=types,

@@ -288,13 +288,15 @@ def _add_routes(app: FastAPI, settings: ServeSettings, runtime: _Runtime, metric
         ]
         if problems:
             return JSONResponse({"detail": problems}, status_code=422)  # type: ignore[return-value]
+        learned = state.ranks_by_probability  # min_score is then the combiner's probability
         matcher = await run_in_threadpool(
-            state.matcher, body.strategy, body.min_score, body.namespaces, body.semantic_types
-        )
+            state.matcher, body.strategy, None if learned else body.min_score, body.namespaces,
+            body.semantic_types,
+        )  # fmt: skip
         queries = [t.strip() for t in body.texts]
         assert runtime.batcher is not None
         vectors = await runtime.batcher.encode(queries)
-        ranked = state.ranked(matcher, body.multi)
+        ranked = state.ranked(matcher, body.multi, body.min_score if learned else None)
         if ranked is None:
             rows = [
                 RowResult(c)

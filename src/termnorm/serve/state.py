@@ -205,9 +205,17 @@ class ServiceState:
                     self._matchers.popitem(last=False)
         return matcher
 
-    def ranked(self, recall: SpaceMatcher, multi: bool) -> RankedMatcher | None:
+    @property
+    def ranks_by_probability(self) -> bool:
+        """Whether the loaded ranker orders by its learned combiner's probability."""
+        return self.ranking is not None and self.ranking.ranker.combiner is not None
+
+    def ranked(
+        self, recall: SpaceMatcher, multi: bool, min_probability: float | None = None
+    ) -> RankedMatcher | None:
         """``recall`` followed by the loaded ranker (``None`` without one); ``multi`` adds the
-        implication predictor. :class:`FieldError` on ``multi`` when it cannot be served."""
+        implication predictor, ``min_probability`` the learned mode's threshold.
+        :class:`FieldError` on ``multi`` when it cannot be served."""
         ranking = self.ranking
         if ranking is None:
             if multi:
@@ -225,6 +233,7 @@ class ServiceState:
             ranking.ranker,
             k_c=ranking.k_c,
             implication=ranking.implication if multi else None,
+            min_probability=min_probability,
         )
 
     def _build(self, space: SearchSpace, key: _Options) -> SpaceMatcher:

@@ -28,6 +28,8 @@ as plain numbers in a JSON card (:meth:`Combiner.to_dict`), no pickle.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -42,9 +44,11 @@ from termnorm.search.candidate import (
     Source,
     is_name,
 )
+from termnorm.search.domain import SearchSpace
+from termnorm.search.hybrid import HybridMatcher, space_kg
 from termnorm.search.lexical.dictionary import normalize_text
 from termnorm.search.lexical.tfidf import TfidfMatcher
-from termnorm.search.matcher import abstain
+from termnorm.search.matcher import SpaceMatcher, abstain
 
 __all__ = [
     "BASE_FEATURES",
@@ -54,6 +58,7 @@ __all__ = [
     "RankerLike",
     "candidate_features",
     "fit_combiner",
+    "tfidf_of",
 ]
 
 BASE_FEATURES = (
@@ -83,6 +88,28 @@ class RankerLike(Protocol):
 
 def _tokens(text: str) -> set[str]:
     return set(normalize_text(text).split())
+
+
+_TFIDF_OF_SPACE: weakref.WeakKeyDictionary[SearchSpace, dict[bool, TfidfMatcher]] = (
+    weakref.WeakKeyDictionary()
+)
+_TFIDF_LOCK = threading.Lock()
+
+
+def tfidf_of(recall: RowMatcher) -> TfidfMatcher:
+    """The TF-IDF matcher over ``recall``'s texts: a hybrid recall's own sparse side, else one
+    fitted on its space's index terms and domain synonyms (once per space: the service builds
+    a ranked matcher per request)."""
+    if isinstance(recall, HybridMatcher):
+        return recall.sparse
+    if isinstance(recall, SpaceMatcher):
+        domain = recall.config.strategy.needs_domain
+        with _TFIDF_LOCK:
+            fitted = _TFIDF_OF_SPACE.setdefault(recall.space, {})
+            if domain not in fitted:
+                fitted[domain] = TfidfMatcher(space_kg(recall.space, domain))
+            return fitted[domain]
+    raise TypeError(f"the combiner reads a strategy or hybrid recall, not {type(recall).__name__}")
 
 
 def candidate_features(

@@ -31,9 +31,7 @@ from termnorm.encoders.memo import MemoEncoder
 from termnorm.index.term_index import TermIndex
 from termnorm.search.candidate import Candidate, RowMatcher
 from termnorm.search.domain import SearchSpace
-from termnorm.search.hybrid import HybridMatcher, space_kg
-from termnorm.search.lexical.tfidf import TfidfMatcher
-from termnorm.search.matcher import SpaceMatcher, build_strategy
+from termnorm.search.matcher import build_strategy
 from termnorm.search.rank.calibration import expected_calibration_error
 from termnorm.search.rank.card_files import read_json_card, write_json_card
 from termnorm.search.rank.combiner import (
@@ -44,12 +42,13 @@ from termnorm.search.rank.combiner import (
     RankerLike,
     candidate_features,
     fit_combiner,
+    tfidf_of,
 )
 from termnorm.search.rank.hybrid_fit import HybridFitSpec, load_hybrid
-from termnorm.search.rank.train_data import Query, crossfit_map, gold_hits
+from termnorm.search.rank.train_data import Query, TrainingData, crossfit_map, gold_hits
 from termnorm.search.strategies import parse_strategy
 
-__all__ = ["CARD_KIND", "CombinerFitSpec", "fit_combiner_card", "load_combined", "tfidf_of"]
+__all__ = ["CARD_KIND", "CombinerFitSpec", "fit_combiner_card", "fit_on_queries", "load_combined"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,16 +65,6 @@ class CombinerFitSpec(HybridFitSpec):
     ranker: Path | None = None
     k_c: int = 10
     c: float = 1.0
-
-
-def tfidf_of(recall: RowMatcher) -> TfidfMatcher:
-    """The TF-IDF matcher over ``recall``'s texts: a hybrid recall's own sparse side, else one
-    fitted on its space's index terms and domain synonyms."""
-    if isinstance(recall, HybridMatcher):
-        return recall.sparse
-    if isinstance(recall, SpaceMatcher):
-        return TfidfMatcher(space_kg(recall.space, recall.config.strategy.needs_domain))
-    raise TypeError(f"the combiner reads a strategy or hybrid recall, not {type(recall).__name__}")
 
 
 def _recall(space: SearchSpace, spec: CombinerFitSpec) -> RowMatcher:
@@ -101,6 +90,35 @@ def fit_combiner_card(
         ranker = loaded
     data = spec.load()
     queries = _stacking_queries(data.queries, held, ranker is not None)
+    combiner, metrics = fit_on_queries(spec, space, data, queries, ranker)
+    card = {
+        "kind": CARD_KIND,
+        "combiner": combiner.to_dict(),
+        "k_c": spec.k_c,
+        "strategy": str(parse_strategy(spec.resolved_strategy)),
+        "sieve_threshold": spec.threshold,
+        "hybrid": None if spec.hybrid is None else str(Path(spec.hybrid).resolve()),
+        "ranker": None if spec.ranker is None else str(Path(spec.ranker).resolve()),
+        "index": {"path": str(Path(spec.index).resolve()), **index_identity(index)},
+        "training_data": [str(p) for p in spec.mentions],
+        "synonyms": [str(p) for p in spec.synonyms],
+        "cross_fitting": {"folds": spec.folds, "seed": spec.seed},
+        "ranker_in_sample": ranker is not None and not held,
+        "metrics": metrics,
+    }
+    write_json_card(out, card)
+    return card
+
+
+def fit_on_queries(
+    spec: CombinerFitSpec,
+    space: SearchSpace,
+    data: TrainingData,
+    queries: Sequence[Query],
+    ranker: RankerLike | None = None,
+) -> tuple[Combiner, dict[str, float]]:
+    """The combiner fitted on the cross-fitted candidates of ``queries`` (module doc) and its
+    training metrics (``queries``, ``rows``, training acc@1 of recall and combiner, ECE)."""
 
     def run(fold_space: SearchSpace, texts: list[str]) -> list[tuple[list[Candidate], np.ndarray]]:
         recall = _recall(fold_space, spec)
@@ -115,30 +133,13 @@ def fit_combiner_card(
         ]
 
     answers = crossfit_map(space, queries, run, data.fixed, data.crossfit, spec.folds, spec.seed)
-    lists = [c for c, _x in answers]
-    hits = gold_hits(queries, lists, index)
+    hits = gold_hits(queries, [c for c, _x in answers], space.index)
     names = FEATURES if ranker is not None else BASE_FEATURES
     x = np.concatenate([f for _c, f in answers if len(f)])
     y = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits if h])
     combiner = fit_combiner(x, y, names, spec.c)
-    metrics = _train_metrics(combiner, answers, hits)
-    card = {
-        "kind": CARD_KIND,
-        "combiner": combiner.to_dict(),
-        "k_c": spec.k_c,
-        "strategy": str(parse_strategy(spec.resolved_strategy)),
-        "sieve_threshold": spec.threshold,
-        "hybrid": None if spec.hybrid is None else str(Path(spec.hybrid).resolve()),
-        "ranker": None if spec.ranker is None else str(Path(spec.ranker).resolve()),
-        "index": {"path": str(Path(spec.index).resolve()), **index_identity(index)},
-        "training_data": [str(p) for p in spec.mentions],
-        "synonyms": [str(p) for p in spec.synonyms],
-        "cross_fitting": {"folds": spec.folds, "seed": spec.seed},
-        "ranker_in_sample": ranker is not None and not held,
-        "metrics": {"queries": len(queries), "rows": len(y), **metrics},
-    }
-    write_json_card(out, card)
-    return card
+    metrics = {"queries": len(queries), "rows": len(y), **_train_metrics(combiner, answers, hits)}
+    return combiner, metrics
 
 
 def _stacking_queries(

@@ -12,8 +12,10 @@ Multi-code output (paper formula 14), candidates sorted by s descending and x th
 implication number (1, 2, or 3 for "3 or more"): the top x codes when x < 3; when x = 3 the
 top 3 plus every further candidate with s > θ (paper: θ = 0.8).
 
-:class:`RankMode` names the three orders compared in the ablations: ``recall`` (the recall
-order, no ranker), ``rank`` (by sr alone) and ``fused`` (by s).
+:class:`RankMode` names the orders: ``learned`` (the probability of the learned combiner the
+ranker folder carries, :mod:`termnorm.search.rank.combiner`; the default when it has one),
+and the paper's three compared in its ablations: ``recall`` (the recall order, no ranker),
+``rank`` (by sr alone) and ``fused`` (by s).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class RankMode(str, Enum):
     RECALL = "recall"
     RANK = "rank"
     FUSED = "fused"
+    LEARNED = "learned"
 
 
 def distances(cosines: Sequence[float] | np.ndarray) -> np.ndarray:

@@ -12,6 +12,12 @@ baseline). Ties keep the recall order. The top ``k`` are returned, ranks renumbe
 candidate keeping ``recall_score`` (the recall cosine), ``ranker_score`` and ``score`` (the
 score it was ordered by).
 
+Mode ``learned`` (the default when the ranker folder carries a combiner, i.e. it was trained
+with ``--holdout``; otherwise ``fused``) orders by the combiner's probability that the
+candidate is correct (:class:`~termnorm.search.rank.combiner.Combiner` over the recall, lexical
+and ranker features); ``score`` is that probability and ``min_probability`` drops candidates
+below it (a row whose every candidate is dropped abstains, saying so).
+
 With an ``implication`` predictor (:class:`~termnorm.search.rank.implication.ImplicationLike`)
 each answered row also gets ``implication`` (x) and ``concept_ids``: the codes chosen by
 :func:`~termnorm.search.rank.fusion.select_codes` (top x for x < 3; for x = 3 the top 3 and
@@ -33,6 +39,9 @@ from termnorm.search.candidate import (
     RowMatcher,
     RowResult,
 )
+from termnorm.search.lexical.tfidf import TfidfMatcher
+from termnorm.search.matcher import abstain
+from termnorm.search.rank.combiner import candidate_features, tfidf_of
 from termnorm.search.rank.fusion import (
     DEFAULT_FUSION_WEIGHT,
     DEFAULT_K_C,
@@ -44,17 +53,24 @@ from termnorm.search.rank.fusion import (
 from termnorm.search.rank.implication import ImplicationLike
 from termnorm.search.rank.ranker import Ranker
 
-__all__ = ["RankedMatcher"]
+__all__ = ["RankedMatcher", "default_mode"]
 
 logger = logging.getLogger(__name__)
+
+
+def default_mode(ranker: Ranker) -> RankMode:
+    """``learned`` when the ranker folder carries a combiner, else the paper's ``fused``."""
+    return RankMode.LEARNED if ranker.combiner is not None else RankMode.FUSED
 
 
 class RankedMatcher(OverRecall):
     """A recall matcher followed by a ranker (module doc); itself a row matcher.
 
+    ``tfidf``: the learned mode's TF-IDF matcher (default: over the recall's texts).
     Raises (at construction) :class:`~termnorm.errors.ArtifactMismatchError` when the recall
     matcher searches an index other than the one the ranker was trained on, and
-    ``ValueError`` for ``k_c < 1`` or a fusion weight outside [0, 1].
+    ``ValueError`` for ``k_c < 1``, a fusion weight outside [0, 1], the learned mode without
+    a combiner, or a probability threshold outside the learned mode.
     """
 
     def __init__(
@@ -62,10 +78,12 @@ class RankedMatcher(OverRecall):
         recall: RowMatcher,
         ranker: Ranker,
         k_c: int = DEFAULT_K_C,
-        mode: RankMode | str = RankMode.FUSED,
+        mode: RankMode | str | None = None,
         weight: float = DEFAULT_FUSION_WEIGHT,
         theta: float = DEFAULT_THETA,
         implication: ImplicationLike | None = None,
+        min_probability: float | None = None,
+        tfidf: TfidfMatcher | None = None,
     ) -> None:
         if k_c < 1:
             raise ValueError(f"k_c must be >= 1, got {k_c}")
@@ -84,7 +102,19 @@ class RankedMatcher(OverRecall):
         self.recall = recall
         self.ranker = ranker
         self.k_c = k_c
-        self.mode = RankMode(mode)
+        self.mode = default_mode(ranker) if mode is None else RankMode(mode)
+        self.combiner = ranker.combiner if self.mode is RankMode.LEARNED else None
+        if self.mode is RankMode.LEARNED and self.combiner is None:
+            raise ValueError(
+                f"the ranker {ranker.path or ''} carries no learned combiner: retrain it with "
+                "'termnorm rank train --holdout 0.2', or choose --rank-mode fused"
+            )
+        if min_probability is not None and self.mode is not RankMode.LEARNED:
+            raise ValueError("a probability threshold needs the learned mode (--rank-mode learned)")
+        if self.combiner is not None and tfidf is None:
+            tfidf = tfidf_of(recall)
+        self.tfidf = tfidf
+        self.min_probability = min_probability
         self.weight = weight
         self.theta = theta
         self.implication = implication
@@ -113,7 +143,7 @@ class RankedMatcher(OverRecall):
             scored = [self._order(c, np.array([x.score for x in c]), None) for c in lists]
         else:
             probs = self.ranker.score_batch(queries, lists)
-            scored = [self._reorder(c, p) for c, p in zip(lists, probs, strict=True)]
+            scored = [self._reorder(q, c, p) for q, c, p in zip(queries, lists, probs, strict=True)]
         implications = (
             np.asarray(self.implication.predict(queries), dtype=np.int64)
             if self.implication is not None
@@ -121,7 +151,13 @@ class RankedMatcher(OverRecall):
         )
         out = list(recalled)
         for j, (row, (candidates, scores)) in enumerate(zip(rows, scored, strict=True)):
-            result = recalled[row]._replace(candidates=candidates[:k])
+            kept = abstain(candidates[:k], self.min_probability)
+            if not kept:
+                out[row] = RowResult(
+                    [], abstained=f"no concept has probability >= {self.min_probability:g}"
+                )
+                continue
+            result = recalled[row]._replace(candidates=kept)
             if implications is not None:
                 x = int(min(max(int(implications[j]), 1), 3))
                 n = select_codes(scores, x, self.theta)
@@ -133,9 +169,12 @@ class RankedMatcher(OverRecall):
 
     # ------------------------------------------------------------------ internals
     def _reorder(
-        self, candidates: list[Candidate], probs: np.ndarray
+        self, query: str, candidates: list[Candidate], probs: np.ndarray
     ) -> tuple[list[Candidate], np.ndarray]:
         cosines = np.array([c.score for c in candidates])
+        if self.combiner is not None and self.tfidf is not None:
+            features = candidate_features(query, candidates, self.tfidf, probs)
+            return self._order(candidates, self.combiner.predict(features), probs)
         if self.mode is RankMode.RANK:
             return self._order(candidates, probs, probs)
         return self._order(candidates, fuse(cosines, probs, self.weight), probs)

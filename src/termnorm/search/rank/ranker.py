@@ -4,7 +4,8 @@ Folder layout (written atomically by :func:`save_ranker`)::
 
     ranker.json          the card: base model (path, fingerprint), the index and recall model
                          that produced the training candidates, strategy, k_c, keyword file
-                         hash, training data, training settings, metrics, versions
+                         hash, training data, training settings, held-out documents, the
+                         stacked combiner fitted on them (plain numbers), metrics, versions
     keywords.tsv         the keyword vocabulary it was trained with (absent when plain)
     cross_encoder.json   model/   head.safetensors   (termnorm.encoders.cross_encoder)
 
@@ -31,6 +32,7 @@ from termnorm.errors import ArtifactMismatchError
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.keywords import KeywordVocabulary, read_keywords
 from termnorm.search.candidate import Candidate
+from termnorm.search.rank.combiner import Combiner
 from termnorm.search.rank.texts import candidate_text
 
 __all__ = [
@@ -90,6 +92,13 @@ class Ranker:
     def name(self) -> str:
         """``kar`` (keyword-attentive) or ``bert-rank`` (plain)."""
         return "bert-rank" if self.plain else "kar"
+
+    @property
+    def combiner(self) -> Combiner | None:
+        """The learned combiner ``termnorm rank train --holdout`` fitted on the held-out
+        documents with this ranker's scores (``None`` when the folder has none)."""
+        stacked = self.card.get("combiner")
+        return None if not stacked else Combiner.from_dict(stacked["combiner"])
 
     def check_index(self, index: TermIndex) -> None:
         """Refuse ``index`` when it is not the one the training candidates came from."""

@@ -14,10 +14,12 @@ which index, recall model, strategy, k_c, keyword file and data made it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from termnorm.encoders.cross_encoder import DEFAULT_PAIR_LENGTH, KeywordCrossEncoder
 from termnorm.encoders.fingerprint import model_fingerprint
@@ -28,11 +30,12 @@ from termnorm.kg.keywords import builtin_keywords_path, read_keywords
 from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
 from termnorm.search.rank.fusion import DEFAULT_K_C
-from termnorm.search.rank.ranker import file_sha256, index_identity, save_ranker
+from termnorm.search.rank.ranker import Ranker, file_sha256, index_identity, save_ranker
 from termnorm.search.rank.texts import candidate_text
 from termnorm.search.rank.train_data import (
     DEFAULT_FOLDS,
     Query,
+    TrainingData,
     TrainingDataSpec,
     build_queries,
     gold_hits,
@@ -141,6 +144,7 @@ def train_ranker(spec: RankTrainSpec, out: str | Path, show_progress: bool = Fal
     if spec.freeze_embeddings:
         model.model.get_input_embeddings().weight.requires_grad_(False)
     stats = train_cross_encoder(model, pairs, replace(spec.train, seed=spec.seed), show_progress)
+    stacked = _stacked_combiner(spec, space, data, held, model)
     card = {
         "base_model": {"path": str(Path(base).resolve()), "fingerprint": model_fingerprint(base)},
         "index": {"path": str(Path(spec.index).resolve()), **index_identity(index)},
@@ -160,8 +164,35 @@ def train_ranker(spec: RankTrainSpec, out: str | Path, show_progress: bool = Fal
             "freeze_embeddings": spec.freeze_embeddings,
         },
         "metrics": {**recall_stats, **stats.to_dict()},
+        "combiner": stacked,
     }
     if keywords_file is not None:
         card["keywords_lang"] = keywords.lang if keywords is not None else None
         card["keywords_sha256"] = file_sha256(keywords_file)
     return save_ranker(model, card, out, keywords_file)
+
+
+def _stacked_combiner(
+    spec: RankTrainSpec,
+    space: SearchSpace,
+    data: TrainingData,
+    held: frozenset[str],
+    model: KeywordCrossEncoder,
+) -> dict[str, Any] | None:
+    """The learned combiner fitted on the held-out documents' queries with the trained
+    ranker's scores (:func:`~termnorm.search.rank.combiner_fit.fit_on_queries`), as the
+    card's ``combiner`` entry; ``None`` without held-out documents."""
+    if not held:
+        return None
+    from termnorm.search.rank.combiner_fit import CombinerFitSpec, fit_on_queries
+
+    queries = [q for q in data.queries if q.doc_id in held]
+    if not queries:
+        return None
+    fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(TrainingDataSpec)}
+    combine_spec = CombinerFitSpec(**fields, k_c=spec.k_c)
+    logger.info("fitting the combiner on %d held-out queries", len(queries))
+    combiner, metrics = fit_on_queries(
+        combine_spec, space, data, queries, Ranker(model, {"kind": "in-training"})
+    )
+    return {"combiner": combiner.to_dict(), "k_c": spec.k_c, "metrics": metrics}
