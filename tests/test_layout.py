@@ -23,6 +23,7 @@ ROOMS = {
     "paths": 0,
     "_artifacts": 0,
     "_lazy": 0,
+    "_version": 0,
     "io": 0,
     "kg": 1,
     "mentions": 2,
@@ -118,6 +119,30 @@ def test_product_code_never_imports_the_lab() -> None:
         if _room(target) == "lab" and _room(module) != "lab" and module not in LAB_COMMANDS
     ]
     assert not offenders, "\n".join(offenders)
+
+
+FACES = {"cli", "serve", "api"}
+
+
+def test_no_arrow_runs_back_up_to_the_package_root() -> None:
+    """The root package holds the lazy public API (it imports the faces); a room below the
+    faces that imported it would run back up. The version lives in ``termnorm._version``."""
+    offenders = [
+        f"{module}:{line} imports the package root"
+        for module, edges in GRAPH.items()
+        for target, line in edges
+        if target == "termnorm" and _room(module) not in FACES and module != "termnorm"
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_version_is_the_projects() -> None:
+    import tomllib
+
+    from termnorm._version import __version__
+
+    project = tomllib.loads((SRC.parent / "pyproject.toml").read_text())["project"]
+    assert __version__ == project["version"]
 
 
 def test_lower_rooms_never_import_upper_rooms() -> None:

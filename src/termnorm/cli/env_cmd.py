@@ -14,7 +14,7 @@ def environment() -> dict[str, object]:
     import torch
     import transformers
 
-    import termnorm
+    from termnorm._version import __version__
     from termnorm.paths import cache_dir
 
     try:
@@ -24,7 +24,7 @@ def environment() -> dict[str, object]:
     except ImportError:
         faiss_version = None
     return {
-        "termnorm": termnorm.__version__,
+        "termnorm": __version__,
         "python": platform.python_version(),
         "platform": platform.platform(),
         "torch": torch.__version__,

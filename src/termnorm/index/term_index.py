@@ -51,8 +51,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-import termnorm
 from termnorm._artifacts import atomic_dir, read_card, write_card
+from termnorm._version import __version__
 from termnorm.encoders.fidelity import runtime_record
 from termnorm.errors import ArtifactMismatchError, EmptyResultError
 from termnorm.index.base import Backend, SearchResult, VectorIndex, as_matrix
@@ -332,7 +332,7 @@ class TermIndex:
         del means
         card = {
             "format_version": FORMAT_VERSION,
-            "termnorm_version": termnorm.__version__,
+            "termnorm_version": __version__,
             "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "model": {
                 # resolved: the index must work from any working folder

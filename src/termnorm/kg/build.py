@@ -116,7 +116,7 @@ def _source_card(spec: SourceSpec, options: Any) -> dict[str, Any]:
 
 def _card(sources: list[dict[str, Any]], reports: list[LoadReport]) -> dict[str, Any]:
     """Card content common to both build paths (counts and fingerprint come at save)."""
-    from termnorm import __version__
+    from termnorm._version import __version__
 
     return {
         "kind": "kg",

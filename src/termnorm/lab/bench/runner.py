@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import termnorm
+from termnorm._version import __version__
 from termnorm.lab.bench.cache import ResultCache, content_hash
 from termnorm.lab.bench.session import BenchSession
 from termnorm.lab.bench.spec import BenchSpec, DatasetSpec, EvaluatorKind, ModelSpec, TsneSpec
@@ -62,7 +62,7 @@ class BenchResults:
 
 def _model_fingerprint(model: ModelSpec) -> str:
     if model.baseline is not None:
-        return f"baseline-{model.baseline}-{termnorm.__version__}"
+        return f"baseline-{model.baseline}-{__version__}"
     from termnorm.encoders import Pooling, default_model_path, folder_pooling, model_fingerprint
 
     path = model.path or default_model_path()

@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import termnorm
+from termnorm._version import __version__
 from termnorm.encoders.memo import MemoEncoder
 from termnorm.kg import KnowledgeGraph
 from termnorm.lab.bench.cache import ResultCache, content_hash
@@ -78,9 +78,7 @@ class BenchSession:
         from termnorm.kg.build import SourceSpec, build_kg
 
         source = content_hash(spec.path) if spec.path is not None else builtin_version()
-        key = ResultCache.key(
-            "kg", spec.format, source, spec.options, termnorm.__version__, loader_code()
-        )
+        key = ResultCache.key("kg", spec.format, source, spec.options, __version__, loader_code())
         folder = self.cache.folder / "kgs" / f"{spec.name}-{key}"
         if (folder / "kg.json").is_file():
             return KnowledgeGraph.load(folder)

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import torch
 
-import termnorm
 from termnorm._artifacts import atomic_dir, read_versioned_card, write_card
+from termnorm._version import __version__
 from termnorm.encoders.cross_encoder import KeywordCrossEncoder
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index.term_index import TermIndex
@@ -176,7 +176,7 @@ def save_ranker(
         raise ValueError("a keyword-attentive ranker is saved with its keyword file")
     full = {
         "format_version": RANKER_FORMAT,
-        "termnorm_version": termnorm.__version__,
+        "termnorm_version": __version__,
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "kind": "bert-rank" if model.plain else "kar",
         **card,
