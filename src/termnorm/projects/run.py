@@ -1,0 +1,190 @@
+"""``termnorm map run``: give every row still to map its top-k candidates, in batches.
+
+Resumable by construction: a batch is searched first, then written in one transaction (each
+row's candidates replaced and its state and version moved by a compare-and-set on the
+version), so an interrupted run — Ctrl-C, ``kill -9``, a crash — leaves every row either
+mapped or still to map, never half; running again maps what is left. A row a reviewer
+decided while its batch was being searched keeps the decision (its candidates are not
+written).
+
+The matcher comes from ``build(settings, synonyms)``: the faces pass the one assembly of a
+search from settings that ``termnorm normalize`` uses (:func:`termnorm.api.project_matcher`),
+so a project maps its rows exactly as a ``normalize`` run with the same settings would, with
+the project's approved exact mappings added as domain synonyms
+(:func:`~termnorm.projects.decisions.learned_synonyms`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, func, insert, select, update
+from tqdm.auto import tqdm
+
+from termnorm.projects.decisions import learned_synonyms
+from termnorm.projects.models import CandidateRow, SourceRow, utcnow
+from termnorm.projects.settings import PipelineSettings, SourceSpec
+from termnorm.projects.source import check_unchanged
+from termnorm.projects.states import RowState
+from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, Store, open_store
+
+if TYPE_CHECKING:
+    from termnorm.search.candidate import RowMatcher, RowResult
+
+__all__ = ["DEFAULT_BATCH_ROWS", "MatcherBuilder", "RunReport", "run_project"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BATCH_ROWS = 256
+"""Rows searched and written per transaction."""
+
+MatcherBuilder = Callable[[PipelineSettings, Sequence[tuple[str, str]]], "RowMatcher"]
+"""``build(settings, synonyms) -> matcher``: the search a project's settings describe, with
+``(concept_id, text)`` pairs added as domain synonyms."""
+
+
+@dataclass
+class RunReport:
+    """What :func:`run_project` did: rows ``mapped`` (``errors`` of them without candidates,
+    the reason kept in the row), rows ``remapped`` (re-searched while still to review), the
+    ``synonyms`` learned from decisions that the search used, and rows ``left`` to map."""
+
+    project: str
+    mapped: int = 0
+    remapped: int = 0
+    errors: int = 0
+    synonyms: int = 0
+    left: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for ``--json``."""
+        return dict(self.__dict__)
+
+
+def _write_batch(
+    store: Store, rows: list[tuple[int, int, str]], results: list[RowResult], expected: str
+) -> tuple[int, int]:
+    """Store each row's candidates if the row is still at the version searched and in state
+    ``expected``; one transaction. Returns (rows written, of them without candidates)."""
+    written = errors = 0
+    now = utcnow()
+    with store.session(write=True) as session:
+        for (row_id, version, _text), result in zip(rows, results, strict=True):
+            why = result.error or result.abstained
+            done = session.execute(
+                update(SourceRow)
+                .where(
+                    SourceRow.id == row_id,
+                    SourceRow.version == version,
+                    SourceRow.state == expected,
+                )
+                .values(
+                    state=RowState.TO_REVIEW.value,
+                    version=version + 1,
+                    map_error=why,
+                    updated_at=now,
+                )
+                .execution_options(synchronize_session=False)
+            )
+            if done.rowcount != 1:  # type: ignore[attr-defined]
+                continue  # decided or changed meanwhile: leave it as it is now
+            session.execute(delete(CandidateRow).where(CandidateRow.row_id == row_id))
+            if result.candidates:
+                session.execute(insert(CandidateRow), [
+                    {"row_id": row_id, "rank": rank, "concept_id": c.concept_id, "name": c.name,
+                     "matched_text": c.matched_term, "source": c.source,
+                     "term_source": c.term_source, "score": float(c.score)}
+                    for rank, c in enumerate(result.candidates, start=1)
+                ])  # fmt: skip
+            written += 1
+            errors += why is not None
+    return written, errors
+
+
+def _pending(
+    store: Store, project_id: int, state: str, after: int, limit: int
+) -> list[tuple[int, int, str]]:
+    """``(id, version, text)`` of the next ``limit`` live rows in ``state`` after id ``after``."""
+    with store.session() as session:
+        query = (
+            select(SourceRow.id, SourceRow.version, SourceRow.text)
+            .where(
+                SourceRow.project_id == project_id,
+                SourceRow.state == state,
+                SourceRow.retired.is_(False),
+                SourceRow.id > after,
+            )
+            .order_by(SourceRow.id)
+            .limit(limit)
+        )
+        return [(int(i), int(v), str(t)) for i, v, t in session.execute(query).all()]
+
+
+def _count(store: Store, project_id: int, states: list[str]) -> int:
+    with store.session() as session:
+        query = select(func.count()).where(
+            SourceRow.project_id == project_id, SourceRow.state.in_(states),
+            SourceRow.retired.is_(False),
+        )  # fmt: skip
+        return int(session.scalar(query) or 0)
+
+
+def run_project(
+    project: str,
+    build: MatcherBuilder,
+    *,
+    db: str | Path | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    remap: bool = False,
+    show_progress: bool = True,
+    check_source: bool = True,
+    busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+) -> RunReport:
+    """Map every live row of ``project`` still to map (see the module); ``remap`` also
+    re-searches the rows still to review, so that decisions made since they were mapped
+    (learned synonyms) count. ``check_source``: refuse when the project's source file
+    changed (:class:`~termnorm.projects.errors.SourceChangedError`)."""
+    if batch_rows < 1:
+        raise ValueError(f"batch_rows must be at least 1, got {batch_rows}")
+    store = open_store(project, db, busy_timeout)
+    try:
+        with store.session() as session:
+            proj = store.project(session, project)
+            project_id, settings = proj.id, PipelineSettings.from_dict(proj.settings)
+            spec = SourceSpec.from_dict(proj.source)
+            synonyms = learned_synonyms(session, project_id)
+        if check_source:
+            check_unchanged(project, spec)
+        states = [RowState.TO_MAP.value] + ([RowState.TO_REVIEW.value] if remap else [])
+        report = RunReport(project, synonyms=len(synonyms))
+        total = _count(store, project_id, states)
+        if total == 0:
+            logger.info("%s: no row to map", project)
+            return report
+        matcher = build(settings, synonyms)
+        logger.info("%s: mapping %d rows (%d learned synonyms)", project, total, len(synonyms))
+        with tqdm(total=total, desc="mapping", unit="row", disable=not show_progress) as bar:
+            for state in states:
+                after = 0
+                while rows := _pending(store, project_id, state, after, batch_rows):
+                    after = rows[-1][0]
+                    results = matcher.normalize_rows([t for _i, _v, t in rows], settings.k)
+                    written, errors = _write_batch(store, rows, results, state)
+                    if state == RowState.TO_MAP.value:
+                        report.mapped += written
+                    else:
+                        report.remapped += written
+                    report.errors += errors
+                    bar.update(len(rows))
+        report.left = _count(store, project_id, [RowState.TO_MAP.value])
+    finally:
+        store.close()
+    logger.info(
+        "%s: %d rows mapped, %d re-mapped (%d without candidates), %d left",
+        project, report.mapped, report.remapped, report.errors, report.left,
+    )  # fmt: skip
+    return report
