@@ -18,7 +18,9 @@ class SlowMatcher:
     def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
         time.sleep(0.05)
         return [
-            RowResult([Candidate(f"T:{i:04d}", f"c{i}", 1.0 / i, str(t), i) for i in range(1, k + 1)])
+            RowResult(
+                [Candidate(f"T:{i:04d}", f"c{i}", 1.0 / i, str(t), i) for i in range(1, k + 1)]
+            )
             for t in texts
         ]
 

@@ -83,7 +83,7 @@ def postgres_url() -> Iterator[str]:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+def project_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """The project database: a SQLite file, or a fresh PostgreSQL database."""
     if request.param == "sqlite":
         return str(tmp_path / "projects.db")

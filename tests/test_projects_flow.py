@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from _project_fixtures import CODES, build_index, db, postgres_url, write_codes  # noqa: F401
+from _project_fixtures import CODES, build_index, postgres_url, project_db, write_codes  # noqa: F401
 from termnorm import api
 from termnorm.projects import (
     PipelineSettings,
@@ -32,13 +32,12 @@ def index(tmp_path_factory: pytest.TempPathFactory, tiny_bert_path: Path) -> Pat
 
 
 @pytest.fixture()
-def project(tmp_path: Path, index: Path, db: str) -> tuple[str, str]:  # noqa: F811
+def project(tmp_path: Path, index: Path, project_db: str) -> tuple[str, str]:  # noqa: F811
     """A project of :data:`CODES` over the tiny index, mapped; ``(name, db)``."""
+    db = project_db
     source = write_codes(tmp_path / "codes.csv")
     settings = PipelineSettings.of(index=index, k=3)
-    report = init_project(
-        "labs", source, "code", "label", "count", ["unit"], settings, db=db
-    )
+    report = init_project("labs", source, "code", "label", "count", ["unit"], settings, db=db)
     assert report.rows == len(CODES)
     run = run_project("labs", api.project_matcher, db=db, batch_rows=3, show_progress=False)
     assert (run.mapped, run.left, run.synonyms) == (len(CODES), 0, 0)
@@ -60,8 +59,12 @@ def test_run_gives_every_row_k_candidates_and_status_counts_them(project: tuple[
     store = open_store(name, db)
     with store.session() as s:
         ranks = s.execute(
-            select(CandidateRow.row_id, func.count(), func.min(CandidateRow.rank), func.max(CandidateRow.rank))
-            .group_by(CandidateRow.row_id)
+            select(
+                CandidateRow.row_id,
+                func.count(),
+                func.min(CandidateRow.rank),
+                func.max(CandidateRow.rank),
+            ).group_by(CandidateRow.row_id)
         ).all()
         top = s.execute(
             select(SourceRow.code, CandidateRow.concept_id, CandidateRow.score)
@@ -104,7 +107,9 @@ def test_decisions_append_to_the_audit_trail_and_refuse_stale_versions(
         decide(name, "NOPE", "approve", reviewer="ann", db=db)
     store = open_store(name, db)
     with store.session() as s:
-        trail = s.execute(select(DecisionRow.action, DecisionRow.reviewer).order_by(DecisionRow.id)).all()
+        trail = s.execute(
+            select(DecisionRow.action, DecisionRow.reviewer).order_by(DecisionRow.id)
+        ).all()
     store.close()
     assert [tuple(t) for t in trail] == [("approve", "ann"), ("pick", "bob"), ("comment", "cy")]
     assert status(name, db=db).decisions == 3

@@ -53,7 +53,12 @@ def _rows_exactly_once(db: Path | str) -> dict[str, int]:
     store = open_store("p", db)
     with store.session() as s:
         ranks = s.execute(
-            select(SourceRow.code, func.count(CandidateRow.id), func.count(func.distinct(CandidateRow.rank)), func.max(CandidateRow.rank))
+            select(
+                SourceRow.code,
+                func.count(CandidateRow.id),
+                func.count(func.distinct(CandidateRow.rank)),
+                func.max(CandidateRow.rank),
+            )
             .outerjoin(CandidateRow, CandidateRow.row_id == SourceRow.id)
             .group_by(SourceRow.code)
         ).all()
@@ -107,13 +112,19 @@ def test_kill_9_mid_run_loses_nothing_and_the_next_run_finishes(tmp_path: Path) 
     assert 200 <= states["to_review"] < len(rows) and states["to_review"] % 50 == 0
     assert states["to_review"] + states["to_map"] == len(rows)
     report = run_project(
-        "big", lambda _s, _p: SlowMatcher(), db=db, batch_rows=500, show_progress=False  # type: ignore[arg-type,return-value]
+        "big",
+        lambda _s, _p: SlowMatcher(),
+        db=db,
+        batch_rows=500,
+        show_progress=False,  # type: ignore[arg-type,return-value]
     )
     assert report.mapped == states["to_map"] and report.left == 0
     store = open_store("big", db)
     with store.session() as s:
-        per_row = s.execute(
-            select(func.count(CandidateRow.id)).group_by(CandidateRow.row_id)
-        ).scalars().all()
+        per_row = (
+            s.execute(select(func.count(CandidateRow.id)).group_by(CandidateRow.row_id))
+            .scalars()
+            .all()
+        )
     store.close()
     assert len(per_row) == len(rows) and set(per_row) == {5}  # every row once, k=5 each

@@ -20,7 +20,13 @@ from termnorm.projects.errors import (
 from termnorm.projects.source import read_source
 
 
-def _refused(tmp_path: Path, rows: list[tuple[str, str, str, str]], match: str, error: type[Exception] = InputFormatError, **columns: str) -> None:
+def _refused(
+    tmp_path: Path,
+    rows: list[tuple[str, str, str, str]],
+    match: str,
+    error: type[Exception] = InputFormatError,
+    **columns: str,
+) -> None:
     source = write_codes(tmp_path / "bad.csv", rows)
     args = {"code_column": "code", "text_column": "label", "frequency_column": "count", **columns}
     with pytest.raises(error, match=match):
@@ -31,24 +37,42 @@ def _refused(tmp_path: Path, rows: list[tuple[str, str, str, str]], match: str, 
 
 def test_duplicate_codes_are_listed_with_their_rows(tmp_path: Path) -> None:
     rows = [*CODES, ("L001", "MI", "1", ""), ("L004", "asthma", "1", "")]
-    _refused(tmp_path, rows, r"2 code\(s\) on more than one row: 'L001' \(rows 1, 8\), 'L004' \(rows 4, 9\)", DuplicateCodesError)
+    _refused(
+        tmp_path,
+        rows,
+        r"2 code\(s\) on more than one row: 'L001' \(rows 1, 8\), 'L004' \(rows 4, 9\)",
+        DuplicateCodesError,
+    )
 
 
 def test_empty_texts_and_codes_name_their_rows(tmp_path: Path) -> None:
-    _refused(tmp_path, [*CODES, ("L010", "  ", "1", "")], r"empty 'label' on data row\(s\) 8 \(L010\)")
+    _refused(
+        tmp_path, [*CODES, ("L010", "  ", "1", "")], r"empty 'label' on data row\(s\) 8 \(L010\)"
+    )
     _refused(tmp_path, [*CODES, ("", "asthma", "1", "")], r"empty 'code' on data row\(s\) 8")
 
 
 def test_missing_columns_list_the_file_s_columns(tmp_path: Path) -> None:
-    _refused(tmp_path, CODES, r"no column 'name'; columns are \['code', 'label', 'count', 'unit'\]", text_column="name")
+    _refused(
+        tmp_path,
+        CODES,
+        r"no column 'name'; columns are \['code', 'label', 'count', 'unit'\]",
+        text_column="name",
+    )
 
 
 def test_a_frequency_must_be_a_number(tmp_path: Path) -> None:
-    _refused(tmp_path, [*CODES, ("L010", "asthma", "often", "")], r"'count' is not a non-negative number on data row\(s\) 8 \('often'\)")
+    _refused(
+        tmp_path,
+        [*CODES, ("L010", "asthma", "often", "")],
+        r"'count' is not a non-negative number on data row\(s\) 8 \('often'\)",
+    )
 
 
 def test_read_source_keeps_frequency_and_context(tmp_path: Path) -> None:
-    spec, entries = read_source(write_codes(tmp_path / "c.csv"), "code", "label", "count", ("unit",))
+    spec, entries = read_source(
+        write_codes(tmp_path / "c.csv"), "code", "label", "count", ("unit",)
+    )
     assert len(spec.sha256) == 16 and spec.columns == ["code", "label", "count", "unit"]
     assert entries[1].frequency == 300.0 and entries[1].context == {"unit": "mmHg"}
 
@@ -56,7 +80,7 @@ def test_read_source_keeps_frequency_and_context(tmp_path: Path) -> None:
 def test_init_twice_is_refused_and_names_map_apply(tmp_path: Path) -> None:
     source, db = write_codes(tmp_path / "codes.csv"), tmp_path / "p.db"
     init_project("p", source, "code", "label", db=db)
-    with pytest.raises(ProjectExistsError, match="already exists .* with this very file"):
+    with pytest.raises(ProjectExistsError, match=r"already exists .* with this very file"):
         init_project("p", source, "code", "label", db=db)
     write_codes(source, CODES[:3])
     with pytest.raises(ProjectExistsError, match=r"this file differs .* termnorm map apply p"):
@@ -71,7 +95,9 @@ def test_a_source_changed_under_its_project_stops_a_run(tmp_path: Path) -> None:
     def never(*_args: object) -> None:
         raise AssertionError("no matcher is built for a refused run")
 
-    with pytest.raises(SourceChangedError, match=r"changed since project 'p' read it .* map apply p"):
+    with pytest.raises(
+        SourceChangedError, match=r"changed since project 'p' read it .* map apply p"
+    ):
         run_project("p", never, db=db, show_progress=False)  # type: ignore[arg-type]
     assert status("p", db=db).source_changed is not None
     assert status("p", db=db).states["to_map"] == len(CODES)  # the stored rows are untouched

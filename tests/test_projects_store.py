@@ -12,7 +12,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 
-from _project_fixtures import db, postgres_url, write_codes  # noqa: F401
+from _project_fixtures import postgres_url, project_db, write_codes  # noqa: F401
 from termnorm.projects import decide, init_project, status
 from termnorm.projects.errors import (
     DatabaseBusyError,
@@ -27,25 +27,25 @@ from termnorm.projects.store import check_name, database_url, open_store
 TABLES = {"project", "source_row", "candidate", "decision", "lease", "alembic_version"}
 
 
-def test_a_fresh_database_is_migrated_to_the_newest_revision(db: str) -> None:  # noqa: F811
-    store = open_store("p", db)
+def test_a_fresh_database_is_migrated_to_the_newest_revision(project_db: str) -> None:  # noqa: F811  (the fixture)
+    store = open_store("p", project_db)
     try:
-        assert TABLES <= set(inspect(store.engine).get_table_names())
+        assert set(inspect(store.engine).get_table_names()) >= TABLES
         with store.engine.connect() as conn:
             assert current_revision(conn) == head_revision()
             assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
     finally:
         store.close()
-    open_store("p", db).close()  # opening again is a no-op
+    open_store("p", project_db).close()  # opening again is a no-op
 
 
-def test_a_database_of_a_newer_termnorm_is_refused_by_name(db: str) -> None:  # noqa: F811
-    store = open_store("p", db)
+def test_a_database_of_a_newer_termnorm_is_refused_by_name(project_db: str) -> None:  # noqa: F811  (the fixture)
+    store = open_store("p", project_db)
     with store.engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = '0099_from_the_future'"))
     store.close()
     with pytest.raises(SchemaTooNewError, match=r"'0099_from_the_future'.*upgrade termnorm"):
-        open_store("p", db)
+        open_store("p", project_db)
 
 
 def test_a_locked_sqlite_file_is_a_clear_error_after_the_busy_timeout(tmp_path: Path) -> None:
@@ -66,7 +66,9 @@ def test_a_locked_sqlite_file_is_a_clear_error_after_the_busy_timeout(tmp_path: 
 def test_an_unreachable_postgresql_is_a_clear_error_without_the_password() -> None:
     pytest.importorskip("psycopg")
     url = "postgresql://ann:s3cret@127.0.0.1:1/projects"
-    with pytest.raises(DatabaseUnreachableError, match=r"cannot reach the database .*127\.0\.0\.1:1") as err:
+    with pytest.raises(
+        DatabaseUnreachableError, match=r"cannot reach the database .*127\.0\.0\.1:1"
+    ) as err:
         open_store("p", url)
     assert "s3cret" not in str(err.value)
 

@@ -71,8 +71,8 @@ if TYPE_CHECKING:
     from termnorm.projects.decisions import AutoApproveReport, DecisionRecord, auto_approve, decide
     from termnorm.projects.exports import ExportReport, export
     from termnorm.projects.init import InitReport, init_project
+    from termnorm.projects.overview import ProjectStatus, status
     from termnorm.projects.run import MatcherBuilder, RunReport, run_project
     from termnorm.projects.settings import PipelineSettings
     from termnorm.projects.states import Action, ExportFormat, Predicate, RowState
-    from termnorm.projects.overview import ProjectStatus, status
     from termnorm.projects.store import open_store
