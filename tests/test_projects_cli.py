@@ -39,6 +39,12 @@ def test_map_round_trip(
     assert json.loads(out)["mapped"] == len(CODES)
     code, out, err = run_main(["map", "status", "labs", "--json"], capsys)
     assert json.loads(out)["states"]["to_review"] == len(CODES)
+    code, out, err = run_main(["map", "queue", "labs", "--limit", "2"], capsys)
+    assert code == 0 and len(out.splitlines()) == 2, err
+    code, out, err = run_main(["map", "show", "labs", "L001"], capsys)
+    assert (
+        code == 0 and "(to_review, version 2)" in out and "1. T:0001  myocardial infarction" in out
+    )
     decide = ["map", "decide", "labs", "L001", "--approve", "--reviewer", "ann"]
     code, out, err = run_main([*decide, "--expect-version", "1"], capsys)
     assert code == 1 and err.count("\n") == 1

@@ -8,14 +8,15 @@ uses) and prints its report (``--json`` for machines).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 
+from termnorm.cli._map_options import db_option as _db
+from termnorm.cli._map_options import json_option as _json
 from termnorm.cli._output import print_json
 from termnorm.cli._rank_options import K_C_HELP, RANKER_HELP
 from termnorm.cli._strategy import COMBINER_HELP, HYBRID_HELP, STRATEGY_HELP, SYNONYMS_HELP
-from termnorm.projects.states import ExportFormat, Predicate
+from termnorm.projects.states import ExportFormat
 
 __all__ = ["register"]
 
@@ -32,20 +33,6 @@ MAP_HELP = """Mapping projects: map a code list (a hospital's lab or diagnosis c
   termnorm map export labs --format sssom --out labs.sssom.tsv
 
 The project lives in PROJECT.termnorm.db (SQLite) unless --db names another file or a PostgreSQL URL (postgresql://user:password@host/db); TERMNORM_PROJECT_DB sets --db for every command."""
-
-DB_HELP = (
-    "The project database: a SQLite file or a SQLAlchemy URL (postgresql://user:pw@host/db). "
-    "Default PROJECT.termnorm.db here."
-)
-JSON_HELP = "Print the report as JSON."
-
-
-def _db() -> Any:
-    return typer.Option(None, "--db", envvar="TERMNORM_PROJECT_DB", help=DB_HELP)
-
-
-def _json() -> Any:
-    return typer.Option(False, "--json", help=JSON_HELP)
 
 
 def _register_init(app: typer.Typer) -> None:
@@ -215,86 +202,6 @@ def _register_status(app: typer.Typer) -> None:
             typer.echo(f"warning: {report.source_changed}", err=True)
 
 
-def _register_decide(app: typer.Typer) -> None:
-    @app.command("decide")
-    def decide_cmd(
-        project: str = typer.Argument(..., help="Project name."),
-        code: str = typer.Argument(..., help="The row's source code."),
-        approve: bool = typer.Option(False, "--approve", help="Approve the top candidate."),
-        pick: str | None = typer.Option(None, "--pick", help="Map to this concept ID instead."),
-        no_match: bool = typer.Option(False, "--no-match", help="No concept fits."),
-        flag: bool = typer.Option(False, "--flag", help="Ask for a second opinion."),
-        predicate: Predicate | None = typer.Option(
-            None, "--predicate", help="exact (default), broad or narrow."
-        ),
-        comment: str | None = typer.Option(
-            None, "--comment", help="A note (alone: a comment only)."
-        ),
-        reviewer: str = typer.Option(
-            ..., "--reviewer", envvar="TERMNORM_REVIEWER", help="Who decides."
-        ),
-        expect_version: int | None = typer.Option(
-            None,
-            "--expect-version",
-            help="The row version you looked at: refused if the row changed since.",
-        ),
-        db: str | None = _db(),
-        json_out: bool = _json(),
-    ) -> None:
-        """Record a review decision (appended to the audit trail)."""
-        from termnorm.projects.decisions import decide
-        from termnorm.projects.states import Action
-
-        chosen = [a for a, on in ((Action.APPROVE, approve), (Action.PICK, pick is not None),
-                                   (Action.NO_MATCH, no_match), (Action.FLAG, flag)) if on]  # fmt: skip
-        if len(chosen) > 1 or (not chosen and comment is None):
-            raise typer.BadParameter(
-                "give one of --approve, --pick ID, --no-match, --flag (or only --comment)"
-            )
-        action = chosen[0] if chosen else Action.COMMENT
-        record = decide(
-            project, code, action, reviewer=reviewer, concept_id=pick, predicate=predicate,
-            comment=comment, expect_version=expect_version, db=db,
-        )  # fmt: skip
-        if json_out:
-            print_json(record.to_dict())
-        else:
-            concept = f" {record.concept_id}" if record.concept_id else ""
-            typer.echo(
-                f"{code}: {record.action}{concept} by {reviewer} (now {record.state}, version {record.version})"
-            )
-
-
-def _register_auto(app: typer.Typer) -> None:
-    @app.command("auto-approve")
-    def auto_cmd(
-        project: str = typer.Argument(..., help="Project name."),
-        min_score: float = typer.Option(
-            ..., "--min-score", help="Approve top candidates scoring at least this."
-        ),
-        reviewer: str = typer.Option(
-            ..., "--reviewer", envvar="TERMNORM_REVIEWER", help="Who sets the threshold."
-        ),
-        db: str | None = _db(),
-        json_out: bool = _json(),
-    ) -> None:
-        """Approve every row to review whose top candidate scores at least --min-score."""
-        from termnorm.projects.decisions import auto_approve
-
-        report = auto_approve(project, min_score, reviewer=reviewer, db=db)
-        if json_out:
-            print_json(report.to_dict())
-        else:
-            expected = (
-                f"; expected precision {report.expected_precision:.3f}"
-                if report.expected_precision is not None
-                else ""
-            )
-            typer.echo(
-                f"{project}: {report.approved} rows auto-approved at {min_score:g}{expected}"
-            )
-
-
 def _register_export(app: typer.Typer) -> None:
     @app.command("export")
     def export_cmd(
@@ -364,9 +271,12 @@ def _register_apply(app: typer.Typer) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Attach the ``map`` group to ``app``."""
+    """Attach the ``map`` group to ``app`` (the review commands: :mod:`map_review_cmd`)."""
     group = typer.Typer(help=MAP_HELP, no_args_is_help=True)
-    for add in (_register_init, _register_run, _register_status, _register_decide,
-                _register_auto, _register_export, _register_apply):  # fmt: skip
+    for add in (_register_init, _register_run, _register_status, _register_export,
+                _register_apply):  # fmt: skip
         add(group)
+    from termnorm.cli import map_review_cmd
+
+    map_review_cmd.register(group)
     app.add_typer(group, name="map")

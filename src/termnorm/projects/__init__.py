@@ -29,7 +29,9 @@ __all__ = [
     "PipelineSettings",
     "Predicate",
     "ProjectStatus",
+    "QueueEntry",
     "RowState",
+    "RowView",
     "RunReport",
     "apply_source",
     "auto_approve",
@@ -37,7 +39,9 @@ __all__ = [
     "export",
     "init_project",
     "open_store",
+    "review_queue",
     "run_project",
+    "show_row",
     "status",
 ]
 
@@ -63,6 +67,10 @@ _WHERE = {
     "ApplyReport": "apply",
     "apply_source": "apply",
     "open_store": "store",
+    "QueueEntry": "rows",
+    "RowView": "rows",
+    "review_queue": "rows",
+    "show_row": "rows",
 }
 __getattr__ = lazy_getattr(__name__, _WHERE)
 
@@ -72,6 +80,7 @@ if TYPE_CHECKING:
     from termnorm.projects.exports import ExportReport, export
     from termnorm.projects.init import InitReport, init_project
     from termnorm.projects.overview import ProjectStatus, status
+    from termnorm.projects.rows import QueueEntry, RowView, review_queue, show_row
     from termnorm.projects.run import MatcherBuilder, RunReport, run_project
     from termnorm.projects.settings import PipelineSettings
     from termnorm.projects.states import Action, ExportFormat, Predicate, RowState

@@ -32,6 +32,7 @@ __all__ = [
     "append_decision",
     "auto_approve",
     "decide",
+    "find_row",
     "learned_synonyms",
 ]
 
@@ -79,7 +80,8 @@ class AutoApproveReport:
         return dict(self.__dict__)
 
 
-def _row(session: Session, project_id: int, code: str) -> SourceRow:
+def find_row(session: Session, project_id: int, code: str) -> SourceRow:
+    """The row of ``code``; :class:`UnknownCodeError` when the project has none."""
     found = session.scalars(
         select(SourceRow).where(SourceRow.project_id == project_id, SourceRow.code == code)
     ).first()
@@ -183,7 +185,7 @@ def decide(
     if chosen is None and action in {Action.APPROVE, Action.PICK}:
         chosen = Predicate.EXACT
     with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):
-        row = _row(session, proj.id, code)
+        row = find_row(session, proj.id, code)
         if row.retired:
             raise DecisionError(
                 f"row {code!r} is retired (the newest source list dropped it): nothing written"
