@@ -24,7 +24,7 @@ from termnorm.projects.models import CandidateRow, SourceRow, utcnow
 from termnorm.projects.settings import SourceSpec
 from termnorm.projects.source import read_source
 from termnorm.projects.states import RowState
-from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, open_project
+from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
 
 __all__ = ["ApplyReport", "apply_source"]
 
@@ -55,7 +55,7 @@ def apply_source(
     project: str,
     source: str | Path,
     *,
-    db: str | Path | None = None,
+    db: DatabaseLike = None,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> ApplyReport:
     """Apply the list ``source`` (same columns as the project's first one) to ``project``

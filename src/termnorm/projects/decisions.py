@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import and_, select, update
@@ -24,7 +23,7 @@ from termnorm.projects.errors import DecisionError, StaleRowError, UnknownCodeEr
 from termnorm.projects.models import CandidateRow, DecisionRow, SourceRow, utcnow
 from termnorm.projects.settings import PipelineSettings
 from termnorm.projects.states import Action, Predicate, RowState
-from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, open_project
+from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
 
 __all__ = [
     "AutoApproveReport",
@@ -167,7 +166,7 @@ def decide(
     predicate: Predicate | str | None = None,
     comment: str | None = None,
     expect_version: int | None = None,
-    db: str | Path | None = None,
+    db: DatabaseLike = None,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> DecisionRecord:
     """Record ``reviewer``'s decision on the row of ``code`` (see the module).
@@ -217,7 +216,7 @@ def auto_approve(
     min_score: float,
     *,
     reviewer: str,
-    db: str | Path | None = None,
+    db: DatabaseLike = None,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> AutoApproveReport:
     """Approve the top candidate of every row still to review whose score is at least

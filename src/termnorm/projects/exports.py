@@ -38,7 +38,7 @@ from termnorm.projects.errors import ProjectError
 from termnorm.projects.models import CandidateRow, DecisionRow, SourceRow
 from termnorm.projects.settings import PipelineSettings
 from termnorm.projects.states import ExportFormat, Predicate, RowState
-from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, open_project
+from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
 
 __all__ = ["DEFAULT_BASE_URI", "OMOP_COLUMNS", "ExportReport", "export"]
 
@@ -241,7 +241,7 @@ def export(
     format: ExportFormat | str,
     out: str | Path,
     *,
-    db: str | Path | None = None,
+    db: DatabaseLike = None,
     subject_prefix: str | None = None,
     base_uri: str = DEFAULT_BASE_URI,
     vocabulary_id: str | None = None,

@@ -16,7 +16,7 @@ from termnorm.projects.models import ProjectRow, SourceRow, utcnow
 from termnorm.projects.settings import PipelineSettings, SourceSpec
 from termnorm.projects.source import SourceEntry, read_source
 from termnorm.projects.states import RowState
-from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, check_name, open_store
+from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, check_name, using_store
 
 __all__ = ["InitReport", "init_project", "insert_rows"]
 
@@ -66,7 +66,7 @@ def init_project(
     context_columns: Sequence[str] = (),
     settings: PipelineSettings | None = None,
     *,
-    db: str | Path | None = None,
+    db: DatabaseLike = None,
     encoding: str = "utf-8-sig",
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> InitReport:
@@ -82,19 +82,14 @@ def init_project(
         source, code_column, text_column, frequency_column, tuple(context_columns), encoding
     )
     settings = settings or PipelineSettings()
-    store = open_store(project, db, busy_timeout)
-    try:
-        with store.session(write=True) as session:
-            _refuse_existing(session, project, spec, store.shown)
-            row = ProjectRow(
-                name=project, created_at=utcnow(), settings=settings.to_dict(),
-                source=spec.to_dict(),
-            )  # fmt: skip
-            session.add(row)
-            session.flush()
-            count = insert_rows(session, row.id, entries)
-    finally:
-        store.close()
+    with using_store(project, db, busy_timeout) as store, store.session(write=True) as session:
+        _refuse_existing(session, project, spec, store.shown)
+        row = ProjectRow(
+            name=project, created_at=utcnow(), settings=settings.to_dict(), source=spec.to_dict()
+        )
+        session.add(row)
+        session.flush()
+        count = insert_rows(session, row.id, entries)
     logger.info("project %s: %d rows from %s into %s", project, count, spec.path, store.shown)
     return InitReport(project, store.shown, count, spec.sha256)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import termnorm.projects._deps  # noqa: F401  (the projects extra, named when missing)
 
 # isort: split
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,9 +38,15 @@ def _config() -> Config:
     return config
 
 
+@functools.cache
+def _script() -> ScriptDirectory:
+    """The shipped revisions, read once per process."""
+    return ScriptDirectory.from_config(_config())
+
+
 def head_revision() -> str:
     """The newest schema revision this termnorm knows."""
-    head = ScriptDirectory.from_config(_config()).get_current_head()
+    head = _script().get_current_head()
     if head is None:  # the package ships its revisions
         raise RuntimeError(f"no schema revision in {MIGRATIONS}")
     return head
@@ -54,12 +61,11 @@ def upgrade(store: Store) -> str:
     """Bring ``store`` to :func:`head_revision` (nothing to do when it is there); returns the
     revision. :class:`SchemaTooNewError` when the database names an unknown revision."""
     head = head_revision()
-    script = ScriptDirectory.from_config(_config())
     with store.engine.connect() as connection:
         current = current_revision(connection)
     if current == head:
         return head
-    if current is not None and current not in {r.revision for r in script.walk_revisions()}:
+    if current is not None and current not in {r.revision for r in _script().walk_revisions()}:
         raise SchemaTooNewError(
             f"{store.shown} is at schema revision {current!r}, which this termnorm does not "
             f"know (its newest is {head!r}): the database was written by a newer termnorm; "

@@ -11,7 +11,6 @@ P (the share where they approved that very candidate; ``None`` before any such r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import and_, func, select
@@ -23,7 +22,7 @@ from termnorm.projects.models import CandidateRow, DecisionRow, SourceRow
 from termnorm.projects.settings import PipelineSettings, SourceSpec
 from termnorm.projects.source import check_unchanged
 from termnorm.projects.states import Action, RowState
-from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, open_project
+from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
 
 __all__ = ["DEFAULT_MIN_SCORE", "AutoEstimate", "ProjectStatus", "status"]
 
@@ -118,7 +117,7 @@ def _estimate(
 def status(
     project: str,
     *,
-    db: str | Path | None = None,
+    db: DatabaseLike = None,
     min_score: float = DEFAULT_MIN_SCORE,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> ProjectStatus:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import and_, func, select
@@ -20,7 +19,7 @@ from sqlalchemy.orm import aliased
 from termnorm.projects.decisions import find_row
 from termnorm.projects.models import CandidateRow, DecisionRow, LeaseRow, SourceRow, utcnow
 from termnorm.projects.states import RowState
-from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, open_project
+from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
 
 __all__ = ["QueueEntry", "RowView", "review_queue", "show_row"]
 
@@ -72,7 +71,7 @@ def show_row(
     project: str,
     code: str,
     *,
-    db: str | Path | None = None,
+    db: DatabaseLike = None,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> RowView:
     """The :class:`RowView` of ``code`` (:class:`~termnorm.projects.errors.UnknownCodeError`
@@ -105,7 +104,7 @@ def review_queue(
     limit: int = 50,
     states: tuple[RowState, ...] = (RowState.TO_REVIEW,),
     reviewer: str | None = None,
-    db: str | Path | None = None,
+    db: DatabaseLike = None,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> list[QueueEntry]:
     """The next ``limit`` live rows in ``states``, highest priority first (see the module);

@@ -19,18 +19,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from tqdm.auto import tqdm
 
 from termnorm.projects.decisions import learned_synonyms
-from termnorm.projects.models import CandidateRow, SourceRow, utcnow
+from termnorm.projects.models import Base, CandidateRow, SourceRow, utcnow
 from termnorm.projects.settings import PipelineSettings, SourceSpec
 from termnorm.projects.source import check_unchanged
 from termnorm.projects.states import RowState
-from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, Store, open_store
+from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, Store, using_store
 
 if TYPE_CHECKING:
     from termnorm.search.candidate import RowMatcher, RowResult
@@ -41,6 +40,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_BATCH_ROWS = 256
 """Rows searched and written per transaction."""
+MAX_BATCH_ROWS = 10_000
+"""The most rows per batch (a batch's IDs are bound as one SQL ``IN`` list)."""
 
 MatcherBuilder = Callable[[PipelineSettings, Sequence[tuple[str, str]]], "RowMatcher"]
 """``build(settings, synonyms) -> matcher``: the search a project's settings describe, with
@@ -65,44 +66,61 @@ class RunReport:
         return dict(self.__dict__)
 
 
+_ROWS = Base.metadata.tables[SourceRow.__tablename__]
+_CANDIDATES = Base.metadata.tables[CandidateRow.__tablename__]
+_MOVE = (
+    update(_ROWS)
+    .where(_ROWS.c.id == bindparam("row_id"))
+    .values(
+        state=RowState.TO_REVIEW.value,
+        version=bindparam("new_version"),
+        map_error=bindparam("why"),
+        updated_at=bindparam("now"),
+    )
+)
+
+
 def _write_batch(
     store: Store, rows: list[tuple[int, int, str]], results: list[RowResult], expected: str
 ) -> tuple[int, int]:
     """Store each row's candidates if the row is still at the version searched and in state
-    ``expected``; one transaction. Returns (rows written, of them without candidates)."""
-    written = errors = 0
+    ``expected``, in one transaction: the rows are read locked (``FOR UPDATE`` on
+    PostgreSQL; SQLite's writing session holds the database), then moved, their old
+    candidates deleted and the new ones inserted, each as one statement. Returns (rows
+    written, of them without candidates)."""
     now = utcnow()
     with store.session(write=True) as session:
-        for (row_id, version, _text), result in zip(rows, results, strict=True):
-            why = result.error or result.abstained
-            done = session.execute(
-                update(SourceRow)
-                .where(
-                    SourceRow.id == row_id,
-                    SourceRow.version == version,
-                    SourceRow.state == expected,
-                )
-                .values(
-                    state=RowState.TO_REVIEW.value,
-                    version=version + 1,
-                    map_error=why,
-                    updated_at=now,
-                )
-                .execution_options(synchronize_session=False)
-            )
-            if done.rowcount != 1:  # type: ignore[attr-defined]
-                continue  # decided or changed meanwhile: leave it as it is now
-            session.execute(delete(CandidateRow).where(CandidateRow.row_id == row_id))
-            if result.candidates:
-                session.execute(insert(CandidateRow), [
-                    {"row_id": row_id, "rank": rank, "concept_id": c.concept_id, "name": c.name,
-                     "matched_text": c.matched_term, "source": c.source,
-                     "term_source": c.term_source, "score": float(c.score)}
-                    for rank, c in enumerate(result.candidates, start=1)
-                ])  # fmt: skip
-            written += 1
-            errors += why is not None
-    return written, errors
+        current = dict(
+            session.execute(
+                select(SourceRow.id, SourceRow.version)
+                .where(SourceRow.id.in_([r[0] for r in rows]), SourceRow.state == expected)
+                .with_for_update()
+            ).all()
+        )
+        fresh = [
+            (row_id, version, result)
+            for (row_id, version, _text), result in zip(rows, results, strict=True)
+            if current.get(row_id) == version  # else decided or changed meanwhile: left as is
+        ]
+        if not fresh:
+            return 0, 0
+        session.execute(_MOVE, [
+            {"row_id": row_id, "new_version": version + 1, "why": r.error or r.abstained, "now": now}
+            for row_id, version, r in fresh
+        ])  # fmt: skip
+        ids = [row_id for row_id, _v, _r in fresh]
+        session.execute(delete(CandidateRow).where(CandidateRow.row_id.in_(ids)))
+        candidates = [
+            {"row_id": row_id, "rank": rank, "concept_id": c.concept_id, "name": c.name,
+             "matched_text": c.matched_term, "source": c.source, "term_source": c.term_source,
+             "score": float(c.score)}
+            for row_id, _v, result in fresh
+            for rank, c in enumerate(result.candidates, start=1)
+        ]  # fmt: skip
+        if candidates:
+            session.execute(insert(_CANDIDATES), candidates)
+    errors = sum((r.error or r.abstained) is not None for _i, _v, r in fresh)
+    return len(fresh), errors
 
 
 def _pending(
@@ -137,7 +155,7 @@ def run_project(
     project: str,
     build: MatcherBuilder,
     *,
-    db: str | Path | None = None,
+    db: DatabaseLike = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     remap: bool = False,
     show_progress: bool = True,
@@ -148,10 +166,9 @@ def run_project(
     re-searches the rows still to review, so that decisions made since they were mapped
     (learned synonyms) count. ``check_source``: refuse when the project's source file
     changed (:class:`~termnorm.projects.errors.SourceChangedError`)."""
-    if batch_rows < 1:
-        raise ValueError(f"batch_rows must be at least 1, got {batch_rows}")
-    store = open_store(project, db, busy_timeout)
-    try:
+    if not 1 <= batch_rows <= MAX_BATCH_ROWS:
+        raise ValueError(f"batch_rows must be 1 to {MAX_BATCH_ROWS}, got {batch_rows}")
+    with using_store(project, db, busy_timeout) as store:
         with store.session() as session:
             proj = store.project(session, project)
             project_id, settings = proj.id, PipelineSettings.from_dict(proj.settings)
@@ -181,8 +198,6 @@ def run_project(
                     report.errors += errors
                     bar.update(len(rows))
         report.left = _count(store, project_id, [RowState.TO_MAP.value])
-    finally:
-        store.close()
     logger.info(
         "%s: %d rows mapped, %d re-mapped (%d without candidates), %d left",
         project, report.mapped, report.remapped, report.errors, report.left,

@@ -37,11 +37,13 @@ from termnorm.projects.models import ProjectRow
 
 __all__ = [
     "DEFAULT_BUSY_TIMEOUT",
+    "DatabaseLike",
     "Store",
     "check_name",
     "database_url",
     "open_project",
     "open_store",
+    "using_store",
 ]
 
 logger = logging.getLogger(__name__)
@@ -196,21 +198,39 @@ def open_store(
     return store
 
 
+DatabaseLike = str | Path | Store | None
+"""What every project function takes as ``db``: a URL or SQLite path (opened for the call and
+closed after it), ``None`` (the default file), or an open :class:`Store` (used as it is and
+left open: a long-lived caller — a service, a simulation — keeps one engine, its pool and its
+compiled statements)."""
+
+
+@contextmanager
+def using_store(
+    project: str, db: DatabaseLike = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+) -> Iterator[Store]:
+    """``db`` as an open store for the block (see :data:`DatabaseLike`)."""
+    if isinstance(db, Store):
+        yield db
+        return
+    store = open_store(project, db, busy_timeout)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
 @contextmanager
 def open_project(
     project: str,
-    db: str | Path | None = None,
+    db: DatabaseLike = None,
     write: bool = False,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> Iterator[tuple[Store, Session, ProjectRow]]:
     """The store, a session in one transaction (see :meth:`Store.session`) and the project
-    row of ``project``; the store is closed when the block ends."""
-    store = open_store(project, db, busy_timeout)
-    try:
-        with store.session(write) as session:
-            yield store, session, store.project(session, project)
-    finally:
-        store.close()
+    row of ``project``."""
+    with using_store(project, db, busy_timeout) as store, store.session(write) as session:
+        yield store, session, store.project(session, project)
 
 
 def _require_psycopg() -> None:
