@@ -4,6 +4,7 @@ searched as domain synonyms by the next run."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,34 @@ def test_remap_re_searches_open_rows_only(project: tuple[str, str]) -> None:
     assert run.remapped == len(CODES) - 1 and run.mapped == 0 and run.synonyms == 1
     assert _state(db, "L001") == (state, version)  # decided: untouched
     assert _state(db, "L004")[1] == open_before + 1  # re-mapped: a new version
+
+
+def test_concurrent_reviewers_of_one_version_one_wins_the_rest_conflict(
+    project: tuple[str, str],
+) -> None:
+    """8 reviewers decide the same row version at once (threads, one open store each):
+    exactly one decision is written, the others are conflicts; nothing is lost or doubled."""
+    name, db = project
+    _, version = _state(db, "L004")
+    barrier = threading.Barrier(8)
+    outcomes: list[str] = []
+
+    def review(i: int) -> None:
+        store = open_store(name, db)
+        try:
+            barrier.wait()
+            decide(name, "L004", "approve", reviewer=f"r{i}", expect_version=version, db=store)
+            outcomes.append("written")
+        except StaleRowError:
+            outcomes.append("conflict")
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=review, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(outcomes) == ["conflict"] * 7 + ["written"]
+    assert _state(db, "L004") == ("approved", version + 1)
+    assert status(name, db=db).decisions == 1

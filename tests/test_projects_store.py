@@ -87,3 +87,13 @@ def test_names_and_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert database_url("x", "a/b.db") == f"sqlite:///{tmp_path / 'a' / 'b.db'}"
     with pytest.raises(ValueError, match="project name"):
         check_name("../etc")
+
+
+def test_an_open_store_may_be_passed_and_stays_open(tmp_path: Path) -> None:
+    store = open_store("p", tmp_path / "p.db")
+    try:
+        init_project("p", write_codes(tmp_path / "codes.csv"), "code", "label", db=store)
+        decide("p", "L001", "no_match", reviewer="ann", db=store)
+        assert status("p", db=store).decisions == 1  # the same engine, still open
+    finally:
+        store.close()
