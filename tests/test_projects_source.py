@@ -101,3 +101,13 @@ def test_a_source_changed_under_its_project_stops_a_run(tmp_path: Path) -> None:
         run_project("p", never, db=db, show_progress=False)  # type: ignore[arg-type]
     assert status("p", db=db).source_changed is not None
     assert status("p", db=db).states["to_map"] == len(CODES)  # the stored rows are untouched
+
+
+def test_settings_round_trip_and_refuse_unknown_keys(tmp_path: Path) -> None:
+    settings = PipelineSettings.of(index=tmp_path / "idx", synonyms=[tmp_path / "s.tsv"], k=3)
+    assert PipelineSettings.from_dict(settings.to_dict()) == settings
+    assert settings.index == str((tmp_path / "idx").resolve())
+    with pytest.raises(ValueError, match=r"unknown option\(s\) fusion for a project's pipeline"):
+        PipelineSettings.from_dict({**settings.to_dict(), "fusion": 0.5})
+    with pytest.raises(ValueError, match="drop --ranker"):
+        PipelineSettings(ranker="r", combiner="c")

@@ -124,7 +124,7 @@ def _register_run(app: typer.Typer) -> None:
     def run(
         project: str = typer.Argument(..., help="Project name."),
         batch_rows: int = typer.Option(
-            256, "--batch-rows", min=1, help="Rows searched and committed at a time."
+            256, "--batch-rows", min=1, max=10_000, help="Rows searched and committed at a time."
         ),
         remap: bool = typer.Option(
             False,

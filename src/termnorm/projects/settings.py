@@ -7,30 +7,17 @@ keys, so a database written by a newer termnorm is never half understood.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+
+from termnorm.kg._options import options_from_dict, options_to_dict
 
 __all__ = ["DEFAULT_K", "PipelineSettings", "SourceSpec"]
 
 DEFAULT_K = 5
 """Candidates kept per row."""
-
-_T = TypeVar("_T")
-
-
-def _from_dict(cls: type[_T], data: Mapping[str, Any], what: str) -> _T:
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    unknown = sorted(set(data) - names)
-    if unknown:
-        raise ValueError(
-            f"{what} has unknown keys {unknown} (written by a newer termnorm?); known: "
-            f"{sorted(names)}"
-        )
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
-    return cls(**values)
 
 
 def _path(value: str | Path | None) -> str | None:
@@ -89,14 +76,12 @@ class PipelineSettings:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (what the project row stores)."""
-        return {
-            k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()
-        }
+        return options_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PipelineSettings:
         """The settings stored by :meth:`to_dict`; unknown keys are refused."""
-        return _from_dict(cls, data, "the project's pipeline settings")
+        return options_from_dict(cls, data, "a project's pipeline settings (a newer termnorm's?)")
 
 
 @dataclass(frozen=True)
@@ -120,11 +105,9 @@ class SourceSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {
-            k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()
-        }
+        return options_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SourceSpec:
         """The spec stored by :meth:`to_dict`; unknown keys are refused."""
-        return _from_dict(cls, data, "the project's source record")
+        return options_from_dict(cls, data, "a project's source record (a newer termnorm's?)")
