@@ -218,3 +218,26 @@ def test_concurrent_reviewers_of_one_version_one_wins_the_rest_conflict(
     assert sorted(outcomes) == ["conflict"] * 7 + ["written"]
     assert _state(db, "L004") == ("approved", version + 1)
     assert status(name, db=db).decisions == 1
+
+
+def test_a_domain_strategy_searches_the_ontology_until_the_first_approval(
+    tmp_path: Path, index: Path
+) -> None:
+    db = tmp_path / "p.db"
+    settings = PipelineSettings.of(index=index, strategy="d-t", k=2)
+    init_project("p", write_codes(tmp_path / "c.csv"), "code", "label", settings=settings, db=db)
+    assert run_project("p", api.project_matcher, db=db, show_progress=False).mapped == len(CODES)
+    decide("p", "L005", "pick", concept_id="T:0005", reviewer="ann", db=db)
+    report = run_project("p", api.project_matcher, db=db, remap=True, show_progress=False)
+    assert report.synonyms == 1 and report.remapped == len(CODES) - 1
+    store = open_store("p", db)
+    with store.session() as s:  # d-t now searches the one synonym: every open row gets T:0005
+        tops = set(
+            s.scalars(
+                select(CandidateRow.concept_id)
+                .join(SourceRow, SourceRow.id == CandidateRow.row_id)
+                .where(CandidateRow.rank == 1, SourceRow.state == "to_review")
+            )
+        )
+    store.close()
+    assert tops == {"T:0005"}

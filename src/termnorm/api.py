@@ -484,8 +484,9 @@ def project_matcher(
     """The matcher of a mapping project's ``settings`` (:mod:`termnorm.projects`), built as
     :func:`normalize` builds one from the same arguments: the index and its encoder, the
     synonym files plus ``synonyms`` (the project's approved ``(concept_id, text)`` mappings)
-    as domain synonyms, the strategy (``None``: ``d-t+od-t`` once there are synonyms), then
-    hybrid recall, the combiner or the ranker. What ``termnorm map run`` passes to
+    as domain synonyms, the strategy (``None``: ``d-t+od-t`` once there are synonyms; a
+    strategy that searches domain synonyms is ``o-t`` while there are none: a project's first
+    run has no approved mapping yet), then hybrid recall, the combiner or the ranker. What ``termnorm map run`` passes to
     :func:`termnorm.projects.run_project`."""
     from termnorm.search.defaults import default_strategy
 
@@ -500,8 +501,16 @@ def project_matcher(
             space = space.with_synonyms(pairs, source="project")[0]
         except EmptyResultError as exc:  # every approved concept is outside this index
             logger.warning("the project's approved mappings are not searched: %s", exc)
-    with_synonyms = bool(settings.synonyms) or bool(synonyms)
+    from termnorm.search.strategies import parse_strategy
+
+    with_synonyms = space.domain is not None
     strategy = settings.strategy or default_strategy(with_synonyms)
+    if not with_synonyms and parse_strategy(strategy).needs_domain:
+        logger.info(
+            "strategy %s searches domain synonyms and the project has none yet: %s until the "
+            "first approved mapping", strategy, default_strategy(False),
+        )  # fmt: skip
+        strategy = default_strategy(False)
     base = build_strategy(space, strategy)
     options: AnswerOptions = {"min_score": settings.min_score}
     return _learned_stages(
