@@ -35,6 +35,7 @@ ROOMS = {
     "search": 8,
     "evaluation": 9,
     "lab": 10,
+    "projects": 10,  # mapping projects: above search and evaluation, below the faces
     "cli": 11,
     "serve": 11,
     "api": 11,

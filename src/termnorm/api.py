@@ -21,6 +21,7 @@ abstain below a score, ``namespaces`` / ``semantic_types`` restrict it to some c
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 import weakref
 from collections.abc import Sequence
@@ -40,6 +41,7 @@ from termnorm.search.strategies import SearchMode
 if TYPE_CHECKING:
     from termnorm.encoders import TermEncoder
     from termnorm.mentions.synonyms import SynonymSources
+    from termnorm.projects.settings import PipelineSettings
     from termnorm.search.batch import BatchReport
     from termnorm.search.candidate import RowMatcher
     from termnorm.search.rank.ranker import Ranker
@@ -56,10 +58,12 @@ __all__ = [
     "lookup",
     "normalize",
     "normalize_file",
+    "project_matcher",
     "search_space",
 ]
 
 IndexLike = TermIndex | str | Path | None
+logger = logging.getLogger(__name__)
 
 _lock = threading.RLock()
 _indexes: dict[tuple[str, float], TermIndex] = {}
@@ -478,6 +482,46 @@ def _file_matcher(
     ``functools.partial`` of it to its workers)."""
     base = _strategy_matcher(index, mode, "torch", synonyms, strategy)
     return _learned_stages(base, options, None, None, ranker, k_c)
+
+
+def project_matcher(
+    settings: PipelineSettings, synonyms: Sequence[tuple[str, str]] = ()
+) -> RowMatcher:
+    """The matcher of a mapping project's ``settings`` (:mod:`termnorm.projects`), built as
+    :func:`normalize` builds one from the same arguments: the index and its encoder, the
+    synonym files plus ``synonyms`` (the project's approved ``(concept_id, text)`` mappings)
+    as domain synonyms, the strategy (``None``: ``d-t+od-t`` once there are synonyms; a
+    strategy that searches domain synonyms is ``o-t`` while there are none: a project's first
+    run has no approved mapping yet), then hybrid recall, the combiner or the ranker. What ``termnorm map run`` passes to
+    :func:`termnorm.projects.run_project`."""
+    from termnorm.search.defaults import default_strategy
+
+    space = search_space(settings.index, settings.runtime)
+    if settings.synonyms:
+        space = _with_synonyms(space, [Path(s) for s in settings.synonyms])
+    if synonyms:
+        from termnorm.errors import EmptyResultError
+
+        pairs = [(text, (concept_id,)) for concept_id, text in synonyms]
+        try:
+            space = space.with_synonyms(pairs, source="project")[0]
+        except EmptyResultError as exc:  # every approved concept is outside this index
+            logger.warning("the project's approved mappings are not searched: %s", exc)
+    from termnorm.search.strategies import parse_strategy
+
+    with_synonyms = space.domain is not None
+    strategy = settings.strategy or default_strategy(with_synonyms)
+    if not with_synonyms and parse_strategy(strategy).needs_domain:
+        logger.info(
+            "strategy %s searches domain synonyms and the project has none yet: %s until the "
+            "first approved mapping", strategy, default_strategy(False),
+        )  # fmt: skip
+        strategy = default_strategy(False)
+    base = build_strategy(space, strategy)
+    options: AnswerOptions = {"min_score": settings.min_score}
+    return _learned_stages(
+        base, options, settings.hybrid, settings.combiner, settings.ranker, settings.k_c
+    )
 
 
 def lookup(concept_id: str, index: IndexLike = None) -> ConceptInfo:

@@ -56,3 +56,6 @@ def register_all(app: typer.Typer) -> None:
     from termnorm.cli import serve_cmd
 
     serve_cmd.register(app)
+    from termnorm.cli import map_cmd
+
+    map_cmd.register(app)

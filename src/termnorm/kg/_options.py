@@ -53,14 +53,15 @@ def _coerce(name: str, value: Any, hint: Any) -> Any:
     return value
 
 
-def options_from_dict(cls: type[T], values: Mapping[str, Any] | None, fmt: str) -> T:
-    """Build the options dataclass ``cls`` from ``values``; unknown keys raise ``ValueError``."""
+def options_from_dict(cls: type[T], values: Mapping[str, Any] | None, where: str) -> T:
+    """Build the options dataclass ``cls`` from ``values``; unknown keys raise ``ValueError``
+    naming ``where`` they were given (``"format 'tsv'"``) and the known ones."""
     values = dict(values or {})
     known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(values) - known)
     if unknown:
         raise ValueError(
-            f"unknown option(s) {', '.join(unknown)} for format {fmt!r}; "
+            f"unknown option(s) {', '.join(unknown)} for {where}; "
             f"known: {', '.join(sorted(known)) or '(none)'}"
         )
     hints = typing.get_type_hints(cls)

@@ -99,7 +99,7 @@ class SourceSpec:
 def open_source(spec: SourceSpec) -> tuple[Iterator[Record], LoadReport, Any]:
     """Check ``spec`` and start its loader: ``(records, report, options dataclass)``."""
     info = FORMATS[spec.format]
-    options: Any = options_from_dict(info.options, spec.options, spec.format.value)
+    options: Any = options_from_dict(info.options, spec.options, f"format {spec.format.value!r}")
     if info.path is PathRule.REQUIRED and spec.path is None:
         raise ValueError(f"format {spec.format.value!r} needs a file or folder path")
     if info.path is PathRule.BUILTIN_ONLY and spec.path is not None:

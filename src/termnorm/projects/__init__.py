@@ -1,0 +1,87 @@
+"""Mapping projects: a code list mapped, reviewed and exported (SQLite or PostgreSQL store,
+append-only decisions, learned synonyms, SSSOM / OMOP / CSV exports).
+
+>>> from termnorm import projects, api
+>>> projects.init_project("labs", "codes.csv", code_column="code", text_column="name",
+...                       settings=projects.PipelineSettings.of(index="idx/loinc"))
+>>> projects.run_project("labs", api.project_matcher)        # or: termnorm map run labs
+>>> projects.decide("labs", "GLU1", "approve", reviewer="ann")
+>>> projects.export("labs", "sssom", "labs.sssom.tsv")
+
+Names resolve lazily (the CLI reads :mod:`termnorm.projects.states` without SQLAlchemy).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from termnorm._lazy import lazy_getattr
+
+__all__ = [
+    "Action",
+    "ApplyReport",
+    "AutoApproveReport",
+    "DecisionRecord",
+    "ExportFormat",
+    "ExportReport",
+    "InitReport",
+    "MatcherBuilder",
+    "PipelineSettings",
+    "Predicate",
+    "ProjectStatus",
+    "QueueEntry",
+    "RowState",
+    "RowView",
+    "RunReport",
+    "apply_source",
+    "auto_approve",
+    "decide",
+    "export",
+    "init_project",
+    "open_store",
+    "review_queue",
+    "run_project",
+    "show_row",
+    "status",
+]
+
+_WHERE = {
+    "Action": "states",
+    "ExportFormat": "states",
+    "Predicate": "states",
+    "RowState": "states",
+    "PipelineSettings": "settings",
+    "InitReport": "init",
+    "init_project": "init",
+    "MatcherBuilder": "run",
+    "RunReport": "run",
+    "run_project": "run",
+    "AutoApproveReport": "decisions",
+    "DecisionRecord": "decisions",
+    "auto_approve": "decisions",
+    "decide": "decisions",
+    "ProjectStatus": "overview",
+    "status": "overview",
+    "ExportReport": "exports",
+    "export": "exports",
+    "ApplyReport": "apply",
+    "apply_source": "apply",
+    "open_store": "store",
+    "QueueEntry": "rows",
+    "RowView": "rows",
+    "review_queue": "rows",
+    "show_row": "rows",
+}
+__getattr__ = lazy_getattr(__name__, _WHERE)
+
+if TYPE_CHECKING:
+    from termnorm.projects.apply import ApplyReport, apply_source
+    from termnorm.projects.decisions import AutoApproveReport, DecisionRecord, auto_approve, decide
+    from termnorm.projects.exports import ExportReport, export
+    from termnorm.projects.init import InitReport, init_project
+    from termnorm.projects.overview import ProjectStatus, status
+    from termnorm.projects.rows import QueueEntry, RowView, review_queue, show_row
+    from termnorm.projects.run import MatcherBuilder, RunReport, run_project
+    from termnorm.projects.settings import PipelineSettings
+    from termnorm.projects.states import Action, ExportFormat, Predicate, RowState
+    from termnorm.projects.store import open_store

@@ -1,0 +1,271 @@
+"""Review decisions: approve, pick, no match, flag, comment, auto-approve — appended to the
+audit trail, never overwriting one another.
+
+Every decision is a new ``decision`` row naming the reviewer, the row version it was made
+against and the decision it replaces; the row's state, current decision and version change
+in the same transaction, by a compare-and-set on the version (``UPDATE ... WHERE version =
+v``), so two reviewers deciding the same row at once cannot both win: the second gets
+:class:`~termnorm.projects.errors.StaleRowError` and nothing is written. A comment changes
+neither state nor version.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, select, update
+from sqlalchemy.orm import Session
+
+from termnorm.projects.errors import DecisionError, StaleRowError, UnknownCodeError
+from termnorm.projects.models import CandidateRow, DecisionRow, SourceRow, utcnow
+from termnorm.projects.settings import PipelineSettings
+from termnorm.projects.states import Action, Predicate, RowState
+from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
+
+__all__ = [
+    "AutoApproveReport",
+    "DecisionRecord",
+    "append_decision",
+    "auto_approve",
+    "decide",
+    "find_row",
+    "learned_synonyms",
+]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DecisionRecord:
+    """One decision as stored, with the row's ``code``, ``state`` and ``version`` after it."""
+
+    id: int
+    code: str
+    action: str
+    reviewer: str
+    concept_id: str | None
+    concept_name: str | None
+    predicate: str | None
+    confidence: float | None
+    comment: str | None
+    created_at: datetime
+    row_version: int
+    version: int
+    state: str
+    replaces_decision_id: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for ``--json``."""
+        fields = dict(self.__dict__)
+        fields["created_at"] = self.created_at.isoformat()
+        return fields
+
+
+@dataclass(frozen=True)
+class AutoApproveReport:
+    """What :func:`auto_approve` did: rows approved at ``min_score``; ``calibrated``: scores
+    were probabilities (a learned combiner), so ``expected_precision`` is their mean."""
+
+    approved: int
+    min_score: float
+    calibrated: bool
+    expected_precision: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for ``--json``."""
+        return dict(self.__dict__)
+
+
+def find_row(session: Session, project_id: int, code: str) -> SourceRow:
+    """The row of ``code``; :class:`UnknownCodeError` when the project has none."""
+    found = session.scalars(
+        select(SourceRow).where(SourceRow.project_id == project_id, SourceRow.code == code)
+    ).first()
+    if found is None:
+        raise UnknownCodeError(f"no row with code {code!r} in this project")
+    return found
+
+
+def append_decision(
+    session: Session,
+    row: SourceRow,
+    action: Action,
+    reviewer: str,
+    concept: tuple[str, str | None, float | None] | None = None,
+    predicate: Predicate | None = None,
+    comment: str | None = None,
+) -> DecisionRecord:
+    """Append one decision on ``row`` (as the session last read it) and move the row to the
+    action's state and a new version, in ``session``'s transaction; ``concept`` is
+    ``(id, name, confidence)``. :class:`StaleRowError` when the row's version changed
+    underneath (the caller's transaction must then roll back)."""
+    now, version = utcnow(), row.version
+    changes = action.state is not None
+    decision = DecisionRow(
+        project_id=row.project_id, row_id=row.id, row_version=version, reviewer=reviewer,
+        action=action.value, concept_id=concept[0] if concept else None,
+        concept_name=concept[1] if concept else None,
+        confidence=concept[2] if concept else None,
+        predicate=predicate.value if predicate else None, comment=comment, created_at=now,
+        replaces_decision_id=row.decision_id if changes else None,
+    )  # fmt: skip
+    session.add(decision)
+    session.flush()
+    state = action.state.value if action.state is not None else row.state
+    if changes:
+        done = session.execute(
+            update(SourceRow)
+            .where(SourceRow.id == row.id, SourceRow.version == version)
+            .values(state=state, decision_id=decision.id, version=version + 1, updated_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        if done.rowcount != 1:  # type: ignore[attr-defined]
+            session.expire(row)
+            raise StaleRowError(row.code, version, row.version)
+        session.expire(row)
+    return DecisionRecord(
+        decision.id, row.code, action.value, reviewer, decision.concept_id,
+        decision.concept_name, decision.predicate, decision.confidence, comment, now, version,
+        version + 1 if changes else version, state, decision.replaces_decision_id,
+    )  # fmt: skip
+
+
+def _candidate(session: Session, row_id: int, concept_id: str | None) -> CandidateRow | None:
+    """The row's top candidate (``concept_id`` None) or its candidate of that concept."""
+    query = select(CandidateRow).where(CandidateRow.row_id == row_id)
+    if concept_id is None:
+        query = query.where(CandidateRow.rank == 1)
+    else:
+        query = query.where(CandidateRow.concept_id == concept_id).order_by(CandidateRow.rank)
+    return session.scalars(query).first()
+
+
+def _check(action: Action, reviewer: str, concept_id: str | None, comment: str | None) -> None:
+    if not reviewer.strip():
+        raise DecisionError("a decision needs the reviewer's name (--reviewer NAME)")
+    if action is Action.PICK and not concept_id:
+        raise DecisionError("--pick needs the concept ID picked")
+    if action in {Action.APPROVE, Action.NO_MATCH, Action.COMMENT} and concept_id:
+        raise DecisionError(f"{action.value} takes no concept ID (to choose one, use --pick ID)")
+    if action is Action.COMMENT and not (comment and comment.strip()):
+        raise DecisionError("a comment needs its text (--comment TEXT)")
+    if action is Action.AUTO_APPROVE:
+        raise DecisionError("auto-approve is termnorm map auto-approve, not one row's decision")
+
+
+def decide(
+    project: str,
+    code: str,
+    action: Action | str,
+    *,
+    reviewer: str,
+    concept_id: str | None = None,
+    predicate: Predicate | str | None = None,
+    comment: str | None = None,
+    expect_version: int | None = None,
+    db: DatabaseLike = None,
+    busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+) -> DecisionRecord:
+    """Record ``reviewer``'s decision on the row of ``code`` (see the module).
+
+    ``approve`` takes the row's top candidate; ``pick`` the concept ``concept_id`` (any
+    concept: one the reviewer searched by hand need not be a candidate); ``flag`` asks for a
+    second opinion (optionally naming a concept); ``predicate`` (``exact``, default for
+    approve/pick, ``broad``, ``narrow``) says how code and concept relate. With
+    ``expect_version`` (the version the reviewer saw) a row changed since is refused with
+    :class:`StaleRowError`; without it the decision applies to the row as it is now.
+    Retired rows and approving a row without candidates are :class:`DecisionError`."""
+    action = Action(action)
+    _check(action, reviewer, concept_id, comment)
+    chosen = Predicate(predicate) if predicate is not None else None
+    if chosen is None and action in {Action.APPROVE, Action.PICK}:
+        chosen = Predicate.EXACT
+    with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):
+        row = find_row(session, proj.id, code)
+        if row.retired:
+            raise DecisionError(
+                f"row {code!r} is retired (the newest source list dropped it): nothing written"
+            )
+        if expect_version is not None and row.version != expect_version:
+            raise StaleRowError(code, expect_version, row.version)
+        concept = None
+        if action in {Action.APPROVE, Action.PICK, Action.FLAG} and (
+            action is Action.APPROVE or concept_id
+        ):
+            found = _candidate(session, row.id, concept_id)
+            if action is Action.APPROVE and found is None:
+                raise DecisionError(
+                    f"row {code!r} has no candidate to approve (state {row.state}): map it "
+                    "first (termnorm map run), or choose with --pick ID or --no-match"
+                )
+            concept = (
+                (found.concept_id, found.name, found.score)
+                if found
+                else (str(concept_id), None, None)
+            )
+        record = append_decision(session, row, action, reviewer, concept, chosen, comment)
+    logger.info("%s: %s %s by %s", project, record.action, code, reviewer)
+    return record
+
+
+def auto_approve(
+    project: str,
+    min_score: float,
+    *,
+    reviewer: str,
+    db: DatabaseLike = None,
+    busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+) -> AutoApproveReport:
+    """Approve the top candidate of every row still to review whose score is at least
+    ``min_score``, as ``auto_approve`` decisions of ``reviewer`` (who set the threshold),
+    in one transaction. Rows decided, flagged or retired are left alone."""
+    if not reviewer.strip():
+        raise DecisionError("auto-approve needs the name of who sets the threshold (--reviewer)")
+    with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):
+        settings = PipelineSettings.from_dict(proj.settings)
+        top = (
+            select(SourceRow, CandidateRow)
+            .join(CandidateRow, and_(CandidateRow.row_id == SourceRow.id, CandidateRow.rank == 1))
+            .where(
+                SourceRow.project_id == proj.id,
+                SourceRow.state == RowState.TO_REVIEW.value,
+                SourceRow.retired.is_(False),
+                CandidateRow.score >= min_score,
+            )
+            .order_by(SourceRow.id)
+        )
+        scores = []
+        for row, best in session.execute(top).all():
+            concept = (best.concept_id, best.name, best.score)
+            append_decision(session, row, Action.AUTO_APPROVE, reviewer, concept, Predicate.EXACT)
+            scores.append(best.score)
+    expected = sum(scores) / len(scores) if settings.calibrated and scores else None
+    if not settings.calibrated:
+        logger.warning(
+            "%s: scores are similarities, not probabilities (no --combiner): the precision of "
+            "the %d rows auto-approved at %g is unknown; review a sample",
+            project, len(scores), min_score,
+        )  # fmt: skip
+    return AutoApproveReport(len(scores), min_score, settings.calibrated, expected)
+
+
+def learned_synonyms(session: Session, project_id: int) -> list[tuple[str, str]]:
+    """``(concept_id, text)`` of every row a reviewer approved as an exact match (approve or
+    pick; not auto-approved, not broad/narrow), in row order: the project's own domain
+    synonyms, searched by every later run."""
+    query = (
+        select(DecisionRow.concept_id, SourceRow.text)
+        .join(DecisionRow, DecisionRow.id == SourceRow.decision_id)
+        .where(
+            SourceRow.project_id == project_id,
+            SourceRow.state == RowState.APPROVED.value,
+            SourceRow.retired.is_(False),
+            DecisionRow.predicate == Predicate.EXACT.value,
+            DecisionRow.concept_id.is_not(None),
+        )
+        .order_by(SourceRow.id)
+    )
+    return [(str(cid), text) for cid, text in session.execute(query).all()]

@@ -1,0 +1,77 @@
+"""The errors of mapping projects; every message says what to do next."""
+
+from __future__ import annotations
+
+from termnorm.errors import InputFormatError, TermnormError
+
+__all__ = [
+    "DatabaseBusyError",
+    "DatabaseUnreachableError",
+    "DecisionError",
+    "DuplicateCodesError",
+    "ProjectError",
+    "ProjectExistsError",
+    "ProjectNotFoundError",
+    "SchemaTooNewError",
+    "SourceChangedError",
+    "StaleRowError",
+    "UnknownCodeError",
+]
+
+
+class ProjectError(TermnormError):
+    """A mapping project cannot do what was asked."""
+
+
+class ProjectNotFoundError(ProjectError, LookupError):
+    """No project of this name in the database."""
+
+
+class ProjectExistsError(ProjectError):
+    """``init`` on a project that exists (a new version of its list is ``map apply``)."""
+
+
+class UnknownCodeError(ProjectError, KeyError):
+    """No row with this code in the project."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class DecisionError(ProjectError, ValueError):
+    """A decision that cannot be made (no candidate to approve, a retired row, ...)."""
+
+
+class StaleRowError(ProjectError):
+    """A decision against a row version that is no longer current: someone (or a run)
+    changed the row since the reviewer saw it. Nothing was written."""
+
+    def __init__(self, code: str, expected: int, current: int) -> None:
+        super().__init__(
+            f"row {code!r} changed since version {expected} (now version {current}): nothing "
+            f"written; look at the row again (termnorm map status) and decide with "
+            f"--expect-version {current}"
+        )
+        self.code = code
+        self.expected = expected
+        self.current = current
+
+
+class DuplicateCodesError(InputFormatError):
+    """A source file has a code on more than one row; the message lists them."""
+
+
+class SourceChangedError(ProjectError):
+    """The source file a project was made from changed since (its SHA-256 differs)."""
+
+
+class SchemaTooNewError(ProjectError):
+    """The database was written by a newer termnorm (an unknown schema revision)."""
+
+
+class DatabaseBusyError(ProjectError):
+    """The database stayed locked by another writer past the busy timeout."""
+
+
+class DatabaseUnreachableError(ProjectError):
+    """The database server could not be reached (or refused the connection)."""
