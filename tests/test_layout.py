@@ -24,6 +24,7 @@ ROOMS = {
     "_artifacts": 0,
     "_lazy": 0,
     "io": 0,
+    "engines": 0,
     "kg": 1,
     "mentions": 2,
     "encoders": 3,
