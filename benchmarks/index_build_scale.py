@@ -22,7 +22,7 @@ and the cost of assembling an index from its shards.
            (384-d) in a work folder, then :meth:`TermIndex.from_tables` reading them all back
            (nothing to encode), concept means, and the save; each size in its own process.
 
-Every build runs as its own process (``python -m termnorm.cli.main``) with torch, on the CPU,
+Every build runs as its own process (``termnorm index build``) with torch, on the CPU,
 backend ``exact``. terms/s = distinct strings / wall time of the whole command (model
 loading and Ray start included); ``encode terms/s`` divides by the progress bar's elapsed
 time instead (from the bar's creation, after the model is loaded, to the last shard).
@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+CLI = "import sys; from termnorm.cli.main import main; main(sys.argv[1:])"
 QUALIFIERS = ["acute", "chronic", "left", "right", "bilateral", "recurrent", "severe", "mild",
               "primary", "secondary", "congenital", "unspecified"]  # fmt: skip
 
@@ -177,20 +178,14 @@ class Watched:
         return wall
 
     def memory(self) -> dict[str, float]:
-        """Peak RSS (MiB): the driver, the largest Ray worker, the sum of Ray's services."""
+        """Peak RSS (MiB): the driver, the largest Ray worker (``ray::_ShardActor`` or an
+        idle ``ray::IDLE`` worker process), the sum of Ray's services (GCS, raylet, agents)."""
         driver = self.peaks.get(self.proc.pid, ("", 0.0))[1]
-        workers = [
-            m
-            for pid, (c, m) in self.peaks.items()
-            if pid != self.proc.pid and c.startswith("ray::")
-        ]
-        services = [
-            m
-            for pid, (c, m) in self.peaks.items()
-            if pid != self.proc.pid and not c.startswith("ray::")
-        ]
+        others = [(c, m) for pid, (c, m) in self.peaks.items() if pid != self.proc.pid]
+        workers = [m for c, m in others if c.startswith(("ray::_ShardActor", "ray::IDLE"))]
+        services = [m for c, m in others if not c.startswith(("ray::_ShardActor", "ray::IDLE"))]
         return {"driver_mib": round(driver, 1), "worker_max_mib": round(max(workers, default=0), 1),
-                "workers": len(workers), "ray_services_mib": round(sum(services), 1)}  # fmt: skip
+                "worker_processes": len(workers), "ray_services_mib": round(sum(services), 1)}  # fmt: skip
 
     def reap(self, grace: float = 30.0) -> int:
         """After a kill: wait for the orphans this command started to exit; SIGKILL those
@@ -221,7 +216,7 @@ def _bar_seconds(log: Path) -> float | None:
 
 # ----------------------------------------------------------------------------- builds
 def build_argv(args: argparse.Namespace, kg: Path, out: Path, engine: list[str]) -> list[str]:
-    argv = [sys.executable, "-m", "termnorm.cli.main", "index", "build", "--kg", str(kg),
+    argv = [sys.executable, "-c", CLI, "index", "build", "--kg", str(kg),
             "--out", str(out), "--backend", "exact", "--runtime", "torch", "--device", "cpu",
             "--shard-size", str(args.shard_size), "--overwrite", *engine]  # fmt: skip
     return argv + (["--model", str(args.model)] if args.model else [])
@@ -276,6 +271,8 @@ def run_kill(args: argparse.Namespace, kg: Path, uninterrupted: float | None) ->
     killed_orphans = first.reap()
     second = Watched(build_argv(args, kg, out, engine), args.work / "kill-2.log")
     wall2 = second.wait()
+    if second.proc.returncode != 0:
+        raise SystemExit(f"the rerun failed, see {args.work / 'kill-2.log'}")
     card = json.loads((out / "index.json").read_text())
     result = {"run": "kill -9 at half, rerun", "shards": n_shards, "shards_at_kill": done,
               "killed_run_s": round(wall1, 1), "rerun_s": round(wall2, 1),

@@ -16,8 +16,10 @@ import pytest
 from conftest import build_tiny_bert, make_tiny_kg
 from termnorm import api
 from termnorm.encoders.device import Device, DeviceUnavailableError, resolve_device
+from termnorm.engines import RayWorkerError
 from termnorm.index import encoding
 from termnorm.index.build_config import ScaleConfig
+from termnorm.index.ray_encoding import EncoderSpec, RayEngine, _ShardActor, encoder_identity
 from termnorm.index.shards import MANIFEST_NAME, plan_shards, shard_work_dir
 from termnorm.index.term_index import TermIndex
 from termnorm.io.resumable import ResumeError
@@ -205,15 +207,6 @@ def test_gpu_build_matches_the_cpu_build(
     )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    """One local Ray with 2 CPUs for the module's Ray builds."""
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
-    yield
-    ray.shutdown()
-
-
 @pytest.mark.slow  # ~1 min: Ray starts, and each build starts 2 actors importing torch
 def test_ray_build_equals_the_local_build_and_resumes_a_local_one(
     local_ray: None, tiny_kg_dir: Path, tiny_bert_path: Path, tmp_path: Path,
@@ -235,3 +228,31 @@ def test_ray_build_equals_the_local_build_and_resumes_a_local_one(
     index = _build(tiny_kg_dir, tiny_bert_path, out, engine="ray", workers=2)
     assert index.card["build"]["resumed_shards"] == 2
     _same_index(tmp_path / "local", out)
+
+
+def test_a_shard_actor_encodes_as_the_local_engine_and_reports_its_encoder(
+    tiny_bert_path: Path, tmp_path: Path
+) -> None:
+    """The actors' code, run in this process (the Ray run itself is the slow test above)."""
+    pytest.importorskip("ray")
+    spec = EncoderSpec(str(tiny_bert_path), "mean", 32, "torch", "cpu")
+    driver = spec.load()
+    actor = _ShardActor(spec, 16)
+    identity = actor.identity()
+    identity.pop("host")
+    assert identity == encoder_identity(driver)
+    texts = ["heart attack", "fever", "heart attack"]
+    index, vectors, error = actor.encode(3, texts)
+    assert (index, error) == (3, "") and vectors is not None
+    assert vectors.tobytes() == encoding.encode_shard(driver, texts, 16).tobytes()
+
+    engine = RayEngine(driver, "cpu", 16)
+    broken = _ShardActor(EncoderSpec(str(tmp_path / "nope"), "mean", 32, "torch", "cpu"), 16)
+    assert broken.encode(0, ["x"])[2].startswith("ArtifactMismatchError: ")
+    with pytest.raises(RayWorkerError, match=r"a worker on .* could not load the model"):
+        engine._check([broken.identity()])
+    other = {**identity, "fingerprint": "another", "host": "node-2"}
+    with pytest.raises(
+        RayWorkerError, match=r"the worker on node-2 loads another encoder .*fingerprint"
+    ):
+        engine._check([other])

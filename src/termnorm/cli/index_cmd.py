@@ -75,7 +75,8 @@ def _build(build: dict[str, Any] | None) -> str:
     """Engine, device and shards (cards written before sharded builds: ``-``)."""
     if not build:
         return "-"
-    who = build["engine"] + (f", {build['workers']} workers" if "workers" in build else "")
+    workers = build.get("workers")
+    who = build["engine"] + (f", {workers} worker{'s' * (workers != 1)}" if workers else "")
     resumed = build.get("resumed_shards", 0)
     return f"{who}, {build['device']}; {build['shards']} shards of {build['shard_size']:,}" + (
         f" ({resumed} resumed from an earlier run)" if resumed else ""

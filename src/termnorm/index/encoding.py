@@ -165,15 +165,15 @@ def stream_term_vectors(
         total=len(uniques), initial=sum(len(s) for s in done), unit="term",
         desc=f"encoding ({where['engine']}, {where['device']})", disable=not show_progress,
     )  # fmt: skip
-    bar.set_postfix_str(f"shards {len(done)}/{len(shards)}")
+    bar.set_postfix_str(f"shards {len(done)}/{len(shards)}", False)
     try:
         for shard, vectors in engine.encode(todo, uniques):
             if store is not None:
                 store.write(shard, vectors)
             scatter(shard, vectors)
             report.encoded += 1
+            bar.set_postfix_str(f"shards {len(done) + report.encoded}/{len(shards)}", False)
             bar.update(len(shard))
-            bar.set_postfix_str(f"shards {len(done) + report.encoded}/{len(shards)}")
     finally:
         bar.close()
     return out, report
