@@ -125,10 +125,14 @@ def build_index(
     ``OUT.shards`` until it is saved: the same call after a kill encodes only the missing
     ones (:mod:`termnorm.index.build`).
     """
+    from termnorm.encoders.device import Device
+    from termnorm.engines import Engine
     from termnorm.index.build import build_index_folder
     from termnorm.index.build_config import DEFAULT_SHARD_SIZE, ScaleConfig
 
-    scale = ScaleConfig(engine, workers, address, shard_size or DEFAULT_SHARD_SIZE, device)  # type: ignore[arg-type]
+    scale = ScaleConfig(
+        Engine(engine), workers, address, shard_size or DEFAULT_SHARD_SIZE, Device(device)
+    )
     budget = parse_bytes(memory_budget) if memory_budget is not None else None
     index, encoder = build_index_folder(
         kg_dir, out, model=model, pooling=pooling, max_length=max_length, runtime=runtime,
