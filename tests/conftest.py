@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import string
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,13 @@ def tiny_kg() -> KnowledgeGraph:
 def tiny_kg_dir(tmp_path: Path) -> Path:
     """The tiny KG saved as a KG folder."""
     return make_tiny_kg().save(tmp_path / "kg", card={"sources": [{"format": "fixture"}]})
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    """One local Ray with 2 CPUs for a test module's Ray runs (each run would otherwise start
+    its own); skipped without the ray extra."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+    yield
+    ray.shutdown()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -21,15 +20,6 @@ from termnorm.search.batch import output_schema, row_spec
 from termnorm.search.ray_batch import JOB_NAME, Partition, _PartitionWorker, plan_partitions
 
 WORDS = ["fever", "headache", "", "chronic cough", "rash", "x" * 1200, "nausea and vomiting"]
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    """One local Ray for the module's runs (each run would otherwise start its own)."""
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
-    yield
-    ray.shutdown()
 
 
 @pytest.fixture()

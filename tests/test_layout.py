@@ -25,6 +25,7 @@ ROOMS = {
     "_lazy": 0,
     "_version": 0,
     "io": 0,
+    "engines": 0,
     "kg": 1,
     "mentions": 2,
     "encoders": 3,

@@ -105,6 +105,12 @@ def build_index(
     runtime: str = "torch",
     threads: int | None = None,
     overwrite: bool = False,
+    *,
+    engine: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    shard_size: int | None = None,
+    device: str = "auto",
 ) -> TermIndex:
     """Encode a KG folder's terms with ``model`` (default all-MiniLM-L6-v2) and index them.
 
@@ -116,22 +122,27 @@ def build_index(
     pooling; 32 tokens, or the folder's ``max_seq_length`` when smaller). ``runtime``
     (``torch``, ``bf16``, ``onnx``, ``onnx-int8``, ``auto``; :mod:`termnorm.encoders.runtime`)
     and ``threads`` run the encoder; the card records the runtime.
-    """
-    from termnorm._artifacts import prepare_output
-    from termnorm.encoders import TermEncoder
 
-    if out is not None:
-        prepare_output(out, overwrite, {"--kg": kg_dir, "--model": model}, "index")
-    kg = KnowledgeGraph.load(kg_dir)
-    encoder = TermEncoder.load(
-        model, pooling=pooling, max_length=max_length, runtime=runtime, threads=threads
+    ``engine="ray"`` encodes the shards (``shard_size`` distinct strings each) on
+    ``workers`` Ray actors (a local Ray, or the cluster at ``address``); ``device`` is
+    ``cpu``, ``cuda`` or ``auto``. A build with ``out`` keeps its finished shards in
+    ``OUT.shards`` until it is saved: the same call after a kill encodes only the missing
+    ones (:mod:`termnorm.index.build`).
+    """
+    from termnorm.encoders.device import Device
+    from termnorm.engines import Engine
+    from termnorm.index.build import build_index_folder
+    from termnorm.index.build_config import DEFAULT_SHARD_SIZE, ScaleConfig
+
+    scale = ScaleConfig(
+        Engine(engine), workers, address, shard_size or DEFAULT_SHARD_SIZE, Device(device)
     )
     budget = parse_bytes(memory_budget) if memory_budget is not None else None
-    index = TermIndex.build(
-        kg, encoder, backend, budget, batch_size, show_progress=show_progress, kg_path=kg_dir
-    )
-    if out is not None:
-        index.save(out)
+    index, encoder = build_index_folder(
+        kg_dir, out, model=model, pooling=pooling, max_length=max_length, runtime=runtime,
+        threads=threads, backend=backend, memory_budget=budget, batch_size=batch_size,
+        show_progress=show_progress, overwrite=overwrite, scale=scale,
+    )  # fmt: skip
     with _lock:
         _encoders[_encoder_key(index, runtime)] = encoder
     return index

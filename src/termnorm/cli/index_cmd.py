@@ -15,9 +15,12 @@ import typer
 from termnorm.cli._help import RUNTIME_HELP
 from termnorm.cli._out import overwrite_option
 from termnorm.encoders.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
+from termnorm.encoders.device import DEVICE_HELP, Device
 from termnorm.encoders.pooling import Pooling
 from termnorm.encoders.runtime import THREADS_HELP, Runtime
+from termnorm.engines import Engine
 from termnorm.index.base import Backend
+from termnorm.index.build_config import DEFAULT_SHARD_SIZE, SCALE_HELP
 
 BUILD_HELP = """Encode every term of a KG and write an index folder (vectors, tables, index.json).
 
@@ -30,6 +33,10 @@ Examples:
   termnorm index build --kg kg/hpo --model models/coder --pooling cls --out idx/hpo-coder
 
   termnorm index build --kg kg/umls --backend faiss-ivfpq --memory-budget 8GB --out idx/umls
+
+  termnorm index build --kg kg/umls --out idx/umls --engine ray --workers 16 --device cuda
+
+The distinct strings are encoded in shards; finished shards are kept in OUT.shards until the index is saved, so the same command run again after a kill (of the driver or a worker) encodes only the missing shards. A changed KG, model, runtime, device or shard size is refused by name (--overwrite deletes the old shards and starts again). --engine ray gives the same vectors as the local engine.
 """
 
 INFO_HELP = """Show what an index folder was built from: model, KG, backend, counts.
@@ -57,10 +64,23 @@ def _summary(info: dict[str, Any]) -> list[tuple[str, str]]:
         ("concepts", f"{counts.get('concepts')} ({backend['concepts']['backend']})"),
         ("relations", str(counts.get("relations", "-"))),
         ("memory", _memory(info)),
+        ("build", _build(info.get("build"))),
         ("dropped", ", ".join(f"{k} {v}" for k, v in counts.items() if k not in _SHOWN and v)),
         ("termnorm", str(info.get("termnorm_version"))),
         ("created", str(info.get("created"))),
     ]
+
+
+def _build(build: dict[str, Any] | None) -> str:
+    """Engine, device and shards (cards written before sharded builds: ``-``)."""
+    if not build:
+        return "-"
+    workers = build.get("workers")
+    who = build["engine"] + (f", {workers} worker{'s' * (workers != 1)}" if workers else "")
+    resumed = build.get("resumed_shards", 0)
+    return f"{who}, {build['device']}; {build['shards']} shards of {build['shard_size']:,}" + (
+        f" ({resumed} resumed from an earlier run)" if resumed else ""
+    )
 
 
 def _mib(n: object) -> str:
@@ -134,6 +154,15 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the index card as JSON."),
         runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
         threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
+        engine: Engine = typer.Option(Engine.LOCAL, "--engine", help=SCALE_HELP["engine"]),
+        workers: int | None = typer.Option(None, "--workers", help=SCALE_HELP["workers"]),
+        address: str | None = typer.Option(
+            None, "--address", "--ray-address", help=SCALE_HELP["address"]
+        ),
+        shard_size: int = typer.Option(
+            DEFAULT_SHARD_SIZE, "--shard-size", help=SCALE_HELP["shard_size"]
+        ),
+        device: Device = typer.Option(Device.AUTO, "--device", help=DEVICE_HELP),
     ) -> None:
         from termnorm.api import build_index
 
@@ -150,6 +179,11 @@ def register(app: typer.Typer) -> None:
             show_progress=True,
             runtime=runtime.value,
             threads=threads,
+            engine=engine.value,
+            workers=workers,
+            address=address,
+            shard_size=shard_size,
+            device=device.value,
         )
         _print_info(index.info(), json_out)
 

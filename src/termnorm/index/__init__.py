@@ -15,9 +15,11 @@ __all__ = [
     "BackendSpec",
     "ExactIndex",
     "FaissIndex",
+    "ScaleConfig",
     "SearchResult",
     "TermIndex",
     "VectorIndex",
+    "build_index_folder",
     "choose_backend",
     "exact_search",
     "merge_results",
@@ -36,10 +38,14 @@ _WHERE = {
     "merge_results": "exact",
     "FaissIndex": "faiss_backend",
     "TermIndex": "term_index",
+    "ScaleConfig": "build_config",
+    "build_index_folder": "build",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.index.base import Backend, SearchResult, VectorIndex
+    from termnorm.index.build import build_index_folder
+    from termnorm.index.build_config import ScaleConfig
     from termnorm.index.choose import BackendSpec, choose_backend, parse_bytes
     from termnorm.index.exact import ExactIndex, exact_search, merge_results
     from termnorm.index.faiss_backend import FaissIndex

@@ -23,17 +23,21 @@ index's stored concept vectors and for the domain and ontology+domain means of a
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from termnorm.errors import EmptyResultError
 from termnorm.kg import KnowledgeGraph
 
 __all__ = [
     "RELATION_COLUMNS",
     "TERM_COLUMNS",
+    "IndexTables",
     "concept_means",
     "concept_table",
+    "index_tables",
     "relation_table",
     "term_table",
 ]
@@ -144,3 +148,37 @@ def concept_means(
     norms = np.linalg.norm(sums, axis=1, keepdims=True)
     sums /= np.maximum(norms, 1e-12)
     return sums
+
+
+@dataclass(frozen=True)
+class IndexTables:
+    """Everything an index build takes from a KG before encoding: the cleaned tables, their
+    drop counts, and the distinct term strings (``uniques``, in order of first appearance)
+    with each term row's position among them (``codes``)."""
+
+    concepts: pd.DataFrame
+    terms: pd.DataFrame
+    relations: pd.DataFrame
+    counts: dict[str, int]
+    codes: np.ndarray
+    uniques: pd.Index
+
+
+def index_tables(kg: KnowledgeGraph) -> IndexTables:
+    """The :class:`IndexTables` of ``kg`` (:class:`~termnorm.errors.EmptyResultError` when
+    no term is usable)."""
+    concepts, concept_counts = concept_table(kg)
+    terms, term_counts = term_table(kg, concepts)
+    relations, relation_counts = relation_table(kg, concepts)
+    if len(terms) == 0:
+        raise EmptyResultError("the KG has no usable term; nothing to index")
+    codes, uniques = pd.factorize(terms["term"])
+    counts = {
+        "terms": len(terms),
+        "distinct_strings": len(uniques),
+        "concepts": len(concepts),
+        **term_counts,
+        **concept_counts,
+        **relation_counts,
+    }
+    return IndexTables(concepts, terms, relations, counts, codes, pd.Index(uniques))

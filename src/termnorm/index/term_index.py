@@ -17,11 +17,12 @@ On disk an index is a folder, written atomically::
     concept_vectors.npy   float16 [n_concepts, d]: normalised mean of the concept's term vectors
     term_index/, concept_index/   faiss files (only for faiss backends)
 
-Builds stream: distinct strings are encoded :data:`ENCODE_CHUNK` at a time and each chunk's
-vectors go straight into the float16 term matrix (no float32 matrix of all terms exists, and
-no second copy for repeated strings); the backends are then filled block by block
-(:func:`termnorm.index.factory.build_vector_index`). The card records the memory budget, and
-per space the backend, why it was chosen, its estimated and its actual bytes. Indexes written
+Builds stream: distinct strings are encoded one shard at a time, here or on Ray workers
+(:mod:`termnorm.index.encoding`), and each shard's vectors go straight into the float16 term
+matrix (no float32 matrix of all terms exists, and no second copy for repeated strings); the
+backends are then filled block by block (:func:`termnorm.index.factory.build_vector_index`).
+The card records the memory budget, per space the backend, why it was chosen, its estimated
+and its actual bytes, and under ``build`` the engine, the device and the shard plan. Indexes written
 before float16 storage (float32 ``.npy`` files) load and search as they did.
 
 Loading never re-encodes; an index of a format version this termnorm does not read is
@@ -54,9 +55,10 @@ import pyarrow.parquet as pq
 from termnorm._artifacts import atomic_dir, read_card, write_card
 from termnorm._version import __version__
 from termnorm.encoders.fidelity import runtime_record
-from termnorm.errors import ArtifactMismatchError, EmptyResultError
+from termnorm.errors import ArtifactMismatchError
 from termnorm.index.base import Backend, SearchResult, VectorIndex, as_matrix
 from termnorm.index.choose import BackendSpec, default_memory_budget, estimate_bytes
+from termnorm.index.encoding import LocalEngine, ShardEngine, stream_term_vectors
 from termnorm.index.exact import rerank_exact
 from termnorm.index.factory import build_vector_index, load_vector_index, resolve_backend
 from termnorm.index.integrity import file_digest, vector_digests, verify_vectors
@@ -68,13 +70,13 @@ from termnorm.index.lookup import (
     id_key_map,
 )
 from termnorm.index.relations import RelationLookup
+from termnorm.index.shards import DEFAULT_SHARD_SIZE, Shard, ShardStore, plan_shards
 from termnorm.index.tables import (
     RELATION_COLUMNS,
     TERM_COLUMNS,
+    IndexTables,
     concept_means,
-    concept_table,
-    relation_table,
-    term_table,
+    index_tables,
 )
 from termnorm.index.vectors import STORAGE_DTYPE
 from termnorm.kg import KnowledgeGraph
@@ -125,7 +127,6 @@ _RELATIONS = "relations.parquet"  # read on first use
 # vectors. 10, not 4: on 1 M synthetic vectors (benchmarks/scale.py, IVF1024-PQ64) ×10 raised
 # recall@10 from 0.955 to 0.960 (nprobe 16) and 0.980 to 0.987 (nprobe 64) for +0.1-1.1 ms p50
 RERANK_FACTOR = 10
-ENCODE_CHUNK = 1 << 16  # distinct strings encoded per call while building
 
 
 def backend_search(
@@ -166,55 +167,6 @@ class Encoder(Protocol):
     ) -> np.ndarray:
         """L2-normalised float32 vectors ``[len(texts), d]``."""
         ...
-
-
-def _refuse_bad_vectors(vectors: np.ndarray, texts: pd.Index) -> None:
-    """Raise when the encoder gave a NaN/infinite or all-zero vector, naming the first terms."""
-    bad = ~np.isfinite(vectors).all(axis=1) | ~(np.abs(vectors) > 0).any(axis=1)
-    if bad.any():
-        rows = np.flatnonzero(bad)
-        shown = ", ".join(repr(str(texts[i])) for i in rows[:5])
-        raise ArtifactMismatchError(
-            f"the encoder gave {len(rows)} term(s) a NaN, infinite or all-zero vector "
-            f"(first: {shown}); such terms cannot be searched. Check the model folder (a "
-            "damaged or untrained model), or remove these terms from the KG, and build again"
-        )
-
-
-def _encode_streaming(
-    encoder: Encoder,
-    uniques: pd.Index,
-    codes: np.ndarray,
-    chunk_size: int,
-    batch_size: int,
-    show_progress: bool,
-) -> np.ndarray:
-    """float16 ``[len(codes), d]``: row ``i`` is the vector of ``uniques[codes[i]]``.
-
-    Distinct strings are encoded ``chunk_size`` at a time; each chunk's float32 vectors are
-    checked, rounded and scattered to the rows that use them, then dropped.
-    """
-    dim = int(encoder.dimension)
-    out = np.empty((len(codes), dim), dtype=STORAGE_DTYPE)
-    order = np.argsort(codes, kind="stable")  # term rows grouped by string
-    grouped = codes[order]
-    n_chunks = -(-len(uniques) // chunk_size)
-    for c, start in enumerate(range(0, len(uniques), chunk_size)):
-        texts = uniques[start : start + chunk_size]
-        desc = "terms" if n_chunks == 1 else f"terms {c + 1}/{n_chunks}"
-        vectors = encoder.encode(
-            list(texts), batch_size=batch_size, show_progress=show_progress, desc=desc
-        )
-        if vectors.shape != (len(texts), dim):
-            raise ArtifactMismatchError(
-                f"the encoder returned vectors of shape {vectors.shape} for {len(texts)} texts "
-                f"(expected dimension {dim}); check the model folder"
-            )
-        _refuse_bad_vectors(vectors, texts)
-        lo, hi = np.searchsorted(grouped, [start, start + len(texts)])
-        rows = order[lo:hi]
-        out[rows] = vectors[codes[rows] - start]
-    return out
 
 
 def _damaged(path: Path, reason: object) -> ArtifactMismatchError:
@@ -296,7 +248,7 @@ class TermIndex:
         batch_size: int = 256,
         show_progress: bool = True,
         kg_path: str | Path | None = None,
-        chunk_size: int = ENCODE_CHUNK,
+        chunk_size: int = DEFAULT_SHARD_SIZE,
     ) -> TermIndex:
         """Encode every KG term once (duplicate strings once) and index terms and concepts.
 
@@ -304,25 +256,43 @@ class TermIndex:
         ``memory_budget`` bytes (default: half of this machine's memory), see
         :func:`termnorm.index.choose_backend`; a named backend is checked against the budget
         (:func:`termnorm.index.factory.resolve_backend`). The budget, the choice, its reason
-        and the estimated and actual bytes go into the card. Strings are encoded
-        ``chunk_size`` at a time into a float16 matrix (see the module docstring).
+        and the estimated and actual bytes go into the card. Strings are encoded in this
+        process, in shards of ``chunk_size`` (:mod:`termnorm.index.encoding`; builds that
+        use Ray workers or resume: :func:`termnorm.index.build.build_index_folder`).
         """
-        concepts, concept_counts = concept_table(kg)
-        terms, term_counts = term_table(kg, concepts)
-        relations, relation_counts = relation_table(kg, concepts)
-        if len(terms) == 0:
-            raise EmptyResultError("the KG has no usable term; nothing to index")
-        if chunk_size < 1:
-            raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
-        codes, uniques = pd.factorize(terms["term"])
+        tables = index_tables(kg)
+        shards = plan_shards(len(tables.uniques), chunk_size)
+        return cls.from_tables(
+            tables, kg, encoder, shards, LocalEngine(encoder, batch_size), None, backend,
+            memory_budget, show_progress, kg_path,
+        )  # fmt: skip
+
+    @classmethod
+    def from_tables(
+        cls,
+        tables: IndexTables,
+        kg: KnowledgeGraph,
+        encoder: Encoder,
+        shards: list[Shard],
+        engine: ShardEngine,
+        store: ShardStore | None = None,
+        backend: Backend | str = Backend.AUTO,
+        memory_budget: int | None = None,
+        show_progress: bool = True,
+        kg_path: str | Path | None = None,
+    ) -> TermIndex:
+        """The index of ``kg``'s ``tables``: the strings' ``shards`` come from ``store``
+        when it holds them, else from ``engine`` (:func:`stream_term_vectors`); ``encoder``
+        describes the model in the card (its fingerprint, dimension and runtime)."""
+        terms, concepts = tables.terms, tables.concepts
         dim = int(encoder.dimension)
         budget = default_memory_budget() if memory_budget is None else memory_budget
         term_spec = resolve_backend(backend, len(terms), dim, budget)
         concept_spec = resolve_backend(backend, len(concepts), dim, budget)
         logger.info("backends: terms %s, concepts %s", term_spec, concept_spec)
-        logger.info("encoding %d distinct strings of %d terms", len(uniques), len(terms))
-        term_vectors = _encode_streaming(
-            encoder, uniques, codes, chunk_size, batch_size, show_progress
+        logger.info("encoding %d distinct strings of %d terms", len(tables.uniques), len(terms))
+        term_vectors, streamed = stream_term_vectors(
+            tables.codes, tables.uniques, dim, shards, engine, store, show_progress
         )
         row = {cid: i for i, cid in enumerate(concepts["concept_id"])}
         means = concept_means(
@@ -351,18 +321,17 @@ class TermIndex:
             "backend": {"terms": term_spec.to_dict(), "concepts": concept_spec.to_dict()},
             "memory_budget": budget,
             "vectors": {"dtype": STORAGE_DTYPE.name},
-            "counts": {
-                "terms": len(terms),
-                "distinct_strings": len(uniques),
-                "concepts": len(concepts),
-                **term_counts,
-                **concept_counts,
-                **relation_counts,
+            "build": {
+                **engine.describe(),
+                "shard_size": max((len(s) for s in shards), default=0),
+                "shards": len(shards),
+                "resumed_shards": streamed.resumed,
             },
+            "counts": dict(tables.counts),
         }
         return cls(
             terms, concepts, term_vectors, concept_vectors, card, term_spec, concept_spec,
-            relations=relations,
+            relations=tables.relations,
         )  # fmt: skip
 
     # ------------------------------------------------------------------ persistence

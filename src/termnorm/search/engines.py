@@ -1,20 +1,12 @@
 """Where a batch file is normalized, in a module that imports nothing (the CLI reads it
-while registering its commands)."""
+while registering its commands). :class:`~termnorm.engines.Engine` itself lives in the
+ground room: index builds choose between the same engines."""
 
 from __future__ import annotations
 
-from enum import Enum
+from termnorm.engines import Engine
 
 __all__ = ["ENGINE_HELP", "Engine"]
-
-
-class Engine(str, Enum):
-    """``local``: this process, chunk by chunk (:mod:`termnorm.search.batch`); ``ray``: Ray
-    Data actors, one output part per partition (:mod:`termnorm.search.ray_batch`)."""
-
-    LOCAL = "local"
-    RAY = "ray"
-
 
 ENGINE_HELP = (
     "local: this process, resumable chunk by chunk; ray: a pool of Ray actors (--workers), "

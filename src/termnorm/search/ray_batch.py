@@ -25,11 +25,10 @@ termnorm must be installed on each.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from termnorm.errors import InputFormatError, MissingExtraError, TermnormError
+from termnorm.engines import RayWorkerError, import_ray, ray_session
+from termnorm.errors import InputFormatError, TermnormError
 from termnorm.io.output_lock import LOCK_NAME, OutputLock
 from termnorm.io.resumable import ResumeError, job_changes
 from termnorm.io.tables import TableFormat, open_reader, open_writer
@@ -168,20 +168,6 @@ class _PartitionWorker:
         return counts
 
 
-class RayWorkerError(TermnormError):
-    """A Ray worker could not normalize a partition; the message is the worker's error."""
-
-
-def import_ray() -> Any:
-    """The ``ray`` module; :class:`~termnorm.errors.MissingExtraError` without ``termnorm[ray]``."""
-    try:
-        import ray
-        import ray.data
-    except ImportError as exc:
-        raise MissingExtraError("ray", "ray") from exc
-    return ray
-
-
 def _open_output(output: Path, job: dict[str, Any], restart: bool) -> None:
     """Create ``output`` with its job record, or check (or, ``restart``, clear) an existing
     one; unfinished ``.tmp`` parts are deleted."""
@@ -210,23 +196,6 @@ def _open_output(output: Path, job: dict[str, Any], restart: bool) -> None:
     tmp_record = record.with_name(record.name + ".tmp")
     tmp_record.write_text(json.dumps(job, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp_record, record)
-
-
-@contextlib.contextmanager
-def _ray_session(ray: Any, address: str | None, workers: int) -> Iterator[None]:
-    """A Ray connection: to ``address``, else a local Ray with ``workers`` CPUs; shut down
-    afterwards when this call started it."""
-    if ray.is_initialized():
-        yield
-        return
-    if address is None:
-        ray.init(num_cpus=workers, include_dashboard=False, logging_level=logging.WARNING)
-    else:
-        ray.init(address=address, logging_level=logging.WARNING)
-    try:
-        yield
-    finally:
-        ray.shutdown()
 
 
 def normalize_file_ray(
@@ -309,7 +278,7 @@ def normalize_file_ray(
         columns = [*first.columns, *spec.added]
         try:
             if todo:
-                with _ray_session(ray, address, workers):
+                with ray_session(ray, address, workers):
                     _run(
                         ray,
                         matcher_factory,

@@ -1,0 +1,59 @@
+"""Where work runs: this process (``local``) or a Ray cluster (``ray``), and the Ray session
+both Ray engines share (batch files, :mod:`termnorm.search.ray_batch`; index builds,
+:mod:`termnorm.index.ray_encoding`).
+
+Import-free at module level (the CLI reads :class:`Engine` while registering its commands);
+``ray`` is imported by :func:`import_ray` when a Ray engine runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from enum import Enum
+from typing import Any
+
+from termnorm.errors import MissingExtraError, TermnormError
+
+__all__ = ["Engine", "RayWorkerError", "import_ray", "ray_session"]
+
+
+class Engine(str, Enum):
+    """``local``: this process; ``ray``: a pool of Ray actors (a local Ray, or a cluster)."""
+
+    LOCAL = "local"
+    RAY = "ray"
+
+
+class RayWorkerError(TermnormError):
+    """A Ray worker could not do its part of a job; the message is the worker's error."""
+
+
+def import_ray() -> Any:
+    """The ``ray`` module; :class:`~termnorm.errors.MissingExtraError` without ``termnorm[ray]``."""
+    try:
+        import ray
+        import ray.data
+        import ray.util
+    except ImportError as exc:
+        raise MissingExtraError("ray", "ray") from exc
+    return ray
+
+
+@contextlib.contextmanager
+def ray_session(ray: Any, address: str | None, workers: int) -> Iterator[None]:
+    """A Ray connection: the running one, else one to ``address`` (``ray://head:10001``,
+    ``auto``), else a local Ray with ``workers`` CPUs (and this machine's GPUs); shut down
+    afterwards when this call started it."""
+    if ray.is_initialized():
+        yield
+        return
+    if address is None:
+        ray.init(num_cpus=workers, include_dashboard=False, logging_level=logging.WARNING)
+    else:
+        ray.init(address=address, logging_level=logging.WARNING)
+    try:
+        yield
+    finally:
+        ray.shutdown()
