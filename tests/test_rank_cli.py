@@ -97,8 +97,12 @@ def test_rank_train_writes_a_card_that_says_what_made_it(trained: tuple[Path, Pa
     assert card["index"]["kg_fingerprint"] == TermIndex.load(index).card["kg"]["fingerprint"]
     assert card["synonyms"] == [{"path": str(mentions), "cross_fitted": True}]
     assert card["cross_fitting"] == {"folds": 3, "seed": 0}
-    assert card["metrics"]["queries"] == len(MENTIONS)
-    assert card["metrics"]["pairs"] == 4 * len(MENTIONS)
+    held = card["holdout"]["documents"]  # default --holdout 0.2 of the (one-mention) documents
+    assert len(held) == round(0.2 * len(MENTIONS)) and card["holdout"]["fraction"] == 0.2
+    assert card["metrics"]["queries"] == len(MENTIONS) - len(held)
+    assert card["metrics"]["pairs"] == 4 * (len(MENTIONS) - len(held))
+    assert card["training"]["loss"] == "listwise" and card["max_length"] == 48
+    assert card["combiner"]["metrics"]["queries"] == len(held)  # stacked on the held-out ones
     assert len(card["metrics"]["epoch_loss"]) == 2
     assert len(card["keywords"]["sha256"]) == 64 and (ranker / "keywords.tsv").is_file()
 
@@ -179,7 +183,7 @@ def test_eval_normalize_with_ranker_modes(
 ) -> None:
     index, mentions, ranker = trained
     results = {}
-    for mode in ("recall", "rank", "fused"):
+    for mode in ("recall", "rank", "fused", "learned"):
         code, out, err = run_main(
             ["eval", "normalize", str(mentions), "--format", "tsv", "--index", str(index),
              "--ranker", str(ranker), "--rank-mode", mode, "--k-c", "5", "-k", "5", "--json",
@@ -197,7 +201,9 @@ def test_eval_normalize_with_ranker_modes(
     assert results["recall"]["acc@1"] == baseline["acc@1"]  # the ablation's recall order
     # reordering the same 5 candidates cannot change acc@5
     assert results["rank"]["acc@5"] == results["fused"]["acc@5"] == baseline["acc@5"]
+    assert results["learned"]["acc@5"] == baseline["acc@5"]
     assert results["fused"]["matcher"].endswith("+kar[fused]")
+    assert results["learned"]["matcher"].endswith("+kar[learned]")
 
 
 def test_a_ranker_refuses_another_index(

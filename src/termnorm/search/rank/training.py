@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from termnorm.encoders.cross_encoder import DEFAULT_PAIR_LENGTH, KeywordCrossEncoder
+from termnorm.encoders.cross_encoder import KeywordCrossEncoder
 from termnorm.encoders.fingerprint import model_fingerprint
 from termnorm.encoders.memo import MemoEncoder
 from termnorm.encoders.transformer import default_model_path
@@ -47,6 +47,8 @@ from termnorm.training.ranker import RankerTrainConfig, RankPair, train_cross_en
 
 __all__ = [
     "DEFAULT_FOLDS",
+    "DEFAULT_HOLDOUT",
+    "TRAIN_PAIR_LENGTH",
     "Query",
     "RankTrainSpec",
     "build_queries",
@@ -56,6 +58,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+DEFAULT_HOLDOUT = 0.2  # documents kept out of the ranker's training for the stacked combiner
+TRAIN_PAIR_LENGTH = 48  # tokens of a training pair (the measured recipe; inference reads the card)
 
 
 @dataclass(frozen=True)
@@ -75,9 +80,9 @@ class RankTrainSpec(TrainingDataSpec):
     plain: bool = False
     k_c: int = DEFAULT_K_C
     base_model: Path | None = None
-    max_length: int = DEFAULT_PAIR_LENGTH
-    freeze_embeddings: bool = True
-    holdout: float = 0.0
+    max_length: int = TRAIN_PAIR_LENGTH
+    freeze_embeddings: bool = False
+    holdout: float = DEFAULT_HOLDOUT
     train: RankerTrainConfig = field(default_factory=RankerTrainConfig)
 
 
@@ -136,6 +141,8 @@ def train_ranker(spec: RankTrainSpec, out: str | Path, show_progress: bool = Fal
         spec.folds, spec.seed,
     )  # fmt: skip
     pairs, recall_stats = training_pairs(queries, lists, index)
+    if held:
+        _check_holdout(spec, space, data, held, index)
 
     base = spec.base_model or default_model_path()
     model = KeywordCrossEncoder.from_pretrained(
@@ -172,6 +179,29 @@ def train_ranker(spec: RankTrainSpec, out: str | Path, show_progress: bool = Fal
     return save_ranker(model, card, out, keywords_file)
 
 
+def _check_holdout(
+    spec: RankTrainSpec,
+    space: SearchSpace,
+    data: TrainingData,
+    held: frozenset[str],
+    index: TermIndex,
+) -> None:
+    """Before training: ``ValueError`` when the held-out documents' candidates cannot fit the
+    combiner (it needs correct and wrong candidates), so no training time is lost."""
+    queries = [q for q in data.queries if q.doc_id in held]
+    lists = recall_candidates(
+        space, spec.resolved_strategy, spec.threshold, queries, spec.k_c, data.fixed,
+        data.crossfit, spec.folds, spec.seed,
+    )  # fmt: skip
+    labels = {hit for hits in gold_hits(queries, lists, index) for hit in hits}
+    if labels != {True, False}:
+        raise ValueError(
+            f"the {len(held)} held-out documents ({len(queries)} queries) give "
+            f"{'no correct' if True not in labels else 'no wrong'} candidate to fit the "
+            "combiner on: hold out more (--holdout) or train without a combiner (--holdout 0)"
+        )
+
+
 def _stacked_combiner(
     spec: RankTrainSpec,
     space: SearchSpace,
@@ -187,8 +217,6 @@ def _stacked_combiner(
     from termnorm.search.rank.combiner_fit import CombinerFitSpec, fit_on_queries
 
     queries = [q for q in data.queries if q.doc_id in held]
-    if not queries:
-        return None
     fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(TrainingDataSpec)}
     combine_spec = CombinerFitSpec(**fields, k_c=spec.k_c)
     logger.info("fitting the combiner on %d held-out queries", len(queries))
