@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -229,21 +230,22 @@ def test_ranked_matcher_learned_mode_is_the_combiners_order_and_threshold() -> N
     )
     y = np.concatenate([[c.concept_id == gold[t] for c in lists[t]] for t in texts])
     combiner = fit_combiner(x, y, FEATURES)
-    learned = RankedMatcher(ListRecall(lists), CarryingRanker(9, combiner), tfidf=tfidf)  # type: ignore[arg-type]
+    carrying: Any = CarryingRanker(9, combiner)  # duck-typed as a Ranker
+    learned = RankedMatcher(ListRecall(lists), carrying, tfidf=tfidf)
     assert learned.mode is RankMode.LEARNED and learned.name.endswith("[learned]")
     reference = CombinedMatcher(ListRecall(lists), combiner, tfidf, ranker=NoiseRanker(9))
     got, want = learned.normalize_rows(texts, k=4), reference.normalize_rows(texts, k=4)
     for a, b in zip(got, want, strict=True):
         assert [c.concept_id for c in a.candidates] == [c.concept_id for c in b.candidates]
         assert [c.score for c in a.candidates] == pytest.approx([c.score for c in b.candidates])
-    strict = RankedMatcher(
-        ListRecall(lists), CarryingRanker(9, combiner), tfidf=tfidf, min_probability=0.9999  # type: ignore[arg-type]
-    )
+    carrying = CarryingRanker(9, combiner)
+    strict = RankedMatcher(ListRecall(lists), carrying, tfidf=tfidf, min_probability=0.9999)
     (row,) = strict.normalize_rows(["q0"], k=3)
     assert row.candidates == [] and row.abstained == "no concept has probability >= 0.9999"
-    fused = RankedMatcher(ListRecall(lists), CarryingRanker(9, None))  # type: ignore[arg-type]
+    bare: Any = CarryingRanker(9, None)
+    fused = RankedMatcher(ListRecall(lists), bare)
     assert fused.mode is RankMode.FUSED  # no combiner in the folder: the paper's fusion
     with pytest.raises(ValueError, match="carries no learned combiner"):
-        RankedMatcher(ListRecall(lists), CarryingRanker(9, None), mode="learned")  # type: ignore[arg-type]
+        RankedMatcher(ListRecall(lists), bare, mode="learned")
     with pytest.raises(ValueError, match="needs the learned mode"):
-        RankedMatcher(ListRecall(lists), CarryingRanker(9, None), min_probability=0.5)  # type: ignore[arg-type]
+        RankedMatcher(ListRecall(lists), bare, min_probability=0.5)
