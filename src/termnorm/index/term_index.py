@@ -43,9 +43,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -58,7 +57,7 @@ from termnorm.encoders.fidelity import runtime_record
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index.base import Backend, SearchResult, VectorIndex, as_matrix
 from termnorm.index.choose import BackendSpec, default_memory_budget, estimate_bytes
-from termnorm.index.encoding import LocalEngine, ShardEngine, stream_term_vectors
+from termnorm.index.encoding import Encoder, LocalEngine, ShardEngine, stream_term_vectors
 from termnorm.index.exact import rerank_exact
 from termnorm.index.factory import build_vector_index, load_vector_index, resolve_backend
 from termnorm.index.integrity import file_digest, vector_digests, verify_vectors
@@ -83,7 +82,7 @@ from termnorm.kg import KnowledgeGraph
 from termnorm.kg.ids import id_key
 
 if TYPE_CHECKING:  # torch is imported only when an encoder is loaded
-    from termnorm.encoders import Pooling, TermEncoder
+    from termnorm.encoders import TermEncoder
 
 __all__ = [
     "CARD_NAME",
@@ -139,34 +138,6 @@ def backend_search(
     factor = int(getattr(index, "params", {}).get("rerank", RERANK_FACTOR))
     rough = index.search(queries, max(1, min(len(vectors), k * factor)))
     return rerank_exact(vectors, queries, rough, k)
-
-
-class Encoder(Protocol):
-    """What an index needs from an encoder (:class:`termnorm.encoders.TermEncoder` fits)."""
-
-    path: Path | None
-    pooling: Pooling
-    max_length: int
-
-    @property
-    def fingerprint(self) -> str:
-        """Identity of weights + pooling."""
-        ...
-
-    @property
-    def dimension(self) -> int:
-        """Vector size."""
-        ...
-
-    def encode(
-        self,
-        texts: Sequence[str],
-        batch_size: int = ...,
-        show_progress: bool = ...,
-        desc: str = ...,
-    ) -> np.ndarray:
-        """L2-normalised float32 vectors ``[len(texts), d]``."""
-        ...
 
 
 def _damaged(path: Path, reason: object) -> ArtifactMismatchError:
