@@ -51,7 +51,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from termnorm._artifacts import atomic_dir, read_card, write_card
+from termnorm._artifacts import atomic_dir, file_sha256, read_card, write_card
 from termnorm._version import __version__
 from termnorm.encoders.fidelity import runtime_record
 from termnorm.errors import ArtifactMismatchError
@@ -60,7 +60,7 @@ from termnorm.index.choose import BackendSpec, default_memory_budget, estimate_b
 from termnorm.index.encoding import Encoder, LocalEngine, ShardEngine, stream_term_vectors
 from termnorm.index.exact import rerank_exact
 from termnorm.index.factory import build_vector_index, load_vector_index, resolve_backend
-from termnorm.index.integrity import file_digest, vector_digests, verify_vectors
+from termnorm.index.integrity import vector_digests, verify_vectors
 from termnorm.index.lookup import (
     ConceptInfo,
     RelationInfo,
@@ -332,7 +332,7 @@ class TermIndex:
                     tmp / _RELATIONS,
                 )
                 tables.append(_RELATIONS)
-            self.card["tables"] = {name: file_digest(tmp / name) for name in tables}
+            self.card["tables"] = {name: file_sha256(tmp / name) for name in tables}
             np.save(tmp / "term_vectors.npy", np.asarray(self.term_vectors))
             np.save(tmp / "concept_vectors.npy", np.asarray(self.concept_vectors))
             for space, index in (("terms", self._term_index), ("concepts", self._concept_index)):
@@ -363,7 +363,7 @@ class TermIndex:
             path = folder / name
             if not path.is_file():
                 raise _damaged(path, "missing")
-            if file_digest(path) != digest:
+            if file_sha256(path) != digest:
                 raise ArtifactMismatchError(
                     f"{path} is not the table this index was built with (its content hash "
                     f"differs from {folder / CARD_NAME}): the file was replaced or edited; "
