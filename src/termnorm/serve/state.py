@@ -32,8 +32,9 @@ if TYPE_CHECKING:
     from termnorm.search.rank.implication import ImplicationLike
     from termnorm.search.rank.matcher import RankedMatcher
     from termnorm.search.rank.ranker import Ranker
+    from termnorm.serve.batching import MicroBatcher
 
-__all__ = ["FieldError", "Ranking", "ServiceState", "load_ranking", "load_space"]
+__all__ = ["FieldError", "Ranking", "Runtime", "ServiceState", "load_ranking", "load_space"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +52,16 @@ class FieldError(ValueError):
         self.loc = loc
         self.kind = kind
         self.status = status
+
+
+@dataclass
+class Runtime:
+    """What the app's lifespan sets up (``app.state.runtime``): the loaded state, or why
+    loading failed, and the micro-batcher."""
+
+    state: ServiceState | None = None
+    error: str | None = None
+    batcher: MicroBatcher | None = None
 
 
 def load_space(settings: ServeSettings) -> tuple[SearchSpace, StoreContents]:

@@ -35,6 +35,7 @@ import numpy as np
 from termnorm.errors import InputFormatError, MissingExtraError
 from termnorm.io.tables import TableFormat, TableReader, open_reader
 from termnorm.search.batch import BatchReport, normalize_file, text_column
+from termnorm.search.candidate import Candidate
 from termnorm.search.matcher import SpaceMatcher
 from termnorm.serve.batching import MicroBatcher, QueueFullError
 
@@ -86,10 +87,11 @@ async def watch_disconnect(
 
 
 def queued_encoder(
-    batcher: MicroBatcher, loop: asyncio.AbstractEventLoop
+    batcher: MicroBatcher, loop: asyncio.AbstractEventLoop, wait_when_full: bool = True
 ) -> Callable[[list[str]], np.ndarray]:
     """An ``encode(texts)`` for worker threads that goes through ``batcher`` on ``loop``,
-    offering the texts again (after a growing wait) while the queue is full."""
+    offering the texts again (after a growing wait) while the queue is full, or, without
+    ``wait_when_full`` (an interactive request), raising :class:`QueueFullError` at once."""
 
     def encode(texts: list[str]) -> np.ndarray:
         wait = _QUEUE_FULL_WAIT_S[0]
@@ -98,6 +100,8 @@ def queued_encoder(
             try:
                 return future.result()
             except QueueFullError:
+                if not wait_when_full:
+                    raise
                 time.sleep(wait)
                 wait = min(2 * wait, _QUEUE_FULL_WAIT_S[1])
 
@@ -117,6 +121,7 @@ class QueuedMatcher(SpaceMatcher):
         cancelled: threading.Event | None = None,
     ) -> None:
         super().__init__(matcher.space, matcher.config, matcher.name, matcher.batch_size)
+        self._matcher = matcher
         self._encode = encode
         self._slice = max(1, slice_texts)
         self.cancelled = cancelled or threading.Event()
@@ -129,6 +134,10 @@ class QueuedMatcher(SpaceMatcher):
                 raise UploadCancelled("the client went away: the upload was stopped")
             vectors.append(self._encode(queries[start : start + self._slice]))
         return np.concatenate(vectors)
+
+    def search_vectors(self, queries: np.ndarray, k: int) -> list[list[Candidate]]:
+        """``matcher``'s search (the parts it has prepared are reused)."""
+        return self._matcher.search_vectors(queries, k)
 
 
 class UploadProblem(ValueError):
