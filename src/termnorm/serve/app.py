@@ -42,8 +42,7 @@ from termnorm.serve.docs import add_docs
 from termnorm.serve.errors import ApiError, add_error_handlers
 from termnorm.serve.guards import BodyCap, BodyLimit, SiteGuard, TokenGuard, normalize_origin
 from termnorm.serve.metrics import Metrics, MetricsMiddleware
-from termnorm.serve.routes import concepts, files, page, search, service
-from termnorm.serve.routes import synonyms as synonym_routes  # create_app has a synonyms=
+from termnorm.serve.routes import concepts, search, service
 from termnorm.serve.schemas import ErrorOut
 from termnorm.serve.settings import ServeSettings
 from termnorm.serve.state import Runtime, ServiceState, load_ranking, load_space
@@ -111,11 +110,8 @@ def create_app(
     add_error_handlers(app)
     app.include_router(service.router)
     app.include_router(search.router(settings))
-    app.include_router(files.router(settings))
-    app.include_router(concepts.router)
-    app.include_router(synonym_routes.router(settings))
-    app.include_router(page.router)
-    app.mount("/static", StaticFiles(directory=page.STATIC), name="static")
+    app.include_router(concepts.router(settings))
+    app.mount("/static", StaticFiles(directory=service.STATIC), name="static")
     add_docs(app)
     return app
 
@@ -187,7 +183,7 @@ def _add_guards(app: FastAPI, settings: ServeSettings) -> None:
     )
     app.add_middleware(BodyLimit, default=json_cap, caps={UPLOAD_PATH: upload_cap})
     app.add_middleware(
-        TokenGuard, token=settings.token, paths=frozenset({("POST", synonym_routes.SYNONYMS_PATH)})
+        TokenGuard, token=settings.token, paths=frozenset({("POST", concepts.SYNONYMS_PATH)})
     )
     origins = frozenset(normalize_origin(o) for o in settings.allow_origins)  # ValueError now
     app.add_middleware(SiteGuard, settings=settings, origins=origins)

@@ -38,6 +38,7 @@ from termnorm.search.batch import BatchReport, normalize_file, text_column
 from termnorm.search.candidate import Candidate
 from termnorm.search.matcher import SpaceMatcher
 from termnorm.serve.batching import MicroBatcher, QueueFullError
+from termnorm.serve.errors import ApiError
 
 __all__ = [
     "UPLOAD_FORMATS",
@@ -46,7 +47,6 @@ __all__ = [
     "QueuedMatcher",
     "UploadCancelled",
     "UploadLimits",
-    "UploadProblem",
     "map_upload",
     "queued_encoder",
     "watch_disconnect",
@@ -140,16 +140,6 @@ class QueuedMatcher(SpaceMatcher):
         return self._matcher.search_vectors(queries, k)
 
 
-class UploadProblem(ValueError):
-    """An upload the service cannot map: HTTP ``status``, the field (``loc``), the reason."""
-
-    def __init__(self, status: int, loc: list[str | int], message: str, kind: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.loc = loc
-        self.kind = kind
-
-
 @dataclass
 class MappedFile:
     """A mapped upload: the output ``path`` inside ``folder`` (delete the folder once sent),
@@ -163,11 +153,11 @@ class MappedFile:
 
 
 def upload_format(filename: str) -> TableFormat:
-    """The format of an uploaded file from its name; :class:`UploadProblem` (415) else."""
+    """The format of an uploaded file from its name; :class:`~termnorm.serve.errors.ApiError` (415) else."""
     suffix = Path(filename).suffix.lower()
     if suffix not in UPLOAD_FORMATS:
         accepted = ", ".join(UPLOAD_FORMATS)
-        raise UploadProblem(
+        raise ApiError(
             415,
             ["body", "file"],
             f"{filename or 'the upload'!r} is not a CSV or TSV file (its name must end in "
@@ -185,14 +175,14 @@ def _shown(exc: InputFormatError, filename: str) -> str:
 
 
 def check_size(reader: TableReader, filename: str, limits: UploadLimits) -> None:
-    """:class:`UploadProblem` (413) naming the limit and its flag when the file has more
+    """:class:`~termnorm.serve.errors.ApiError` (413) naming the limit and its flag when the file has more
     columns or rows than ``limits``."""
     for count, limit, what, flag in (
         (len(reader.columns), limits.columns, "columns", "--max-upload-columns"),
         (reader.num_rows, limits.rows, "rows", "--max-upload-rows"),
     ):
         if count > limit:
-            raise UploadProblem(
+            raise ApiError(
                 413,
                 ["body", "file"],
                 f"{filename}: {count} {what}, more than the limit of {limit}; split the file "
@@ -210,7 +200,7 @@ def map_upload(
     limits: UploadLimits,
 ) -> MappedFile:
     """Copy ``source`` (the uploaded ``filename``) to a temporary folder and normalize its
-    text column into ``NAME.norm.SUFFIX`` there (see the module doc). :class:`UploadProblem`
+    text column into ``NAME.norm.SUFFIX`` there (see the module doc). :class:`~termnorm.serve.errors.ApiError`
     (415 type, 413 too many rows or columns, 422 column or content) when it cannot,
     :class:`UploadCancelled` when ``matcher.cancelled`` is set; the folder is removed then."""
     fmt = upload_format(filename)
@@ -231,9 +221,9 @@ def map_upload(
             where = "file"
             report = normalize_file(matcher, uploaded, output, column, k, show_progress=False)
         except InputFormatError as exc:
-            raise UploadProblem(422, ["body", where], _shown(exc, filename), where) from None
+            raise ApiError(422, ["body", where], _shown(exc, filename), where) from None
         except (UnicodeDecodeError, csv.Error) as exc:
-            raise UploadProblem(
+            raise ApiError(
                 422,
                 ["body", "file"],
                 f"{filename}: cannot be read as {fmt.value.upper()} ({exc}); save it as UTF-8 "
@@ -241,7 +231,7 @@ def map_upload(
                 "file",
             ) from None
         except MissingExtraError as exc:  # e.g. abbreviation expansion of a context column
-            raise UploadProblem(422, ["body", "file"], str(exc), "unsupported") from None
+            raise ApiError(422, ["body", "file"], str(exc), "unsupported") from None
         return MappedFile(folder, output, f"{stem}.norm{suffix}", _MEDIA[fmt], report)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)

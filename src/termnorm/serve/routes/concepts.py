@@ -1,5 +1,6 @@
-"""``GET /v1/concepts/{concept_id}``: a concept of the index, with the domain synonyms added
-to the running service and its KG neighbours."""
+"""The concepts of the index: ``GET /v1/concepts/{concept_id}`` (a concept with the domain
+synonyms added to the running service and its KG neighbours) and ``POST /v1/synonyms`` (add
+domain synonyms to the running space and to its store file)."""
 
 from __future__ import annotations
 
@@ -7,19 +8,20 @@ from fastapi import APIRouter, Depends, Query
 from starlette.concurrency import run_in_threadpool
 
 from termnorm.index.lookup import UnknownConceptError
+from termnorm.serve.batching import MicroBatcher
 from termnorm.serve.errors import ApiError, redact_paths
-from termnorm.serve.routes.deps import ready_state
-from termnorm.serve.schemas import ConceptOut
+from termnorm.serve.routes.deps import app_batcher, authorized, ready_state, with_limits
+from termnorm.serve.schemas import ConceptOut, ErrorOut, SynonymsIn, SynonymsOut, request_models
+from termnorm.serve.settings import ServeSettings
 from termnorm.serve.state import ServiceState
 
-__all__ = ["MAX_RELATIONS", "router"]
+__all__ = ["MAX_RELATIONS", "SYNONYMS_PATH", "add_synonyms", "concept", "router"]
+
+SYNONYMS_PATH = "/v1/synonyms"
 
 MAX_RELATIONS = 1000  # most KG edges one concept answer may carry
 
-router = APIRouter()
 
-
-@router.get("/v1/concepts/{concept_id:path}", response_model=ConceptOut, tags=["concepts"])
 async def concept(
     concept_id: str,
     relations_limit: int = Query(
@@ -45,3 +47,35 @@ async def concept(
             "domain_synonyms": state.domain_texts(info.concept_id),
         }
     )
+
+
+async def add_synonyms(
+    body: SynonymsIn,
+    state: ServiceState = Depends(ready_state),
+    batcher: MicroBatcher = Depends(app_batcher),
+) -> SynonymsOut:
+    """Add domain synonyms to the running space (only the new texts are encoded) and to
+    the store file, so a restart keeps them. Needs the bearer token."""
+    resolved = state.resolve([(p.concept_id, p.text) for p in body.pairs])
+    report = await batcher.run_exclusive(lambda: state.add_synonyms(resolved))
+    return SynonymsOut(**report.to_dict(), total=state.domain_size())  # type: ignore[arg-type]
+
+
+def router(settings: ServeSettings) -> APIRouter:
+    """The routes, the synonyms' body bounded by ``settings`` (pairs a request, characters
+    a text)."""
+    _, synonyms_in = request_models(settings.max_batch, settings.max_chars, settings.max_k)
+    routes = APIRouter()
+    routes.add_api_route(
+        "/v1/concepts/{concept_id:path}", concept, response_model=ConceptOut, tags=["concepts"]
+    )
+    routes.add_api_route(
+        SYNONYMS_PATH,
+        with_limits(add_synonyms, body=synonyms_in),
+        methods=["POST"],
+        response_model=SynonymsOut,
+        tags=["synonyms"],
+        dependencies=[Depends(authorized)],
+        responses={500: {"model": ErrorOut, "description": "Not stored: nothing was added."}},
+    )
+    return routes

@@ -40,14 +40,12 @@ E = TypeVar("E", bound=Callable[..., Awaitable[Any]])
 
 def app_settings(request: Request) -> ServeSettings:
     """The settings the app was created with."""
-    settings: ServeSettings = request.app.state.settings
-    return settings
+    return request.app.state.settings  # type: ignore[no-any-return]
 
 
 def app_runtime(request: Request) -> Runtime:
     """What the app's lifespan set up."""
-    runtime: Runtime = request.app.state.runtime
-    return runtime
+    return request.app.state.runtime  # type: ignore[no-any-return]
 
 
 def ready_state(runtime: Runtime = Depends(app_runtime)) -> ServiceState:

@@ -1,10 +1,13 @@
 """The service's own routes: ``/v1/health`` (the process is alive), ``/v1/ready`` (what is
-served, or why not yet) and ``/metrics`` (Prometheus)."""
+served, or why not yet), ``/metrics`` (Prometheus) and the web page at ``/`` (its assets are
+served from :data:`STATIC` at ``/static``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, Response
 
 from termnorm.serve.errors import redact_paths
 from termnorm.serve.metrics import CONTENT_TYPE_LATEST, Metrics
@@ -12,7 +15,9 @@ from termnorm.serve.routes.deps import RETRY_LOADING, app_runtime
 from termnorm.serve.schemas import HealthOut, ReadyOut
 from termnorm.serve.state import Runtime
 
-__all__ = ["router"]
+__all__ = ["STATIC", "router"]
+
+STATIC = Path(__file__).parents[1] / "static"
 
 router = APIRouter()
 
@@ -44,3 +49,9 @@ async def prometheus(request: Request) -> Response:
     """Prometheus text exposition of the service's metrics."""
     metrics: Metrics = request.app.state.metrics
     return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+
+@router.get("/", include_in_schema=False)
+async def page() -> FileResponse:
+    """The web page."""
+    return FileResponse(STATIC / "index.html")
