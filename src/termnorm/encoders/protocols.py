@@ -1,7 +1,7 @@
-"""The shapes the encoder's helper modules share: a :class:`Forward` and what fidelity, the
-forward passes, the markers and the ONNX export read of an encoder (:class:`EncoderModel`,
-which :class:`~termnorm.encoders.TermEncoder` is), so they need not import the module that
-imports them."""
+"""The shapes of an encoder that other modules type against, so that they need not import
+``transformer.py`` (which imports them): :class:`Encoder` (what an index and the memo use),
+:class:`Forward`, and :class:`EncoderModel` (what fidelity, the forward passes, the markers
+and the ONNX export read; :class:`~termnorm.encoders.TermEncoder` is one)."""
 
 from __future__ import annotations
 
@@ -18,13 +18,41 @@ if TYPE_CHECKING:
 
     from termnorm.encoders.pooling import Pooling
 
-__all__ = ["EncoderModel", "Forward"]
+__all__ = ["Encoder", "EncoderModel", "Forward"]
 
 
 class Forward(Protocol):
     """``inputs`` (int64 ``[B, T]`` arrays by name) → ``[B, d]`` unit float32 vectors."""
 
     def __call__(self, inputs: dict[str, np.ndarray]) -> np.ndarray: ...
+
+
+class Encoder(Protocol):
+    """What an index builds with and a :class:`~termnorm.encoders.MemoEncoder` wraps: a
+    ``TermEncoder``'s ``encode`` and identity."""
+
+    @property
+    def path(self) -> Path | None: ...
+
+    @property
+    def pooling(self) -> Pooling: ...
+
+    @property
+    def max_length(self) -> int: ...
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        batch_size: int = ...,
+        show_progress: bool = ...,
+        desc: str = ...,
+    ) -> np.ndarray: ...
 
 
 class EncoderModel(Protocol):

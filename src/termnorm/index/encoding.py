@@ -19,59 +19,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from termnorm.encoders.protocols import Encoder
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index.shards import Shard, ShardStore
 from termnorm.index.vectors import STORAGE_DTYPE
 
-if TYPE_CHECKING:  # pragma: no cover
-    from pathlib import Path
-
-    from termnorm.encoders import Pooling
-
-__all__ = [
-    "Encoder",
-    "LocalEngine",
-    "ShardEngine",
-    "StreamReport",
-    "encode_shard",
-    "stream_term_vectors",
-]
+__all__ = ["LocalEngine", "ShardEngine", "StreamReport", "encode_shard", "stream_term_vectors"]
 
 logger = logging.getLogger(__name__)
-
-
-class Encoder(Protocol):
-    """What an index needs from an encoder (:class:`termnorm.encoders.TermEncoder` fits)."""
-
-    path: Path | None
-    pooling: Pooling
-    max_length: int
-
-    @property
-    def fingerprint(self) -> str:
-        """Identity of weights + pooling."""
-        ...
-
-    @property
-    def dimension(self) -> int:
-        """Vector size."""
-        ...
-
-    def encode(
-        self,
-        texts: Sequence[str],
-        batch_size: int = ...,
-        show_progress: bool = ...,
-        desc: str = ...,
-    ) -> np.ndarray:
-        """L2-normalised float32 vectors ``[len(texts), d]``."""
-        ...
 
 
 def refuse_bad_vectors(vectors: np.ndarray, texts: Sequence[str]) -> None:

@@ -54,10 +54,11 @@ import pyarrow.parquet as pq
 from termnorm._artifacts import atomic_dir, file_sha256, read_card, write_card
 from termnorm._version import __version__
 from termnorm.encoders.fidelity import runtime_record
+from termnorm.encoders.protocols import Encoder
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index.base import Backend, SearchResult, VectorIndex, as_matrix
 from termnorm.index.choose import BackendSpec, default_memory_budget, estimate_bytes
-from termnorm.index.encoding import Encoder, LocalEngine, ShardEngine, stream_term_vectors
+from termnorm.index.encoding import LocalEngine, ShardEngine, stream_term_vectors
 from termnorm.index.exact import rerank_exact
 from termnorm.index.factory import build_vector_index, load_vector_index, resolve_backend
 from termnorm.index.integrity import vector_digests, verify_vectors
