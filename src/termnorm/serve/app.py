@@ -38,11 +38,11 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise MissingExtraError(name, "serve") from exc
 
 from termnorm.serve.batching import MicroBatcher
-from termnorm.serve.docs import add_docs
 from termnorm.serve.errors import ApiError, add_error_handlers
 from termnorm.serve.guards import BodyCap, BodyLimit, SiteGuard, TokenGuard, normalize_origin
 from termnorm.serve.metrics import Metrics, MetricsMiddleware
 from termnorm.serve.routes import concepts, search, service
+from termnorm.serve.routes.docs import add_docs
 from termnorm.serve.schemas import ErrorOut
 from termnorm.serve.settings import ServeSettings
 from termnorm.serve.state import Runtime, ServiceState, load_ranking, load_space
