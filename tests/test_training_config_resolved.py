@@ -1,0 +1,96 @@
+"""The config that ``termnorm train`` resolves from its flags and ``--config`` file, one
+invocation per objective, equals the one pinned in ``fixtures/train_configs.json`` (written
+before the config was split into shared settings and one section per objective); a flat
+``training_config.json`` of that shape reads back unchanged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _cli import run_main
+from termnorm import api
+from termnorm.training import TrainConfig, TrainResult
+
+EXPECTED = Path(__file__).parent / "fixtures" / "train_configs.json"
+
+INVOCATIONS: dict[str, list[str]] = {
+    "defaults": [],
+    "coder+sty": ["--loss", "coder+sty", "--k", "16", "--m", "4", "--rel-weight", "0.5"]
+    + ["--sty-weight", "0.2", "--no-hard-negatives", "--relation-lr", "1e-3"],
+    "transe-margin": ["--loss", "transe-margin", "--transe-margin", "2", "--synonym-share", "0.5"]
+    + ["--lang-balanced", "--hard-refresh", "100", "--hard-cluster", "3"],
+    "ms-v2-prototype": ["--loss", "ms-v2", "--ms-lam-pos", "0.8", "--batches", "prototype"]
+    + ["--prototypes", "2", "--corpus", "c.txt", "--corpus-format", "text", "--max-length", "32"],
+    "ms-v3": ["--loss", "ms-v3", "--kge", "{kg}", "--train-data", "od", "--mentions", "a.tsv"]
+    + ["--domain-share", "0.25"],
+    "triplet": ["--loss", "triplet", "--train-data", "od", "--mentions", "a.tsv", "--mentions"]
+    + ["b.tsv", "--od-ratio", "0.5", "--texts-per-concept", "3", "--k", "32", "--warmup", "0"],
+    "mtcg": ["--objective", "mtcg", "--mentions", "m.tsv", "--negatives", "keyword"]
+    + ["--keywords", "{kg}/kg.json", "--mention-batch", "8", "--implication-class-weights"]
+    + ["none", "--triplet-margin", "0.5"],
+    "kge-inject": ["--loss", "kge-inject", "--kge", "{kg}", "--corpus", "c.txt"]
+    + ["--inject-layer", "2", "--mlm-probability", "0.2", "--passages-per-batch", "3"],
+    "config-file": ["--config", "{tmp}/cfg.json", "--lr", "1e-4", "--wise-alpha", "0.5"],
+}
+
+
+def _resolved(
+    args: list[str],
+    kg: Path,
+    tmp: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> dict[str, Any]:
+    """The flat dict of the config ``termnorm train ARGS`` hands to ``termnorm.train``, its
+    paths written as ``{kg}``/``{tmp}``."""
+    seen: list[TrainConfig] = []
+
+    def fake_train(config: TrainConfig, resume: bool = False) -> TrainResult:
+        seen.append(config)
+        return TrainResult(Path(str(config.out)), 0)
+
+    monkeypatch.setattr(api, "train", fake_train)
+    words = [w.format(kg=kg, tmp=tmp) for w in args]
+    code, _, err = run_main(["train", "--kg", str(kg), "--out", str(tmp / "m"), *words], capsys)
+    assert code == 0, err
+    (config,) = seen
+    config.validate()
+    text = json.dumps(config.to_dict()).replace(str(kg), "{kg}").replace(str(tmp), "{tmp}")
+    resolved: dict[str, Any] = json.loads(text)
+    return resolved
+
+
+@pytest.mark.parametrize("name", sorted(INVOCATIONS))
+def test_each_objectives_invocation_resolves_to_the_pinned_config(
+    name: str,
+    tiny_kg_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cfg = {"steps": 3, "loss": "ms", "lr": 0.5, "hard_max_concepts": 5, "negatives": "tfidf"}
+    (tmp_path / "cfg.json").write_text(json.dumps(cfg))
+    resolved = _resolved(INVOCATIONS[name], tiny_kg_dir, tmp_path, capsys, monkeypatch)
+    assert resolved == json.loads(EXPECTED.read_text())[name]
+
+
+def test_a_saved_flat_training_config_reads_back_unchanged() -> None:
+    for name, saved in json.loads(EXPECTED.read_text()).items():
+        assert TrainConfig.from_dict(saved).to_dict() == saved, name
+
+
+def test_the_paper_settings_are_unchanged() -> None:
+    paper = TrainConfig.paper(out="m").to_dict()
+    defaults = TrainConfig().to_dict()
+    changed = {k: v for k, v in paper.items() if defaults[k] != v}
+    assert changed == {
+        "out": "m", "loss": "coder", "k": 128, "m": 8, "lr": 2e-5, "steps": 100_000,
+        "warmup": 10_000, "grad_accum": 8, "max_length": 32, "synonym_share": 0.0,
+        "hard_negatives": False, "freeze_layers": 0, "freeze_embeddings": False,
+        "weight_decay": 0.0,
+    }  # fmt: skip
+    assert set(paper) == set(defaults) and len(defaults) == 75
