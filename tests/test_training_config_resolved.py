@@ -17,24 +17,22 @@ from termnorm.training import TrainConfig, TrainResult
 
 EXPECTED = Path(__file__).parent / "fixtures" / "train_configs.json"
 
-INVOCATIONS: dict[str, list[str]] = {
-    "defaults": [],
-    "coder+sty": ["--loss", "coder+sty", "--k", "16", "--m", "4", "--rel-weight", "0.5"]
-    + ["--sty-weight", "0.2", "--no-hard-negatives", "--relation-lr", "1e-3"],
-    "transe-margin": ["--loss", "transe-margin", "--transe-margin", "2", "--synonym-share", "0.5"]
-    + ["--lang-balanced", "--hard-refresh", "100", "--hard-cluster", "3"],
-    "ms-v2-prototype": ["--loss", "ms-v2", "--ms-lam-pos", "0.8", "--batches", "prototype"]
-    + ["--prototypes", "2", "--corpus", "c.txt", "--corpus-format", "text", "--max-length", "32"],
-    "ms-v3": ["--loss", "ms-v3", "--kge", "{kg}", "--train-data", "od", "--mentions", "a.tsv"]
-    + ["--domain-share", "0.25"],
-    "triplet": ["--loss", "triplet", "--train-data", "od", "--mentions", "a.tsv", "--mentions"]
-    + ["b.tsv", "--od-ratio", "0.5", "--texts-per-concept", "3", "--k", "32", "--warmup", "0"],
-    "mtcg": ["--objective", "mtcg", "--mentions", "m.tsv", "--negatives", "keyword"]
-    + ["--keywords", "{kg}/kg.json", "--mention-batch", "8", "--implication-class-weights"]
-    + ["none", "--triplet-margin", "0.5"],
-    "kge-inject": ["--loss", "kge-inject", "--kge", "{kg}", "--corpus", "c.txt"]
-    + ["--inject-layer", "2", "--mlm-probability", "0.2", "--passages-per-batch", "3"],
-    "config-file": ["--config", "{tmp}/cfg.json", "--lr", "1e-4", "--wise-alpha", "0.5"],
+INVOCATIONS: dict[str, str] = {
+    "defaults": "",
+    "coder+sty": "--loss coder+sty --k 16 --m 4 --rel-weight 0.5 --sty-weight 0.2 "
+    "--no-hard-negatives --relation-lr 1e-3",
+    "transe-margin": "--loss transe-margin --transe-margin 2 --synonym-share 0.5 "
+    "--lang-balanced --hard-refresh 100 --hard-cluster 3",
+    "ms-v2-prototype": "--loss ms-v2 --ms-lam-pos 0.8 --batches prototype --prototypes 2 "
+    "--corpus c.txt --corpus-format text --max-length 32",
+    "ms-v3": "--loss ms-v3 --kge {kg} --train-data od --mentions a.tsv --domain-share 0.25",
+    "triplet": "--loss triplet --train-data od --mentions a.tsv --mentions b.tsv "
+    "--od-ratio 0.5 --texts-per-concept 3 --k 32 --warmup 0",
+    "mtcg": "--objective mtcg --mentions m.tsv --negatives keyword --keywords {kg}/kg.json "
+    "--mention-batch 8 --implication-class-weights none --triplet-margin 0.5",
+    "kge-inject": "--loss kge-inject --kge {kg} --corpus c.txt --inject-layer 2 "
+    "--mlm-probability 0.2 --passages-per-batch 3",
+    "config-file": "--config {tmp}/cfg.json --lr 1e-4 --wise-alpha 0.5",
 }
 
 
@@ -74,7 +72,7 @@ def test_each_objectives_invocation_resolves_to_the_pinned_config(
 ) -> None:
     cfg = {"steps": 3, "loss": "ms", "lr": 0.5, "hard_max_concepts": 5, "negatives": "tfidf"}
     (tmp_path / "cfg.json").write_text(json.dumps(cfg))
-    resolved = _resolved(INVOCATIONS[name], tiny_kg_dir, tmp_path, capsys, monkeypatch)
+    resolved = _resolved(INVOCATIONS[name].split(), tiny_kg_dir, tmp_path, capsys, monkeypatch)
     assert resolved == json.loads(EXPECTED.read_text())[name]
 
 

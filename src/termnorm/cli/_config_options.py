@@ -4,7 +4,8 @@ Each field becomes ``--field-name`` (booleans ``--field-name/--no-field-name``) 
 field's default and the help text of its metadata (``help``); the metadata may also give the
 option's names (``flag``), make the option required on the command line (``cli_required``)
 or require an existing path (``exists``: ``"dir"`` or ``"path"``), and further names
-(``aliases``). Enums become choices,
+(``aliases``); a field whose type is a dataclass contributes its own fields. Enums become
+choices,
 ``X | None`` an optional ``X``, ``tuple[X, ...]`` a repeatable option. :func:`with_options`
 gives a command function the signature typer reads, so that a default and its help text live
 in the dataclass only.
@@ -53,18 +54,17 @@ def _cli_type(kind: Any) -> Any:
 
 
 def config_options(config_cls: type[Any]) -> list[inspect.Parameter]:
-    """One keyword parameter (a ``typer.Option`` default) per field of ``config_cls``."""
+    """One keyword parameter (a ``typer.Option`` default) per field of ``config_cls``; a field
+    that is itself a dataclass (a section of settings) gives one per field of its own."""
     kinds = get_type_hints(config_cls)
     params = []
     for field in dataclasses.fields(config_cls):
         meta = field.metadata
         kind = kinds[field.name]
-        if meta.get("cli_required"):
-            default: Any = ...
-        elif field.default_factory is not dataclasses.MISSING:
-            default = field.default_factory()
-        else:
-            default = field.default
+        if dataclasses.is_dataclass(kind):
+            params += config_options(kind)  # type: ignore[arg-type]
+            continue
+        default: Any = ... if meta.get("cli_required") else field.default
         if isinstance(default, tuple):
             default = list(default)
         exists = meta.get("exists")

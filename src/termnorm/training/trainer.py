@@ -262,7 +262,7 @@ class Trainer:
             if key in _RUNTIME_KEYS or key not in saved:
                 continue
             old = saved[key]
-            if isinstance(getattr(self.config, key), Path) and old is not None:
+            if isinstance(self.config.get(key), Path) and old is not None:
                 same = Path(old).resolve() == Path(value).resolve()
             else:
                 same = old == value
