@@ -3,7 +3,7 @@
 Each field becomes ``--field-name`` (booleans ``--field-name/--no-field-name``) with the
 field's default and the help text of its metadata (``help``); the metadata may also give the
 option's names (``flag``), make the option required on the command line (``cli_required``)
-or require an existing path (``exists``: ``"dir"`` or ``"path"``), and further names
+or require an existing path (``exists``: ``"dir"``, ``"file"`` or ``"path"``), and further names
 (``aliases``); a field whose type is a dataclass contributes its own fields. Enums become
 choices,
 ``X | None`` an optional ``X``, ``tuple[X, ...]`` a repeatable option. :func:`with_options`
@@ -75,6 +75,7 @@ def config_options(config_cls: type[Any]) -> list[inspect.Parameter]:
             help=meta.get("help", ""),
             exists=exists is not None,
             file_okay=exists != "dir",
+            dir_okay=exists != "file",
         )
         params.append(
             inspect.Parameter(

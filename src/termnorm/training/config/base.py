@@ -35,7 +35,7 @@ def opt(
         flag: the option's names when they are not the default ``--field-name`` (booleans:
             ``--field-name/--no-field-name``).
         cli_required: the command needs the option (the Python API may pass the value otherwise).
-        exists: ``"dir"`` (an existing folder) or ``"path"`` (an existing file or folder).
+        exists: ``"dir"`` (an existing folder), ``"file"`` or ``"path"`` (either).
         aliases: further names of the option (``--objective`` for ``--loss``).
         at_least: the smallest valid value (:meth:`Settings.check_bounds`).
     """

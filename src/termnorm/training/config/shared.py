@@ -34,18 +34,14 @@ class LossKind(str, Enum):
     MS_STY = "ms+sty"
     TRANSE_MARGIN_STY = "transe-margin+sty"
     TRIPLET = "triplet"  # batch-hard soft-margin triplet, Train:O/OD texts (training/triplet.py)
-    KGE_INJECT = (
-        "kge-inject"  # KGE injection pre-training: L_MLM + L_EL (training/kge_injection.py)
-    )
+    KGE_INJECT = "kge-inject"  # KGE injection pre-training: L_MLM + L_EL (kge_injection.py)
     MTCG = "mtcg"  # multi-task candidate generator: mention triples + implication head (mtcg.py)
 
     @property
     def relation(self) -> str | None:
         """``matrix``, ``transe``, ``transe-margin`` or ``None`` (synonym-only)."""
         base = self.value.split("+")[0]
-        synonym_only = {"ms": None, "ms-v2": None, "ms-v3": None, "triplet": None, "mtcg": None}
-        synonym_only["kge-inject"] = None
-        return {"coder": "matrix", **synonym_only}.get(base, base)
+        return {"coder": "matrix", "transe": "transe", "transe-margin": "transe-margin"}.get(base)
 
     @property
     def sty(self) -> bool:
