@@ -30,13 +30,14 @@ if TYPE_CHECKING:  # pragma: no cover
         kge_injection_trainer,
     )
     from termnorm.training.kge_margin import KGEMarginObjective, kge_margin_trainer
+    from termnorm.training.model import load_base_encoder
     from termnorm.training.mtcg import MtcgObjective, MtcgSource, mtcg_trainer
     from termnorm.training.pipeline import pipelined_training
     from termnorm.training.protocols import BatchSource, Evaluator, Objective, TokenObjective
     from termnorm.training.prototype import PrototypeSource, prototype_trainer
     from termnorm.training.run import build_trainer, run_training
     from termnorm.training.sampler import Batch, KGSampler
-    from termnorm.training.trainer import LOG_FILE, Trainer, TrainResult, load_base_encoder
+    from termnorm.training.trainer import LOG_FILE, Trainer, TrainResult
     from termnorm.training.triplet import TripletObjective, TripletSampler, triplet_trainer
 
 __all__ = [
@@ -95,7 +96,8 @@ _NAMES = {  # module: the names it gives
     "prototype": "PrototypeSource prototype_trainer",
     "run": "build_trainer run_training",
     "sampler": "Batch KGSampler",
-    "trainer": "LOG_FILE Trainer TrainResult load_base_encoder",
+    "model": "load_base_encoder",
+    "trainer": "LOG_FILE Trainer TrainResult",
     "triplet": "TripletObjective TripletSampler triplet_trainer",
 }
 __getattr__ = lazy_getattr(__name__, {n: m for m, names in _NAMES.items() for n in names.split()})

@@ -34,9 +34,10 @@ from termnorm.losses import (
 from termnorm.training.config import LossKind, TrainConfig
 from termnorm.training.data import MentionPair, with_domain_terms
 from termnorm.training.distributed import DistInfo
+from termnorm.training.model import load_base_encoder
 from termnorm.training.protocols import Evaluator, Objective
 from termnorm.training.sampler import Batch, KGSampler
-from termnorm.training.trainer import Trainer, load_base_encoder
+from termnorm.training.trainer import Trainer
 
 __all__ = ["CoderObjective", "coder_sampler", "coder_trainer"]
 

@@ -57,9 +57,10 @@ from termnorm.training.config import TrainConfig
 from termnorm.training.data import MentionPair
 from termnorm.training.distributed import DistInfo
 from termnorm.training.kge_margin import load_margin_kge
+from termnorm.training.model import load_base_encoder
 from termnorm.training.model_card import OBJECTIVE_CARD_FILE
 from termnorm.training.protocols import Encode, Evaluator, TokenObjective
-from termnorm.training.trainer import Trainer, load_base_encoder
+from termnorm.training.trainer import Trainer
 
 __all__ = [
     "INJECTION_DIR",

@@ -38,12 +38,13 @@ from termnorm.losses.margin_triplet import MarginTripletLoss
 from termnorm.training.config import ImplicationWeighting, NegativeKind, TrainConfig
 from termnorm.training.data import MentionPair
 from termnorm.training.distributed import DistInfo
+from termnorm.training.model import load_base_encoder
 from termnorm.training.mtcg_data import ConceptDictionary, MtcgItems, build_mtcg_items
 from termnorm.training.negatives.base import NegativeStrategy
 from termnorm.training.negatives.factory import build_negatives
 from termnorm.training.negatives.keyword import read_keyword_sets
 from termnorm.training.protocols import Encode, Evaluator, Objective
-from termnorm.training.trainer import Trainer, load_base_encoder
+from termnorm.training.trainer import Trainer
 
 __all__ = ["PAPER_OVERRIDES", "MtcgBatch", "MtcgObjective", "MtcgSource", "mtcg_trainer"]
 

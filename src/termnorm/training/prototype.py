@@ -51,9 +51,10 @@ from termnorm.training.data import MentionPair, with_domain_terms
 from termnorm.training.distributed import DistInfo
 from termnorm.training.hard_negatives import nearest_texts
 from termnorm.training.kge_margin import kge_margin_objective, load_margin_kge
+from termnorm.training.model import load_base_encoder
 from termnorm.training.protocols import Evaluator, Objective
 from termnorm.training.sampler import Batch
-from termnorm.training.trainer import Trainer, load_base_encoder
+from termnorm.training.trainer import Trainer
 
 __all__ = ["PrototypeSource", "load_contexts", "prototype_trainer"]
 

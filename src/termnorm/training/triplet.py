@@ -31,9 +31,10 @@ from termnorm.losses.batch_hard_triplet import BatchHardSoftMarginTripletLoss, T
 from termnorm.training.config import TrainConfig
 from termnorm.training.data import MentionPair
 from termnorm.training.distributed import DistInfo
+from termnorm.training.model import load_base_encoder
 from termnorm.training.protocols import Encode, Evaluator, Objective
 from termnorm.training.sampler import Batch
-from termnorm.training.trainer import Trainer, load_base_encoder
+from termnorm.training.trainer import Trainer
 from termnorm.training.triplet_data import (
     AnchorPositiveSampler,
     TripletCorpus,

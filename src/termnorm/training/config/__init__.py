@@ -38,6 +38,7 @@ from termnorm.training.config.triplet import TripletConfig
 
 __all__ = [
     "PROTOTYPE_LOSSES",
+    "RUNTIME_KEYS",
     "BatchKind",
     "CoderLossConfig",
     "ImplicationWeighting",
@@ -54,6 +55,23 @@ __all__ = [
     "TripletConfig",
     "check_batch_shape",
 ]
+
+# settings a resumed run may change: where and how fast it runs, how often it logs/saves, and
+# `steps` (to extend a run: counter-based batches repeat the interrupted run's steps); any other
+# change (KG, model, loss, lr, ...) is refused on resume
+RUNTIME_KEYS = frozenset(
+    [
+        "device",
+        "threads",
+        "overwrite",
+        "log_every",
+        "checkpoint_every",
+        "eval_every",
+        "keep_checkpoints",
+        "clean_checkpoints",
+        "steps",
+    ]
+)
 
 
 @dataclass
@@ -81,6 +99,23 @@ class TrainConfig(SharedConfig):
         """The typed value of flat key ``key`` (``get("m")`` is ``sampler.m``)."""
         owner = _owners()[key]
         return getattr(self if owner is None else getattr(self, owner), key)
+
+    def changed_from(self, saved: dict[str, Any]) -> list[str]:
+        """``"key (checkpoint: old, now: new)"`` for each setting that differs from ``saved``
+        (a checkpoint's flat dict; paths compared resolved), :data:`RUNTIME_KEYS` and keys
+        ``saved`` lacks aside."""
+        changed = []
+        for key, value in self.to_dict().items():
+            if key in RUNTIME_KEYS or key not in saved:
+                continue
+            old = saved[key]
+            if isinstance(self.get(key), Path) and old is not None:
+                same = Path(old).resolve() == Path(value).resolve()
+            else:
+                same = old == value
+            if not same:
+                changed.append(f"{key} (checkpoint: {old!r}, now: {value!r})")
+        return changed
 
     def validate(self) -> None:
         """Fail fast on impossible settings, naming the flag: the shared rules, then each

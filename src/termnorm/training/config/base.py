@@ -18,31 +18,18 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 __all__ = ["Section", "Settings", "check_share", "flag_of", "opt"]
 
 
-def opt(
-    default: Any,
-    text: str,
-    flag: str | None = None,
-    *,
-    cli_required: bool = False,
-    exists: str | None = None,
-    aliases: tuple[str, ...] = (),
-    at_least: float | None = None,
-) -> Any:
-    """A field with default ``default`` and its option's metadata.
+def opt(default: Any, text: str, flag: str | None = None, **option: Any) -> Any:
+    """A field with default ``default``, help text ``text`` and its option's metadata.
 
     Args:
-        text: the help text.
         flag: the option's names when they are not the default ``--field-name`` (booleans:
             ``--field-name/--no-field-name``).
-        cli_required: the command needs the option (the Python API may pass the value otherwise).
-        exists: ``"dir"`` (an existing folder), ``"file"`` or ``"path"`` (either).
-        aliases: further names of the option (``--objective`` for ``--loss``).
-        at_least: the smallest valid value (:meth:`Settings.check_bounds`).
+        option: ``cli_required=True`` (the command needs the option; the Python API may pass
+            the value otherwise), ``exists`` (``"dir"``: an existing folder, ``"file"``, or
+            ``"path"``: either), ``aliases`` (further names: ``--objective`` for ``--loss``),
+            ``at_least`` (the smallest valid value, :meth:`Settings.check_bounds`).
     """
-    meta = {"help": text, "flag": flag, "cli_required": cli_required, "exists": exists}
-    return dataclasses.field(
-        default=default, metadata={**meta, "aliases": aliases, "at_least": at_least}
-    )
+    return dataclasses.field(default=default, metadata={"help": text, "flag": flag, **option})
 
 
 def flag_of(name: str) -> str:
