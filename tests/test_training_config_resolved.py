@@ -6,6 +6,9 @@ before the config was split into shared settings and one section per objective);
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +96,50 @@ def test_the_paper_settings_are_unchanged() -> None:
         "weight_decay": 0.0,
     }  # fmt: skip
     assert set(paper) == set(defaults) and len(defaults) == 75
+
+
+def test_flat_keys_land_in_their_objectives_section() -> None:
+    config = TrainConfig.from_dict({"m": 4, "negatives": "tfidf", "inject_layer": 2, "k": 16})
+    assert (config.k, config.sampler.m, config.injection.inject_layer) == (16, 4, 2)
+    assert (
+        config.mtcg.negatives.value == "tfidf" and config.get("negatives") is config.mtcg.negatives
+    )
+    with pytest.raises(ValueError, match=r"unknown TrainConfig key.s. negative .*negatives"):
+        TrainConfig.from_dict({"negative": "tfidf"})
+
+
+def test_each_section_checks_its_own_rules_for_its_objective() -> None:
+    keyword = {"negatives": "keyword", "mention_batch": 0}
+    TrainConfig.from_dict({"loss": "ms", **keyword}).validate()  # not read by the MS loss
+    with pytest.raises(ValueError, match="--mention-batch must be at least 1"):
+        TrainConfig.from_dict({"loss": "mtcg", **keyword}).validate()
+    with pytest.raises(ValueError, match="--negatives keyword needs --keywords FILE"):
+        TrainConfig.from_dict({"loss": "mtcg", "negatives": "keyword"}).validate()
+    TrainConfig.from_dict({"hard_refresh": 0, "hard_negatives": False}).validate()
+    with pytest.raises(ValueError, match="--hard-refresh must be at least 1"):
+        TrainConfig.from_dict({"hard_refresh": 0}).validate()
+    with pytest.raises(ValueError, match=r"--synonym-share must be in \[0, 1\]"):
+        TrainConfig.from_dict({"synonym_share": 1.5}).validate()
+    with pytest.raises(ValueError, match=r"--mlm-probability must be in \(0, 1\)"):
+        TrainConfig.from_dict(
+            {"loss": "kge-inject", "kge": "k", "corpus": ["c"], "mlm_probability": 1.0}
+        ).validate()
+
+
+def test_a_resume_names_changed_settings_but_not_runtime_ones(tmp_path: Path) -> None:
+    saved = TrainConfig.from_dict({"kg": tmp_path / "kg", "m": 2}).to_dict()
+    same_place = TrainConfig.from_dict({**saved, "kg": str(tmp_path / "x" / ".." / "kg")})
+    assert same_place.changed_from(saved) == []
+    moved = TrainConfig.from_dict({**saved, "m": 4, "negatives": "tree", "steps": 9, "threads": 2})
+    assert moved.changed_from(saved) == [
+        "m (checkpoint: 2, now: 4)",
+        "negatives (checkpoint: 'online', now: 'tree')",
+    ]
+
+
+def test_the_settings_load_without_torch() -> None:
+    """The CLI generates ``termnorm train``'s flags from them at every start-up."""
+    code = "import sys, termnorm.training.config; print('torch' in sys.modules)"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout.strip() == "False", out.stderr

@@ -22,6 +22,8 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import typer
 from typer.core import TyperCommand
 
+from termnorm.training.config.base import flag_of
+
 __all__ = ["PlainHelpCommand", "config_options", "with_options"]
 
 
@@ -39,7 +41,7 @@ def option_names(field: dataclasses.Field[Any], kind: Any) -> str:
     flag: str | None = field.metadata.get("flag")
     if flag:
         return flag
-    name = "--" + field.name.replace("_", "-")
+    name = flag_of(field.name)
     return f"{name}/--no-{name[2:]}" if kind is bool else name
 
 

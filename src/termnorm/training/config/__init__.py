@@ -59,19 +59,10 @@ __all__ = [
 # settings a resumed run may change: where and how fast it runs, how often it logs/saves, and
 # `steps` (to extend a run: counter-based batches repeat the interrupted run's steps); any other
 # change (KG, model, loss, lr, ...) is refused on resume
-RUNTIME_KEYS = frozenset(
-    [
-        "device",
-        "threads",
-        "overwrite",
-        "log_every",
-        "checkpoint_every",
-        "eval_every",
-        "keep_checkpoints",
-        "clean_checkpoints",
-        "steps",
-    ]
-)
+RUNTIME_KEYS = frozenset({
+    "device", "threads", "overwrite", "log_every", "checkpoint_every", "eval_every",
+    "keep_checkpoints", "clean_checkpoints", "steps",
+})  # fmt: skip
 
 
 @dataclass
