@@ -153,9 +153,7 @@ def bench(db: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     ctx = mp.get_context("spawn")
     out, go = ctx.Queue(), ctx.Event()
     procs = [
-        ctx.Process(
-            target=reviewer_loop, args=(db, f"r{i}", args.seconds, args.window, i, out, go)
-        )
+        ctx.Process(target=reviewer_loop, args=(db, f"r{i}", args.seconds, args.window, i, out, go))
         for i in range(args.reviewers)
     ]
     for p in procs:

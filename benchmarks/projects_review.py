@@ -115,7 +115,9 @@ def threshold(
     outcomes = [ok for _s, ok in reviewed]
     if len(reviewed) < min_support or all(outcomes) or not any(outcomes):
         return None
-    fit = LogisticRegression().fit(np.array([[s] for s, _ok in reviewed]), outcomes)
+    fit = LogisticRegression(C=1e6).fit(  # unregularized: Platt scaling
+        np.array([[s] for s, _ok in reviewed]), outcomes
+    )
     scores = np.sort(np.asarray(open_scores, dtype=float))[::-1]
     if not len(scores):
         return None
@@ -300,7 +302,11 @@ def main() -> None:
         args.json.write_text(json.dumps([p for a in arms for p in a.log], indent=1) + "\n")
     if args.plot:
         names = ", ".join(p.name for p, _f in sources)
-        plot(arms, args.plot, f"{total} distinct mention texts ({names}); re-mapped every {args.every} decisions")
+        plot(
+            arms,
+            args.plot,
+            f"{total} distinct mention texts ({names}); re-mapped every {args.every} decisions",
+        )
 
 
 if __name__ == "__main__":

@@ -135,7 +135,11 @@ def stage_search(args: argparse.Namespace, codes: Path, workers: int) -> dict[st
     with codes.open() as f, part.open("w") as out:
         out.writelines(line for _i, line in zip(range(args.search_rows + 1), f, strict=False))
     db = str(args.work / f"search-{workers}-{time.time_ns()}.db")
-    cli = [sys.executable, "-c", "import sys; from termnorm.cli.main import main; main(sys.argv[1:])"]
+    cli = [
+        sys.executable,
+        "-c",
+        "import sys; from termnorm.cli.main import main; main(sys.argv[1:])",
+    ]
     init = Watched([*cli, "map", "init", "scale", "--source", str(part), "--code-column", "code",
                     "--text-column", "text", "--frequency-column", "count", "--index",
                     str(args.index), "--runtime", args.runtime, "--db", db], args.work / "init.log")  # fmt: skip
