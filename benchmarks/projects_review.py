@@ -29,7 +29,9 @@ lowest score at which the open rows scoring ≥ t have a mean probability ≥ 95
 reviewed first are the uncertain ones, so the fit extrapolates to high scores; counting
 precision among reviewed rows above t instead never reaches 95 % here: they all score low.)
 The precision those open rows really have (against gold) is printed beside it. With
-``--combiner`` (calibrated probabilities) t is 0.95 itself.
+``--combiner`` (calibrated probabilities) t is 0.95 itself. Beside it, the *oracle* share:
+t chosen on the open rows' gold answers (the most a perfectly calibrated score could
+auto-approve at 95 % precision; an upper bound, not something a project can do).
 
 ``--reuse-mapping``: start the termnorm arms from ``WORK/mapped-termnorm.db`` (a copy of an
 earlier run's first mapping of the same list and settings) instead of mapping again.
@@ -103,28 +105,36 @@ def open_rows(store: Store) -> list[tuple[str, str | None, float | None]]:
         ]
 
 
+def lowest_at_target(scores: Sequence[float], right: Sequence[float]) -> float | None:
+    """The lowest score t at which the rows scoring ≥ t are right ≥ 95 % of the time on
+    average (``right``: each row's probability, or 0/1), or None."""
+    import numpy as np
+
+    order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
+    ranked, p = np.asarray(scores, dtype=float)[order], np.asarray(right, dtype=float)[order]
+    precision = np.cumsum(p) / np.arange(1, len(p) + 1)
+    last = np.r_[ranked[1:] < ranked[:-1], True]  # a tie group is taken whole
+    good = np.nonzero((precision >= TARGET) & last)[0]
+    return float(ranked[good[-1]]) if len(good) else None
+
+
 def threshold(
     reviewed: Sequence[tuple[float, bool]], open_scores: Sequence[float], min_support: int
 ) -> float | None:
-    """The lowest score t at which the open rows scoring ≥ t have an expected precision
-    ≥ 95 %, their probabilities from a logistic fit of correctness on score over the reviewed
-    rows (Platt scaling; at least ``min_support`` rows with both outcomes); None without one."""
+    """The estimated threshold: each open row's probability of being right from a logistic
+    fit of correctness on score over the reviewed rows (Platt scaling; at least
+    ``min_support`` rows with both outcomes), then :func:`lowest_at_target`; None without."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
     outcomes = [ok for _s, ok in reviewed]
-    if len(reviewed) < min_support or all(outcomes) or not any(outcomes):
+    if len(reviewed) < min_support or all(outcomes) or not any(outcomes) or not open_scores:
         return None
     fit = LogisticRegression(C=1e6).fit(  # unregularized: Platt scaling
         np.array([[s] for s, _ok in reviewed]), outcomes
     )
-    scores = np.sort(np.asarray(open_scores, dtype=float))[::-1]
-    if not len(scores):
-        return None
-    p = fit.predict_proba(scores[:, None])[:, 1]
-    precision = np.cumsum(p) / np.arange(1, len(p) + 1)  # of the rows scoring >= scores[i]
-    good = np.nonzero(precision >= TARGET)[0]
-    return float(scores[good[-1]]) if len(good) else None
+    p = fit.predict_proba(np.asarray(open_scores, dtype=float)[:, None])[:, 1]
+    return lowest_at_target(open_scores, p)
 
 
 @dataclass
@@ -139,18 +149,24 @@ class Arm:
 
 
 def measure(arm: Arm, gold: dict[str, str], decisions: int, args: argparse.Namespace) -> None:
-    rows = open_rows(arm.store)
+    rows = [(c, cid, sc if sc is not None else 0.0) for c, cid, sc in open_rows(arm.store)]
     correct = [cid is not None and id_key(cid) == id_key(gold[c]) for c, cid, _s in rows]
-    scores = [sc for _c, _cid, sc in rows if sc is not None]
+    scores = [sc for _c, _cid, sc in rows]
     t = TARGET if args.combiner else threshold(arm.reviewed, scores, args.min_support)
-    above = [ok for (_c, _cid, s), ok in zip(rows, correct, strict=True)
-             if t is not None and s is not None and s >= t]  # fmt: skip
+    oracle = lowest_at_target(scores, correct) if rows else None
+
+    def share(at: float | None) -> tuple[float | None, float | None]:
+        above = [ok for sc, ok in zip(scores, correct, strict=True) if at is not None and sc >= at]
+        return (round(len(above) / len(rows), 4) if rows else None,
+                round(sum(above) / len(above), 4) if above else None)  # fmt: skip
+
+    (auto, auto_p), (best, best_p) = share(t), share(oracle)
     arm.log.append({
         "arm": arm.name, "decisions": decisions, "open_rows": len(rows),
         "open_acc@1": round(sum(correct) / len(rows), 4) if rows else None,
-        "threshold": None if t is None else round(t, 4),
-        "auto_share": round(len(above) / len(rows), 4) if rows else None,
-        "auto_precision": round(sum(above) / len(above), 4) if above else None,
+        "threshold": None if t is None else round(t, 4), "auto_share": auto,
+        "auto_precision": auto_p, "oracle_threshold": None if oracle is None else round(oracle, 4),
+        "oracle_share": best, "oracle_precision": best_p,
     })  # fmt: skip
     print(json.dumps(arm.log[-1]), flush=True)
 
@@ -202,13 +218,16 @@ def plot(arms: list[Arm], out: Path, title: str) -> None:
     fig, (acc, auto) = plt.subplots(1, 2, figsize=(11, 4.2))
     for arm in arms:
         xs = [p["decisions"] for p in arm.log]
-        acc.plot(xs, [p["open_acc@1"] for p in arm.log], marker=".", label=arm.name)
-        auto.plot(xs, [p["auto_share"] or 0 for p in arm.log], marker=".", label=arm.name)
+        line = acc.plot(xs, [p["open_acc@1"] for p in arm.log], marker=".", label=arm.name)[0]
+        auto.plot(xs, [p["auto_share"] or 0 for p in arm.log], marker=".",
+                  color=line.get_color(), label=f"{arm.name}: estimated t")  # fmt: skip
+        auto.plot(xs, [p["oracle_share"] or 0 for p in arm.log], linestyle="--",
+                  color=line.get_color(), label=f"{arm.name}: oracle t")  # fmt: skip
     acc.set(xlabel="decisions made", ylabel="accuracy@1 of the rows not yet reviewed")
     auto.set(xlabel="decisions made", ylabel="share of open rows auto-approvable at 95 %")
     for ax in (acc, auto):
         ax.grid(alpha=0.3)
-        ax.legend()
+        ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
