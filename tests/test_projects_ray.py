@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from _cli import run_main
 from _project_fixtures import build_index, write_codes
 from termnorm import api
 from termnorm.engines import RayWorkerError
@@ -62,6 +63,32 @@ def test_without_the_extra_it_says_which_to_install(
     assert status("p", db=db).states["to_map"] == len(ROWS)  # nothing written
     with pytest.raises(ValueError, match="workers must be at least 1"):
         run_project("p", api.project_matcher, db=db, engine="ray", workers=0)
+
+
+def test_the_cli_takes_the_engine_and_names_the_extra(
+    tmp_path: Path,
+    tiny_bert_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    db = _project(tmp_path, build_index(tmp_path, tiny_bert_path), "p")
+    monkeypatch.setitem(sys.modules, "ray", None)
+    args = [
+        "map",
+        "run",
+        "p",
+        "--db",
+        str(db),
+        "--engine",
+        "ray",
+        "--workers",
+        "2",
+        "--no-progress",
+    ]
+    code, _out, err = run_main(args, capsys)
+    assert code != 0 and "termnorm[ray]" in err
+    code, _out, err = run_main([*args[:4], str(db), "--engine", "spark"], capsys)
+    assert code == 2 and "spark" in err
 
 
 def test_an_actor_that_cannot_build_its_matcher_answers_why(tmp_path: Path) -> None:
