@@ -151,7 +151,7 @@ def stage_search(args: argparse.Namespace, codes: Path, workers: int) -> dict[st
     store = open_store("scale", db)
     done = mapped(store)
     store.close()
-    memory = run.memory()
+    memory = run.memory()  # its worker figure knows the index build's actors, not ours
     return {
         "engine": f"ray x{workers}" if workers else "local",
         "rows": done,
@@ -159,7 +159,12 @@ def stage_search(args: argparse.Namespace, codes: Path, workers: int) -> dict[st
         "rows_per_s": round(done / wall, 1),
         "extrapolated_100k_min": round(100_000 / (done / wall) / 60),
         "peak_rss_mib": memory["driver_mib"],
-        "ray_worker_max_mib": memory["worker_max_mib"],
+        "ray_worker_max_mib": round(
+            max(
+                (m for c, m in run.peaks.values() if c.startswith("ray::_MatchActor")), default=0.0
+            ),
+            1,
+        ),
     }
 
 
