@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from _search_fakes import DictEncoder, build_index, unit
-from termnorm.encoders.cross_encoder import KeywordCrossEncoder
-from termnorm.encoders.keyword_mask import (
+from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
+from termnorm.search.rank.keyword_mask import (
     PS_POSITION,
     PT_POSITION,
     encode_pairs,

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from termnorm.encoders.cross_encoder import KeywordCrossEncoder
+from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
 from termnorm.losses import ListwiseLoss
-from termnorm.training.ranker import (
+from termnorm.search.rank.train_loop import (
     RankerTrainConfig,
     RankPair,
     listwise_batches,

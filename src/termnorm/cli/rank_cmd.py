@@ -245,14 +245,14 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         import torch
 
-        from termnorm.training.ranker import LOSSES
+        from termnorm.search.rank.train_loop import LOSSES
 
         if loss not in LOSSES:
             raise typer.BadParameter(f"--loss must be one of {', '.join(LOSSES)}")
         from termnorm._artifacts import InputPaths, prepare_output
         from termnorm.search.rank.ranker import CARD_NAME
         from termnorm.search.rank.training import RankTrainSpec, train_ranker
-        from termnorm.training.ranker import RankerTrainConfig
+        from termnorm.search.rank.train_loop import RankerTrainConfig
 
         inputs: InputPaths = {"--index": index, "--mentions": mentions, "--synonyms": synonyms,
                   "--keywords": keywords, "--model": model}  # fmt: skip

@@ -7,7 +7,7 @@ abbreviations of each mention's document; the queries and their cross-fitting ar
 query; each gives a pair (query, :func:`candidate_text`) labelled 1 when the candidate is one
 of the mention's gold concepts (its ID or an alternative ID), else 0 (paper §3.2).
 
-:func:`train_ranker` then trains the cross-encoder (:mod:`termnorm.training.ranker`) and
+:func:`train_ranker` then trains the cross-encoder (:mod:`termnorm.search.rank.train_loop`) and
 writes the ranker folder (:func:`~termnorm.search.rank.ranker.save_ranker`) whose card says
 which index, recall model, strategy, k_c, keyword file and data made it.
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from termnorm.encoders.cross_encoder import KeywordCrossEncoder
+from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
 from termnorm.encoders.fingerprint import model_fingerprint
 from termnorm.encoders.memo import MemoEncoder
 from termnorm.encoders.transformer import default_model_path
@@ -43,7 +43,7 @@ from termnorm.search.rank.train_data import (
     recall_candidates,
 )
 from termnorm.search.strategies import parse_strategy
-from termnorm.training.ranker import RankerTrainConfig, RankPair, train_cross_encoder
+from termnorm.search.rank.train_loop import RankerTrainConfig, RankPair, train_cross_encoder
 
 __all__ = [
     "DEFAULT_FOLDS",

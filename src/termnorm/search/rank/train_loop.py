@@ -30,7 +30,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from termnorm.encoders.cross_encoder import KeywordCrossEncoder
+from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
 from termnorm.losses.listwise import ListwiseLoss
 from termnorm.training.optim import build_scheduler
 

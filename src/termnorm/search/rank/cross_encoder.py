@@ -2,7 +2,7 @@
 
 :class:`KeywordCrossEncoder` is the keyword-attentive ranker of Liang et al. (2021, §3.2):
 a pretrained BERT-like encoder reads ``[CLS] [PS] [PT] mention [SEP] candidate [SEP]`` with
-the per-example mask of :mod:`termnorm.encoders.keyword_mask` ([PS] attends only to the site
+the per-example mask of :mod:`termnorm.search.rank.keyword_mask` ([PS] attends only to the site
 keywords of the pair, [PT] only to the type keywords), and the head maps the mean of the
 final hidden states of [CLS], [PS] and [PT] to one logit; ``sigmoid(logit)`` is the
 probability that the candidate is the mention's concept. ``plain=True`` is the baseline
@@ -26,7 +26,7 @@ from torch import nn
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from termnorm.encoders.folder import read_model_folder
-from termnorm.encoders.keyword_mask import (
+from termnorm.search.rank.keyword_mask import (
     KEYWORD_TOKENS,
     PS_POSITION,
     PT_POSITION,
@@ -110,7 +110,7 @@ class KeywordCrossEncoder(nn.Module):
     def tokenize(
         self, mentions: Sequence[str], candidates: Sequence[str]
     ) -> dict[str, torch.Tensor]:
-        """The padded pair tensors (:func:`~termnorm.encoders.keyword_mask.encode_pairs`) on
+        """The padded pair tensors (:func:`~termnorm.search.rank.keyword_mask.encode_pairs`) on
         the ranker's device."""
         batch = encode_pairs(
             self.tokenizer, mentions, candidates, self.max_length, self.keywords, not self.plain
