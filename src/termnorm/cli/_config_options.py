@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import typer
@@ -52,11 +52,14 @@ def _cli_type(kind: Any) -> Any:
     return kind
 
 
-def config_options(config_cls: type[Any]) -> list[inspect.Parameter]:
-    """One keyword parameter (a ``typer.Option`` default) per field of ``config_cls``."""
+def config_options(config_cls: type[Any], exclude: Collection[str] = ()) -> list[inspect.Parameter]:
+    """One keyword parameter (a ``typer.Option`` default) per field of ``config_cls``, but
+    those named in ``exclude``."""
     kinds = get_type_hints(config_cls)
     params = []
     for field in dataclasses.fields(config_cls):
+        if field.name in exclude:
+            continue
         meta = field.metadata
         kind = kinds[field.name]
         if meta.get("cli_required"):

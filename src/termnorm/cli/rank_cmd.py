@@ -1,28 +1,38 @@
-"""``termnorm rank train``: train a cross-encoder ranker on the candidates an index recalls.
+"""``termnorm rank train|hybrid|combine``: train a cross-encoder ranker on the candidates an
+index recalls (or on a mapping project's decisions), fit hybrid recall and the combiner.
 
-Registering is cheap: torch, pandas and the search code load when the command runs.
+``rank train``'s options are generated from :class:`~termnorm.search.rank.RankTrainSpec`
+(defaults and help live there only, :mod:`termnorm.cli._config_options`). Registering is
+cheap: torch, pandas and the search code load when a command runs.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
+from termnorm.cli._config_options import PlainHelpCommand, config_options, with_options
 from termnorm.cli._help import RUNTIME_HELP
+from termnorm.cli._map_options import db_option
 from termnorm.cli._out import overwrite_option
 from termnorm.cli._strategy import STRATEGY_HELP, THRESHOLD_HELP, synonyms_option
 from termnorm.encoders.runtime import THREADS_HELP, Runtime
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.mentions.mention import MentionFormat
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
+from termnorm.search.rank.specs import RankerTrainConfig, RankTrainSpec
 
 __all__ = ["register"]
 
 TRAIN_HELP = """Train a ranker (keyword-attentive cross-encoder, or plain with --plain) on the candidates that the index recalls for annotated training mentions, with the same search configuration as at inference (strategy, domain synonyms, abbreviations from the documents).
 
-When a --synonyms file is also a --mentions file, documents are cross-fitted (--folds): a mention is searched without its own document's synonyms, so it never finds its own entry. Each query's top --k-c candidates become pairs (mention; matched synonym and name) labelled 1 for a gold concept, else 0, trained list-wise (softmax over a query's candidates; --loss pointwise: the paper's BCE). --holdout (0.2) keeps a share of the documents out of training; the learned combiner is then fitted on their candidates with the ranker's scores and stored in the folder, and --ranker orders by its probability (--rank-mode learned). The ranker folder has a card naming the index, recall model, strategy, k_c and keyword file; use it with termnorm normalize --ranker and termnorm eval normalize --ranker.
+When a --synonyms file is also a --mentions file, documents are cross-fitted (--folds): a mention is searched without its own document's synonyms, so it never finds its own entry. Each query's top --k-c candidates become pairs (mention; matched synonym and name) labelled 1 for a gold concept, else 0, trained list-wise (softmax over a query's candidates; --loss pointwise: the paper's BCE). --holdout (0.2) keeps a share of the documents out of training; the learned combiner is then fitted on their candidates with the ranker's scores and stored in the folder, and --ranker orders by its probability (--rank-mode learned). The ranker folder has a card naming the index, recall model, strategy, k_c and keyword file; use it with termnorm normalize --ranker and termnorm eval normalize --ranker. A plain ranker's folder is also a sentence-transformers CrossEncoder folder (sentence-transformers 6 or later).
+
+--project PROJECT trains on a mapping project's review decisions instead: each approved or picked row is a training mention of its concept, its candidates recalled afresh, the project's approved exact mappings cross-fitted as domain synonyms (the strategy defaults to the project's). Python: termnorm.search.rank.train_ranker(RankTrainSpec(...), out) and termnorm.projects.train_project_ranker(project, spec, out).
 
 Examples:
 
@@ -31,6 +41,8 @@ Examples:
   termnorm rank train --index idx/medic --mentions NCBItrainset_corpus.txt --plain --epochs 1 --out rankers/ncbi-plain
 
   termnorm rank train --index idx/icd9 --mentions procs.tsv --keywords my_keywords.tsv --out rankers/procs
+
+  termnorm rank train --index idx/loinc --project labs --out rankers/labs
 """
 
 
@@ -175,123 +187,73 @@ def register(app: typer.Typer) -> None:
             f"top-1 ECE {m['train_ece_top1']:.3f}"
         )
 
-    @rank_app.command("train", help=TRAIN_HELP)
-    def train(
-        index: Path = typer.Option(..., "--index", exists=True, help="Index folder (recall)."),
-        mentions: list[Path] = typer.Option(
-            ..., "--mentions", exists=True, help="Annotated training mentions; repeatable."
-        ),
-        out: Path = typer.Option(..., "--out", help="Ranker folder to write."),
-        fmt: MentionFormat | None = typer.Option(
-            None, "--format", help="Mention format (detected when omitted)."
-        ),
-        synonyms: list[Path] | None = synonyms_option(),
-        strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
-        sieve_threshold: float = typer.Option(
-            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", min=-1.0, max=1.0, help=THRESHOLD_HELP
-        ),
-        keywords: Path | None = typer.Option(
-            None,
-            "--keywords",
-            exists=True,
-            help="Keyword file (keyword<TAB>kind); default: the shipped vocabulary of --lang.",
-        ),
-        lang: str = typer.Option("en", "--lang", help="Shipped keyword vocabulary: en or zh."),
-        plain: bool = typer.Option(
-            False, "--plain", help="A plain cross-encoder without keyword tokens (BERT-rank)."
-        ),
-        k_c: int = typer.Option(10, "--k-c", min=1, help="Candidates recalled per mention."),
-        epochs: int = typer.Option(2, "--epochs", min=1, help="Passes over the pairs."),
-        lr: float = typer.Option(3e-5, "--lr", help="Learning rate of the encoder (AdamW)."),
-        batch_size: int = typer.Option(32, "--batch-size", min=1, help="Pairs per step."),
-        loss: str = typer.Option(
-            "listwise",
-            "--loss",
-            help="listwise: softmax over each query's k_c candidates, cross-entropy on the gold "
-            "(a batch holds whole queries); pointwise: BCE per pair (the paper's, an ablation).",
-        ),
-        folds: int = typer.Option(5, "--folds", min=2, help="Cross-fitting folds (documents)."),
-        max_queries: int | None = typer.Option(
-            None, "--max-queries", min=1, help="Train on a seeded sample of this many queries."
-        ),
-        holdout: float = typer.Option(
-            0.2,
-            "--holdout",
-            min=0.0,
-            max=0.95,
-            help="Share of training documents the ranker does not train on; the learned "
-            "combiner is fitted on their mentions with the ranker's scores and stored in the "
-            "folder (--ranker then orders by its probability). 0: no combiner, paper fusion.",
-        ),
-        max_length: int = typer.Option(48, "--max-length", min=8, help="Tokens of a pair."),
-        model: Path | None = typer.Option(
-            None, "--model", help="Model folder the ranker starts from (default all-MiniLM-L6-v2)."
-        ),
-        abbreviations: AbbreviationMode | None = typer.Option(
-            None,
-            "--abbreviations",
-            help="Expand short forms from the documents (default: ab3p for document formats).",
-        ),
-        freeze_embeddings: bool = typer.Option(
-            False,
-            "--freeze-embeddings/--train-embeddings",
-            help="Keep the word-embedding matrix fixed (a little faster on a CPU; the measured "
-            "default trains it).",
-        ),
-        seed: int = typer.Option(0, "--seed", help="Seed of folds, sampling, shuffling, head."),
-        threads: int | None = typer.Option(None, "--threads", min=1, help="Torch threads."),
-        overwrite: bool = overwrite_option(),
-        json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
-    ) -> None:
-        import torch
+    command = with_options(train, [], [*_TRAIN_OPTIONS, *_TRAIN_EXTRA])
+    rank_app.command("train", help=TRAIN_HELP, cls=PlainHelpCommand)(command)
 
-        from termnorm.search.rank.train_loop import LOSSES
 
-        if loss not in LOSSES:
-            raise typer.BadParameter(f"--loss must be one of {', '.join(LOSSES)}")
-        from termnorm._artifacts import InputPaths, prepare_output
-        from termnorm.search.rank.ranker import CARD_NAME
-        from termnorm.search.rank.training import RankTrainSpec, train_ranker
-        from termnorm.search.rank.train_loop import RankerTrainConfig
+_TRAIN_OPTIONS = [
+    *config_options(RankTrainSpec, exclude=("train",)),
+    *config_options(RankerTrainConfig, exclude=("seed",)),
+]
+_TRAIN_EXTRA = [
+    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+    for name, default, annotation in [
+        ("out", typer.Option(..., "--out", help="Ranker folder to write."), Path),
+        (
+            "project",
+            typer.Option(
+                None,
+                "--project",
+                help="Train on this mapping project's review decisions (approved and picked "
+                "rows) instead of --mentions.",
+            ),
+            str | None,
+        ),
+        ("db", db_option(), str | None),
+        ("overwrite", overwrite_option(), bool),
+        ("json_out", typer.Option(False, "--json", help="Print the card as JSON."), bool),
+    ]
+]
 
-        inputs: InputPaths = {"--index": index, "--mentions": mentions, "--synonyms": synonyms,
-                  "--keywords": keywords, "--model": model}  # fmt: skip
-        prepare_output(out, overwrite, inputs, "rankers")
-        if threads is not None:
-            torch.set_num_threads(threads)
-        spec = RankTrainSpec(
-            index=index,
-            mentions=tuple(mentions),
-            mention_format=fmt.value if fmt is not None else None,
-            synonyms=tuple(synonyms or ()),
-            strategy=strategy,
-            threshold=sieve_threshold,
-            keywords=keywords,
-            lang=lang,
-            plain=plain,
-            k_c=k_c,
-            folds=folds,
-            abbreviations=abbreviations,
-            base_model=model,
-            max_length=max_length,
-            max_queries=max_queries,
-            seed=seed,
-            threads=threads,
-            freeze_embeddings=freeze_embeddings,
-            holdout=holdout,
-            train=RankerTrainConfig(epochs=epochs, lr=lr, batch_size=batch_size, loss=loss),
-        )
+
+def train(
+    out: Path,
+    project: str | None,
+    db: str | None,
+    overwrite: bool,
+    json_out: bool,
+    **given: Any,
+) -> None:
+    """``termnorm rank train``: the options are :class:`RankTrainSpec`'s fields; the spec
+    goes to :func:`~termnorm.search.rank.train_ranker` (or, with ``--project``,
+    :func:`~termnorm.projects.train_project_ranker`)."""
+    from termnorm._artifacts import InputPaths, prepare_output
+    from termnorm.search.rank import train_ranker
+    from termnorm.search.rank.ranker import CARD_NAME
+
+    spec = RankTrainSpec.from_options(**given)
+    if project is None and not spec.mentions:
+        raise typer.BadParameter("give training mentions (--mentions FILE) or --project NAME")
+    inputs: InputPaths = {"--index": spec.index, "--mentions": list(spec.mentions),
+              "--synonyms": list(spec.synonyms), "--keywords": spec.keywords,
+              "--model": spec.base_model}  # fmt: skip
+    prepare_output(out, overwrite, inputs, "rankers")
+    if project is not None:
+        from termnorm.projects import train_project_ranker
+
+        folder = train_project_ranker(project, spec, out, db, show_progress=not json_out)
+    else:
         folder = train_ranker(spec, out, show_progress=not json_out)
-        card = json.loads((folder / CARD_NAME).read_text())
-        if json_out:
-            typer.echo(json.dumps(card, indent=2))
-            return
-        m = card["metrics"]
-        typer.echo(
-            f"wrote {card['kind']} ranker to {folder}: {int(m['pairs'])} pairs "
-            f"({int(m['positives'])} positive) from {int(m['queries'])} queries, training "
-            f"recall@1 {100 * m['recall_at_1']:.1f} / recall@{card['k_c']} "
-            f"{100 * m['recall_at_k_c']:.1f}, loss by epoch "
-            + ", ".join(f"{x:.4f}" for x in m["epoch_loss"])
-            + f", {m['seconds']:.0f} s"
-        )
+    card = json.loads((folder / CARD_NAME).read_text())
+    if json_out:
+        typer.echo(json.dumps(card, indent=2))
+        return
+    m = card["metrics"]
+    typer.echo(
+        f"wrote {card['kind']} ranker to {folder}: {int(m['pairs'])} pairs "
+        f"({int(m['positives'])} positive) from {int(m['queries'])} queries, training "
+        f"recall@1 {100 * m['recall_at_1']:.1f} / recall@{card['k_c']} "
+        f"{100 * m['recall_at_k_c']:.1f}, loss by epoch "
+        + ", ".join(f"{x:.4f}" for x in m["epoch_loss"])
+        + f", {m['seconds']:.0f} s"
+    )

@@ -18,11 +18,12 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from termnorm.encoders.implication import IMPLICATION_DIR, has_implication_head
 from termnorm.errors import ArtifactMismatchError
 
 __all__ = ["HEAD_DIR", "ImplicationLike", "load_implication", "resolve_implication"]
 
-HEAD_DIR = "implication_head"
+HEAD_DIR = IMPLICATION_DIR
 """Folder of the implication head inside a sentence-transformers model folder."""
 
 
@@ -39,25 +40,16 @@ def load_implication(model_dir: Path) -> ImplicationLike:
     """The implication predictor of ``model_dir`` (its ``implication_head/``).
 
     Raises:
-        ArtifactMismatchError: the folder has no implication head, or this termnorm lacks
-            the implication predictor (``termnorm.encoders.implication``).
+        ArtifactMismatchError: the folder has no implication head.
     """
-    try:
-        from termnorm.encoders.implication import (  # type: ignore[import-not-found,unused-ignore]
-            load_implication_predictor,
-        )
-    except ModuleNotFoundError as exc:
-        raise ArtifactMismatchError(
-            "this termnorm has no implication-number predictor (termnorm.encoders.implication);"
-            " install a termnorm with 'termnorm train --objective mtcg' support"
-        ) from exc
-    predictor: ImplicationLike = load_implication_predictor(Path(model_dir))
-    return predictor
+    from termnorm.encoders.implication import load_implication_predictor
+
+    return load_implication_predictor(Path(model_dir))
 
 
 def resolve_implication(recall_model: Path | None, implication: Path | None) -> ImplicationLike:
     """The predictor ``--multi`` uses (module doc)."""
-    if recall_model is not None and (Path(recall_model) / HEAD_DIR).is_dir():
+    if recall_model is not None and has_implication_head(recall_model):
         return load_implication(Path(recall_model))
     if implication is not None:
         return load_implication(Path(implication))

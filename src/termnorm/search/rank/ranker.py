@@ -27,12 +27,12 @@ import torch
 
 from termnorm._artifacts import atomic_dir, read_versioned_card, write_card
 from termnorm._version import __version__
-from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.keywords import KeywordVocabulary, read_keywords
 from termnorm.search.candidate import Candidate
 from termnorm.search.rank.combiner import Combiner
+from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
 from termnorm.search.rank.texts import candidate_text
 
 __all__ = [
