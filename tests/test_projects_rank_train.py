@@ -66,9 +66,13 @@ def test_rank_train_project_trains_on_the_decisions(
     assert card["strategy"] == "d-t+od-t"  # the project's learned synonyms are searched
     assert card["metrics"]["queries"] == 5 and card["metrics"]["pairs"] == 15
     ranker = load_ranker(folder)
-    assert ranker.score("heart attack", api.normalize("heart attack", index=index, k=3)).shape == (3,)
+    assert ranker.score("heart attack", api.normalize("heart attack", index=index, k=3)).shape == (
+        3,
+    )
     with pytest.raises(ValueError, match="not both"):
-        train_project_ranker(name, RankTrainSpec(index=index, mentions=(folder,)), tmp_path / "x", db)
+        train_project_ranker(
+            name, RankTrainSpec(index=index, mentions=(folder,)), tmp_path / "x", db
+        )
 
 
 def test_rank_train_project_cli(
@@ -81,7 +85,9 @@ def test_rank_train_project_cli(
     name, db = reviewed
     base = ["rank", "train", "--index", str(index), "--plain", "--model", str(tiny_bert_path),
             "--k-c", "3", "--folds", "2", "--holdout", "0", "--epochs", "1", "--json"]  # fmt: skip
-    code, out, err = run_main([*base, "--project", name, "--db", db, "--out", str(tmp_path / "r")], capsys)
+    code, out, err = run_main(
+        [*base, "--project", name, "--db", db, "--out", str(tmp_path / "r")], capsys
+    )
     assert code == 0, err
     assert json.loads(out)["training_data"][0]["mentions"] == 5
     code, _, err = run_main([*base, "--out", str(tmp_path / "none")], capsys)

@@ -11,24 +11,24 @@ import pytest
 import torch
 
 from _search_fakes import DictEncoder, build_index, unit
-from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
-from termnorm.search.rank.keyword_mask import (
-    PS_POSITION,
-    PT_POSITION,
-    encode_pairs,
-    keyword_attention_mask,
-)
 from termnorm.errors import InputFormatError
 from termnorm.kg import KnowledgeGraph
 from termnorm.kg.keyword_mining import mine_chinese_procedure_keywords, mine_english_keywords
 from termnorm.kg.keywords import KeywordVocabulary, builtin_keywords_path, read_keywords
 from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
+from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
 from termnorm.search.rank.fusion import (
     distances,
     fuse,
     recall_similarities,
     select_codes,
+)
+from termnorm.search.rank.keyword_mask import (
+    PS_POSITION,
+    PT_POSITION,
+    encode_pairs,
+    keyword_attention_mask,
 )
 from termnorm.search.rank.texts import candidate_text
 from termnorm.search.rank.training import Query, recall_candidates

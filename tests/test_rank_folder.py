@@ -137,5 +137,5 @@ def test_rank_train_defaults_live_in_the_spec() -> None:
 
 
 def test_rank_train_needs_training_data(setup: tuple[Path, Path], tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="--mentions FILE.*--project NAME"):
+    with pytest.raises(ValueError, match=r"--mentions FILE.*--project NAME"):
         train_ranker(RankTrainSpec(index=setup[0]), tmp_path / "r")

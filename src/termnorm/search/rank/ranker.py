@@ -7,7 +7,10 @@ Folder layout (written atomically by :func:`save_ranker`)::
                          hash, training data, training settings, held-out documents, the
                          stacked combiner fitted on them (plain numbers), metrics, versions
     keywords.tsv         the keyword vocabulary it was trained with (absent when plain)
-    cross_encoder.json   model/   head.safetensors   (termnorm.search.rank.cross_encoder)
+    cross_encoder.json + the model (:mod:`termnorm.search.rank.cross_encoder`): a plain
+                         ranker is a standard sentence-transformers CrossEncoder folder
+                         (:mod:`~termnorm.search.rank.standard_folder`), a keyword-attentive
+                         one has ``model/`` and ``head.safetensors``
 
 :func:`load_ranker` reads it back as a :class:`Ranker`; :meth:`Ranker.check_index` refuses an
 index other than the one its candidates came from (another KG or another recall model gives
