@@ -19,12 +19,13 @@ from termnorm.cli._config_options import PlainHelpCommand, config_options, with_
 from termnorm.cli._help import RUNTIME_HELP
 from termnorm.cli._map_options import db_option
 from termnorm.cli._out import overwrite_option
-from termnorm.cli._strategy import STRATEGY_HELP, THRESHOLD_HELP, synonyms_option
-from termnorm.encoders.runtime import THREADS_HELP, Runtime
-from termnorm.mentions.abbreviations import AbbreviationMode
-from termnorm.mentions.mention import MentionFormat
-from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
-from termnorm.search.rank.specs import RankerTrainConfig, RankTrainSpec
+from termnorm.encoders.runtime import Runtime
+from termnorm.search.rank.specs import (
+    DEFAULT_K_C,
+    RankerTrainConfig,
+    RankTrainSpec,
+    TrainingDataSpec,
+)
 
 __all__ = ["register"]
 
@@ -67,153 +68,127 @@ Examples:
 
 
 def register(app: typer.Typer) -> None:
-    """Attach the ``rank`` group (``rank train``) to ``app``."""
+    """Attach the ``rank`` group (``train``, ``hybrid``, ``combine``) to ``app``."""
     rank_app = typer.Typer(
         help="Train rankers that reorder recalled candidates.", no_args_is_help=True
     )
     app.add_typer(rank_app, name="rank")
 
-    @rank_app.command("hybrid", help=HYBRID_FIT_HELP)
-    def hybrid(
-        index: Path = typer.Option(..., "--index", exists=True, help="Index folder (recall)."),
-        mentions: list[Path] = typer.Option(
-            ..., "--mentions", exists=True, help="Annotated training mentions; repeatable."
-        ),
-        out: Path = typer.Option(..., "--out", help="Card (JSON file) to write."),
-        fmt: MentionFormat | None = typer.Option(
-            None, "--format", help="Mention format (detected when omitted)."
-        ),
-        synonyms: list[Path] | None = synonyms_option(),
-        strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
-        sieve_threshold: float = typer.Option(
-            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
-        ),
-        k_dense: int = typer.Option(20, "--k-dense", min=1, help="Candidates of the dense side."),
-        k_sparse: int = typer.Option(
-            20, "--k-sparse", min=1, help="Candidates of the sparse (TF-IDF) side."
-        ),
-        folds: int = typer.Option(5, "--folds", min=2, help="Cross-fitting folds (documents)."),
-        max_queries: int | None = typer.Option(
-            None, "--max-queries", min=1, help="Fit on a seeded sample of this many queries."
-        ),
-        abbreviations: AbbreviationMode | None = typer.Option(
-            None,
-            "--abbreviations",
-            help="Expand short forms from the documents (default: ab3p for document formats).",
-        ),
-        runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
-        threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
-        seed: int = typer.Option(0, "--seed", help="Seed of the folds and the sampling."),
-        overwrite: bool = overwrite_option(),
-        json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
-    ) -> None:
-        from termnorm.search.rank.hybrid_fit import HybridFitSpec, fit_hybrid
+    def add(name: str, run: Any, help_text: str, options: list[inspect.Parameter]) -> None:
+        command = with_options(run, [], options)
+        plain = PlainHelpCommand if name == "train" else None  # long flags wrap, not cut
+        rank_app.command(name, help=help_text, cls=plain)(command)
 
-        if out.exists() and not overwrite:
-            raise typer.BadParameter(f"{out} exists: give --overwrite to replace it")
-        spec = HybridFitSpec(
-            index=index, mentions=tuple(mentions), mention_format=fmt.value if fmt else None,
-            synonyms=tuple(synonyms or ()), strategy=strategy, threshold=sieve_threshold,
-            k_dense=k_dense, k_sparse=k_sparse, folds=folds, abbreviations=abbreviations,
-            max_queries=max_queries, seed=seed, threads=threads, runtime=runtime.value,
-        )  # fmt: skip
-        card = fit_hybrid(spec, out)
-        if json_out:
-            typer.echo(json.dumps(card, indent=2))
-            return
-        m = card["metrics"]
-        typer.echo(
-            f"wrote {out}: w = {card['weight']:.2f} over {m['queries']} training queries, "
-            f"train acc@1 {100 * m['train_acc_at_1']:.1f} (dense alone "
-            f"{100 * m['train_acc_at_1_dense']:.1f}), a gold candidate for "
-            f"{100 * m['train_candidates_with_gold']:.1f} %"
-        )
-
-    @rank_app.command("combine", help=COMBINE_HELP)
-    def combine(
-        index: Path = typer.Option(..., "--index", exists=True, help="Index folder (recall)."),
-        mentions: list[Path] = typer.Option(
-            ..., "--mentions", exists=True, help="Annotated training mentions; repeatable."
-        ),
-        out: Path = typer.Option(..., "--out", help="Card (JSON file) to write."),
-        fmt: MentionFormat | None = typer.Option(
-            None, "--format", help="Mention format (detected when omitted)."
-        ),
-        synonyms: list[Path] | None = synonyms_option(),
-        strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
-        sieve_threshold: float = typer.Option(
-            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
-        ),
-        hybrid: Path | None = typer.Option(
-            None, "--hybrid", exists=True, help="Hybrid recall card (termnorm rank hybrid)."
-        ),
-        ranker: Path | None = typer.Option(
-            None, "--ranker", exists=True, help="Ranker folder whose logit is a feature."
-        ),
-        k_c: int = typer.Option(10, "--k-c", min=1, help="Candidates recalled per mention."),
-        folds: int = typer.Option(5, "--folds", min=2, help="Cross-fitting folds (documents)."),
-        max_queries: int | None = typer.Option(
-            None, "--max-queries", min=1, help="Fit on a seeded sample of this many queries."
-        ),
-        abbreviations: AbbreviationMode | None = typer.Option(
-            None,
-            "--abbreviations",
-            help="Expand short forms from the documents (default: ab3p for document formats).",
-        ),
-        runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
-        threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
-        seed: int = typer.Option(0, "--seed", help="Seed of the folds and the sampling."),
-        overwrite: bool = overwrite_option(),
-        json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
-    ) -> None:
-        from termnorm.search.rank.combiner_fit import CombinerFitSpec, fit_combiner_card
-
-        if out.exists() and not overwrite:
-            raise typer.BadParameter(f"{out} exists: give --overwrite to replace it")
-        spec = CombinerFitSpec(
-            index=index, mentions=tuple(mentions), mention_format=fmt.value if fmt else None,
-            synonyms=tuple(synonyms or ()), strategy=strategy, threshold=sieve_threshold,
-            folds=folds, abbreviations=abbreviations, max_queries=max_queries, seed=seed,
-            threads=threads, runtime=runtime.value, hybrid=hybrid, ranker=ranker, k_c=k_c,
-        )  # fmt: skip
-        card = fit_combiner_card(spec, out)
-        if json_out:
-            typer.echo(json.dumps(card, indent=2))
-            return
-        m = card["metrics"]
-        typer.echo(
-            f"wrote {out}: {m['rows']} candidates of {m['queries']} training queries, train "
-            f"acc@1 {100 * m['train_acc_at_1']:.1f} (recall {100 * m['train_acc_at_1_recall']:.1f}), "
-            f"top-1 ECE {m['train_ece_top1']:.3f}"
-        )
-
-    command = with_options(train, [], [*_TRAIN_OPTIONS, *_TRAIN_EXTRA])
-    rank_app.command("train", help=TRAIN_HELP, cls=PlainHelpCommand)(command)
+    add("hybrid", hybrid, HYBRID_FIT_HELP, [*_DATA, *_K_SIDES, *_RUNTIME, *_CARD_OUT])
+    add("combine", combine, COMBINE_HELP, [*_DATA, *_RUNTIME, *_COMBINE, *_CARD_OUT])
+    add("train", train, TRAIN_HELP, [*_TRAIN_OPTIONS, *_TRAIN_EXTRA])
 
 
+def _options(*specs: tuple[str, Any, Any]) -> list[inspect.Parameter]:
+    """Keyword parameters ``(name, typer.Option, annotation)`` for :func:`with_options`."""
+    kind = inspect.Parameter.KEYWORD_ONLY
+    return [inspect.Parameter(n, kind, default=d, annotation=a) for n, d, a in specs]
+
+
+def _card_option(flag: str, help_text: str) -> Any:
+    return typer.Option(None, flag, exists=True, help=help_text)
+
+
+_DATA = config_options(TrainingDataSpec)
 _TRAIN_OPTIONS = [
     *config_options(RankTrainSpec, exclude=("train",)),
     *config_options(RankerTrainConfig, exclude=("seed",)),
 ]
-_TRAIN_EXTRA = [
-    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
-    for name, default, annotation in [
+_K_SIDES = _options(
+    ("k_dense", typer.Option(20, "--k-dense", min=1, help="Candidates of the dense side."), int),
+    ("k_sparse", typer.Option(20, "--k-sparse", min=1, help="Candidates of the TF-IDF side."), int),
+)
+_RUNTIME = _options(
+    ("runtime", typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP), Runtime)
+)
+_COMBINE = _options(
+    ("hybrid", _card_option("--hybrid", "Hybrid recall card (termnorm rank hybrid)."), Path | None),
+    ("ranker", _card_option("--ranker", "Ranker folder whose logit is a feature."), Path | None),
+    (
+        "k_c",
+        typer.Option(DEFAULT_K_C, "--k-c", min=1, help="Candidates recalled per mention."),
+        int,
+    ),
+)
+_OUTPUT = _options(
+    ("overwrite", overwrite_option(), bool),
+    ("json_out", typer.Option(False, "--json", help="Print the card as JSON."), bool),
+)
+_CARD_OUT = [
+    *_options(("out", typer.Option(..., "--out", help="Card (JSON file) to write."), Path)),
+    *_OUTPUT,
+]
+_TRAIN_EXTRA = (
+    _options(
         ("out", typer.Option(..., "--out", help="Ranker folder to write."), Path),
         (
             "project",
             typer.Option(
                 None,
                 "--project",
-                help="Train on this mapping project's review decisions (approved and picked "
-                "rows) instead of --mentions.",
+                help="Train on this mapping project's review decisions (approved and picked rows) "
+                "instead of --mentions.",
             ),
             str | None,
         ),
         ("db", db_option(), str | None),
-        ("overwrite", overwrite_option(), bool),
-        ("json_out", typer.Option(False, "--json", help="Print the card as JSON."), bool),
-    ]
-]
+    )
+    + _OUTPUT
+)
+
+
+def _spec_values(given: dict[str, Any]) -> dict[str, Any]:
+    """Option values as spec fields (repeatable options' lists as tuples); a fit without
+    training mentions is refused."""
+    if not given["mentions"]:
+        raise typer.BadParameter("give the annotated training mentions (--mentions FILE)")
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in given.items()}
+
+
+def _write_card(out: Path, overwrite: bool) -> None:
+    if out.exists() and not overwrite:
+        raise typer.BadParameter(f"{out} exists: give --overwrite to replace it")
+
+
+def hybrid(out: Path, overwrite: bool, json_out: bool, **given: Any) -> None:
+    """``termnorm rank hybrid``: :func:`~termnorm.search.rank.fit_hybrid` of the options."""
+    from termnorm.search.rank.hybrid_fit import HybridFitSpec, fit_hybrid
+
+    _write_card(out, overwrite)
+    card = fit_hybrid(HybridFitSpec(**_spec_values(given)), out)
+    if json_out:
+        typer.echo(json.dumps(card, indent=2))
+        return
+    m = card["metrics"]
+    typer.echo(
+        f"wrote {out}: w = {card['weight']:.2f} over {m['queries']} training queries, "
+        f"train acc@1 {100 * m['train_acc_at_1']:.1f} (dense alone "
+        f"{100 * m['train_acc_at_1_dense']:.1f}), a gold candidate for "
+        f"{100 * m['train_candidates_with_gold']:.1f} %"
+    )
+
+
+def combine(out: Path, overwrite: bool, json_out: bool, **given: Any) -> None:
+    """``termnorm rank combine``: :func:`~termnorm.search.rank.fit_combiner_card` of the
+    options."""
+    from termnorm.search.rank.combiner_fit import CombinerFitSpec, fit_combiner_card
+
+    _write_card(out, overwrite)
+    card = fit_combiner_card(CombinerFitSpec(**_spec_values(given)), out)
+    if json_out:
+        typer.echo(json.dumps(card, indent=2))
+        return
+    m = card["metrics"]
+    typer.echo(
+        f"wrote {out}: {m['rows']} candidates of {m['queries']} training queries, train "
+        f"acc@1 {100 * m['train_acc_at_1']:.1f} (recall {100 * m['train_acc_at_1_recall']:.1f}), "
+        f"top-1 ECE {m['train_ece_top1']:.3f}"
+    )
 
 
 def train(

@@ -96,8 +96,12 @@ class TrainingDataSpec:
     max_queries: int | None = field(
         default=None, metadata=option("Train on a seeded sample of this many queries.")
     )
-    seed: int = field(default=0, metadata=option("Seed of folds, sampling, shuffling, head."))
-    threads: int | None = field(default=None, metadata=option("Torch threads."))
+    seed: int = field(
+        default=0, metadata=option("Seed of the folds, the sampling and the ranker's training.")
+    )
+    threads: int | None = field(
+        default=None, metadata=option("CPU threads of the encoder and torch (default: theirs).")
+    )
 
     @property
     def resolved_strategy(self) -> str:
@@ -211,6 +215,8 @@ class RankTrainSpec(TrainingDataSpec):
         unknown = sorted(set(values) - own - loop)
         if unknown:
             raise TypeError(f"unknown rank train setting(s): {', '.join(unknown)}")
-        plain = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+        plain: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in values.items()
+        }
         train = RankerTrainConfig(**{k: v for k, v in plain.items() if k in loop})
         return cls(**{k: v for k, v in plain.items() if k in own}, train=train)
