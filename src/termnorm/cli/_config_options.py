@@ -3,8 +3,8 @@
 Each field becomes ``--field-name`` (booleans ``--field-name/--no-field-name``) with the
 field's default and the help text of its metadata (``help``); the metadata may also give the
 option's names (``flag``), make the option required on the command line (``cli_required``)
-or require an existing path (``exists``: ``"dir"`` or ``"path"``), and further names
-(``aliases``). Enums become choices,
+or require an existing path (``exists``: ``"dir"`` or ``"path"``), bound a number (``min``,
+``max``), and give further names (``aliases``). Enums become choices,
 ``X | None`` an optional ``X``, ``tuple[X, ...]`` a repeatable option. :func:`with_options`
 gives a command function the signature typer reads, so that a default and its help text live
 in the dataclass only.
@@ -78,6 +78,8 @@ def config_options(config_cls: type[Any], exclude: Collection[str] = ()) -> list
             help=meta.get("help", ""),
             exists=exists is not None,
             file_okay=exists != "dir",
+            min=meta.get("min"),
+            max=meta.get("max"),
         )
         params.append(
             inspect.Parameter(

@@ -40,7 +40,8 @@ LOSSES = ("pointwise", "listwise")
 
 def option(help_text: str, **more: Any) -> dict[str, Any]:
     """A spec field's metadata: its help text and how its command-line option is made
-    (``flag``, ``exists``, ``cli_required``: :mod:`termnorm.cli._config_options`)."""
+    (``flag``, ``exists``, ``cli_required``, ``min``, ``max``:
+    :mod:`termnorm.cli._config_options`)."""
     return {"help": help_text, **more}
 
 
@@ -84,9 +85,13 @@ class TrainingDataSpec:
         metadata=option(
             "Cosine at or above which a sieve takes its first module's answer.",
             flag="--sieve-threshold",
+            min=-1.0,
+            max=1.0,
         ),
     )
-    folds: int = field(default=DEFAULT_FOLDS, metadata=option("Cross-fitting folds (documents)."))
+    folds: int = field(
+        default=DEFAULT_FOLDS, metadata=option("Cross-fitting folds (documents).", min=2)
+    )
     abbreviations: AbbreviationMode | None = field(
         default=None,
         metadata=option(
@@ -94,13 +99,14 @@ class TrainingDataSpec:
         ),
     )
     max_queries: int | None = field(
-        default=None, metadata=option("Train on a seeded sample of this many queries.")
+        default=None, metadata=option("Train on a seeded sample of this many queries.", min=1)
     )
     seed: int = field(
         default=0, metadata=option("Seed of the folds, the sampling and the ranker's training.")
     )
     threads: int | None = field(
-        default=None, metadata=option("CPU threads of the encoder and torch (default: theirs).")
+        default=None,
+        metadata=option("CPU threads of the encoder and torch (default: theirs).", min=1),
     )
 
     @property
@@ -114,10 +120,10 @@ class RankerTrainConfig:
     """How a ranker is trained (paper defaults where it gives them); each field's metadata
     is its ``termnorm rank train`` option."""
 
-    epochs: int = field(default=2, metadata=option("Passes over the pairs."))
+    epochs: int = field(default=2, metadata=option("Passes over the pairs.", min=1))
     lr: float = field(default=3e-5, metadata=option("Learning rate of the encoder (AdamW)."))
     head_lr: float = field(default=1e-3, metadata=option("Learning rate of the head."))
-    batch_size: int = field(default=32, metadata=option("Pairs per step."))
+    batch_size: int = field(default=32, metadata=option("Pairs per step.", min=1))
     warmup: float = field(
         default=0.1, metadata=option("Linear warm-up, a fraction of the steps in [0, 1).")
     )
@@ -179,14 +185,16 @@ class RankTrainSpec(TrainingDataSpec):
             flag="--plain",
         ),
     )
-    k_c: int = field(default=DEFAULT_K_C, metadata=option("Candidates recalled per mention."))
+    k_c: int = field(
+        default=DEFAULT_K_C, metadata=option("Candidates recalled per mention.", min=1)
+    )
     base_model: Path | None = field(
         default=None,
         metadata=option(
             "Model folder the ranker starts from (default all-MiniLM-L6-v2).", flag="--model"
         ),
     )
-    max_length: int = field(default=TRAIN_PAIR_LENGTH, metadata=option("Tokens of a pair."))
+    max_length: int = field(default=TRAIN_PAIR_LENGTH, metadata=option("Tokens of a pair.", min=8))
     freeze_embeddings: bool = field(
         default=False,
         metadata=option(
@@ -200,7 +208,9 @@ class RankTrainSpec(TrainingDataSpec):
         metadata=option(
             "Share of training documents the ranker does not train on; the learned combiner "
             "is fitted on their mentions with the ranker's scores and stored in the folder "
-            "(--ranker then orders by its probability). 0: no combiner, paper fusion."
+            "(--ranker then orders by its probability). 0: no combiner, paper fusion.",
+            min=0.0,
+            max=0.95,
         ),
     )
     train: RankerTrainConfig = field(default_factory=RankerTrainConfig)
