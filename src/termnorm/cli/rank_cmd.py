@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,27 +151,29 @@ def _spec_values(given: dict[str, Any]) -> dict[str, Any]:
     return {k: tuple(v) if isinstance(v, list) else v for k, v in given.items()}
 
 
-def _write_card(out: Path, overwrite: bool) -> None:
+def _fit_card(
+    out: Path, overwrite: bool, json_out: bool, fit: Callable[[], dict[str, Any]], line: str
+) -> None:
+    """Write the card ``fit()`` makes (an existing ``out`` only with ``--overwrite``) and
+    print it, or ``line`` filled with the card's metrics."""
     if out.exists() and not overwrite:
         raise typer.BadParameter(f"{out} exists: give --overwrite to replace it")
+    card = fit()
+    m = card["metrics"]
+    typer.echo(json.dumps(card, indent=2) if json_out else line.format(out=out, c=card, m=m))
 
 
 def hybrid(out: Path, overwrite: bool, json_out: bool, **given: Any) -> None:
     """``termnorm rank hybrid``: :func:`~termnorm.search.rank.fit_hybrid` of the options."""
     from termnorm.search.rank.hybrid_fit import HybridFitSpec, fit_hybrid
 
-    _write_card(out, overwrite)
-    card = fit_hybrid(HybridFitSpec(**_spec_values(given)), out)
-    if json_out:
-        typer.echo(json.dumps(card, indent=2))
-        return
-    m = card["metrics"]
-    typer.echo(
-        f"wrote {out}: w = {card['weight']:.2f} over {m['queries']} training queries, "
-        f"train acc@1 {100 * m['train_acc_at_1']:.1f} (dense alone "
-        f"{100 * m['train_acc_at_1_dense']:.1f}), a gold candidate for "
-        f"{100 * m['train_candidates_with_gold']:.1f} %"
+    line = (
+        "wrote {out}: w = {c[weight]:.2f} over {m[queries]} training queries, train acc@1 "
+        "{m[train_acc_at_1]:.1%} (dense alone {m[train_acc_at_1_dense]:.1%}), a gold "
+        "candidate for {m[train_candidates_with_gold]:.1%}"
     )
+    spec = HybridFitSpec(**_spec_values(given))
+    _fit_card(out, overwrite, json_out, lambda: fit_hybrid(spec, out), line)
 
 
 def combine(out: Path, overwrite: bool, json_out: bool, **given: Any) -> None:
@@ -178,17 +181,13 @@ def combine(out: Path, overwrite: bool, json_out: bool, **given: Any) -> None:
     options."""
     from termnorm.search.rank.combiner_fit import CombinerFitSpec, fit_combiner_card
 
-    _write_card(out, overwrite)
-    card = fit_combiner_card(CombinerFitSpec(**_spec_values(given)), out)
-    if json_out:
-        typer.echo(json.dumps(card, indent=2))
-        return
-    m = card["metrics"]
-    typer.echo(
-        f"wrote {out}: {m['rows']} candidates of {m['queries']} training queries, train "
-        f"acc@1 {100 * m['train_acc_at_1']:.1f} (recall {100 * m['train_acc_at_1_recall']:.1f}), "
-        f"top-1 ECE {m['train_ece_top1']:.3f}"
+    line = (
+        "wrote {out}: {m[rows]} candidates of {m[queries]} training queries, train acc@1 "
+        "{m[train_acc_at_1]:.1%} (recall {m[train_acc_at_1_recall]:.1%}), top-1 ECE "
+        "{m[train_ece_top1]:.3f}"
     )
+    spec = CombinerFitSpec(**_spec_values(given))
+    _fit_card(out, overwrite, json_out, lambda: fit_combiner_card(spec, out), line)
 
 
 def train(

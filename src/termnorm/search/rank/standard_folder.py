@@ -5,7 +5,6 @@ A plain cross-encoder (BERT-rank) is a transformer, the [CLS] vector and one lin
 (release 6 and later) of three modules, which this module writes without importing it::
 
     config.json  model.safetensors  tokenizer.json  tokenizer_config.json ...   0: Transformer
-    sentence_bert_config.json                     (feature extraction: the hidden states)
     1_Pooling/config.json                         1: Pooling, mode cls
     2_Dense/config.json  2_Dense/model.safetensors  2: Dense H -> 1, identity, "scores"
     modules.json  config_sentence_transformers.json  (CrossEncoder, activation Sigmoid)
@@ -37,11 +36,6 @@ _MODULES = [
 ]
 
 
-def _write_json(path: Path, data: dict[str, Any] | list[Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-
-
 def is_standard_folder(folder: Path) -> bool:
     """Whether ``folder`` holds a standard CrossEncoder (its ``modules.json``)."""
     return (folder / MODULES_FILE).is_file()
@@ -52,41 +46,18 @@ def write_modules(folder: Path, head: nn.Linear) -> None:
     tokenizer already saved at the root of ``folder``; ``head`` is the [CLS] -> logit layer."""
     from safetensors.torch import save_file
 
-    from termnorm._version import __version__
-
     hidden = int(head.in_features)
-    modules = [
-        {"idx": i, "name": str(i), "path": path, "type": kind}
-        for i, (path, kind) in enumerate(_MODULES)
-    ]
-    _write_json(folder / MODULES_FILE, modules)
-    _write_json(
-        folder / "config_sentence_transformers.json",
-        {
+    files: dict[str, dict[str, Any] | list[Any]] = {
+        MODULES_FILE: [
+            {"idx": i, "name": str(i), "path": path, "type": kind}
+            for i, (path, kind) in enumerate(_MODULES)
+        ],
+        "config_sentence_transformers.json": {
             "model_type": "CrossEncoder",
             "activation_fn": "torch.nn.modules.activation.Sigmoid",
-            "prompts": {},
-            "default_prompt_name": None,
-            "__version__": {"termnorm": __version__, "pytorch": torch.__version__},
         },
-    )
-    _write_json(
-        folder / "sentence_bert_config.json",
-        {
-            "transformer_task": "feature-extraction",
-            "modality_config": {
-                "text": {"method": "forward", "method_output_name": "last_hidden_state"}
-            },
-            "module_output_name": "token_embeddings",
-        },
-    )
-    _write_json(
-        folder / POOLING_DIR / "config.json",
-        {"embedding_dimension": hidden, "pooling_mode": "cls", "include_prompt": True},
-    )
-    _write_json(
-        folder / DENSE_DIR / "config.json",
-        {
+        f"{POOLING_DIR}/config.json": {"embedding_dimension": hidden, "pooling_mode": "cls"},
+        f"{DENSE_DIR}/config.json": {
             "in_features": hidden,
             "out_features": 1,
             "bias": True,
@@ -94,7 +65,10 @@ def write_modules(folder: Path, head: nn.Linear) -> None:
             "module_input_name": "sentence_embedding",
             "module_output_name": "scores",
         },
-    )
+    }
+    for name, data in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     state = {f"linear.{k}": v.detach().cpu().contiguous() for k, v in head.state_dict().items()}
     save_file(state, str(folder / DENSE_DIR / _WEIGHTS))
 
