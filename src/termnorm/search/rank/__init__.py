@@ -25,7 +25,11 @@ if TYPE_CHECKING:  # pragma: no cover
         select_codes,
     )
     from termnorm.search.rank.hybrid_fit import HybridFitSpec, fit_hybrid
-    from termnorm.search.rank.implication import ImplicationLike, resolve_implication
+    from termnorm.search.rank.implication import (
+        ImplicationLike,
+        index_implication,
+        resolve_implication,
+    )
     from termnorm.search.rank.matcher import RankedMatcher
     from termnorm.search.rank.ranker import Ranker, load_ranker, save_ranker
     from termnorm.search.rank.specs import (
@@ -59,6 +63,7 @@ __all__ = [
     "fit_combiner_card",
     "fit_hybrid",
     "fuse",
+    "index_implication",
     "load_ranker",
     "recall_similarities",
     "resolve_implication",
@@ -84,6 +89,7 @@ __getattr__ = lazy_getattr(
         "fit_hybrid": "hybrid_fit",
         "ImplicationLike": "implication",
         "resolve_implication": "implication",
+        "index_implication": "implication",
         "RankedMatcher": "matcher",
         "Ranker": "ranker",
         "load_ranker": "ranker",

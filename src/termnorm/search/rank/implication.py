@@ -14,14 +14,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from termnorm.encoders.implication import IMPLICATION_DIR, has_implication_head
 from termnorm.errors import ArtifactMismatchError
 
-__all__ = ["HEAD_DIR", "ImplicationLike", "load_implication", "resolve_implication"]
+if TYPE_CHECKING:
+    from termnorm.index.term_index import TermIndex
+
+__all__ = [
+    "HEAD_DIR",
+    "ImplicationLike",
+    "index_implication",
+    "load_implication",
+    "resolve_implication",
+]
 
 HEAD_DIR = IMPLICATION_DIR
 """Folder of the implication head inside a sentence-transformers model folder."""
@@ -58,3 +67,10 @@ def resolve_implication(recall_model: Path | None, implication: Path | None) -> 
         f"{HEAD_DIR}/; train one with 'termnorm train --objective mtcg' and index with it, or "
         "pass --implication MODEL (a model folder with an implication head)"
     )
+
+
+def index_implication(index: TermIndex | None, implication: Path | None) -> ImplicationLike:
+    """:func:`resolve_implication` with the recall model named in ``index``'s card: the one
+    lookup the faces share (CLI ``--multi``, the API, the service)."""
+    path = index.card.get("model", {}).get("path") if index is not None else None
+    return resolve_implication(Path(path) if path else None, implication)
