@@ -3,9 +3,9 @@
 Each field becomes ``--field-name`` (booleans ``--field-name/--no-field-name``) with the
 field's default and the help text of its metadata (``help``); the metadata may also give the
 option's names (``flag``), make the option required on the command line (``cli_required``)
-or require an existing path (``exists``: ``"dir"``, ``"file"`` or ``"path"``), and further names
-(``aliases``); a field whose type is a dataclass contributes its own fields. Enums become
-choices,
+or require an existing path (``exists``: ``"dir"``, ``"file"`` or ``"path"``), bound a number
+(``min``, ``max``), and give further names (``aliases``); a field whose type is a dataclass
+contributes its own fields. Enums become choices,
 ``X | None`` an optional ``X``, ``tuple[X, ...]`` a repeatable option. :func:`with_options`
 gives a command function the signature typer reads, so that a default and its help text live
 in the dataclass only.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import typer
@@ -55,18 +55,26 @@ def _cli_type(kind: Any) -> Any:
     return kind
 
 
-def config_options(config_cls: type[Any]) -> list[inspect.Parameter]:
-    """One keyword parameter (a ``typer.Option`` default) per field of ``config_cls``; a field
-    that is itself a dataclass (a section of settings) gives one per field of its own."""
+def config_options(config_cls: type[Any], exclude: Collection[str] = ()) -> list[inspect.Parameter]:
+    """One keyword parameter (a ``typer.Option`` default) per field of ``config_cls`` but those
+    named in ``exclude``; a field that is itself a dataclass (a section of settings) gives one
+    per field of its own."""
     kinds = get_type_hints(config_cls)
     params = []
     for field in dataclasses.fields(config_cls):
+        if field.name in exclude:
+            continue
         meta = field.metadata
         kind = kinds[field.name]
         if dataclasses.is_dataclass(kind):
-            params += config_options(kind)  # type: ignore[arg-type]
+            params += config_options(kind, exclude)  # type: ignore[arg-type]
             continue
-        default: Any = ... if meta.get("cli_required") else field.default
+        if meta.get("cli_required"):
+            default: Any = ...
+        elif field.default_factory is not dataclasses.MISSING:
+            default = field.default_factory()
+        else:
+            default = field.default
         if isinstance(default, tuple):
             default = list(default)
         exists = meta.get("exists")
@@ -78,6 +86,8 @@ def config_options(config_cls: type[Any]) -> list[inspect.Parameter]:
             exists=exists is not None,
             file_okay=exists != "dir",
             dir_okay=exists != "file",
+            min=meta.get("min"),
+            max=meta.get("max"),
         )
         params.append(
             inspect.Parameter(

@@ -43,6 +43,7 @@ __all__ = [
     "run_project",
     "show_row",
     "status",
+    "train_project_ranker",
 ]
 
 _WHERE = {
@@ -71,6 +72,7 @@ _WHERE = {
     "RowView": "rows",
     "review_queue": "rows",
     "show_row": "rows",
+    "train_project_ranker": "training_data",
 }
 __getattr__ = lazy_getattr(__name__, _WHERE)
 
@@ -85,3 +87,4 @@ if TYPE_CHECKING:
     from termnorm.projects.settings import PipelineSettings
     from termnorm.projects.states import Action, ExportFormat, Predicate, RowState
     from termnorm.projects.store import open_store
+    from termnorm.projects.training_data import train_project_ranker
