@@ -14,6 +14,7 @@ import pytest
 from _cli import run_main
 from conftest import make_tiny_kg
 from termnorm import api
+from termnorm.search.build import clear_caches
 from termnorm.cli.main import main
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index import TermIndex
@@ -47,9 +48,7 @@ class FakeImplication:
 
 @pytest.fixture(autouse=True)
 def fresh_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(api, "_indexes", {})
-    monkeypatch.setattr(api, "_encoders", {})
-    monkeypatch.setattr(api, "_rankers", {})
+    clear_caches()
     monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
 
 

@@ -15,6 +15,7 @@ import pytest
 from _cli import run_main
 from _serve_fixtures import build_tiny_index, serving
 from termnorm import api
+from termnorm.search.build import clear_caches
 from termnorm.mentions.synonyms import as_sources
 
 ONLY_IN_FIRST = "zzqx blorp"
@@ -22,8 +23,7 @@ ONLY_IN_FIRST = "zzqx blorp"
 
 @pytest.fixture(autouse=True)
 def fresh_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(api, "_indexes", {})
-    monkeypatch.setattr(api, "_encoders", {})
+    clear_caches()
     monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
 
 
