@@ -11,11 +11,11 @@ import pytest
 import termnorm
 from conftest import make_tiny_kg
 from termnorm import api
-from termnorm.search.build import clear_caches
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index import TermIndex
 from termnorm.kg import KnowledgeGraph
 from termnorm.search import Candidate, QueryError
+from termnorm.search.build import clear_caches
 
 
 @pytest.fixture(autouse=True)

@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import make_tiny_kg
-from termnorm import api
-from termnorm.search.build import clear_caches
 from termnorm.cli.main import main
 from termnorm.kg import KnowledgeGraph
+from termnorm.search.build import clear_caches
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

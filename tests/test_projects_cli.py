@@ -12,7 +12,6 @@ import pytest
 
 from _cli import run_main
 from _project_fixtures import CODES, build_index, write_codes
-from termnorm import api
 from termnorm.search.build import clear_caches
 
 

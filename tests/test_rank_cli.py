@@ -14,11 +14,11 @@ import pytest
 from _cli import run_main
 from conftest import make_tiny_kg
 from termnorm import api
-from termnorm.search.build import clear_caches
 from termnorm.cli.main import main
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index import TermIndex
 from termnorm.kg import KnowledgeGraph
+from termnorm.search.build import clear_caches
 from termnorm.search.rank import implication as implication_module
 from termnorm.search.rank.ranker import CARD_NAME, load_ranker
 

@@ -15,8 +15,8 @@ import pytest
 from _cli import run_main
 from _serve_fixtures import build_tiny_index, serving
 from termnorm import api
-from termnorm.search.build import clear_caches
 from termnorm.mentions.synonyms import as_sources
+from termnorm.search.build import clear_caches
 
 ONLY_IN_FIRST = "zzqx blorp"
 

@@ -206,7 +206,7 @@ def _spec(ranker: RankerLike, synonyms: SynonymSources | None, fields: Any) -> t
     if sources and all(isinstance(s, Path) for s in sources):
         files, synonyms = cast(list[Path], sources), None
     loaded = None if ranker is None or isinstance(ranker, str | Path) else ranker
-    path = ranker if isinstance(ranker, str | Path) else None
+    path = Path(ranker) if isinstance(ranker, str | Path) else None
     return PipelineSpec(ranker=path, synonyms=tuple(files), **fields), loaded, synonyms
 
 
@@ -336,7 +336,9 @@ def normalize_file(
         )
     pipeline, _, pairs = _spec(ranker, synonyms, spec)
     if pairs is not None:
-        raise ValueError("normalize_file takes synonym files (paths), so that a resumed run can check them")
+        raise ValueError(
+            "normalize_file takes synonym files (paths), so that a resumed run can check them"
+        )
     loaded = index if isinstance(index, TermIndex) else None
     if loaded is None:
         pipeline = pipeline.replace(index=index)

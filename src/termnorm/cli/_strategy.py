@@ -73,7 +73,9 @@ def with_spec_options(
     reads its parameters followed by the spec's options (less ``exclude``)."""
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        own = [p for p in inspect.signature(func).parameters.values() if p.kind is not p.VAR_KEYWORD]
+        own = [
+            p for p in inspect.signature(func).parameters.values() if p.kind is not p.VAR_KEYWORD
+        ]
         return with_options(func, own, _spec_options(set(exclude), help or {}))
 
     return decorate

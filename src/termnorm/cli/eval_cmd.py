@@ -26,8 +26,8 @@ from rich.table import Table
 
 from termnorm.cli._output import json_ready, print_json
 from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_options
-from termnorm.evaluation.metric_names import unprefixed
 from termnorm.encoders.runtime import Runtime
+from termnorm.evaluation.metric_names import unprefixed
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.mentions.composite import CompositeRule
 from termnorm.mentions.mention import MentionFormat
@@ -180,7 +180,15 @@ EVAL_MULTI_HELP = (
 )
 
 
-_INDEX_ONLY = ("strategy", "synonyms", "min_score", "namespaces", "semantic_types", "hybrid", "combiner")
+_INDEX_ONLY = (
+    "strategy",
+    "synonyms",
+    "min_score",
+    "namespaces",
+    "semantic_types",
+    "hybrid",
+    "combiner",
+)
 
 
 @eval_app.command("normalize", epilog=_NORMALIZE_EXAMPLES)

@@ -203,14 +203,15 @@ def register(app: typer.Typer) -> None:
         if spec.index is None:
             _announce_default_index()
         if input is not None and output is not None:
+            from termnorm.search.batch import DEFAULT_CHUNK_ROWS
             from termnorm.search.job import normalize_file_job
 
-            extra = {"chunk_rows": chunk_rows} if chunk_rows is not None else {}
             report = normalize_file_job(
                 spec, input, output, engine=engine, workers=workers, address=ray_address,
                 encoding=encoding, errors=errors.value, notice=synonym_notice, column=column,
                 k=k or DEFAULT_K_FILES, show_progress=True, context=context_column,
-                abbreviations=abbreviations, prefix=prefix, restart=restart, **extra,
+                abbreviations=abbreviations, prefix=prefix, restart=restart,
+                chunk_rows=chunk_rows or DEFAULT_CHUNK_ROWS,
             )  # fmt: skip
             _print_report(report, json_out)
             return
@@ -219,7 +220,9 @@ def register(app: typer.Typer) -> None:
 
         matcher = build(spec, notice=synonym_notice)
         queries = list(terms or [])
-        warn_concept_id_queries(getattr(getattr(matcher, "recall", matcher), "index", None), queries)
+        warn_concept_id_queries(
+            getattr(getattr(matcher, "recall", matcher), "index", None), queries
+        )
         results = matcher.normalize_rows(queries, k or DEFAULT_K_TERMS)
         candidates_or_raise(results, queries)
         _print_results(queries, results, json_out)
@@ -232,4 +235,6 @@ def _announce_default_index() -> None:
 
     folder = default_index_dir()
     if not (folder / CARD_NAME).is_file():
-        typer.echo(f"building the default index (HPO + all-MiniLM-L6-v2) once into {folder}", err=True)
+        typer.echo(
+            f"building the default index (HPO + all-MiniLM-L6-v2) once into {folder}", err=True
+        )

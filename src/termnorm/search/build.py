@@ -201,7 +201,8 @@ def build(
     ``index``: an already loaded index or search space (the service's, a project's, an
     in-memory index) instead of ``spec.index``; ``ranker``: a loaded ranker instead of
     ``spec.ranker``; ``synonyms``: domain synonyms beyond ``spec.synonyms`` (e.g.
-    ``(concept_id, text)`` pairs; such a matcher is not cached). Raises ``ValueError`` for
+    ``(concept_id, text)`` pairs). A matcher over a given space or extra synonyms is not
+    cached (its caller keeps what it reuses: the service's LRU). Raises ``ValueError`` for
     settings that cannot go together, :class:`~termnorm.errors.ArtifactMismatchError` for a
     card or ranker made on another index.
     """
@@ -214,17 +215,16 @@ def build(
         space = with_synonyms(space, list(spec.synonyms), notice=notice)
     if synonyms is not None:
         space = with_synonyms(space, synonyms, notice=notice)
+    with_domain = bool(spec.synonyms) or synonyms is not None
+    if isinstance(index, SearchSpace) or synonyms is not None:  # the caller's space: its cache
+        return _assemble(spec, space, ranker, with_domain)
     cards = [p for p in (spec.hybrid, spec.combiner, spec.ranker) if p is not None]
     key = (spec, id(space), id(ranker), *(_version(_card(p)) for p in cards))
     with _lock:
-        cached = _matchers.get(space.index, {}).get(key)
-    if cached is not None and synonyms is None:
-        return cached
-    matcher = _assemble(spec, space, ranker, with_domain=bool(spec.synonyms) or synonyms is not None)
-    if synonyms is None:
-        with _lock:
-            _matchers.setdefault(space.index, {})[key] = matcher
-    return matcher
+        cache = _matchers.setdefault(space.index, {})
+        if key not in cache:
+            cache[key] = _assemble(spec, space, ranker, with_domain)
+        return cache[key]
 
 
 def _card(path: Path) -> Path:
@@ -280,4 +280,3 @@ def _implication(spec: PipelineSpec, space: SearchSpace) -> Any:
 
     model_path = space.index.card.get("model", {}).get("path")
     return resolve_implication(Path(model_path) if model_path else None, spec.implication)
-

@@ -176,7 +176,11 @@ class HybridMatcher(RowAnswers):
 
     def identity(self) -> dict[str, Any]:
         """The class and name, the hybrid settings and the dense recall's identity."""
-        return {**super().identity(), "config": canonical(self.config), "dense": self.dense.identity()}
+        return {
+            **super().identity(),
+            "config": canonical(self.config),
+            "dense": self.dense.identity(),
+        }
 
     def with_weight(self, weight: float) -> HybridMatcher:
         """The same matcher (sparse side shared) with another weight."""

@@ -13,6 +13,7 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from termnorm.io.tables import DEFAULT_ENCODING
 from termnorm.search.batch import BatchReport, check_output
 from termnorm.search.build import SynonymNotice, build, default_index_dir, load_index
 from termnorm.search.engines import Engine
@@ -33,8 +34,8 @@ def normalize_file_job(
     engine: Engine | str = Engine.LOCAL,
     workers: int = 1,
     address: str | None = None,
-    encoding: str | None = None,
-    errors: str | None = None,
+    encoding: str = DEFAULT_ENCODING,
+    errors: str = "strict",
     notice: SynonymNotice | None = None,
     **rows: Any,
 ) -> BatchReport:
@@ -45,15 +46,19 @@ def normalize_file_job(
     loading the index folder once; ``encoding``/``errors`` decode local text files."""
     input, output = Path(input), Path(output)
     if Engine(engine) is Engine.RAY:
-        from termnorm.search.ray_batch import import_ray, normalize_file_ray
         from termnorm.search.identity import index_identity
+        from termnorm.search.ray_batch import import_ray, normalize_file_ray
 
         import_ray()  # MissingExtraError before any work
         if index is not None and index.path is None:
             raise ValueError("engine='ray' needs an index saved to a folder: each worker loads it")
-        folder = index.path if index is not None else spec.index or default_index_dir()
-        spec = spec.replace(index=Path(folder).resolve())
-        settings = {**spec.resolved().to_dict(), "index_identity": index_identity(load_index(folder))}
+        folder = index.path if index is not None and index.path else spec.index
+        folder = Path(folder or default_index_dir()).resolve()
+        spec = spec.replace(index=folder)
+        settings = {
+            **spec.resolved().to_dict(),
+            "index_identity": index_identity(load_index(folder)),
+        }
         return normalize_file_ray(
             functools.partial(build, spec), input, output, workers=workers, address=address,
             settings=settings, multi=spec.multi, **rows,
@@ -62,8 +67,7 @@ def normalize_file_job(
 
     check_output(input, output)  # before the index loads
     matcher = build(spec, index, notice=notice)
-    decoding = {"encoding": encoding, "errors": errors}
     return normalize_file(
-        matcher, input, output, settings=spec.resolved().to_dict(),
-        **{key: value for key, value in decoding.items() if value is not None}, **rows,
+        matcher, input, output, settings=spec.resolved().to_dict(), encoding=encoding,
+        errors=errors, **rows,
     )  # fmt: skip

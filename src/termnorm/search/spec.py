@@ -28,20 +28,29 @@ RANK_MODES = ("learned", "fused", "rank", "recall")
 """The ranker's orders (:class:`termnorm.search.rank.RankMode`'s values)."""
 
 
+def _m(help: str, **meta: Any) -> dict[str, Any]:
+    """A field's CLI metadata: ``help``, ``flag``, ``min``/``max``, ``exists``."""
+    return {"help": help, **meta}
+
+
 def _f(default: Any, help: str, **meta: Any) -> Any:
-    """A field with its CLI metadata: ``help``, ``flag``, ``min``/``max``, ``exists``."""
-    return dataclasses.field(default=default, metadata={"help": help, **meta})
+    """A field with a default and its CLI metadata (:func:`_m`)."""
+    return dataclasses.field(default=default, metadata=_m(help, **meta))
 
 
 @dataclass(frozen=True)
 class PipelineSpec:
     """How a search is assembled (module doc); every field has a default, paths as given."""
 
-    index: Path | None = _f(None, "Index folder (default: the built-in HPO index).")
-    model: Path | None = _f(
-        None,
-        "The index's encoder folder, when it moved since the build (its fingerprint must "
-        "match the index card's).",
+    index: Path | None = dataclasses.field(
+        default=None, metadata=_m("Index folder (default: the built-in HPO index).")
+    )
+    model: Path | None = dataclasses.field(
+        default=None,
+        metadata=_m(
+            "The index's encoder folder, when it moved since the build (its fingerprint must "
+            "match the index card's).",
+        ),
     )
     mode: str = _f("term", "term: search term vectors (o-t); concept: concept mean vectors (o-c).")
     max_chars: int = _f(1000, "Longest accepted term.", min=1)
@@ -73,32 +82,44 @@ class PipelineSpec:
         max=1.0,
     )
     namespaces: tuple[str, ...] = _f(
-        (), "Only concepts of this ID namespace (HP for HP:0001250); repeatable.", flag="--namespace"
+        (),
+        "Only concepts of this ID namespace (HP for HP:0001250); repeatable.",
+        flag="--namespace",
     )
     semantic_types: tuple[str, ...] = _f(
-        (), 'Only concepts of this semantic type ("Disease or Syndrome"); repeatable.', flag="--type"
+        (),
+        'Only concepts of this semantic type ("Disease or Syndrome"); repeatable.',
+        flag="--type",
     )
-    runtime: Runtime = _f(Runtime.TORCH, "")  # help: termnorm.cli._help.RUNTIME_HELP
+    runtime: Runtime = dataclasses.field(
+        default=Runtime.TORCH, metadata=_m("")
+    )  # help: termnorm.cli._help.RUNTIME_HELP
     threads: int | None = _f(None, THREADS_HELP, min=1)
-    hybrid: Path | None = _f(
-        None,
-        "Hybrid recall card (termnorm rank hybrid): the search's candidates and char 3-gram "
-        "TF-IDF candidates merged, ordered by w*cosine + (1-w)*TF-IDF cosine with the card's w "
-        "(--min-score then applies to that score).",
-        exists="path",
+    hybrid: Path | None = dataclasses.field(
+        default=None,
+        metadata=_m(
+            "Hybrid recall card (termnorm rank hybrid): the search's candidates and char 3-gram "
+            "TF-IDF candidates merged, ordered by w*cosine + (1-w)*TF-IDF cosine with the card's w "
+            "(--min-score then applies to that score).",
+            exists="path",
+        ),
     )
-    combiner: Path | None = _f(
-        None,
-        "Learned combiner card (termnorm rank combine): the top k_c candidates reordered by the "
-        "probability that each is correct (recall, TF-IDF, token and ranker features, logistic "
-        "regression); --min-score is then a probability threshold.",
-        exists="path",
+    combiner: Path | None = dataclasses.field(
+        default=None,
+        metadata=_m(
+            "Learned combiner card (termnorm rank combine): the top k_c candidates reordered by the "
+            "probability that each is correct (recall, TF-IDF, token and ranker features, logistic "
+            "regression); --min-score is then a probability threshold.",
+            exists="path",
+        ),
     )
-    ranker: Path | None = _f(
-        None,
-        "Ranker folder (termnorm rank train): the top --k-c candidates of the search are "
-        "reordered by the ranker fused with the recall score.",
-        exists="path",
+    ranker: Path | None = dataclasses.field(
+        default=None,
+        metadata=_m(
+            "Ranker folder (termnorm rank train): the top --k-c candidates of the search are "
+            "reordered by the ranker fused with the recall score.",
+            exists="path",
+        ),
     )
     k_c: int = _f(10, "Candidates recalled per mention for the ranker (at least -k).", min=1)
     rank_mode: str | None = _f(
@@ -119,8 +140,12 @@ class PipelineSpec:
         "index's recall model's, or --implication MODEL.",
         flag="--multi",
     )
-    implication: Path | None = _f(
-        None, "Model folder with an implication head (termnorm train --objective mtcg).", exists="path"
+    implication: Path | None = dataclasses.field(
+        default=None,
+        metadata=_m(
+            "Model folder with an implication head (termnorm train --objective mtcg).",
+            exists="path",
+        ),
     )
 
     def __post_init__(self) -> None:
@@ -169,7 +194,9 @@ class PipelineSpec:
         return {**options_to_dict(self), "runtime": self.runtime.value}
 
     @classmethod
-    def from_dict(cls, values: Mapping[str, Any] | None, where: str = "a pipeline spec") -> PipelineSpec:
+    def from_dict(
+        cls, values: Mapping[str, Any] | None, where: str = "a pipeline spec"
+    ) -> PipelineSpec:
         """The spec of ``values`` (field names); an unknown key is a ``ValueError`` listing the
         known ones."""
         return options_from_dict(cls, values, where)
