@@ -101,6 +101,7 @@ def default_index_dir() -> Path:
 
 
 def resolve_index(index: IndexLike) -> TermIndex:
+    """``index`` itself, the index of a folder, or (``None``) the default index (cached)."""
     if isinstance(index, TermIndex):
         return index
     return load_index(default_index_dir() if index is None else index)
@@ -218,18 +219,15 @@ def build(
     with_domain = bool(spec.synonyms) or synonyms is not None
     if isinstance(index, SearchSpace) or synonyms is not None:  # the caller's space: its cache
         return _assemble(spec, space, ranker, with_domain)
-    cards = [p for p in (spec.hybrid, spec.combiner, spec.ranker) if p is not None]
-    key = (spec, id(space), id(ranker), *(_version(_card(p)) for p in cards))
+    if ranker is None and spec.ranker is not None:
+        ranker = load_ranker(spec.ranker, spec.threads)  # cached per card version
+    cards = [p for p in (spec.hybrid, spec.combiner) if p is not None]
+    key = (spec, id(space), id(ranker), *(_version(p) for p in cards))
     with _lock:
         cache = _matchers.setdefault(space.index, {})
         if key not in cache:
             cache[key] = _assemble(spec, space, ranker, with_domain)
         return cache[key]
-
-
-def _card(path: Path) -> Path:
-    """The file whose version stands for an artifact: the card itself, or a folder's card."""
-    return path / "ranker.json" if path.is_dir() else path
 
 
 def _assemble(

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from termnorm.encoders.runtime import THREADS_HELP, Runtime
-from termnorm.kg._options import options_from_dict, options_to_dict
+from termnorm.kg._options import options_from_dict
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, DEFAULT_WITH_SYNONYMS
+from termnorm.search.identity import canonical
 
 __all__ = ["RANK_MODES", "SPEC_HELP", "PipelineSpec"]
 
@@ -171,11 +172,6 @@ class PipelineSpec:
         if self.ranker is not None and self.combiner is not None:
             raise ValueError("a combiner card names its own ranker (if any): drop --ranker")
 
-    @property
-    def default_strategy(self) -> bool:
-        """Whether the plain normalizer of :attr:`mode` is searched (no strategy, no synonyms)."""
-        return self.strategy is None and not self.synonyms
-
     def replace(self, **changes: Any) -> PipelineSpec:
         """A copy with ``changes`` (field names), checked like a new spec."""
         return dataclasses.replace(self, **changes)
@@ -191,7 +187,8 @@ class PipelineSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (paths as strings, tuples as lists); :meth:`from_dict` reads it."""
-        return {**options_to_dict(self), "runtime": self.runtime.value}
+        data: dict[str, Any] = canonical(self)
+        return data
 
     @classmethod
     def from_dict(
