@@ -161,3 +161,8 @@ def test_a_job_the_api_started_the_cli_finishes(
     with pytest.raises(SystemExit) as exc:
         main([*argv, "-k", "3", "--chunk-rows", "4", "--min-score", "0.5"])
     assert exc.value.code == 0 and "(resumed after 4 rows)" in capsys.readouterr().out
+
+
+def test_api_keywords_name_every_spec_field() -> None:
+    fields = {f.name for f in dataclasses.fields(PipelineSpec)}
+    assert set(api.AnswerOptions.__annotations__) == fields - {"index", "synonyms", "ranker"}
