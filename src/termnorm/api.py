@@ -141,8 +141,10 @@ def get_normalizer(
     """The (cached) plain normalizer of ``index``: O-T (``mode="term"``) or O-C
     (``mode="concept"``) with the index's own encoder, run by ``runtime``; ``model`` as in
     :func:`search_space`."""
-    spec = PipelineSpec(mode=mode, runtime=runtime, model=model)  # type: ignore[arg-type]
-    return cast(SpaceMatcher, _build(spec, index))
+    spec, loaded, _, _ = _spec(
+        index, None, None, {"mode": mode, "runtime": runtime, "model": model}
+    )
+    return cast(SpaceMatcher, build(spec, loaded))
 
 
 class AnswerOptions(TypedDict, total=False):
@@ -182,32 +184,25 @@ Context = str | Sequence[str | None] | None
 RankerLike: TypeAlias = "Ranker | str | Path | None"
 
 
-def _build(
-    spec: PipelineSpec,
-    index: IndexLike,
-    ranker: Ranker | None = None,
-    synonyms: SynonymSources | None = None,
-) -> RowMatcher:
-    """:func:`termnorm.search.build.build` of ``spec`` over ``index`` (an object or a folder)."""
-    if isinstance(index, TermIndex):
-        return build(spec.replace(index=index.path), index, ranker=ranker, synonyms=synonyms)
-    return build(spec.replace(index=index), ranker=ranker, synonyms=synonyms)
-
-
-def _spec(ranker: RankerLike, synonyms: SynonymSources | None, fields: Any) -> tuple[
-    PipelineSpec, Ranker | None, SynonymSources | None
+def _spec(index: IndexLike, ranker: RankerLike, synonyms: SynonymSources | None, fields: Any) -> tuple[
+    PipelineSpec, TermIndex | None, Ranker | None, SynonymSources | None
 ]:  # fmt: skip
-    """The spec of the API's keywords: a loaded ranker and ``(concept_id, text)`` pairs go
-    beside it (a spec holds only what serialises)."""
+    """The spec of the API's arguments, and what goes beside it (a spec holds only what
+    serialises): a loaded index, a loaded ranker, ``(concept_id, text)`` pairs."""
     from termnorm.mentions.synonyms import as_sources
 
     files: list[Path] = []
     sources = as_sources(synonyms) if synonyms is not None else []
     if sources and all(isinstance(s, Path) for s in sources):
         files, synonyms = cast(list[Path], sources), None
-    loaded = None if ranker is None or isinstance(ranker, str | Path) else ranker
-    path = Path(ranker) if isinstance(ranker, str | Path) else None
-    return PipelineSpec(ranker=path, synonyms=tuple(files), **fields), loaded, synonyms
+    loaded = index if isinstance(index, TermIndex) else None
+    ranked = None if ranker is None or isinstance(ranker, str | Path) else ranker
+    spec = PipelineSpec(
+        index=index.path if isinstance(index, TermIndex) else index,  # type: ignore[arg-type]
+        ranker=Path(ranker) if isinstance(ranker, str | Path) else None,
+        synonyms=tuple(files), **fields,
+    )  # fmt: skip
+    return spec, loaded, ranked, synonyms
 
 
 @overload
@@ -257,8 +252,8 @@ def normalize(
     each is correct, ``min_score`` then a probability threshold.
     """
     _check_terms(terms)
-    pipeline, loaded, extra = _spec(ranker, synonyms, spec)
-    matcher = _build(pipeline, index, loaded, extra)
+    pipeline, loaded, given, pairs = _spec(index, ranker, synonyms, spec)
+    matcher = build(pipeline, loaded, ranker=given, synonyms=pairs)
     if context is None:
         if isinstance(terms, str):
             return matcher.normalize_batch([terms], k)[0]
@@ -334,16 +329,9 @@ def normalize_file(
             "normalize_file needs the ranker's folder (a path), so that a resumed run can "
             "check it is the same ranker"
         )
-    pipeline, _, pairs = _spec(ranker, synonyms, spec)
-    if pairs is not None:
-        raise ValueError(
-            "normalize_file takes synonym files (paths), so that a resumed run can check them"
-        )
-    loaded = index if isinstance(index, TermIndex) else None
-    if loaded is None:
-        pipeline = pipeline.replace(index=index)
+    pipeline, loaded, _, pairs = _spec(index, ranker, synonyms, spec)
     return normalize_file_job(
-        pipeline, input, output, index=loaded, engine=engine, workers=workers,
+        pipeline, input, output, index=loaded, synonyms=pairs, engine=engine, workers=workers,
         address=ray_address, encoding=encoding, errors=errors, column=column, k=k,
         chunk_rows=chunk_rows or DEFAULT_CHUNK_ROWS, show_progress=show_progress,
         context=context_column, abbreviations=abbreviations, prefix=prefix, restart=restart,

@@ -21,6 +21,7 @@ from termnorm.search.spec import PipelineSpec
 
 if TYPE_CHECKING:
     from termnorm.index.term_index import TermIndex
+    from termnorm.mentions.synonyms import SynonymSources
 
 __all__ = ["normalize_file_job"]
 
@@ -31,6 +32,7 @@ def normalize_file_job(
     output: str | Path,
     *,
     index: TermIndex | None = None,
+    synonyms: SynonymSources | None = None,
     engine: Engine | str = Engine.LOCAL,
     workers: int = 1,
     address: str | None = None,
@@ -40,7 +42,8 @@ def normalize_file_job(
     **rows: Any,
 ) -> BatchReport:
     """Normalize ``input`` into ``output`` with the matcher of ``spec`` (``index``: an
-    already loaded index instead of ``spec.index``). ``rows``: the row options of
+    already loaded index instead of ``spec.index``; ``synonyms``: more domain synonyms, e.g.
+    pairs, recorded through the matcher's identity). ``rows``: the row options of
     :func:`~termnorm.search.batch.normalize_file` (``column``, ``k``, ``context``, ...).
     ``engine="ray"`` runs ``workers`` Ray actors (on the cluster at ``address``), each
     loading the index folder once; ``encoding``/``errors`` decode local text files."""
@@ -60,13 +63,13 @@ def normalize_file_job(
             "index_identity": index_identity(load_index(folder)),
         }
         return normalize_file_ray(
-            functools.partial(build, spec), input, output, workers=workers, address=address,
+            functools.partial(build, spec, synonyms=synonyms), input, output, workers=workers, address=address,
             settings=settings, multi=spec.multi, **rows,
         )  # fmt: skip
     from termnorm.search.batch import normalize_file
 
     check_output(input, output)  # before the index loads
-    matcher = build(spec, index, notice=notice)
+    matcher = build(spec, index, synonyms=synonyms, notice=notice)
     return normalize_file(
         matcher, input, output, settings=spec.resolved().to_dict(), encoding=encoding,
         errors=errors, **rows,
