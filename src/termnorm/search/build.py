@@ -43,11 +43,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IndexLike",
+    "SpecError",
     "build",
     "clear_caches",
     "default_index_dir",
+    "implication_of",
+    "learned_stages",
     "load_index",
     "load_ranker",
+    "recall_stage",
     "resolve_index",
     "search_space",
     "with_synonyms",
@@ -62,6 +66,7 @@ _lock = threading.RLock()
 _indexes: dict[tuple[str, float], TermIndex] = {}
 _encoders: dict[tuple[str, str, int, str], TermEncoder] = {}
 _rankers: dict[tuple[str, float, int | None], Ranker] = {}
+_implications: dict[tuple[Any, str | None], Any] = {}
 _default_dir: list[Path] = []
 _spaces: weakref.WeakKeyDictionary[TermIndex, dict[str, SearchSpace]] = weakref.WeakKeyDictionary()
 _matchers: weakref.WeakKeyDictionary[TermIndex, dict[tuple[Any, ...], RowMatcher]] = (
@@ -72,7 +77,15 @@ _matchers: weakref.WeakKeyDictionary[TermIndex, dict[tuple[Any, ...], RowMatcher
 def clear_caches() -> None:
     """Forget every loaded index, encoder, space, ranker and matcher (tests, reloads)."""
     with _lock:
-        for cache in (_indexes, _encoders, _rankers, _default_dir, _spaces, _matchers):
+        for cache in (
+            _indexes,
+            _encoders,
+            _rankers,
+            _implications,
+            _default_dir,
+            _spaces,
+            _matchers,
+        ):
             cache.clear()
 
 
@@ -230,51 +243,101 @@ def build(
         return cache[key]
 
 
+class SpecError(ValueError):
+    """A spec setting this search space cannot serve; ``field`` names it (the service's 422)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
 def _assemble(
     spec: PipelineSpec, space: SearchSpace, ranker: Ranker | None, with_domain: bool
 ) -> RowMatcher:
     """Recall, then the learned stages (module doc)."""
-    if spec.strategy is None and not with_domain:
-        mode = SearchMode(spec.mode)
-        recall = SpaceMatcher(space, SearchConfig(mode.strategy), name=mode.matcher_name)
-    else:
-        strategy = spec.strategy or default_strategy(with_domain)
-        recall = build_strategy(space, strategy, spec.sieve_threshold)
     if ranker is None and spec.ranker is not None:
         ranker = load_ranker(spec.ranker, spec.threads)
-    rank_mode = spec.rank_mode
-    if ranker is not None and rank_mode is None:
-        rank_mode = "learned" if ranker.combiner is not None else "fused"
-    learned = spec.combiner is not None or rank_mode == "learned"
+    return learned_stages(spec, recall_stage(spec, space, ranker, with_domain), space, ranker)
+
+
+def _rank_mode(spec: PipelineSpec, ranker: Ranker | None) -> str | None:
+    """The ranker's mode: the spec's, else ``learned`` when its folder carries a combiner."""
+    if ranker is None or spec.rank_mode is not None:
+        return spec.rank_mode
+    return "learned" if ranker.combiner is not None else "fused"
+
+
+def _learned(spec: PipelineSpec, ranker: Ranker | None) -> bool:
+    """Whether ``min_score`` is a probability (a combiner card, or the learned rank mode)."""
+    return spec.combiner is not None or _rank_mode(spec, ranker) == "learned"
+
+
+def recall_stage(
+    spec: PipelineSpec, space: SearchSpace, ranker: Ranker | None = None, with_domain: bool = True
+) -> SpaceMatcher:
+    """The recall matcher of ``spec`` over ``space``: its mode or strategy, configured by
+    ``max_chars``, ``min_score`` (a cosine; none in the learned mode), ``namespaces`` and
+    ``semantic_types``; :class:`SpecError` naming the field that this space cannot serve."""
+    from termnorm.errors import EmptyResultError
+
+    try:
+        if spec.strategy is None and not with_domain:
+            mode = SearchMode(spec.mode)
+            recall = SpaceMatcher(space, SearchConfig(mode.strategy), name=mode.matcher_name)
+        else:
+            strategy = spec.strategy or default_strategy(with_domain)
+            recall = build_strategy(space, strategy, spec.sieve_threshold)
+    except (ValueError, EmptyResultError) as exc:
+        raise SpecError("strategy", str(exc)) from exc
     recall = recall.configure(
-        max_chars=spec.max_chars,
-        min_score=None if learned else spec.min_score,
-        namespaces=spec.namespaces or None,
-        semantic_types=spec.semantic_types or None,
+        max_chars=spec.max_chars, min_score=None if _learned(spec, ranker) else spec.min_score
     )
-    stage: RowMatcher = recall
+    for field in ("namespaces", "semantic_types"):
+        if value := getattr(spec, field):
+            try:
+                recall = recall.configure(**{field: value})
+            except (ValueError, EmptyResultError) as exc:
+                raise SpecError(field, str(exc)) from exc
+    return recall
+
+
+def learned_stages(
+    spec: PipelineSpec, stage: RowMatcher, space: SearchSpace, ranker: Ranker | None
+) -> RowMatcher:
+    """``stage`` (the recall, or the service's queued recall) followed by the spec's hybrid
+    recall card, combiner card and ranker (fusion, multi-code)."""
     if spec.hybrid is not None:
         from termnorm.search.rank.hybrid_fit import load_hybrid
 
-        stage = load_hybrid(spec.hybrid, recall)
+        stage = load_hybrid(spec.hybrid, stage)  # type: ignore[arg-type]
     if spec.combiner is not None:
         from termnorm.search.rank.combiner_fit import load_combined
 
         stage = load_combined(spec.combiner, stage, spec.min_score, spec.threads)
+    if ranker is None and spec.ranker is not None:
+        ranker = load_ranker(spec.ranker, spec.threads)
     if ranker is None:
         return stage
     from termnorm.search.rank import RankedMatcher
 
+    learned = _learned(spec, ranker)
     return RankedMatcher(
-        stage, ranker, k_c=spec.k_c, mode=rank_mode, weight=spec.fusion_weight, theta=spec.theta,
-        implication=_implication(spec, space) if spec.multi else None,
+        stage, ranker, k_c=spec.k_c, mode=_rank_mode(spec, ranker), weight=spec.fusion_weight,
+        theta=spec.theta, implication=implication_of(spec, space) if spec.multi else None,
         min_probability=spec.min_score if learned else None,
     )  # fmt: skip
 
 
-def _implication(spec: PipelineSpec, space: SearchSpace) -> Any:
-    """The implication predictor of ``--multi``: the recall model's head, or ``implication``."""
+def implication_of(spec: PipelineSpec, space: SearchSpace) -> Any:
+    """The implication predictor of ``--multi`` (cached): the recall model's head, or the
+    spec's ``implication`` folder; :class:`~termnorm.errors.ArtifactMismatchError` without."""
     from termnorm.search.rank import resolve_implication
 
     model_path = space.index.card.get("model", {}).get("path")
-    return resolve_implication(Path(model_path) if model_path else None, spec.implication)
+    key = (model_path, None if spec.implication is None else str(spec.implication))
+    with _lock:
+        if key not in _implications:
+            _implications[key] = resolve_implication(
+                Path(model_path) if model_path else None, spec.implication
+            )
+        return _implications[key]

@@ -45,7 +45,7 @@ from termnorm.serve.routes import concepts, search, service
 from termnorm.serve.routes.docs import add_docs
 from termnorm.serve.schemas import ErrorOut
 from termnorm.serve.settings import ServeSettings
-from termnorm.serve.state import Runtime, ServiceState, load_ranking, load_space
+from termnorm.serve.state import Runtime, ServiceState, load_ranker, load_space
 from termnorm.serve.uploads import UPLOAD_PATH
 
 __all__ = ["ApiError", "create_app"]
@@ -158,14 +158,14 @@ async def _load(settings: ServeSettings, runtime: Runtime) -> None:
         runtime.error = f"{type(exc).__name__}: {exc}"
         return
     try:
-        ranking = await asyncio.to_thread(load_ranking, settings, space)
+        ranker = await asyncio.to_thread(load_ranker, settings, space)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
         logger.exception("loading the ranker failed")
         runtime.error = f"{type(exc).__name__}: {exc}"
         return
-    runtime.state = ServiceState(settings, space, ranking, stored.skipped)
+    runtime.state = ServiceState(settings, space, ranker, stored.skipped)
     logger.info("ready: %s", runtime.state.info())
 
 

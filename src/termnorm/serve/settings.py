@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from termnorm.search.query import DEFAULT_MAX_CHARS
+from termnorm.search.spec import PipelineSpec
 
 __all__ = [
     "DEFAULT_MAX_UPLOAD_BYTES",
@@ -91,6 +92,20 @@ class ServeSettings:
             )
         if self.token is not None and not self.token.strip():
             raise ValueError("token is empty: give a non-empty token, or none to disable adding")
+        object.__setattr__(self, "_spec", self._pipeline())
+
+    def _pipeline(self) -> PipelineSpec:
+        return PipelineSpec(
+            index=self.index, model=self.model, max_chars=self.max_chars, ranker=self.ranker,
+            k_c=self.k_c, implication=self.implication,
+        )  # fmt: skip
+
+    @property
+    def spec(self) -> PipelineSpec:
+        """The pipeline spec every request's search starts from (``termnorm.search.spec``):
+        the index, model, longest text and ranker of these settings; a request sets the
+        strategy, threshold and filters (the service adds its synonyms to its space)."""
+        return self._spec  # type: ignore[attr-defined,no-any-return]
 
     @property
     def max_json_bytes(self) -> int:

@@ -6,10 +6,13 @@ synonyms of the store file). :class:`ServiceState` then answers from the current
 :meth:`ServiceState.add_synonyms` builds the next space (only the new texts encoded, the
 index untouched), appends the pairs to the store, and swaps it in.
 
-With ``--ranker``, :func:`load_ranking` loads the ranker (refused when it was trained on
-another index) and, when one can be found, the implication predictor that ``"multi": true``
-requests need (:func:`~termnorm.search.rank.implication.resolve_implication`); a request
-asking for ``multi`` without them is answered 422 naming the field.
+A request's search is the service's pipeline spec (:attr:`ServeSettings.spec`) with the
+request's options, assembled by the library's factory (:mod:`termnorm.search.build`): the
+recall stage (cached here per spec, over the current space), then the learned stages over
+the service's queued recall. With ``--ranker``, :func:`load_ranker` loads the ranker once
+(refused when it was trained on another index); a setting the space cannot serve (a strategy,
+namespace or type, ``multi`` without a ranker or an implication head) is answered 422 naming
+the field.
 """
 
 from __future__ import annotations
@@ -22,20 +25,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from termnorm.search.build import SpecError, learned_stages, recall_stage, search_space
 from termnorm.search.defaults import default_strategy
 from termnorm.search.domain import SearchSpace, SynonymReport, add_synonym_sources
-from termnorm.search.matcher import SpaceMatcher, build_strategy
+from termnorm.search.matcher import SpaceMatcher
+from termnorm.search.spec import PipelineSpec
 from termnorm.serve.errors import ApiError
 from termnorm.serve.settings import ServeSettings
 from termnorm.serve.synonym_store import StoreContents, append_synonym_store, read_synonym_store
 
 if TYPE_CHECKING:
-    from termnorm.search.rank.implication import ImplicationLike
-    from termnorm.search.rank.matcher import RankedMatcher
+    from termnorm.search.candidate import RowMatcher
     from termnorm.search.rank.ranker import Ranker
     from termnorm.serve.batching import MicroBatcher
 
-__all__ = ["Ranking", "Runtime", "ServiceState", "load_ranking", "load_space"]
+__all__ = ["Runtime", "ServiceState", "load_ranker", "load_space"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,15 +61,9 @@ def load_space(settings: ServeSettings) -> tuple[SearchSpace, StoreContents]:
     files and of the store file (and what was read from the store: the pairs, a torn last
     line skipped), with what searches build on first use built now
     (:meth:`SearchSpace.prepare`): concurrent first requests must not each build it."""
-    from termnorm.api import load_index, search_space
-
-    if settings.model is not None:
-        if settings.index is None:
-            raise ValueError("--model needs --index (the default index brings its own model)")
-        index = load_index(settings.index)
-        space = SearchSpace(index, index.load_encoder(settings.model))
-    else:
-        space = search_space(settings.index)
+    if settings.model is not None and settings.index is None:
+        raise ValueError("--model needs --index (the default index brings its own model)")
+    space = search_space(settings.index, model=settings.model)
     if settings.synonym_files:
         space, reports = add_synonym_sources(space, list(settings.synonym_files))
         for name, report in reports:
@@ -83,43 +81,15 @@ def load_space(settings: ServeSettings) -> tuple[SearchSpace, StoreContents]:
     return space, stored
 
 
-@dataclass(frozen=True)
-class Ranking:
-    """The loaded ranker, and the implication predictor or why there is none."""
-
-    ranker: Ranker
-    k_c: int
-    implication: ImplicationLike | None
-    no_implication: str | None = None
-
-
-def load_ranking(settings: ServeSettings, space: SearchSpace) -> Ranking | None:
+def load_ranker(settings: ServeSettings, space: SearchSpace) -> Ranker | None:
     """The ranker of ``settings`` checked against the space's index (``None`` without one)."""
     if settings.ranker is None:
         return None
-    from termnorm.errors import ArtifactMismatchError
-    from termnorm.search.rank.implication import resolve_implication
-    from termnorm.search.rank.ranker import load_ranker
+    from termnorm.search.build import load_ranker as load
 
-    ranker = load_ranker(settings.ranker)
+    ranker = load(settings.ranker)
     ranker.check_index(space.index)
-    model_path = space.index.card.get("model", {}).get("path")
-    try:
-        implication = resolve_implication(
-            Path(model_path) if model_path else None, settings.implication
-        )
-    except ArtifactMismatchError as exc:
-        logger.info("multi-code answers are off: %s", exc)
-        return Ranking(ranker, settings.k_c, None, str(exc))
-    return Ranking(ranker, settings.k_c, implication)
-
-
-@dataclass(frozen=True)
-class _Options:
-    strategy: str
-    min_score: float | None
-    namespaces: tuple[str, ...] | None
-    semantic_types: tuple[str, ...] | None
+    return ranker
 
 
 class ServiceState:
@@ -129,14 +99,14 @@ class ServiceState:
         self,
         settings: ServeSettings,
         space: SearchSpace,
-        ranking: Ranking | None = None,
+        ranker: Ranker | None = None,
         synonyms_skipped: int = 0,
     ) -> None:
         self.settings = settings
         self.space = space
-        self.ranking = ranking
+        self.ranker = ranker
         self.synonyms_skipped = synonyms_skipped  # torn store lines skipped at start
-        self._matchers: OrderedDict[_Options, SpaceMatcher] = OrderedDict()
+        self._matchers: OrderedDict[PipelineSpec, SpaceMatcher] = OrderedDict()
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ reading
@@ -172,94 +142,66 @@ class ServiceState:
             return []
         return [t for c, t in zip(domain.concept_ids, domain.texts, strict=True) if c == concept_id]
 
-    def matcher(
+    def spec(
         self,
         strategy: str | None,
         min_score: float | None,
-        namespaces: Sequence[str] | None,
-        semantic_types: Sequence[str] | None,
-    ) -> SpaceMatcher:
-        """The matcher for these options over the current space (``strategy`` ``None``:
-        :meth:`default_strategy`); :class:`~termnorm.serve.errors.ApiError` (422) naming the field that is not usable
-        (unknown strategy, namespace or type, a D target without domain synonyms)."""
-        if strategy is None:
-            strategy = self.default_strategy()
-        key = _Options(
-            strategy.strip().lower(),
-            min_score,
-            None if namespaces is None else tuple(namespaces),
-            None if semantic_types is None else tuple(semantic_types),
+        namespaces: Sequence[str] | None = None,
+        semantic_types: Sequence[str] | None = None,
+        multi: bool = False,
+        ranked: bool = True,
+    ) -> PipelineSpec:
+        """The service's spec with a request's options (``strategy`` ``None``:
+        :meth:`default_strategy`; ``min_score`` a probability when the ranker orders by its
+        combiner's; ``ranked=False``: without the ranker, as uploads are mapped);
+        :class:`~termnorm.serve.errors.ApiError` (422) on ``multi`` without a ranker."""
+        if multi and self.ranker is None:
+            raise ApiError(
+                422, ["body", "multi"],
+                "multi-code answers need a ranker: start the service with --ranker RANKER",
+                "value_error",
+            )  # fmt: skip
+        base = self.settings.spec
+        if not ranked:
+            base = base.replace(ranker=None, implication=None)
+        return base.replace(
+            strategy=(strategy or self.default_strategy()).strip().lower(),
+            min_score=min_score,
+            namespaces=tuple(namespaces or ()),
+            semantic_types=tuple(semantic_types or ()),
+            multi=multi,
         )
+
+    def matcher(self, spec: PipelineSpec) -> SpaceMatcher:
+        """The recall stage of ``spec`` over the current space (a small LRU);
+        :class:`~termnorm.serve.errors.ApiError` (422) naming the field that is not usable
+        (unknown strategy, namespace or type, a D target without domain synonyms)."""
         with self._lock:
             space = self.space
-            cached = self._matchers.get(key)
+            cached = self._matchers.get(spec)
             if cached is not None and cached.space is space:
-                self._matchers.move_to_end(key)
+                self._matchers.move_to_end(spec)
                 return cached
-        matcher = self._build(space, key)
+        try:
+            matcher = recall_stage(spec, space, self.ranker if spec.ranker else None)
+        except SpecError as exc:
+            raise ApiError(422, ["body", exc.field], str(exc), "value_error") from None
         with self._lock:
             if self.space is space:
-                self._matchers[key] = matcher
+                self._matchers[spec] = matcher
                 while len(self._matchers) > _MATCHERS_KEPT:
                     self._matchers.popitem(last=False)
         return matcher
 
-    @property
-    def ranks_by_probability(self) -> bool:
-        """Whether the loaded ranker orders by its learned combiner's probability."""
-        return self.ranking is not None and self.ranking.ranker.combiner is not None
-
-    def ranked(
-        self, recall: SpaceMatcher, multi: bool, min_probability: float | None = None
-    ) -> RankedMatcher | None:
-        """``recall`` followed by the loaded ranker (``None`` without one); ``multi`` adds the
-        implication predictor, ``min_probability`` the learned mode's threshold.
-        :class:`~termnorm.serve.errors.ApiError` (422) on ``multi`` when it cannot be served."""
-        ranking = self.ranking
-        if ranking is None:
-            if multi:
-                raise ApiError(
-                    422,
-                    ["body", "multi"],
-                    "multi-code answers need a ranker: start the service with --ranker RANKER",
-                    "value_error",
-                )
-            return None
-        if multi and ranking.implication is None:
-            raise ApiError(
-                422,
-                ["body", "multi"],
-                ranking.no_implication or "no implication head",
-                "value_error",
-            )
-        from termnorm.search.rank.matcher import RankedMatcher
-
-        return RankedMatcher(
-            recall,
-            ranking.ranker,
-            k_c=ranking.k_c,
-            implication=ranking.implication if multi else None,
-            min_probability=min_probability,
-        )
-
-    def _build(self, space: SearchSpace, key: _Options) -> SpaceMatcher:
-        from termnorm.errors import EmptyResultError
+    def stages(self, spec: PipelineSpec, recall: RowMatcher) -> RowMatcher:
+        """``recall`` (the queued recall stage) followed by the spec's learned stages (the
+        service's ranker); 422 on ``multi`` when no implication head can be found."""
+        from termnorm.errors import ArtifactMismatchError
 
         try:
-            matcher = build_strategy(space, key.strategy)
-        except (ValueError, EmptyResultError) as exc:
-            raise ApiError(422, ["body", "strategy"], str(exc), "value_error") from None
-        matcher = matcher.configure(max_chars=self.settings.max_chars, min_score=key.min_score)
-        try:
-            if key.namespaces is not None:
-                field = "namespaces"
-                matcher = matcher.configure(namespaces=key.namespaces)
-            if key.semantic_types is not None:
-                field = "semantic_types"
-                matcher = matcher.configure(semantic_types=key.semantic_types)
-        except (ValueError, EmptyResultError) as exc:
-            raise ApiError(422, ["body", field], str(exc), "value_error") from None
-        return matcher
+            return learned_stages(spec, recall, self.space, self.ranker)
+        except ArtifactMismatchError as exc:
+            raise ApiError(422, ["body", "multi"], str(exc), "value_error") from None
 
     # ------------------------------------------------------------------ writing
     def resolve(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -51,14 +51,14 @@ async def normalize(
     batcher: MicroBatcher = Depends(app_batcher),
 ) -> NormalizeOut:
     """The top-``k`` concepts of each text, with the provenance of each candidate."""
-    learned = state.ranks_by_probability  # min_score is then the combiner's probability
-    recall = await run_in_threadpool(
-        state.matcher, body.strategy, None if learned else body.min_score, body.namespaces,
-        body.semantic_types,
-    )  # fmt: skip
+    spec = state.spec(
+        body.strategy, body.min_score, body.namespaces, body.semantic_types, body.multi
+    )
+    recall = await run_in_threadpool(state.matcher, spec)
     encode = queued_encoder(batcher, asyncio.get_running_loop(), wait_when_full=False)
-    queued = QueuedMatcher(recall, encode, len(body.texts))
-    matcher = state.ranked(queued, body.multi, body.min_score if learned else None) or queued
+    matcher = await run_in_threadpool(
+        state.stages, spec, QueuedMatcher(recall, encode, len(body.texts))
+    )
     rows: list[RowResult] = await run_in_threadpool(matcher.normalize_rows, body.texts, body.k)
     problems = [
         {"loc": ("body", "texts", i), "msg": row.error, "type": "value_error"}
@@ -126,7 +126,7 @@ async def normalize_upload(
     normalize --input`` does; the answer is the mapped file, for download. The work
     runs on a worker thread and stops when the client goes away."""
     floor = None if min_score <= -1.0 else min_score
-    matcher = await run_in_threadpool(state.matcher, strategy, floor, None, None)
+    matcher = await run_in_threadpool(state.matcher, state.spec(strategy, floor, ranked=False))
     cancelled = threading.Event()
     queued = QueuedMatcher(
         matcher,
