@@ -2,7 +2,7 @@
 
 A card is written atomically (a temporary file renamed over the target) and read back with
 two checks: its ``kind`` and the identity of the index it was fitted on
-(:func:`~termnorm.search.rank.ranker.index_identity`: KG and recall model fingerprints).
+(:func:`~termnorm.search.rank.ranker.recall_identity`: KG and recall model fingerprints).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def read_json_card(
     """The card at ``path``; :class:`~termnorm.errors.ArtifactMismatchError` when it is not a
     ``kind`` card or was fitted on an index other than ``index`` (``command`` names the
     ``termnorm`` command that writes one)."""
-    from termnorm.search.rank.ranker import index_identity
+    from termnorm.search.rank.ranker import recall_identity
 
     card: dict[str, Any] = json.loads(Path(path).read_text())
     if card.get("kind") != kind:
@@ -42,7 +42,7 @@ def read_json_card(
             f"'termnorm {command}'"
         )
     fitted = card.get("index", {})
-    if index is not None and any(fitted.get(k) != v for k, v in index_identity(index).items()):
+    if index is not None and any(fitted.get(k) != v for k, v in recall_identity(index).items()):
         raise ArtifactMismatchError(
             f"the {kind} card {path} was fitted on the index {fitted.get('path')}, not this "
             f"one: fit it again with 'termnorm {command} --index INDEX'"

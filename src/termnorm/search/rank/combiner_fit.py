@@ -83,7 +83,7 @@ def fit_combiner_card(
 ) -> dict[str, Any]:
     """Fit the combiner (module doc), write its card to ``out`` and return the card.
     ``ranker``: a loaded ranker (else ``spec.ranker`` is loaded when given)."""
-    from termnorm.search.rank.ranker import index_identity, load_ranker
+    from termnorm.search.rank.ranker import load_ranker, recall_identity
 
     index = TermIndex.load(spec.index)
     encoder = index.load_encoder()
@@ -105,7 +105,7 @@ def fit_combiner_card(
         "sieve_threshold": spec.threshold,
         "hybrid": None if spec.hybrid is None else str(Path(spec.hybrid).resolve()),
         "ranker": None if spec.ranker is None else str(Path(spec.ranker).resolve()),
-        "index": {"path": str(Path(spec.index).resolve()), **index_identity(index)},
+        "index": {"path": str(Path(spec.index).resolve()), **recall_identity(index)},
         "training_data": [str(p) for p in spec.mentions],
         "synonyms": [str(p) for p in spec.synonyms],
         "cross_fitting": {"folds": spec.folds, "seed": spec.seed},

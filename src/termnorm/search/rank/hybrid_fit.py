@@ -100,7 +100,7 @@ def scored_training_candidates(
 
 def fit_hybrid(spec: HybridFitSpec, out: str | Path) -> dict[str, Any]:
     """Fit the weight on the training candidates and write the card to ``out`` (JSON)."""
-    from termnorm.search.rank.ranker import index_identity
+    from termnorm.search.rank.ranker import recall_identity
 
     index = TermIndex.load(spec.index)
     encoder = index.load_encoder()
@@ -117,7 +117,7 @@ def fit_hybrid(spec: HybridFitSpec, out: str | Path) -> dict[str, Any]:
         "k_sparse": spec.k_sparse,
         "strategy": str(parse_strategy(spec.resolved_strategy)),
         "sieve_threshold": spec.threshold,
-        "index": {"path": str(Path(spec.index).resolve()), **index_identity(index)},
+        "index": {"path": str(Path(spec.index).resolve()), **recall_identity(index)},
         "training_data": [str(p) for p in spec.mentions],
         "synonyms": [str(p) for p in spec.synonyms],
         "cross_fitting": {"folds": spec.folds, "seed": spec.seed},

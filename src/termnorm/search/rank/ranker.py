@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from termnorm._artifacts import atomic_dir, read_versioned_card, write_card
+from termnorm._artifacts import atomic_dir, file_sha256, read_versioned_card, write_card
 from termnorm._version import __version__
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index.term_index import TermIndex
@@ -43,9 +43,8 @@ __all__ = [
     "KEYWORDS_FILE",
     "RANKER_FORMAT",
     "Ranker",
-    "file_sha256",
-    "index_identity",
     "load_ranker",
+    "recall_identity",
     "save_ranker",
 ]
 
@@ -55,13 +54,10 @@ RANKER_FORMAT = 1
 DEFAULT_PAIRS_PER_PASS = 128
 
 
-def file_sha256(path: str | Path) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def index_identity(index: TermIndex) -> dict[str, Any]:
-    """What identifies an index for a ranker: its KG and its recall model (fingerprints)."""
+def recall_identity(index: TermIndex) -> dict[str, Any]:
+    """What a ranker, hybrid or combiner card needs of an index: its KG and its recall model
+    (fingerprints). Not the index's own identity (:func:`termnorm.search.identity.index_identity`,
+    which a rebuild changes): a rebuilt index of the same KG and model serves the same ranker."""
     return {
         "kg_fingerprint": index.card["kg"]["fingerprint"],
         "model_fingerprint": index.card["model"]["fingerprint"],
@@ -106,7 +102,7 @@ class Ranker:
     def check_index(self, index: TermIndex) -> None:
         """Refuse ``index`` when it is not the one the training candidates came from."""
         trained = self.card.get("index", {})
-        mine = index_identity(index)
+        mine = recall_identity(index)
         keys = ("kg_fingerprint", "model_fingerprint", "pooling")
         if any(trained.get(k) != mine[k] for k in keys):
             raise ArtifactMismatchError(
@@ -217,7 +213,7 @@ def load_ranker(
         if not keyword_path.is_file():
             raise ArtifactMismatchError(f"{folder} has no {KEYWORDS_FILE}: retrain the ranker")
         expected = card.get("keywords", {}).get("sha256")
-        if expected != file_sha256(keyword_path):
+        if expected != file_sha256(keyword_path, chars=64):
             raise ArtifactMismatchError(
                 f"{keyword_path} is not the keyword file the ranker was trained with "
                 f"(sha256 differs from the card's {expected}); restore it or retrain"

@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from termnorm._artifacts import file_sha256
 from termnorm.encoders.fingerprint import model_fingerprint
 from termnorm.encoders.memo import MemoEncoder
 from termnorm.encoders.transformer import default_model_path
@@ -29,7 +30,7 @@ from termnorm.kg.keywords import builtin_keywords_path, read_keywords
 from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
 from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
-from termnorm.search.rank.ranker import Ranker, file_sha256, index_identity, save_ranker
+from termnorm.search.rank.ranker import Ranker, recall_identity, save_ranker
 from termnorm.search.rank.specs import (
     DEFAULT_FOLDS,
     DEFAULT_HOLDOUT,
@@ -150,7 +151,7 @@ def train_ranker(
     stacked = _stacked_combiner(spec, space, data, held, model)
     card = {
         "base_model": {"path": str(Path(base).resolve()), "fingerprint": model_fingerprint(base)},
-        "index": {"path": str(Path(spec.index).resolve()), **index_identity(index)},
+        "index": {"path": str(Path(spec.index).resolve()), **recall_identity(index)},
         "recall_model": index.card["model"].get("path"),
         "strategy": str(parse_strategy(strategy)),
         "sieve_threshold": spec.threshold,
@@ -171,7 +172,7 @@ def train_ranker(
     }
     if keywords_file is not None:
         card["keywords_lang"] = keywords.lang if keywords is not None else None
-        card["keywords_sha256"] = file_sha256(keywords_file)
+        card["keywords_sha256"] = file_sha256(keywords_file, chars=64)
     return save_ranker(model, card, out, keywords_file)
 
 
