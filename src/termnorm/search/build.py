@@ -66,7 +66,7 @@ _lock = threading.RLock()
 _indexes: dict[tuple[str, float], TermIndex] = {}
 _encoders: dict[tuple[str, str, int, str], TermEncoder] = {}
 _rankers: dict[tuple[str, float, int | None], Ranker] = {}
-_implications: dict[tuple[Any, str | None], Any] = {}
+_implications: dict[tuple[Any, Path | None], Any] = {}
 _default_dir: list[Path] = []
 _spaces: weakref.WeakKeyDictionary[TermIndex, dict[str, SearchSpace]] = weakref.WeakKeyDictionary()
 _matchers: weakref.WeakKeyDictionary[TermIndex, dict[tuple[Any, ...], RowMatcher]] = (
@@ -329,15 +329,12 @@ def learned_stages(
 
 
 def implication_of(spec: PipelineSpec, space: SearchSpace) -> Any:
-    """The implication predictor of ``--multi`` (cached): the recall model's head, or the
-    spec's ``implication`` folder; :class:`~termnorm.errors.ArtifactMismatchError` without."""
-    from termnorm.search.rank import resolve_implication
+    """The implication predictor of ``--multi`` (cached per index and ``implication``):
+    :func:`~termnorm.search.rank.implication.index_implication`."""
+    from termnorm.search.rank import index_implication
 
-    model_path = space.index.card.get("model", {}).get("path")
-    key = (model_path, None if spec.implication is None else str(spec.implication))
+    key = (space.index.card.get("model", {}).get("path"), spec.implication)
     with _lock:
         if key not in _implications:
-            _implications[key] = resolve_implication(
-                Path(model_path) if model_path else None, spec.implication
-            )
+            _implications[key] = index_implication(space.index, spec.implication)
         return _implications[key]
