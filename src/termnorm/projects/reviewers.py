@@ -29,6 +29,7 @@ __all__ = [
     "add_reviewer",
     "list_reviewers",
     "remove_reviewer",
+    "reviewer_for_token",
     "reviewer_of",
     "token_digest",
 ]
@@ -157,3 +158,11 @@ def reviewer_of(session: Session, project_id: int, token: str) -> str | None:
         ReviewerRow.project_id == project_id, ReviewerRow.token_sha256 == token_digest(token)
     )
     return session.scalars(query).first()
+
+
+def reviewer_for_token(
+    project: str, token: str, *, db: DatabaseLike = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+) -> str | None:
+    """The name of ``project``'s reviewer whose token is ``token``, or ``None``."""
+    with open_project(project, db, busy_timeout=busy_timeout) as (_, session, proj):
+        return reviewer_of(session, proj.id, token)

@@ -174,6 +174,10 @@ def create_app(
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: counts every answer
     add_error_handlers(app)
     _add_routes(app, settings, runtime, metrics)
+    if settings.project is not None:  # a mapping project's review page (serve/review.py)
+        from termnorm.serve.review import router as review_router
+
+        app.include_router(review_router)
     add_docs(app)
     return app
 
