@@ -87,7 +87,7 @@ def test_reviewer_tokens_are_stored_hashed_rotated_and_removed(
         remove_reviewer("p", "ann", db=db)
         with store.session() as s:
             assert reviewer_of(s, 1, rotated.token) is None
-        with pytest.raises(ReviewerError, match="no reviewer 'ann'.*reviewer list"):
+        with pytest.raises(ReviewerError, match=r"no reviewer .ann..*reviewer list"):
             remove_reviewer("p", "ann", db=db)
         with pytest.raises(ReviewerError, match="1 to 200 characters"):
             add_reviewer("p", "  ", db=db)

@@ -244,6 +244,43 @@ def test_every_decision_is_in_the_audit_trail_under_the_tokens_reviewer(
 
 def test_a_project_that_is_not_there_stops_the_start(index_dir: Path, tmp_path: Path) -> None:
     app = create_app(index_dir, project="nope", project_db=str(tmp_path / "none.db"))
-    with pytest.raises(Exception, match="no project 'nope'"):
-        with TestClient(app, base_url=LOCAL):
-            pass
+    with pytest.raises(Exception, match="no project 'nope'"), TestClient(app, base_url=LOCAL):
+        pass
+
+
+def test_serve_project_takes_the_projects_index_and_reviewers_get_tokens(
+    tmp_path: Path, index_dir: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    import uvicorn
+
+    from _cli import run_main
+    from termnorm.projects import PipelineSettings
+
+    db = str(tmp_path / "labs.db")
+    source = write_codes(tmp_path / "c.csv", ROWS)
+    init_project(
+        "labs", source, "code", "label", settings=PipelineSettings.of(index=index_dir), db=db
+    )
+    code, token, err = run_main(["map", "reviewer", "add", "labs", "ann", "--db", db], capsys)
+    assert code == 0 and token.strip().startswith("tnr_") and "shown only now" in err
+    code, _, err = run_main(["map", "reviewer", "add", "labs", "ann", "--db", db], capsys)
+    assert code == 1 and "--rotate" in err
+    code, out, _ = run_main(["map", "reviewer", "list", "labs", "--db", db, "--json"], capsys)
+    assert code == 0 and '"name": "ann"' in out and token.strip() not in out
+    started: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda application, **kw: started.append(application))
+    code, _, err = run_main(
+        ["serve", "--project", "labs", "--db", db, "--lease-minutes", "3"], capsys
+    )
+    assert code == 0, err
+    settings = started[0].state.settings
+    assert (settings.index, settings.project, settings.project_db, settings.lease_minutes) == (
+        index_dir, "labs", db, 3.0,
+    )  # fmt: skip
+    code, _, err = run_main(["serve", "--project", "nope", "--db", db], capsys)
+    assert code == 1 and "no project 'nope'" in err
+    code, _, err = run_main(["serve", "--db", db], capsys)
+    assert code == 2 and "--db needs --project" in err
+    code, out, _ = run_main(["map", "reviewer", "remove", "labs", "ann", "--db", db], capsys)
+    assert code == 0 and "their decisions stay" in out

@@ -97,7 +97,9 @@ def test_a_reviewer_works_through_the_queue_from_the_keyboard(
     expect(options).to_have_count(3)
     expect(options.first).to_have_attribute("aria-selected", "true")
     expect(options.first.locator(".matched")).to_contain_text("ontology")
-    expect(page.locator("#concept-title")).to_contain_text(options.first.get_attribute("data-concept"))
+    expect(page.locator("#concept-title")).to_contain_text(
+        options.first.get_attribute("data-concept")
+    )
     expect(page.locator("#queue li.current")).to_contain_text(queue[0])
 
     page.keyboard.press("a")  # approve the top candidate
@@ -139,7 +141,9 @@ def test_a_reviewer_works_through_the_queue_from_the_keyboard(
     try:
         with store.session() as s:  # the row shown is leased to ann, nothing else
             leases = s.execute(
-                select(SourceRow.code, LeaseRow.reviewer).join(SourceRow, SourceRow.id == LeaseRow.row_id)
+                select(SourceRow.code, LeaseRow.reviewer).join(
+                    SourceRow, SourceRow.id == LeaseRow.row_id
+                )
             ).all()
         assert [tuple(r) for r in leases] == [(queue[5], "ann")]
     finally:

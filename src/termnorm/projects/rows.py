@@ -104,7 +104,7 @@ def row_view(session: Session, row: SourceRow) -> RowView:
 
 def queue_select(
     project_id: int, states: tuple[RowState, ...], reviewer: str | None
-) -> Select[tuple[SourceRow, str | None, float | None, float]]:
+) -> Select[SourceRow, str | None, float | None, float]:
     """The queue's query: ``(row, top concept, top score, priority)`` of the live rows in
     ``states`` not leased to anyone but ``reviewer``, highest priority first (see the
     module); the caller adds a limit and further conditions."""
