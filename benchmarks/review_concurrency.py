@@ -37,7 +37,7 @@ from termnorm.projects import add_reviewer, init_project, open_store, run_projec
 from termnorm.projects.models import DecisionRow, SourceRow
 from termnorm.search.candidate import Candidate, RowResult
 from termnorm.serve.errors import add_error_handlers
-from termnorm.serve.review import router
+from termnorm.serve.routes.review import router
 
 
 class _Fake:

@@ -5,6 +5,8 @@ refused by name, ``--device cuda`` without a GPU is refused, and the GPU path wh
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -228,6 +230,41 @@ def test_ray_build_equals_the_local_build_and_resumes_a_local_one(
     index = _build(tiny_kg_dir, tiny_bert_path, out, engine="ray", workers=2)
     assert index.card["build"]["resumed_shards"] == 2
     _same_index(tmp_path / "local", out)
+
+
+@pytest.mark.slow  # ~1 min: as above, plus one actor restart
+def test_a_worker_killed_mid_shard_is_restarted_and_its_shard_redone(
+    local_ray: None, tiny_kg_dir: Path, tiny_bert_path: Path, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """kill -9 of a Ray worker while it encodes: Ray restarts the actor, the shard is encoded
+    again, and the index is still the local build's, bit for bit."""
+    from termnorm.index import ray_encoding
+
+    marker = tmp_path / "killed-once"
+
+    class DyingActor(ray_encoding._ShardActor):  # local: Ray pickles it by value
+        def encode(self, index: int, texts: list[str]) -> tuple[int, np.ndarray | None, str]:
+            if index == 2 and not marker.exists():
+                marker.write_text(str(os.getpid()))
+                os.kill(os.getpid(), signal.SIGKILL)
+            return super().encode(index, texts)
+
+    monkeypatch.setattr(ray_encoding, "_ShardActor", DyingActor)
+    _build(tiny_kg_dir, tiny_bert_path, tmp_path / "local")
+    index = _build(tiny_kg_dir, tiny_bert_path, tmp_path / "ray", engine="ray", workers=2)
+    assert marker.exists(), "no worker was killed: the test did not test anything"
+    assert index.card["build"]["shards"] == 6 and index.card["build"]["resumed_shards"] == 0
+    _same_index(tmp_path / "local", tmp_path / "ray")
+
+    # without restarts the build stops with a message, keeps its shards, and a rerun finishes
+    marker.unlink()
+    monkeypatch.setattr(ray_encoding, "RETRIES", 0)
+    with pytest.raises(RayWorkerError, match=r"died .* after 0 restarts.*rerun the same command"):
+        _build(tiny_kg_dir, tiny_bert_path, tmp_path / "dead", engine="ray", workers=2)
+    rerun = _build(tiny_kg_dir, tiny_bert_path, tmp_path / "dead", engine="ray", workers=2)
+    assert rerun.card["build"]["resumed_shards"] >= 1
+    _same_index(tmp_path / "local", tmp_path / "dead")
 
 
 def test_a_shard_actor_encodes_as_the_local_engine_and_reports_its_encoder(

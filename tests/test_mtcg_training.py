@@ -143,7 +143,9 @@ def test_mtcg_reads_composite_mentions_whole(tmp_path: Path) -> None:
         "1|t|Title\n1|a|breast and ovarian cancer here\n"
         "1\t0\t25\tbreast and ovarian cancer\tCompositeMention\tD001943|D010051\n\n"
     )
-    config = TrainConfig(loss=LossKind.MTCG, mentions=(str(corpus),), mentions_format="pubtator")
+    config = TrainConfig.from_dict(
+        dict(loss=LossKind.MTCG, mentions=(str(corpus),), mentions_format="pubtator")
+    )
     assert training_mentions(config) == [("breast and ovarian cancer", ("D001943", "D010051"))]
 
 
@@ -194,21 +196,23 @@ def test_an_online_run_resumes_with_its_mined_negatives(
     from termnorm.training.mtcg import mtcg_trainer
 
     def config(steps: int) -> TrainConfig:
-        return TrainConfig(
-            out=tmp_path / "model",
-            base_model=tiny_bert_path,
-            loss=LossKind.MTCG,
-            steps=steps,
-            mention_batch=3,
-            negatives_per_mention=2,
-            lr=1e-3,
-            precision="fp32",  # type: ignore[arg-type]
-            device="cpu",
-            freeze_embeddings=False,
-            freeze_layers=0,
-            log_every=1,
-            checkpoint_every=4,
-            clean_checkpoints=False,
+        return TrainConfig.from_dict(
+            dict(
+                out=tmp_path / "model",
+                base_model=tiny_bert_path,
+                loss=LossKind.MTCG,
+                steps=steps,
+                mention_batch=3,
+                negatives_per_mention=2,
+                lr=1e-3,
+                precision="fp32",
+                device="cpu",
+                freeze_embeddings=False,
+                freeze_layers=0,
+                log_every=1,
+                checkpoint_every=4,
+                clean_checkpoints=False,
+            )
         )
 
     # 8 items, 3 per batch: log steps 4-6 are epoch 2 (mined negatives); the checkpoint after
@@ -229,14 +233,16 @@ def test_mtcg_trainer_weighs_implication_classes_from_its_items(
     from termnorm.training.mtcg import mtcg_trainer
 
     def objective(weighting: ImplicationWeighting) -> MtcgObjective:
-        config = TrainConfig(
-            out=tmp_path / "model",
-            base_model=tiny_bert_path,
-            loss=LossKind.MTCG,
-            steps=1,
-            device="cpu",
-            freeze_layers=0,
-            implication_class_weights=weighting,
+        config = TrainConfig.from_dict(
+            dict(
+                out=tmp_path / "model",
+                base_model=tiny_bert_path,
+                loss=LossKind.MTCG,
+                steps=1,
+                device="cpu",
+                freeze_layers=0,
+                implication_class_weights=weighting,
+            )
         )
         obj = mtcg_trainer(config, tiny_kg, MENTIONS).objective
         assert isinstance(obj, MtcgObjective)

@@ -11,24 +11,24 @@ import pytest
 import torch
 
 from _search_fakes import DictEncoder, build_index, unit
-from termnorm.encoders.cross_encoder import KeywordCrossEncoder
-from termnorm.encoders.keyword_mask import (
-    PS_POSITION,
-    PT_POSITION,
-    encode_pairs,
-    keyword_attention_mask,
-)
 from termnorm.errors import InputFormatError
 from termnorm.kg import KnowledgeGraph
 from termnorm.kg.keyword_mining import mine_chinese_procedure_keywords, mine_english_keywords
 from termnorm.kg.keywords import KeywordVocabulary, builtin_keywords_path, read_keywords
 from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
+from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
 from termnorm.search.rank.fusion import (
     distances,
     fuse,
     recall_similarities,
     select_codes,
+)
+from termnorm.search.rank.keyword_mask import (
+    PS_POSITION,
+    PT_POSITION,
+    encode_pairs,
+    keyword_attention_mask,
 )
 from termnorm.search.rank.texts import candidate_text
 from termnorm.search.rank.training import Query, recall_candidates
@@ -256,3 +256,27 @@ def test_chinese_mining_finds_procedure_types_and_sites() -> None:
     assert {"切除术", "活组织检查", "缝合术"} <= v.types
     assert {"甲状腺", "胆囊", "前列腺"} <= v.sites
     assert "除术" not in v.types  # always preceded by 切: not a word boundary
+
+
+# ----------------------------------------------------------------------------- implication
+def test_index_implication_finds_the_recall_models_head(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from termnorm.errors import ArtifactMismatchError
+    from termnorm.search.rank import implication as module
+
+    seen: list[Path] = []
+    monkeypatch.setattr(module, "load_implication", lambda path: seen.append(path) or "p")
+    model = tmp_path / "model"
+    (model / module.HEAD_DIR).mkdir(parents=True)
+    (model / module.HEAD_DIR / "config.json").write_text("{}")
+    index = SimpleNamespace(card={"model": {"path": str(model)}})
+    assert module.index_implication(index, tmp_path / "other") == "p"  # type: ignore[arg-type]
+    assert seen == [model]  # the recall model's own head comes first
+    bare = SimpleNamespace(card={"model": {"path": str(tmp_path)}})
+    assert module.index_implication(bare, tmp_path / "other") == "p"  # type: ignore[arg-type]
+    assert seen[-1] == tmp_path / "other"
+    with pytest.raises(ArtifactMismatchError, match="--implication MODEL"):
+        module.index_implication(None, None)

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from termnorm.encoders.cross_encoder import KeywordCrossEncoder
 from termnorm.losses import ListwiseLoss
-from termnorm.training.ranker import (
+from termnorm.search.rank import (
+    KeywordCrossEncoder,
     RankerTrainConfig,
     RankPair,
-    listwise_batches,
     train_cross_encoder,
 )
+from termnorm.search.rank.train_loop import listwise_batches
 
 
 def softmax(xs: list[float]) -> list[float]:

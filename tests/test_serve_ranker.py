@@ -74,6 +74,22 @@ def test_ranked_answers_equal_the_library(ranked: tuple[Path, Path]) -> None:
         assert result["concept_ids"] is None and result["implication"] is None
 
 
+def test_abstentions_are_the_matchers_own(ranked: tuple[Path, Path]) -> None:
+    """``min_score`` with a learned ranker is its probability floor, and a text left without
+    candidates says so in the ranked matcher's words (the service has none of its own)."""
+    index, ranker = ranked
+    texts = ["heart attack", "asthma"]
+    library = RankedMatcher(
+        api.get_normalizer(index), load_ranker(ranker), k_c=4, min_probability=1.0
+    ).normalize_rows(texts, 3)
+    with serving(index, ranker=ranker, k_c=4) as client:
+        answer = client.post("/v1/normalize", json={"texts": texts, "k": 3, "min_score": 1.0})
+    assert answer.status_code == 200, answer.text
+    results = answer.json()["results"]
+    assert [r["abstained"] for r in results] == [row.abstained for row in library]
+    assert all(r["abstained"] and "probability" in r["abstained"] for r in results)
+
+
 def test_multi_needs_a_ranker_and_a_head(
     ranked: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -38,8 +38,11 @@ def test_defaults_are_the_recommended_cpu_recipe() -> None:
     """README 'Results' states this recipe; `termnorm train --kg --out` must run it."""
     c = TrainConfig()
     assert c.loss is LossKind.MS
-    assert (c.steps, c.k, c.m, c.synonym_share, c.lr) == (1500, 64, 2, 0.75, 5e-5)
+    assert (c.steps, c.k, c.sampler.m, c.sampler.synonym_share, c.lr) == (1500, 64, 2, 0.75, 5e-5)
     assert (c.freeze_embeddings, c.freeze_layers, c.max_length) == (True, 2, 24)
-    assert c.hard_negatives and (c.hard_share, c.hard_refresh) == (0.75, 250)
-    assert c.train_data == "o" and c.domain_share == 0.5  # README: --train-data od recipe
+    assert c.sampler.hard_negatives and (c.sampler.hard_share, c.sampler.hard_refresh) == (
+        0.75,
+        250,
+    )
+    assert c.train_data == "o" and c.sampler.domain_share == 0.5  # README: --train-data od recipe
     assert not c.uses_domain_groups and TrainConfig(train_data="od").uses_domain_groups

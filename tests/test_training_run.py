@@ -316,7 +316,7 @@ def test_bad_settings_and_existing_output_fail_fast(
         ({"hard_refresh": 0}, "--hard-refresh"),
         ({"log_every": 0}, "--log-every must be at least 1"),
         ({"warmup": 20}, r"--warmup 20 means 20 warm-up steps, outside \[0, --steps 12\]"),
-        ({"checkpoint_every": -1}, "--checkpoint-every must be >= 0"),
+        ({"checkpoint_every": -1}, "--checkpoint-every must be at least 0"),
     ):
         with pytest.raises(ValueError, match=message):
             build_trainer(_config(tiny_bert_path, tmp_path / "x", **bad), kg=tiny_kg)

@@ -56,20 +56,22 @@ def test_sampler_batches_have_a_positive_for_every_anchor(tiny_kg: KnowledgeGrap
 
 
 def _config(out: Path, bert: Path, steps: int, **kw: object) -> TrainConfig:
-    return TrainConfig(
-        out=out,
-        base_model=bert,
-        loss=LossKind.TRIPLET,
-        steps=steps,
-        k=4,
-        m=2,
-        lr=1e-3,
-        precision=Precision.FP32,
-        log_every=1,
-        device="cpu",
-        freeze_embeddings=False,
-        freeze_layers=0,
-        **kw,  # type: ignore[arg-type]
+    return TrainConfig.from_dict(
+        dict(
+            out=out,
+            base_model=bert,
+            loss=LossKind.TRIPLET,
+            steps=steps,
+            k=4,
+            m=2,
+            lr=1e-3,
+            precision=Precision.FP32,
+            log_every=1,
+            device="cpu",
+            freeze_embeddings=False,
+            freeze_layers=0,
+            **kw,
+        )
     )
 
 

@@ -22,6 +22,8 @@ from typing import Any
 from termnorm.errors import ArtifactMismatchError
 from termnorm.paths import ensure_writable, writing
 
+_BLOCK_BYTES = 1 << 22  # what the file hasher reads at a time
+
 
 def umask_mode(directory: bool) -> int:
     """The mode a new folder (0o777) or file (0o666) gets under the process's umask."""
@@ -168,3 +170,19 @@ def sha256_of(*parts: bytes | str) -> str:
         h.update(part.encode("utf-8") if isinstance(part, str) else part)
         h.update(b"\x00")
     return h.hexdigest()[:16]
+
+
+def file_sha256(*paths: str | Path, chars: int = 16) -> str:
+    """Hex SHA-256 of the files' bytes, one file after the other, read in blocks (never
+    whole): its first ``chars`` hex characters (64: the whole digest)."""
+    h = hashlib.sha256()
+    for path in paths:
+        hash_file_into(h, path)
+    return h.hexdigest()[:chars]
+
+
+def hash_file_into(h: hashlib._Hash, path: str | Path) -> None:
+    """Feed the bytes of the file at ``path`` to the hash ``h``, 4 MiB at a time."""
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(_BLOCK_BYTES), b""):
+            h.update(block)

@@ -3,8 +3,9 @@
 Each field becomes ``--field-name`` (booleans ``--field-name/--no-field-name``) with the
 field's default and the help text of its metadata (``help``); the metadata may also give the
 option's names (``flag``), make the option required on the command line (``cli_required``)
-or require an existing path (``exists``: ``"dir"`` or ``"path"``), and further names
-(``aliases``). Enums become choices,
+or require an existing path (``exists``: ``"dir"``, ``"file"`` or ``"path"``), bound a number
+(``min``, ``max``), and give further names (``aliases``); a field whose type is a dataclass
+contributes its own fields. Enums become choices,
 ``X | None`` an optional ``X``, ``tuple[X, ...]`` a repeatable option. :func:`with_options`
 gives a command function the signature typer reads, so that a default and its help text live
 in the dataclass only.
@@ -15,11 +16,13 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import typer
 from typer.core import TyperCommand
+
+from termnorm.training.config.base import flag_of
 
 __all__ = ["PlainHelpCommand", "config_options", "with_options"]
 
@@ -38,7 +41,7 @@ def option_names(field: dataclasses.Field[Any], kind: Any) -> str:
     flag: str | None = field.metadata.get("flag")
     if flag:
         return flag
-    name = "--" + field.name.replace("_", "-")
+    name = flag_of(field.name)
     return f"{name}/--no-{name[2:]}" if kind is bool else name
 
 
@@ -52,13 +55,20 @@ def _cli_type(kind: Any) -> Any:
     return kind
 
 
-def config_options(config_cls: type[Any]) -> list[inspect.Parameter]:
-    """One keyword parameter (a ``typer.Option`` default) per field of ``config_cls``."""
+def config_options(config_cls: type[Any], exclude: Collection[str] = ()) -> list[inspect.Parameter]:
+    """One keyword parameter (a ``typer.Option`` default) per field of ``config_cls`` but those
+    named in ``exclude``; a field that is itself a dataclass (a section of settings) gives one
+    per field of its own."""
     kinds = get_type_hints(config_cls)
     params = []
     for field in dataclasses.fields(config_cls):
+        if field.name in exclude:
+            continue
         meta = field.metadata
         kind = kinds[field.name]
+        if dataclasses.is_dataclass(kind):
+            params += config_options(kind, exclude)  # type: ignore[arg-type]
+            continue
         if meta.get("cli_required"):
             default: Any = ...
         elif field.default_factory is not dataclasses.MISSING:
@@ -75,6 +85,9 @@ def config_options(config_cls: type[Any]) -> list[inspect.Parameter]:
             help=meta.get("help", ""),
             exists=exists is not None,
             file_okay=exists != "dir",
+            dir_okay=exists != "file",
+            min=meta.get("min"),
+            max=meta.get("max"),
         )
         params.append(
             inspect.Parameter(

@@ -16,6 +16,7 @@ from termnorm.cli._map_options import json_option as _json
 from termnorm.cli._output import print_json
 from termnorm.cli._rank_options import K_C_HELP, RANKER_HELP
 from termnorm.cli._strategy import COMBINER_HELP, HYBRID_HELP, STRATEGY_HELP, SYNONYMS_HELP
+from termnorm.engines import Engine
 from termnorm.projects.states import ExportFormat
 
 __all__ = ["register"]
@@ -26,6 +27,8 @@ MAP_HELP = """Mapping projects: map a code list (a hospital's lab or diagnosis c
 
   termnorm map run labs            (resumable: run again after an interruption)
 
+  termnorm map run labs --engine ray --workers 8     (a large list)
+
   termnorm map status labs
 
   termnorm map decide labs GLU1 --approve --reviewer ann
@@ -33,6 +36,13 @@ MAP_HELP = """Mapping projects: map a code list (a hospital's lab or diagnosis c
   termnorm map export labs --format sssom --out labs.sssom.tsv
 
 The project lives in PROJECT.termnorm.db (SQLite) unless --db names another file or a PostgreSQL URL (postgresql://user:password@host/db); TERMNORM_PROJECT_DB sets --db for every command."""
+
+
+MAP_ENGINE_HELP = (
+    "local: this process; ray: each batch is searched on --workers Ray actors (each loads the "
+    "index once, --batch-rows rows each) and written here in one transaction, so resume stays "
+    "exact (needs the ray extra)."
+)
 
 
 def _register_init(app: typer.Typer) -> None:
@@ -139,6 +149,15 @@ def _register_run(app: typer.Typer) -> None:
         progress: bool = typer.Option(
             True, "--progress/--no-progress", help="Show a progress bar."
         ),
+        engine: Engine = typer.Option(Engine.LOCAL, "--engine", help=MAP_ENGINE_HELP),
+        workers: int = typer.Option(1, "--workers", min=1, help="Ray actors (--engine ray)."),
+        ray_address: str | None = typer.Option(
+            None,
+            "--address",
+            "--ray-address",
+            help="A running Ray cluster (e.g. ray://head:10001 or auto) instead of a local Ray; "
+            "every node must see the index at the same path.",
+        ),
         db: str | None = _db(),
         json_out: bool = _json(),
     ) -> None:
@@ -148,7 +167,8 @@ def _register_run(app: typer.Typer) -> None:
 
         report = run_project(
             project, project_matcher, db=db, batch_rows=batch_rows, remap=remap,
-            show_progress=progress, check_source=not ignore_source_change,
+            show_progress=progress, check_source=not ignore_source_change, engine=engine,
+            workers=workers, address=ray_address,
         )  # fmt: skip
         if json_out:
             print_json(report.to_dict())

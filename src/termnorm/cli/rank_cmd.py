@@ -1,28 +1,40 @@
-"""``termnorm rank train``: train a cross-encoder ranker on the candidates an index recalls.
+"""``termnorm rank train|hybrid|combine``: train a cross-encoder ranker on the candidates an
+index recalls (or on a mapping project's decisions), fit hybrid recall and the combiner.
 
-Registering is cheap: torch, pandas and the search code load when the command runs.
+``rank train``'s options are generated from :class:`~termnorm.search.rank.RankTrainSpec`
+(defaults and help live there only, :mod:`termnorm.cli._config_options`). Registering is
+cheap: torch, pandas and the search code load when a command runs.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 
+from termnorm.cli._config_options import PlainHelpCommand, config_options, with_options
 from termnorm.cli._help import RUNTIME_HELP
+from termnorm.cli._map_options import db_option
 from termnorm.cli._out import overwrite_option
-from termnorm.cli._strategy import STRATEGY_HELP, THRESHOLD_HELP, synonyms_option
-from termnorm.encoders.runtime import THREADS_HELP, Runtime
-from termnorm.mentions.abbreviations import AbbreviationMode
-from termnorm.mentions.mention import MentionFormat
-from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
+from termnorm.encoders.runtime import Runtime
+from termnorm.search.rank.specs import (
+    DEFAULT_K_C,
+    RankerTrainConfig,
+    RankTrainSpec,
+    TrainingDataSpec,
+)
 
 __all__ = ["register"]
 
 TRAIN_HELP = """Train a ranker (keyword-attentive cross-encoder, or plain with --plain) on the candidates that the index recalls for annotated training mentions, with the same search configuration as at inference (strategy, domain synonyms, abbreviations from the documents).
 
-When a --synonyms file is also a --mentions file, documents are cross-fitted (--folds): a mention is searched without its own document's synonyms, so it never finds its own entry. Each query's top --k-c candidates become pairs (mention; matched synonym and name) labelled 1 for a gold concept, else 0, trained list-wise (softmax over a query's candidates; --loss pointwise: the paper's BCE). --holdout (0.2) keeps a share of the documents out of training; the learned combiner is then fitted on their candidates with the ranker's scores and stored in the folder, and --ranker orders by its probability (--rank-mode learned). The ranker folder has a card naming the index, recall model, strategy, k_c and keyword file; use it with termnorm normalize --ranker and termnorm eval normalize --ranker.
+When a --synonyms file is also a --mentions file, documents are cross-fitted (--folds): a mention is searched without its own document's synonyms, so it never finds its own entry. Each query's top --k-c candidates become pairs (mention; matched synonym and name) labelled 1 for a gold concept, else 0, trained list-wise (softmax over a query's candidates; --loss pointwise: the paper's BCE). --holdout (0.2) keeps a share of the documents out of training; the learned combiner is then fitted on their candidates with the ranker's scores and stored in the folder, and --ranker orders by its probability (--rank-mode learned). The ranker folder has a card naming the index, recall model, strategy, k_c and keyword file; use it with termnorm normalize --ranker and termnorm eval normalize --ranker. A plain ranker's folder is also a sentence-transformers CrossEncoder folder (sentence-transformers 6 or later).
+
+--project PROJECT trains on a mapping project's review decisions instead: each approved or picked row is a training mention of its concept, its candidates recalled afresh, the project's approved exact mappings cross-fitted as domain synonyms (the strategy defaults to the project's). Python: termnorm.search.rank.train_ranker(RankTrainSpec(...), out) and termnorm.projects.train_project_ranker(project, spec, out).
 
 Examples:
 
@@ -31,6 +43,8 @@ Examples:
   termnorm rank train --index idx/medic --mentions NCBItrainset_corpus.txt --plain --epochs 1 --out rankers/ncbi-plain
 
   termnorm rank train --index idx/icd9 --mentions procs.tsv --keywords my_keywords.tsv --out rankers/procs
+
+  termnorm rank train --index idx/loinc --project labs --out rankers/labs
 """
 
 
@@ -55,243 +69,165 @@ Examples:
 
 
 def register(app: typer.Typer) -> None:
-    """Attach the ``rank`` group (``rank train``) to ``app``."""
+    """Attach the ``rank`` group (``train``, ``hybrid``, ``combine``) to ``app``."""
     rank_app = typer.Typer(
         help="Train rankers that reorder recalled candidates.", no_args_is_help=True
     )
     app.add_typer(rank_app, name="rank")
 
-    @rank_app.command("hybrid", help=HYBRID_FIT_HELP)
-    def hybrid(
-        index: Path = typer.Option(..., "--index", exists=True, help="Index folder (recall)."),
-        mentions: list[Path] = typer.Option(
-            ..., "--mentions", exists=True, help="Annotated training mentions; repeatable."
-        ),
-        out: Path = typer.Option(..., "--out", help="Card (JSON file) to write."),
-        fmt: MentionFormat | None = typer.Option(
-            None, "--format", help="Mention format (detected when omitted)."
-        ),
-        synonyms: list[Path] | None = synonyms_option(),
-        strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
-        sieve_threshold: float = typer.Option(
-            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
-        ),
-        k_dense: int = typer.Option(20, "--k-dense", min=1, help="Candidates of the dense side."),
-        k_sparse: int = typer.Option(
-            20, "--k-sparse", min=1, help="Candidates of the sparse (TF-IDF) side."
-        ),
-        folds: int = typer.Option(5, "--folds", min=2, help="Cross-fitting folds (documents)."),
-        max_queries: int | None = typer.Option(
-            None, "--max-queries", min=1, help="Fit on a seeded sample of this many queries."
-        ),
-        abbreviations: AbbreviationMode | None = typer.Option(
-            None,
-            "--abbreviations",
-            help="Expand short forms from the documents (default: ab3p for document formats).",
-        ),
-        runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
-        threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
-        seed: int = typer.Option(0, "--seed", help="Seed of the folds and the sampling."),
-        overwrite: bool = overwrite_option(),
-        json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
-    ) -> None:
-        from termnorm.search.rank.hybrid_fit import HybridFitSpec, fit_hybrid
+    def add(name: str, run: Any, help_text: str, options: list[inspect.Parameter]) -> None:
+        command = with_options(run, [], options)
+        plain = PlainHelpCommand if name == "train" else None  # long flags wrap, not cut
+        rank_app.command(name, help=help_text, cls=plain)(command)
 
-        if out.exists() and not overwrite:
-            raise typer.BadParameter(f"{out} exists: give --overwrite to replace it")
-        spec = HybridFitSpec(
-            index=index, mentions=tuple(mentions), mention_format=fmt.value if fmt else None,
-            synonyms=tuple(synonyms or ()), strategy=strategy, threshold=sieve_threshold,
-            k_dense=k_dense, k_sparse=k_sparse, folds=folds, abbreviations=abbreviations,
-            max_queries=max_queries, seed=seed, threads=threads, runtime=runtime.value,
-        )  # fmt: skip
-        card = fit_hybrid(spec, out)
-        if json_out:
-            typer.echo(json.dumps(card, indent=2))
-            return
-        m = card["metrics"]
-        typer.echo(
-            f"wrote {out}: w = {card['weight']:.2f} over {m['queries']} training queries, "
-            f"train acc@1 {100 * m['train_acc_at_1']:.1f} (dense alone "
-            f"{100 * m['train_acc_at_1_dense']:.1f}), a gold candidate for "
-            f"{100 * m['train_candidates_with_gold']:.1f} %"
-        )
+    add("hybrid", hybrid, HYBRID_FIT_HELP, [*_DATA, *_K_SIDES, *_RUNTIME, *_CARD_OUT])
+    add("combine", combine, COMBINE_HELP, [*_DATA, *_RUNTIME, *_COMBINE, *_CARD_OUT])
+    add("train", train, TRAIN_HELP, [*_TRAIN_OPTIONS, *_TRAIN_EXTRA])
 
-    @rank_app.command("combine", help=COMBINE_HELP)
-    def combine(
-        index: Path = typer.Option(..., "--index", exists=True, help="Index folder (recall)."),
-        mentions: list[Path] = typer.Option(
-            ..., "--mentions", exists=True, help="Annotated training mentions; repeatable."
-        ),
-        out: Path = typer.Option(..., "--out", help="Card (JSON file) to write."),
-        fmt: MentionFormat | None = typer.Option(
-            None, "--format", help="Mention format (detected when omitted)."
-        ),
-        synonyms: list[Path] | None = synonyms_option(),
-        strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
-        sieve_threshold: float = typer.Option(
-            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", help=THRESHOLD_HELP
-        ),
-        hybrid: Path | None = typer.Option(
-            None, "--hybrid", exists=True, help="Hybrid recall card (termnorm rank hybrid)."
-        ),
-        ranker: Path | None = typer.Option(
-            None, "--ranker", exists=True, help="Ranker folder whose logit is a feature."
-        ),
-        k_c: int = typer.Option(10, "--k-c", min=1, help="Candidates recalled per mention."),
-        folds: int = typer.Option(5, "--folds", min=2, help="Cross-fitting folds (documents)."),
-        max_queries: int | None = typer.Option(
-            None, "--max-queries", min=1, help="Fit on a seeded sample of this many queries."
-        ),
-        abbreviations: AbbreviationMode | None = typer.Option(
-            None,
-            "--abbreviations",
-            help="Expand short forms from the documents (default: ab3p for document formats).",
-        ),
-        runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
-        threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
-        seed: int = typer.Option(0, "--seed", help="Seed of the folds and the sampling."),
-        overwrite: bool = overwrite_option(),
-        json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
-    ) -> None:
-        from termnorm.search.rank.combiner_fit import CombinerFitSpec, fit_combiner_card
 
-        if out.exists() and not overwrite:
-            raise typer.BadParameter(f"{out} exists: give --overwrite to replace it")
-        spec = CombinerFitSpec(
-            index=index, mentions=tuple(mentions), mention_format=fmt.value if fmt else None,
-            synonyms=tuple(synonyms or ()), strategy=strategy, threshold=sieve_threshold,
-            folds=folds, abbreviations=abbreviations, max_queries=max_queries, seed=seed,
-            threads=threads, runtime=runtime.value, hybrid=hybrid, ranker=ranker, k_c=k_c,
-        )  # fmt: skip
-        card = fit_combiner_card(spec, out)
-        if json_out:
-            typer.echo(json.dumps(card, indent=2))
-            return
-        m = card["metrics"]
-        typer.echo(
-            f"wrote {out}: {m['rows']} candidates of {m['queries']} training queries, train "
-            f"acc@1 {100 * m['train_acc_at_1']:.1f} (recall {100 * m['train_acc_at_1_recall']:.1f}), "
-            f"top-1 ECE {m['train_ece_top1']:.3f}"
-        )
+def _options(*specs: tuple[str, Any, Any]) -> list[inspect.Parameter]:
+    """Keyword parameters ``(name, typer.Option, annotation)`` for :func:`with_options`."""
+    kind = inspect.Parameter.KEYWORD_ONLY
+    return [inspect.Parameter(n, kind, default=d, annotation=a) for n, d, a in specs]
 
-    @rank_app.command("train", help=TRAIN_HELP)
-    def train(
-        index: Path = typer.Option(..., "--index", exists=True, help="Index folder (recall)."),
-        mentions: list[Path] = typer.Option(
-            ..., "--mentions", exists=True, help="Annotated training mentions; repeatable."
-        ),
-        out: Path = typer.Option(..., "--out", help="Ranker folder to write."),
-        fmt: MentionFormat | None = typer.Option(
-            None, "--format", help="Mention format (detected when omitted)."
-        ),
-        synonyms: list[Path] | None = synonyms_option(),
-        strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
-        sieve_threshold: float = typer.Option(
-            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", min=-1.0, max=1.0, help=THRESHOLD_HELP
-        ),
-        keywords: Path | None = typer.Option(
-            None,
-            "--keywords",
-            exists=True,
-            help="Keyword file (keyword<TAB>kind); default: the shipped vocabulary of --lang.",
-        ),
-        lang: str = typer.Option("en", "--lang", help="Shipped keyword vocabulary: en or zh."),
-        plain: bool = typer.Option(
-            False, "--plain", help="A plain cross-encoder without keyword tokens (BERT-rank)."
-        ),
-        k_c: int = typer.Option(10, "--k-c", min=1, help="Candidates recalled per mention."),
-        epochs: int = typer.Option(2, "--epochs", min=1, help="Passes over the pairs."),
-        lr: float = typer.Option(3e-5, "--lr", help="Learning rate of the encoder (AdamW)."),
-        batch_size: int = typer.Option(32, "--batch-size", min=1, help="Pairs per step."),
-        loss: str = typer.Option(
-            "listwise",
-            "--loss",
-            help="listwise: softmax over each query's k_c candidates, cross-entropy on the gold "
-            "(a batch holds whole queries); pointwise: BCE per pair (the paper's, an ablation).",
-        ),
-        folds: int = typer.Option(5, "--folds", min=2, help="Cross-fitting folds (documents)."),
-        max_queries: int | None = typer.Option(
-            None, "--max-queries", min=1, help="Train on a seeded sample of this many queries."
-        ),
-        holdout: float = typer.Option(
-            0.2,
-            "--holdout",
-            min=0.0,
-            max=0.95,
-            help="Share of training documents the ranker does not train on; the learned "
-            "combiner is fitted on their mentions with the ranker's scores and stored in the "
-            "folder (--ranker then orders by its probability). 0: no combiner, paper fusion.",
-        ),
-        max_length: int = typer.Option(48, "--max-length", min=8, help="Tokens of a pair."),
-        model: Path | None = typer.Option(
-            None, "--model", help="Model folder the ranker starts from (default all-MiniLM-L6-v2)."
-        ),
-        abbreviations: AbbreviationMode | None = typer.Option(
-            None,
-            "--abbreviations",
-            help="Expand short forms from the documents (default: ab3p for document formats).",
-        ),
-        freeze_embeddings: bool = typer.Option(
-            False,
-            "--freeze-embeddings/--train-embeddings",
-            help="Keep the word-embedding matrix fixed (a little faster on a CPU; the measured "
-            "default trains it).",
-        ),
-        seed: int = typer.Option(0, "--seed", help="Seed of folds, sampling, shuffling, head."),
-        threads: int | None = typer.Option(None, "--threads", min=1, help="Torch threads."),
-        overwrite: bool = overwrite_option(),
-        json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
-    ) -> None:
-        import torch
 
-        from termnorm.training.ranker import LOSSES
+def _card_option(flag: str, help_text: str) -> Any:
+    return typer.Option(None, flag, exists=True, help=help_text)
 
-        if loss not in LOSSES:
-            raise typer.BadParameter(f"--loss must be one of {', '.join(LOSSES)}")
-        from termnorm._artifacts import InputPaths, prepare_output
-        from termnorm.search.rank.ranker import CARD_NAME
-        from termnorm.search.rank.training import RankTrainSpec, train_ranker
-        from termnorm.training.ranker import RankerTrainConfig
 
-        inputs: InputPaths = {"--index": index, "--mentions": mentions, "--synonyms": synonyms,
-                  "--keywords": keywords, "--model": model}  # fmt: skip
-        prepare_output(out, overwrite, inputs, "rankers")
-        if threads is not None:
-            torch.set_num_threads(threads)
-        spec = RankTrainSpec(
-            index=index,
-            mentions=tuple(mentions),
-            mention_format=fmt.value if fmt is not None else None,
-            synonyms=tuple(synonyms or ()),
-            strategy=strategy,
-            threshold=sieve_threshold,
-            keywords=keywords,
-            lang=lang,
-            plain=plain,
-            k_c=k_c,
-            folds=folds,
-            abbreviations=abbreviations,
-            base_model=model,
-            max_length=max_length,
-            max_queries=max_queries,
-            seed=seed,
-            threads=threads,
-            freeze_embeddings=freeze_embeddings,
-            holdout=holdout,
-            train=RankerTrainConfig(epochs=epochs, lr=lr, batch_size=batch_size, loss=loss),
-        )
+_DATA = config_options(TrainingDataSpec)
+_TRAIN_OPTIONS = [
+    *config_options(RankTrainSpec, exclude=("train",)),
+    *config_options(RankerTrainConfig, exclude=("seed",)),
+]
+_K_SIDES = _options(
+    ("k_dense", typer.Option(20, "--k-dense", min=1, help="Candidates of the dense side."), int),
+    ("k_sparse", typer.Option(20, "--k-sparse", min=1, help="Candidates of the TF-IDF side."), int),
+)
+_RUNTIME = _options(
+    ("runtime", typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP), Runtime)
+)
+_COMBINE = _options(
+    ("hybrid", _card_option("--hybrid", "Hybrid recall card (termnorm rank hybrid)."), Path | None),
+    ("ranker", _card_option("--ranker", "Ranker folder whose logit is a feature."), Path | None),
+    (
+        "k_c",
+        typer.Option(DEFAULT_K_C, "--k-c", min=1, help="Candidates recalled per mention."),
+        int,
+    ),
+)
+_OUTPUT = _options(
+    ("overwrite", overwrite_option(), bool),
+    ("json_out", typer.Option(False, "--json", help="Print the card as JSON."), bool),
+)
+_CARD_OUT = [
+    *_options(("out", typer.Option(..., "--out", help="Card (JSON file) to write."), Path)),
+    *_OUTPUT,
+]
+_TRAIN_EXTRA = (
+    _options(
+        ("out", typer.Option(..., "--out", help="Ranker folder to write."), Path),
+        (
+            "project",
+            typer.Option(
+                None,
+                "--project",
+                help="Train on this mapping project's review decisions (approved and picked rows) "
+                "instead of --mentions.",
+            ),
+            str | None,
+        ),
+        ("db", db_option(), str | None),
+    )
+    + _OUTPUT
+)
+
+
+def _spec_values(given: dict[str, Any]) -> dict[str, Any]:
+    """Option values as spec fields (repeatable options' lists as tuples); a fit without
+    training mentions is refused."""
+    if not given["mentions"]:
+        raise typer.BadParameter("give the annotated training mentions (--mentions FILE)")
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in given.items()}
+
+
+def _fit_card(
+    out: Path, overwrite: bool, json_out: bool, fit: Callable[[], dict[str, Any]], line: str
+) -> None:
+    """Write the card ``fit()`` makes (an existing ``out`` only with ``--overwrite``) and
+    print it, or ``line`` filled with the card's metrics."""
+    if out.exists() and not overwrite:
+        raise typer.BadParameter(f"{out} exists: give --overwrite to replace it")
+    card = fit()
+    m = card["metrics"]
+    typer.echo(json.dumps(card, indent=2) if json_out else line.format(out=out, c=card, m=m))
+
+
+def hybrid(out: Path, overwrite: bool, json_out: bool, **given: Any) -> None:
+    """``termnorm rank hybrid``: :func:`~termnorm.search.rank.fit_hybrid` of the options."""
+    from termnorm.search.rank.hybrid_fit import HybridFitSpec, fit_hybrid
+
+    line = (
+        "wrote {out}: w = {c[weight]:.2f} over {m[queries]} training queries, train acc@1 "
+        "{m[train_acc_at_1]:.1%} (dense alone {m[train_acc_at_1_dense]:.1%}), a gold "
+        "candidate for {m[train_candidates_with_gold]:.1%}"
+    )
+    spec = HybridFitSpec(**_spec_values(given))
+    _fit_card(out, overwrite, json_out, lambda: fit_hybrid(spec, out), line)
+
+
+def combine(out: Path, overwrite: bool, json_out: bool, **given: Any) -> None:
+    """``termnorm rank combine``: :func:`~termnorm.search.rank.fit_combiner_card` of the
+    options."""
+    from termnorm.search.rank.combiner_fit import CombinerFitSpec, fit_combiner_card
+
+    line = (
+        "wrote {out}: {m[rows]} candidates of {m[queries]} training queries, train acc@1 "
+        "{m[train_acc_at_1]:.1%} (recall {m[train_acc_at_1_recall]:.1%}), top-1 ECE "
+        "{m[train_ece_top1]:.3f}"
+    )
+    spec = CombinerFitSpec(**_spec_values(given))
+    _fit_card(out, overwrite, json_out, lambda: fit_combiner_card(spec, out), line)
+
+
+def train(
+    out: Path,
+    project: str | None,
+    db: str | None,
+    overwrite: bool,
+    json_out: bool,
+    **given: Any,
+) -> None:
+    """``termnorm rank train``: the options are :class:`RankTrainSpec`'s fields; the spec
+    goes to :func:`~termnorm.search.rank.train_ranker` (or, with ``--project``,
+    :func:`~termnorm.projects.train_project_ranker`)."""
+    from termnorm._artifacts import InputPaths, prepare_output
+    from termnorm.search.rank import train_ranker
+    from termnorm.search.rank.ranker import CARD_NAME
+
+    spec = RankTrainSpec.from_options(**given)
+    if project is None and not spec.mentions:
+        raise typer.BadParameter("give training mentions (--mentions FILE) or --project NAME")
+    inputs: InputPaths = {"--index": spec.index, "--mentions": list(spec.mentions),
+              "--synonyms": list(spec.synonyms), "--keywords": spec.keywords,
+              "--model": spec.base_model}  # fmt: skip
+    prepare_output(out, overwrite, inputs, "rankers")
+    if project is not None:
+        from termnorm.projects import train_project_ranker
+
+        folder = train_project_ranker(project, spec, out, db, show_progress=not json_out)
+    else:
         folder = train_ranker(spec, out, show_progress=not json_out)
-        card = json.loads((folder / CARD_NAME).read_text())
-        if json_out:
-            typer.echo(json.dumps(card, indent=2))
-            return
-        m = card["metrics"]
-        typer.echo(
-            f"wrote {card['kind']} ranker to {folder}: {int(m['pairs'])} pairs "
-            f"({int(m['positives'])} positive) from {int(m['queries'])} queries, training "
-            f"recall@1 {100 * m['recall_at_1']:.1f} / recall@{card['k_c']} "
-            f"{100 * m['recall_at_k_c']:.1f}, loss by epoch "
-            + ", ".join(f"{x:.4f}" for x in m["epoch_loss"])
-            + f", {m['seconds']:.0f} s"
-        )
+    card = json.loads((folder / CARD_NAME).read_text())
+    if json_out:
+        typer.echo(json.dumps(card, indent=2))
+        return
+    m = card["metrics"]
+    typer.echo(
+        f"wrote {card['kind']} ranker to {folder}: {int(m['pairs'])} pairs "
+        f"({int(m['positives'])} positive) from {int(m['queries'])} queries, training "
+        f"recall@1 {100 * m['recall_at_1']:.1f} / recall@{card['k_c']} "
+        f"{100 * m['recall_at_k_c']:.1f}, loss by epoch "
+        + ", ".join(f"{x:.4f}" for x in m["epoch_loss"])
+        + f", {m['seconds']:.0f} s"
+    )

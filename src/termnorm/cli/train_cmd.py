@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import typer
 
 from termnorm.cli._config_options import PlainHelpCommand, config_options, with_options
 from termnorm.training.config import TrainConfig
+from termnorm.training.config.base import opt
 
 logger = logging.getLogger(__name__)
 
@@ -28,26 +30,19 @@ __all__ = ["register"]
 _CONTEXT = inspect.Parameter(
     "ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context
 )
-_EXTRA = [
-    inspect.Parameter(
-        "resume",
-        inspect.Parameter.KEYWORD_ONLY,
-        default=typer.Option(False, "--resume", help="Continue from the newest checkpoint."),
-        annotation=bool,
-    ),
-    inspect.Parameter(
-        "config_json",
-        inspect.Parameter.KEYWORD_ONLY,
-        default=typer.Option(
-            None,
-            "--config",
-            help="JSON file of TrainConfig fields (options given here override it).",
-            exists=True,
-            dir_okay=False,
-        ),
-        annotation=Path | None,
-    ),
-]
+
+
+@dataclass
+class _RunOptions:
+    """The options of ``termnorm train`` that are not settings of the run."""
+
+    resume: bool = opt(False, "Continue from the newest checkpoint.", "--resume")
+    config_json: Path | None = opt(  # noqa: RUF009 - opt() returns a dataclasses.Field
+        None,
+        "JSON file of TrainConfig fields (options given here override it).",
+        "--config",
+        exists="file",
+    )
 
 
 def config_from_options(
@@ -95,5 +90,7 @@ def train(ctx: typer.Context, resume: bool, config_json: Path | None, **given: A
 
 def register(app: typer.Typer) -> None:
     """Attach ``train`` to ``app``."""
-    command = with_options(train, [_CONTEXT], [*config_options(TrainConfig), *_EXTRA])
+    command = with_options(
+        train, [_CONTEXT], [*config_options(TrainConfig), *config_options(_RunOptions)]
+    )
     app.command("train", cls=PlainHelpCommand, context_settings={"max_content_width": 100})(command)

@@ -26,8 +26,7 @@ import numpy as np
 from termnorm.encoders.runtime import AUTO_MIN_COSINE, Runtime, RuntimeUnavailableError
 
 if TYPE_CHECKING:
-    from termnorm.encoders.forward import Forward
-    from termnorm.encoders.transformer import TermEncoder
+    from termnorm.encoders.protocols import EncoderModel, Forward
 
 __all__ = [
     "INT8_MIN_COSINE",
@@ -97,7 +96,7 @@ def required_cosine(runtime: Runtime) -> float:
 
 
 def check_fidelity(
-    encoder: TermEncoder, runtime: Runtime, forward: Forward, texts: tuple[str, ...] = PROBE_TERMS
+    encoder: EncoderModel, runtime: Runtime, forward: Forward, texts: tuple[str, ...] = PROBE_TERMS
 ) -> float:
     """The smallest cosine between ``forward``'s (``runtime``'s) vectors of ``texts`` and
     the encoder's torch fp32 ones, after checking it reaches :func:`required_cosine`.

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from termnorm.encoders.onnx_export import onnx_graph
 from termnorm.encoders.pooling import pool
+from termnorm.encoders.protocols import Forward
 from termnorm.encoders.runtime import Runtime, RuntimeUnavailableError, require_onnx
 
 if TYPE_CHECKING:
-    from termnorm.encoders.transformer import TermEncoder
+    from termnorm.encoders.protocols import EncoderModel
 
 __all__ = [
     "Forward",
@@ -31,12 +32,6 @@ __all__ = [
     "build_forward",
     "set_threads",
 ]
-
-
-class Forward(Protocol):
-    """``inputs`` (int64 ``[B, T]`` arrays by name) → ``[B, d]`` unit float32 vectors."""
-
-    def __call__(self, inputs: dict[str, np.ndarray]) -> np.ndarray: ...
 
 
 def bf16_supported(device: torch.device) -> bool:
@@ -59,7 +54,7 @@ def set_threads(threads: int | None) -> None:
 class TorchForward:
     """The encoder's torch modules as they are now (fp32, or bf16 autocast)."""
 
-    def __init__(self, encoder: TermEncoder, bf16: bool = False) -> None:
+    def __init__(self, encoder: EncoderModel, bf16: bool = False) -> None:
         self.encoder = encoder
         self.bf16 = bf16
 
@@ -106,7 +101,7 @@ class OnnxForward:
         return np.asarray(vectors, dtype=np.float32)
 
 
-def build_forward(encoder: TermEncoder, runtime: Runtime, threads: int | None = None) -> Forward:
+def build_forward(encoder: EncoderModel, runtime: Runtime, threads: int | None = None) -> Forward:
     """The forward of a concrete ``runtime`` (not ``auto``) for ``encoder``.
 
     Raises:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # torch is imported by the callers
     import torch
     from transformers import PreTrainedTokenizerBase
 
-    from termnorm.encoders.transformer import TermEncoder
+    from termnorm.encoders.protocols import EncoderModel
 
 __all__ = ["MENTION_END", "MENTION_START", "add_mention_markers", "marker_ids", "mention_mask"]
 
@@ -48,7 +48,7 @@ def input_embeddings(model: Any) -> torch.Tensor:
     return weight
 
 
-def add_mention_markers(encoder: TermEncoder) -> tuple[int, int]:
+def add_mention_markers(encoder: EncoderModel) -> tuple[int, int]:
     """Add ``[M_s]`` and ``[M_e]`` as special tokens to ``encoder`` (once), grow its input
     embeddings by two rows set to the mean of the existing rows, and return their IDs.
 

@@ -11,41 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
     from termnorm.encoders.pooling import Pooling
+    from termnorm.encoders.protocols import Encoder
 
 __all__ = ["MemoEncoder"]
-
-
-class _Encoder(Protocol):
-    """What :class:`MemoEncoder` wraps: ``TermEncoder``'s ``encode`` and identity."""
-
-    @property
-    def path(self) -> Path | None: ...
-
-    @property
-    def pooling(self) -> Pooling: ...
-
-    @property
-    def max_length(self) -> int: ...
-
-    @property
-    def fingerprint(self) -> str: ...
-
-    @property
-    def dimension(self) -> int: ...
-
-    def encode(
-        self,
-        texts: Sequence[str],
-        batch_size: int = ...,
-        show_progress: bool = ...,
-        desc: str = ...,
-    ) -> np.ndarray: ...
 
 
 class MemoEncoder:
@@ -56,7 +30,7 @@ class MemoEncoder:
     model's card.
     """
 
-    def __init__(self, encoder: _Encoder) -> None:
+    def __init__(self, encoder: Encoder) -> None:
         self.encoder = encoder
         self.path: Path | None = encoder.path
         self.pooling: Pooling = encoder.pooling

@@ -45,7 +45,7 @@ from termnorm.encoders.runtime import require_onnx
 from termnorm.paths import cache_dir, writing
 
 if TYPE_CHECKING:
-    from termnorm.encoders.transformer import TermEncoder
+    from termnorm.encoders.protocols import EncoderModel
 
 __all__ = [
     "EXPORT_DIR",
@@ -88,7 +88,7 @@ class EncoderGraph(nn.Module):
         return nn.functional.normalize(vectors, dim=-1)
 
 
-def graph_inputs(encoder: TermEncoder) -> tuple[str, ...]:
+def graph_inputs(encoder: EncoderModel) -> tuple[str, ...]:
     """The tokenizer outputs the model takes, among :data:`INPUT_NAMES`."""
     names = set(encoder.tokenizer.model_input_names)
     return tuple(n for n in INPUT_NAMES if n in names)
@@ -106,7 +106,7 @@ def _writable(root: Path) -> bool:
     return True
 
 
-def export_folder(encoder: TermEncoder) -> Path:
+def export_folder(encoder: EncoderModel) -> Path:
     """Where this encoder's graphs live (see module doc); not created here."""
     if encoder.path is None:
         raise ValueError("an encoder built in memory has no fingerprint; save it first")
@@ -116,7 +116,7 @@ def export_folder(encoder: TermEncoder) -> Path:
     return cache_dir() / "onnx" / fingerprint
 
 
-def _card(encoder: TermEncoder, inputs: tuple[str, ...]) -> dict[str, Any]:
+def _card(encoder: EncoderModel, inputs: tuple[str, ...]) -> dict[str, Any]:
     return {
         "version": EXPORT_VERSION,
         "fingerprint": encoder.fingerprint,
@@ -138,7 +138,7 @@ def _valid(folder: Path, card: dict[str, Any]) -> bool:
     return all(stored.get(k) == card[k] for k in keys)
 
 
-def _export(encoder: TermEncoder, inputs: tuple[str, ...], out: Path) -> None:
+def _export(encoder: EncoderModel, inputs: tuple[str, ...], out: Path) -> None:
     """Trace the encoder on a two-row dummy batch and write ``out`` (dynamic axes)."""
     graph = EncoderGraph(encoder.model, encoder.head, encoder.pooling, inputs)
     was_training = encoder.model.training
@@ -188,7 +188,7 @@ def _quantize(fp32: Path, out: Path, kernel: Int8Kernel) -> None:
 
 
 def onnx_graph(
-    encoder: TermEncoder, quantized: bool = False, kernel: Int8Kernel | None = None
+    encoder: EncoderModel, quantized: bool = False, kernel: Int8Kernel | None = None
 ) -> Path:
     """Path of the encoder's ONNX graph (int8 when ``quantized``), exported if not cached.
 

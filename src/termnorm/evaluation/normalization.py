@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from termnorm.errors import EmptyResultError
-from termnorm.evaluation.predictions import prediction_record, write_records
+from termnorm.evaluation.predictions import MentionResult, prediction_record, write_records
 from termnorm.kg.ids import id_key
 from termnorm.mentions import Mention, MentionKind
 from termnorm.mentions.abbreviations import Expansion
@@ -78,30 +78,6 @@ def rank_metrics(ranks: Sequence[int | None], ks: Sequence[int], prefix: str) ->
     out = {f"{prefix}acc@{k}": sum(r is not None and r <= k for r in ranks) / n for k in ks}
     out[f"{prefix}mrr"] = sum(1.0 / r for r in ranks if r is not None) / n
     return out
-
-
-@dataclass(frozen=True)
-class MentionResult:
-    """What the matcher returned for one mention, with the hit flags and ranks."""
-
-    mention: Mention
-    candidates: tuple[Candidate, ...]
-    hits: tuple[bool, ...]
-    rank: int | None
-    parts: tuple[str, ...] = ()
-    part_ranks: tuple[int | None, ...] = ()
-    error: str | None = None
-    query: str | None = None
-    """The text searched when it is not the mention's (its abbreviation-expanded text)."""
-
-    @property
-    def parts_rank(self) -> int | None:
-        """Rank under the *parts* rule: the worst part's first-hit rank (``None`` if a miss)."""
-        if not self.part_ranks:
-            return self.rank
-        if any(r is None for r in self.part_ranks):
-            return None
-        return max(r for r in self.part_ranks if r is not None)
 
 
 @dataclass

@@ -41,16 +41,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from termnorm.errors import InputFormatError
 
 if TYPE_CHECKING:
-    from termnorm.evaluation.normalization import MentionResult
+    from termnorm.mentions import Mention
+    from termnorm.search.candidate import Candidate
 
 __all__ = [
     "MentionKey",
+    "MentionResult",
     "mention_key",
     "prediction_record",
     "read_correctness",
@@ -64,6 +67,30 @@ MentionKey = tuple[str, str, int | None, int | None, str]
 
 REQUIRED_KEYS = frozenset({"kind", "text", "rank", "predictions"})
 _WRITE_ONE = "'termnorm eval normalize ... --predictions FILE'"
+
+
+@dataclass(frozen=True)
+class MentionResult:
+    """What the matcher returned for one mention, with the hit flags and ranks."""
+
+    mention: Mention
+    candidates: tuple[Candidate, ...]
+    hits: tuple[bool, ...]
+    rank: int | None
+    parts: tuple[str, ...] = ()
+    part_ranks: tuple[int | None, ...] = ()
+    error: str | None = None
+    query: str | None = None
+    """The text searched when it is not the mention's (its abbreviation-expanded text)."""
+
+    @property
+    def parts_rank(self) -> int | None:
+        """Rank under the *parts* rule: the worst part's first-hit rank (``None`` if a miss)."""
+        if not self.part_ranks:
+            return self.rank
+        if any(r is None for r in self.part_ranks):
+            return None
+        return max(r for r in self.part_ranks if r is not None)
 
 
 def prediction_record(result: MentionResult, fold: str | None = None) -> dict[str, Any]:

@@ -19,18 +19,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from termnorm.encoders.protocols import Encoder
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index.shards import Shard, ShardStore
 from termnorm.index.vectors import STORAGE_DTYPE
-
-if TYPE_CHECKING:  # pragma: no cover
-    from termnorm.index.term_index import Encoder
 
 __all__ = ["LocalEngine", "ShardEngine", "StreamReport", "encode_shard", "stream_term_vectors"]
 

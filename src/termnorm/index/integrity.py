@@ -20,18 +20,17 @@ warms the page cache the first search needs. A 15 M-vector index (11.5 GB) needs
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from termnorm._artifacts import file_sha256
 from termnorm.errors import ArtifactMismatchError
 
 __all__ = [
     "VECTOR_FILES",
-    "file_digest",
     "first_non_finite",
     "rebuild_hint",
     "vector_digests",
@@ -40,18 +39,8 @@ __all__ = [
 
 VECTOR_FILES = ("term_vectors.npy", "concept_vectors.npy")
 _FAISS_DIRS = ("term_index", "concept_index")
-_BLOCK_BYTES = 1 << 22
 # IEEE-754 exponent bits by item size: all set means infinity or NaN
 _EXPONENT = {2: (np.uint16, 0x7C00), 4: (np.uint32, 0x7F80_0000), 8: (np.uint64, 0x7FF << 52)}
-
-
-def file_digest(path: Path) -> str:
-    """SHA-256 (16 hex chars) of a file's bytes, read in 4 MiB blocks."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(_BLOCK_BYTES), b""):
-            h.update(block)
-    return h.hexdigest()[:16]
 
 
 def _vector_paths(folder: Path) -> list[str]:
@@ -65,8 +54,8 @@ def _vector_paths(folder: Path) -> list[str]:
 
 
 def vector_digests(folder: Path) -> dict[str, str]:
-    """``{relative path: file_digest}`` of every vector file of ``folder`` (for the card)."""
-    return {name: file_digest(folder / name) for name in _vector_paths(folder)}
+    """``{relative path: file_sha256}`` of every vector file of ``folder`` (for the card)."""
+    return {name: file_sha256(folder / name) for name in _vector_paths(folder)}
 
 
 def rebuild_hint(folder: Path, card: Mapping[str, Any]) -> str:
@@ -113,7 +102,7 @@ def verify_vectors(
             raise ArtifactMismatchError(
                 f"index {folder} is damaged: {name} is missing; {rebuild_hint(folder, card)}"
             )
-        if file_digest(path) != digest:
+        if file_sha256(path) != digest:
             raise ArtifactMismatchError(
                 f"index {folder} is damaged: {name} is not the file this index was built with "
                 f"(its SHA-256 differs from the one in index.json); {rebuild_hint(folder, card)}"

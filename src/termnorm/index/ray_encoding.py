@@ -102,6 +102,19 @@ class _ShardActor:
             return index, None, f"{type(exc).__name__}: {exc}"
 
 
+def _surviving(results: Iterator[Any], ray: Any) -> Iterator[Any]:
+    """``results``, with a worker that died more than :data:`RETRIES` times turned into a
+    :class:`RayWorkerError` that says the finished shards are kept (rerun to resume)."""
+    try:
+        yield from results
+    except ray.exceptions.RayActorError as exc:
+        raise RayWorkerError(
+            f"a Ray worker died ({type(exc).__name__}) after {RETRIES} restarts; the shards "
+            "finished so far are kept: rerun the same command to encode the missing ones, "
+            "and check the workers' memory (`ray status`, the raylet logs)"
+        ) from exc
+
+
 class RayEngine:
     """Shards encoded by ``workers`` Ray actors (module doc); a context manager holding the
     Ray session (a local Ray with ``workers`` CPUs, or the cluster at ``address``)."""
@@ -174,7 +187,7 @@ class RayEngine:
             lambda a, s: a.encode.remote(s.index, list(texts[s.start : s.stop])), shards
         )
         try:
-            for index, vectors, error in results:
+            for index, vectors, error in _surviving(results, ray):
                 if error:
                     raise RayWorkerError(f"shard {index}: {error}")
                 yield by_index[index], vectors

@@ -43,25 +43,25 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from termnorm._artifacts import atomic_dir, read_card, write_card
+from termnorm._artifacts import atomic_dir, file_sha256, read_card, write_card
 from termnorm._version import __version__
 from termnorm.encoders.fidelity import runtime_record
+from termnorm.encoders.protocols import Encoder
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index.base import Backend, SearchResult, VectorIndex, as_matrix
 from termnorm.index.choose import BackendSpec, default_memory_budget, estimate_bytes
 from termnorm.index.encoding import LocalEngine, ShardEngine, stream_term_vectors
 from termnorm.index.exact import rerank_exact
 from termnorm.index.factory import build_vector_index, load_vector_index, resolve_backend
-from termnorm.index.integrity import file_digest, vector_digests, verify_vectors
+from termnorm.index.integrity import vector_digests, verify_vectors
 from termnorm.index.lookup import (
     ConceptInfo,
     RelationInfo,
@@ -83,7 +83,7 @@ from termnorm.kg import KnowledgeGraph
 from termnorm.kg.ids import id_key
 
 if TYPE_CHECKING:  # torch is imported only when an encoder is loaded
-    from termnorm.encoders import Pooling, TermEncoder
+    from termnorm.encoders import TermEncoder
 
 __all__ = [
     "CARD_NAME",
@@ -139,34 +139,6 @@ def backend_search(
     factor = int(getattr(index, "params", {}).get("rerank", RERANK_FACTOR))
     rough = index.search(queries, max(1, min(len(vectors), k * factor)))
     return rerank_exact(vectors, queries, rough, k)
-
-
-class Encoder(Protocol):
-    """What an index needs from an encoder (:class:`termnorm.encoders.TermEncoder` fits)."""
-
-    path: Path | None
-    pooling: Pooling
-    max_length: int
-
-    @property
-    def fingerprint(self) -> str:
-        """Identity of weights + pooling."""
-        ...
-
-    @property
-    def dimension(self) -> int:
-        """Vector size."""
-        ...
-
-    def encode(
-        self,
-        texts: Sequence[str],
-        batch_size: int = ...,
-        show_progress: bool = ...,
-        desc: str = ...,
-    ) -> np.ndarray:
-        """L2-normalised float32 vectors ``[len(texts), d]``."""
-        ...
 
 
 def _damaged(path: Path, reason: object) -> ArtifactMismatchError:
@@ -361,7 +333,7 @@ class TermIndex:
                     tmp / _RELATIONS,
                 )
                 tables.append(_RELATIONS)
-            self.card["tables"] = {name: file_digest(tmp / name) for name in tables}
+            self.card["tables"] = {name: file_sha256(tmp / name) for name in tables}
             np.save(tmp / "term_vectors.npy", np.asarray(self.term_vectors))
             np.save(tmp / "concept_vectors.npy", np.asarray(self.concept_vectors))
             for space, index in (("terms", self._term_index), ("concepts", self._concept_index)):
@@ -392,7 +364,7 @@ class TermIndex:
             path = folder / name
             if not path.is_file():
                 raise _damaged(path, "missing")
-            if file_digest(path) != digest:
+            if file_sha256(path) != digest:
                 raise ArtifactMismatchError(
                     f"{path} is not the table this index was built with (its content hash "
                     f"differs from {folder / CARD_NAME}): the file was replaced or edited; "

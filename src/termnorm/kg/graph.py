@@ -12,7 +12,6 @@ In memory it is a :class:`KnowledgeGraph` holding the tables as pandas DataFrame
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from termnorm._artifacts import atomic_dir, read_card, write_card
+from termnorm._artifacts import atomic_dir, file_sha256, read_card, write_card
 from termnorm.errors import ArtifactMismatchError, EmptyResultError
 
 CARD_NAME = "kg.json"
@@ -57,12 +56,7 @@ TABLES: dict[str, pa.Schema] = {
 
 def table_fingerprint(folder: Path) -> str:
     """SHA-256 (16 hex chars) over the Parquet files' bytes, in table order."""
-    h = hashlib.sha256()
-    for name in TABLES:
-        with open(folder / f"{name}.parquet", "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    return h.hexdigest()[:16]
+    return file_sha256(*(folder / f"{name}.parquet" for name in TABLES))
 
 
 @dataclass

@@ -53,6 +53,7 @@ __all__ = [
     "run_project",
     "show_row",
     "status",
+    "train_project_ranker",
 ]
 
 _WHERE = {
@@ -90,6 +91,7 @@ _WHERE = {
     "add_reviewer": "reviewers",
     "list_reviewers": "reviewers",
     "remove_reviewer": "reviewers",
+    "train_project_ranker": "training_data",
 }
 __getattr__ = lazy_getattr(__name__, _WHERE)
 
@@ -111,3 +113,4 @@ if TYPE_CHECKING:
     from termnorm.projects.settings import PipelineSettings
     from termnorm.projects.states import Action, ExportFormat, Predicate, RowState
     from termnorm.projects.store import open_store
+    from termnorm.projects.training_data import train_project_ranker

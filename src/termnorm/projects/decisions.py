@@ -28,12 +28,14 @@ from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_pro
 __all__ = [
     "AutoApproveReport",
     "DecisionRecord",
+    "ReviewedRow",
     "append_decision",
     "auto_approve",
     "decide",
     "decide_row",
     "find_row",
     "learned_synonyms",
+    "reviewed_rows",
 ]
 
 logger = logging.getLogger(__name__)
@@ -273,20 +275,39 @@ def auto_approve(
     return AutoApproveReport(len(scores), min_score, settings.calibrated, expected)
 
 
-def learned_synonyms(session: Session, project_id: int) -> list[tuple[str, str]]:
-    """``(concept_id, text)`` of every row a reviewer approved as an exact match (approve or
-    pick; not auto-approved, not broad/narrow), in row order: the project's own domain
-    synonyms, searched by every later run."""
+@dataclass(frozen=True)
+class ReviewedRow:
+    """A row a reviewer mapped (approve or pick): its code, text, concept and predicate."""
+
+    code: str
+    text: str
+    concept_id: str
+    predicate: str | None
+
+
+def reviewed_rows(session: Session, project_id: int) -> list[ReviewedRow]:
+    """Every row whose current decision is a reviewer's approve or pick (not auto-approved,
+    not retired), in row order: what the project learns from."""
     query = (
-        select(DecisionRow.concept_id, SourceRow.text)
+        select(SourceRow.code, SourceRow.text, DecisionRow.concept_id, DecisionRow.predicate)
         .join(DecisionRow, DecisionRow.id == SourceRow.decision_id)
         .where(
             SourceRow.project_id == project_id,
             SourceRow.state == RowState.APPROVED.value,
             SourceRow.retired.is_(False),
-            DecisionRow.predicate == Predicate.EXACT.value,
             DecisionRow.concept_id.is_not(None),
         )
         .order_by(SourceRow.id)
     )
-    return [(str(cid), text) for cid, text in session.execute(query).all()]
+    return [ReviewedRow(c, t, str(cid), p) for c, t, cid, p in session.execute(query).all()]
+
+
+def learned_synonyms(session: Session, project_id: int) -> list[tuple[str, str]]:
+    """``(concept_id, text)`` of every row a reviewer approved as an exact match
+    (:func:`reviewed_rows`, not broad/narrow): the project's own domain synonyms, searched by
+    every later run."""
+    return [
+        (r.concept_id, r.text)
+        for r in reviewed_rows(session, project_id)
+        if r.predicate == Predicate.EXACT.value
+    ]

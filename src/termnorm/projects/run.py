@@ -12,18 +12,23 @@ search from settings that ``termnorm normalize`` uses (:func:`termnorm.api.proje
 so a project maps its rows exactly as a ``normalize`` run with the same settings would, with
 the project's approved exact mappings added as domain synonyms
 (:func:`~termnorm.projects.decisions.learned_synonyms`).
+
+Large lists: ``engine="ray"`` searches each batch on a pool of Ray actors while this process
+alone writes (:mod:`termnorm.projects.ray_run`), so resume stays exactly as above.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, delete, func, insert, select, update
 from tqdm.auto import tqdm
 
+from termnorm.engines import Engine
 from termnorm.projects.decisions import learned_synonyms
 from termnorm.projects.models import Base, CandidateRow, SourceRow, utcnow
 from termnorm.projects.settings import PipelineSettings, SourceSpec
@@ -32,6 +37,7 @@ from termnorm.projects.states import RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, Store, using_store
 
 if TYPE_CHECKING:
+    from termnorm.projects.ray_run import RayRowMatcher
     from termnorm.search.candidate import RowMatcher, RowResult
 
 __all__ = ["DEFAULT_BATCH_ROWS", "MatcherBuilder", "RunReport", "run_project"]
@@ -151,6 +157,26 @@ def _count(store: Store, project_id: int, states: list[str]) -> int:
         return int(session.scalar(query) or 0)
 
 
+@contextlib.contextmanager
+def _matcher(
+    build: MatcherBuilder,
+    settings: PipelineSettings,
+    synonyms: Sequence[tuple[str, str]],
+    engine: Engine,
+    workers: int,
+    address: str | None,
+) -> Iterator[RowMatcher | RayRowMatcher]:
+    """The search of a run: ``build``'s matcher here, or one on Ray actors
+    (:mod:`termnorm.projects.ray_run`)."""
+    if engine is Engine.LOCAL:
+        yield build(settings, synonyms)
+        return
+    from termnorm.projects.ray_run import ray_matcher
+
+    with ray_matcher(build, settings, synonyms, workers, address) as matcher:
+        yield matcher
+
+
 def run_project(
     project: str,
     build: MatcherBuilder,
@@ -161,13 +187,25 @@ def run_project(
     show_progress: bool = True,
     check_source: bool = True,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    engine: Engine | str = Engine.LOCAL,
+    workers: int = 1,
+    address: str | None = None,
 ) -> RunReport:
     """Map every live row of ``project`` still to map (see the module); ``remap`` also
     re-searches the rows still to review, so that decisions made since they were mapped
     (learned synonyms) count. ``check_source``: refuse when the project's source file
-    changed (:class:`~termnorm.projects.errors.SourceChangedError`)."""
+    changed (:class:`~termnorm.projects.errors.SourceChangedError`).
+
+    ``engine="ray"``: the search runs on ``workers`` Ray actors (a local Ray, or the cluster
+    at ``address``), each searching ``batch_rows`` rows of a batch of ``batch_rows ×
+    workers`` that this process writes in one transaction (:mod:`~termnorm.projects.ray_run`);
+    the rows and their candidates are the local engine's."""
     if not 1 <= batch_rows <= MAX_BATCH_ROWS:
         raise ValueError(f"batch_rows must be 1 to {MAX_BATCH_ROWS}, got {batch_rows}")
+    engine = Engine(engine)
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    per_batch = min(batch_rows * workers, MAX_BATCH_ROWS) if engine is Engine.RAY else batch_rows
     with using_store(project, db, busy_timeout) as store:
         with store.session() as session:
             proj = store.project(session, project)
@@ -182,12 +220,14 @@ def run_project(
         if total == 0:
             logger.info("%s: no row to map", project)
             return report
-        matcher = build(settings, synonyms)
         logger.info("%s: mapping %d rows (%d learned synonyms)", project, total, len(synonyms))
-        with tqdm(total=total, desc="mapping", unit="row", disable=not show_progress) as bar:
+        with (
+            _matcher(build, settings, synonyms, engine, workers, address) as matcher,
+            tqdm(total=total, desc="mapping", unit="row", disable=not show_progress) as bar,
+        ):
             for state in states:
                 after = 0
-                while rows := _pending(store, project_id, state, after, batch_rows):
+                while rows := _pending(store, project_id, state, after, per_batch):
                     after = rows[-1][0]
                     results = matcher.normalize_rows([t for _i, _v, t in rows], settings.k)
                     written, errors = _write_batch(store, rows, results, state)

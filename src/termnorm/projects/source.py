@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from termnorm._artifacts import file_sha256
 from termnorm.errors import InputFormatError
-from termnorm.index.integrity import file_digest
 from termnorm.io.tables import open_reader
 from termnorm.projects.errors import DuplicateCodesError, SourceChangedError
 from termnorm.projects.settings import SourceSpec
@@ -39,7 +39,7 @@ class SourceEntry:
 
 def source_digest(path: str | Path) -> str:
     """The file's SHA-256 (the first 16 hex characters; what a project records)."""
-    return file_digest(Path(path))
+    return file_sha256(path)
 
 
 def _listed(items: list[str]) -> str:

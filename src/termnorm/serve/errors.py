@@ -2,7 +2,7 @@
 "msg", "type"}]}``.
 
 :func:`add_error_handlers` answers in that shape for the service's own errors
-(:class:`ApiError`, :class:`~termnorm.serve.state.FieldError`, a full queue), for FastAPI's
+(:class:`ApiError`, a full queue), for FastAPI's
 validation errors (422) and for Starlette's HTTP errors (404 unknown route, 405 wrong
 method, 400 unreadable body, 413), so no answer is ever ``{"detail": "..."}``.
 :func:`error_response` builds the same answer for the ASGI guards, which run before routing.
@@ -23,7 +23,6 @@ from starlette.exceptions import HTTPException
 
 from termnorm.serve.batching import QueueFullError
 from termnorm.serve.schemas import error_body
-from termnorm.serve.state import FieldError
 from termnorm.serve.synonym_store import SynonymStoreError
 
 __all__ = ["ApiError", "add_error_handlers", "error_response", "redact_paths"]
@@ -46,7 +45,8 @@ _ABSOLUTE = re.compile(r"(?<![\w.~-])(?:/|[A-Za-z]:[\\/])(?:[^\s'\"/\\:,;()]+[\\
 
 
 class ApiError(Exception):
-    """An error answer: HTTP ``status`` with one ``detail`` item and optional headers."""
+    """An error answer: HTTP ``status`` with one ``detail`` item (``loc`` names the field,
+    ``kind`` is its type) and optional headers; raised by the routes and what they call."""
 
     def __init__(
         self,
@@ -103,10 +103,6 @@ def add_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, ApiError)
         return JSONResponse(exc.body, status_code=exc.status, headers=exc.headers)
 
-    async def field_error(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, FieldError)
-        return error_response(exc.status, exc.loc, str(exc), exc.kind)
-
     async def queue_full(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, QueueFullError)
         headers = {"Retry-After": str(exc.retry_after)}
@@ -130,7 +126,6 @@ def add_error_handlers(app: FastAPI) -> None:
         return error_response(exc.status_code, loc, message, kind, headers or None)
 
     app.add_exception_handler(ApiError, api_error)
-    app.add_exception_handler(FieldError, field_error)
     app.add_exception_handler(QueueFullError, queue_full)
     app.add_exception_handler(SynonymStoreError, store_failed)
     app.add_exception_handler(RequestValidationError, invalid)

@@ -48,7 +48,7 @@ class ServeSettings:
     header may carry (besides IP literals, ``localhost`` and ``host``; ``"*"``: any), which
     defeats DNS rebinding; ``allow_origins``: web origins (``https://app.example``; ``"*"``:
     any) allowed to POST from a browser besides the service's own page.
-    ``project``: a mapping project whose review page (``/review``, serve/review.py) the
+    ``project``: a mapping project whose review page (``/review``, serve/routes/review.py) the
     service serves, from the database ``project_db`` (``None``: ``PROJECT.termnorm.db``);
     a row opened for review stays leased to its reviewer ``lease_minutes``.
     """

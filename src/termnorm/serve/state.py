@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from termnorm.search.defaults import default_strategy
 from termnorm.search.domain import SearchSpace, SynonymReport, add_synonym_sources
 from termnorm.search.matcher import SpaceMatcher, build_strategy
+from termnorm.serve.errors import ApiError
 from termnorm.serve.settings import ServeSettings
 from termnorm.serve.synonym_store import StoreContents, append_synonym_store, read_synonym_store
 
@@ -32,25 +33,23 @@ if TYPE_CHECKING:
     from termnorm.search.rank.implication import ImplicationLike
     from termnorm.search.rank.matcher import RankedMatcher
     from termnorm.search.rank.ranker import Ranker
+    from termnorm.serve.batching import MicroBatcher
 
-__all__ = ["FieldError", "Ranking", "ServiceState", "load_ranking", "load_space"]
+__all__ = ["Ranking", "Runtime", "ServiceState", "load_ranking", "load_space"]
 
 logger = logging.getLogger(__name__)
 
 _MATCHERS_KEPT = 64
 
 
-class FieldError(ValueError):
-    """A request field the service cannot use; ``loc`` names it (FastAPI's error shape).
-    ``status``: 422, or 404 when the field names something the index does not have."""
+@dataclass
+class Runtime:
+    """What the app's lifespan sets up (``app.state.runtime``): the loaded state, or why
+    loading failed, and the micro-batcher."""
 
-    def __init__(
-        self, loc: list[str | int], message: str, kind: str = "value_error", status: int = 422
-    ) -> None:
-        super().__init__(message)
-        self.loc = loc
-        self.kind = kind
-        self.status = status
+    state: ServiceState | None = None
+    error: str | None = None
+    batcher: MicroBatcher | None = None
 
 
 def load_space(settings: ServeSettings) -> tuple[SearchSpace, StoreContents]:
@@ -181,7 +180,7 @@ class ServiceState:
         semantic_types: Sequence[str] | None,
     ) -> SpaceMatcher:
         """The matcher for these options over the current space (``strategy`` ``None``:
-        :meth:`default_strategy`); :class:`FieldError` naming the field that is not usable
+        :meth:`default_strategy`); :class:`~termnorm.serve.errors.ApiError` (422) naming the field that is not usable
         (unknown strategy, namespace or type, a D target without domain synonyms)."""
         if strategy is None:
             strategy = self.default_strategy()
@@ -215,17 +214,24 @@ class ServiceState:
     ) -> RankedMatcher | None:
         """``recall`` followed by the loaded ranker (``None`` without one); ``multi`` adds the
         implication predictor, ``min_probability`` the learned mode's threshold.
-        :class:`FieldError` on ``multi`` when it cannot be served."""
+        :class:`~termnorm.serve.errors.ApiError` (422) on ``multi`` when it cannot be served."""
         ranking = self.ranking
         if ranking is None:
             if multi:
-                raise FieldError(
+                raise ApiError(
+                    422,
                     ["body", "multi"],
                     "multi-code answers need a ranker: start the service with --ranker RANKER",
+                    "value_error",
                 )
             return None
         if multi and ranking.implication is None:
-            raise FieldError(["body", "multi"], ranking.no_implication or "no implication head")
+            raise ApiError(
+                422,
+                ["body", "multi"],
+                ranking.no_implication or "no implication head",
+                "value_error",
+            )
         from termnorm.search.rank.matcher import RankedMatcher
 
         return RankedMatcher(
@@ -242,7 +248,7 @@ class ServiceState:
         try:
             matcher = build_strategy(space, key.strategy)
         except (ValueError, EmptyResultError) as exc:
-            raise FieldError(["body", "strategy"], str(exc)) from None
+            raise ApiError(422, ["body", "strategy"], str(exc), "value_error") from None
         matcher = matcher.configure(max_chars=self.settings.max_chars, min_score=key.min_score)
         try:
             if key.namespaces is not None:
@@ -252,28 +258,30 @@ class ServiceState:
                 field = "semantic_types"
                 matcher = matcher.configure(semantic_types=key.semantic_types)
         except (ValueError, EmptyResultError) as exc:
-            raise FieldError(["body", field], str(exc)) from None
+            raise ApiError(422, ["body", field], str(exc), "value_error") from None
         return matcher
 
     # ------------------------------------------------------------------ writing
     def resolve(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
         """``(concept_id, text)`` with each ID resolved to the index's own concept ID and the
-        text stripped; :class:`FieldError` naming the first unknown ID or empty text."""
+        text stripped; :class:`~termnorm.serve.errors.ApiError` (422) naming the first unknown ID or empty text."""
         index = self.space.index
         ids = self.space.columns.ids
         out = []
         for i, (concept_id, text) in enumerate(pairs):
             row = index.resolve_id(concept_id)
             if row is None:
-                raise FieldError(
+                raise ApiError(
+                    404,
                     ["body", "pairs", i, "concept_id"],
                     f"no concept {concept_id!r} in the index (neither as a concept ID nor as an "
                     "alternative ID); look it up with GET /v1/concepts/{concept_id}",
                     "unknown_concept",
-                    status=404,
                 )
             if not text.strip():
-                raise FieldError(["body", "pairs", i, "text"], "empty text: give a synonym")
+                raise ApiError(
+                    422, ["body", "pairs", i, "text"], "empty text: give a synonym", "value_error"
+                )
             out.append((str(ids[row]), text.strip()))
         return out
 

@@ -35,8 +35,10 @@ import numpy as np
 from termnorm.errors import InputFormatError, MissingExtraError
 from termnorm.io.tables import TableFormat, TableReader, open_reader
 from termnorm.search.batch import BatchReport, normalize_file, text_column
+from termnorm.search.candidate import Candidate
 from termnorm.search.matcher import SpaceMatcher
 from termnorm.serve.batching import MicroBatcher, QueueFullError
+from termnorm.serve.errors import ApiError
 
 __all__ = [
     "UPLOAD_FORMATS",
@@ -45,7 +47,6 @@ __all__ = [
     "QueuedMatcher",
     "UploadCancelled",
     "UploadLimits",
-    "UploadProblem",
     "map_upload",
     "queued_encoder",
     "watch_disconnect",
@@ -86,10 +87,11 @@ async def watch_disconnect(
 
 
 def queued_encoder(
-    batcher: MicroBatcher, loop: asyncio.AbstractEventLoop
+    batcher: MicroBatcher, loop: asyncio.AbstractEventLoop, wait_when_full: bool = True
 ) -> Callable[[list[str]], np.ndarray]:
     """An ``encode(texts)`` for worker threads that goes through ``batcher`` on ``loop``,
-    offering the texts again (after a growing wait) while the queue is full."""
+    offering the texts again (after a growing wait) while the queue is full, or, without
+    ``wait_when_full`` (an interactive request), raising :class:`QueueFullError` at once."""
 
     def encode(texts: list[str]) -> np.ndarray:
         wait = _QUEUE_FULL_WAIT_S[0]
@@ -98,6 +100,8 @@ def queued_encoder(
             try:
                 return future.result()
             except QueueFullError:
+                if not wait_when_full:
+                    raise
                 time.sleep(wait)
                 wait = min(2 * wait, _QUEUE_FULL_WAIT_S[1])
 
@@ -117,6 +121,7 @@ class QueuedMatcher(SpaceMatcher):
         cancelled: threading.Event | None = None,
     ) -> None:
         super().__init__(matcher.space, matcher.config, matcher.name, matcher.batch_size)
+        self._matcher = matcher
         self._encode = encode
         self._slice = max(1, slice_texts)
         self.cancelled = cancelled or threading.Event()
@@ -130,15 +135,9 @@ class QueuedMatcher(SpaceMatcher):
             vectors.append(self._encode(queries[start : start + self._slice]))
         return np.concatenate(vectors)
 
-
-class UploadProblem(ValueError):
-    """An upload the service cannot map: HTTP ``status``, the field (``loc``), the reason."""
-
-    def __init__(self, status: int, loc: list[str | int], message: str, kind: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.loc = loc
-        self.kind = kind
+    def search_vectors(self, queries: np.ndarray, k: int) -> list[list[Candidate]]:
+        """``matcher``'s search (the parts it has prepared are reused)."""
+        return self._matcher.search_vectors(queries, k)
 
 
 @dataclass
@@ -154,11 +153,11 @@ class MappedFile:
 
 
 def upload_format(filename: str) -> TableFormat:
-    """The format of an uploaded file from its name; :class:`UploadProblem` (415) else."""
+    """The format of an uploaded file from its name; :class:`~termnorm.serve.errors.ApiError` (415) else."""
     suffix = Path(filename).suffix.lower()
     if suffix not in UPLOAD_FORMATS:
         accepted = ", ".join(UPLOAD_FORMATS)
-        raise UploadProblem(
+        raise ApiError(
             415,
             ["body", "file"],
             f"{filename or 'the upload'!r} is not a CSV or TSV file (its name must end in "
@@ -176,14 +175,14 @@ def _shown(exc: InputFormatError, filename: str) -> str:
 
 
 def check_size(reader: TableReader, filename: str, limits: UploadLimits) -> None:
-    """:class:`UploadProblem` (413) naming the limit and its flag when the file has more
+    """:class:`~termnorm.serve.errors.ApiError` (413) naming the limit and its flag when the file has more
     columns or rows than ``limits``."""
     for count, limit, what, flag in (
         (len(reader.columns), limits.columns, "columns", "--max-upload-columns"),
         (reader.num_rows, limits.rows, "rows", "--max-upload-rows"),
     ):
         if count > limit:
-            raise UploadProblem(
+            raise ApiError(
                 413,
                 ["body", "file"],
                 f"{filename}: {count} {what}, more than the limit of {limit}; split the file "
@@ -201,7 +200,7 @@ def map_upload(
     limits: UploadLimits,
 ) -> MappedFile:
     """Copy ``source`` (the uploaded ``filename``) to a temporary folder and normalize its
-    text column into ``NAME.norm.SUFFIX`` there (see the module doc). :class:`UploadProblem`
+    text column into ``NAME.norm.SUFFIX`` there (see the module doc). :class:`~termnorm.serve.errors.ApiError`
     (415 type, 413 too many rows or columns, 422 column or content) when it cannot,
     :class:`UploadCancelled` when ``matcher.cancelled`` is set; the folder is removed then."""
     fmt = upload_format(filename)
@@ -222,9 +221,9 @@ def map_upload(
             where = "file"
             report = normalize_file(matcher, uploaded, output, column, k, show_progress=False)
         except InputFormatError as exc:
-            raise UploadProblem(422, ["body", where], _shown(exc, filename), where) from None
+            raise ApiError(422, ["body", where], _shown(exc, filename), where) from None
         except (UnicodeDecodeError, csv.Error) as exc:
-            raise UploadProblem(
+            raise ApiError(
                 422,
                 ["body", "file"],
                 f"{filename}: cannot be read as {fmt.value.upper()} ({exc}); save it as UTF-8 "
@@ -232,7 +231,7 @@ def map_upload(
                 "file",
             ) from None
         except MissingExtraError as exc:  # e.g. abbreviation expansion of a context column
-            raise UploadProblem(422, ["body", "file"], str(exc), "unsupported") from None
+            raise ApiError(422, ["body", "file"], str(exc), "unsupported") from None
         return MappedFile(folder, output, f"{stem}.norm{suffix}", _MEDIA[fmt], report)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)

@@ -30,13 +30,14 @@ if TYPE_CHECKING:  # pragma: no cover
         kge_injection_trainer,
     )
     from termnorm.training.kge_margin import KGEMarginObjective, kge_margin_trainer
+    from termnorm.training.model import load_base_encoder
     from termnorm.training.mtcg import MtcgObjective, MtcgSource, mtcg_trainer
     from termnorm.training.pipeline import pipelined_training
     from termnorm.training.protocols import BatchSource, Evaluator, Objective, TokenObjective
     from termnorm.training.prototype import PrototypeSource, prototype_trainer
     from termnorm.training.run import build_trainer, run_training
     from termnorm.training.sampler import Batch, KGSampler
-    from termnorm.training.trainer import LOG_FILE, Trainer, TrainResult, load_base_encoder
+    from termnorm.training.trainer import LOG_FILE, Trainer, TrainResult
     from termnorm.training.triplet import TripletObjective, TripletSampler, triplet_trainer
 
 __all__ = [
@@ -82,48 +83,21 @@ __all__ = [
     "triplet_trainer",
 ]
 
-__getattr__ = lazy_getattr(
-    __name__,
-    {
-        "CoderObjective": "coder",
-        "coder_trainer": "coder",
-        "BatchKind": "config",
-        "LossKind": "config",
-        "ImplicationWeighting": "config",
-        "NegativeKind": "config",
-        "Precision": "config",
-        "TrainConfig": "config",
-        "TrainData": "config",
-        "DistInfo": "distributed",
-        "init_distributed": "distributed",
-        "nearest_neighbours": "hard_negatives",
-        "nearest_texts": "hard_negatives",
-        "InjectionObjective": "kge_injection",
-        "InjectionSource": "kge_injection",
-        "KGEInjector": "kge_injection",
-        "kge_injection_trainer": "kge_injection",
-        "pipelined_training": "pipeline",
-        "PrototypeSource": "prototype",
-        "prototype_trainer": "prototype",
-        "TokenObjective": "protocols",
-        "KGEMarginObjective": "kge_margin",
-        "kge_margin_trainer": "kge_margin",
-        "MtcgObjective": "mtcg",
-        "MtcgSource": "mtcg",
-        "mtcg_trainer": "mtcg",
-        "BatchSource": "protocols",
-        "Evaluator": "protocols",
-        "Objective": "protocols",
-        "build_trainer": "run",
-        "run_training": "run",
-        "Batch": "sampler",
-        "KGSampler": "sampler",
-        "LOG_FILE": "trainer",
-        "Trainer": "trainer",
-        "TrainResult": "trainer",
-        "load_base_encoder": "trainer",
-        "TripletObjective": "triplet",
-        "TripletSampler": "triplet",
-        "triplet_trainer": "triplet",
-    },
-)
+_NAMES = {  # module: the names it gives
+    "coder": "CoderObjective coder_trainer",
+    "config": "BatchKind ImplicationWeighting LossKind NegativeKind Precision TrainConfig TrainData",
+    "distributed": "DistInfo init_distributed",
+    "hard_negatives": "nearest_neighbours nearest_texts",
+    "kge_injection": "InjectionObjective InjectionSource KGEInjector kge_injection_trainer",
+    "kge_margin": "KGEMarginObjective kge_margin_trainer",
+    "mtcg": "MtcgObjective MtcgSource mtcg_trainer",
+    "pipeline": "pipelined_training",
+    "protocols": "BatchSource Evaluator Objective TokenObjective",
+    "prototype": "PrototypeSource prototype_trainer",
+    "run": "build_trainer run_training",
+    "sampler": "Batch KGSampler",
+    "model": "load_base_encoder",
+    "trainer": "LOG_FILE Trainer TrainResult",
+    "triplet": "TripletObjective TripletSampler triplet_trainer",
+}
+__getattr__ = lazy_getattr(__name__, {n: m for m, names in _NAMES.items() for n in names.split()})

@@ -34,9 +34,10 @@ from termnorm.losses import (
 from termnorm.training.config import LossKind, TrainConfig
 from termnorm.training.data import MentionPair, with_domain_terms
 from termnorm.training.distributed import DistInfo
+from termnorm.training.model import load_base_encoder
 from termnorm.training.protocols import Evaluator, Objective
 from termnorm.training.sampler import Batch, KGSampler
-from termnorm.training.trainer import Trainer, load_base_encoder
+from termnorm.training.trainer import Trainer
 
 __all__ = ["CoderObjective", "coder_sampler", "coder_trainer"]
 
@@ -59,9 +60,11 @@ class CoderObjective(Objective):
         super().__init__()
         self.ms: MultiSimilarityLoss | MultiSimilarityV2Loss = MultiSimilarityLoss()
         if config.loss is LossKind.MS_V2:
-            self.ms = MultiSimilarityV2Loss(lam_pos=config.ms_lam_pos, lam_neg=config.ms_lam_neg)
-        self.rel_weight = config.rel_weight_value
-        self.sty_weight = config.sty_weight
+            self.ms = MultiSimilarityV2Loss(
+                lam_pos=config.coder.ms_lam_pos, lam_neg=config.coder.ms_lam_neg
+            )
+        self.rel_weight = config.coder.relation_weight(config.loss)
+        self.sty_weight = config.coder.sty_weight
         kind = config.loss.relation
         self.relation: RelationLoss | TransEMarginLoss | None = None
         if kind == "matrix" and relation_labels:
@@ -70,7 +73,7 @@ class CoderObjective(Objective):
             self.relation = TransEMSLoss(RelationHead(relation_labels, dim, RelationKind.TRANSE))
         elif kind == "transe-margin" and relation_labels:
             self.relation = TransEMarginLoss(
-                RelationHead(relation_labels, dim, RelationKind.TRANSE), config.transe_margin
+                RelationHead(relation_labels, dim, RelationKind.TRANSE), config.coder.transe_margin
             )
         self.sty = SemanticTypeLoss(dim, n_types) if config.loss.sty and n_types else None
 
@@ -123,21 +126,21 @@ class CoderObjective(Objective):
 
 def coder_sampler(config: TrainConfig, kg: KnowledgeGraph) -> KGSampler:
     """The KG sampler of ``config`` (synonym-only objectives draw synonym groups only)."""
-    c = config
+    c, s = config, config.sampler
     return KGSampler(
         kg,
         c.k,
-        c.m,
-        c.synonym_share if c.loss.relation else 1.0,
-        c.lang_balanced,
+        s.m,
+        s.synonym_share if c.loss.relation else 1.0,
+        s.lang_balanced,
         c.seed,
-        hard_share=c.hard_share if c.hard_negatives else 0.0,
-        hard_cluster=c.hard_cluster,
+        hard_share=s.hard_share if s.hard_negatives else 0.0,
+        hard_cluster=s.hard_cluster,
         with_types=c.loss.sty,
-        domain_share=c.domain_share if c.uses_domain_groups else 0.0,
-        refresh_every=c.hard_refresh if c.hard_negatives else 0,
-        refresh_neighbours=c.hard_neighbours,
-        refresh_max_concepts=c.hard_max_concepts,
+        domain_share=s.domain_share if c.uses_domain_groups else 0.0,
+        refresh_every=s.hard_refresh if s.hard_negatives else 0,
+        refresh_neighbours=s.hard_neighbours,
+        refresh_max_concepts=s.hard_max_concepts,
     )
 
 

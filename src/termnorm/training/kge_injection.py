@@ -57,9 +57,10 @@ from termnorm.training.config import TrainConfig
 from termnorm.training.data import MentionPair
 from termnorm.training.distributed import DistInfo
 from termnorm.training.kge_margin import load_margin_kge
+from termnorm.training.model import load_base_encoder
 from termnorm.training.model_card import OBJECTIVE_CARD_FILE
 from termnorm.training.protocols import Encode, Evaluator, TokenObjective
-from termnorm.training.trainer import Trainer, load_base_encoder
+from termnorm.training.trainer import Trainer
 
 __all__ = [
     "INJECTION_DIR",
@@ -402,30 +403,32 @@ def kge_injection_trainer(
     kge = load_margin_kge(config, kg)
     documents = read_corpus(config.corpus, config.corpus_format)
     dictionary = TermDictionary.from_kg(kg)
-    passages = mention_passages(documents, dictionary, max_words=config.passage_length // 2)
+    passages = mention_passages(
+        documents, dictionary, max_words=config.injection.passage_length // 2
+    )
     encoder, info = load_base_encoder(config, dist_info)
     n_layers = len(transformer_layers(encoder.model))
-    if not 1 <= config.inject_layer < n_layers:
+    if not 1 <= config.injection.inject_layer < n_layers:
         raise ValueError(
             f"--inject-layer must be in [1, {n_layers - 1}] for this {n_layers}-layer model "
-            f"(got {config.inject_layer}): the injected states go on through the layers above"
+            f"(got {config.injection.inject_layer}): the injected states go on through the layers above"
         )
     row = {cid: i for i, cid in enumerate(kge.concept_ids)}
     source = InjectionSource(
         passages,
         encoder.tokenizer,
         row,
-        config.passage_length,
-        config.passages_per_batch,
-        config.mlm_probability,
+        config.injection.passage_length,
+        config.injection.passages_per_batch,
+        config.injection.mlm_probability,
         config.seed,
     )
     objective = InjectionObjective(
         int(encoder.model.config.hidden_size),
         int(input_embeddings(encoder.model).shape[0]),
         kge,
-        config.inject_layer,
-        config.inject_candidates,
+        config.injection.inject_layer,
+        config.injection.inject_candidates,
         source={
             "kge": str(config.kge),
             "kge_model": kge.card.get("config", {}).get("model"),

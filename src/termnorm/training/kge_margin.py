@@ -35,10 +35,11 @@ from termnorm.training.coder import coder_sampler
 from termnorm.training.config import TrainConfig
 from termnorm.training.data import MentionPair, with_domain_terms
 from termnorm.training.distributed import DistInfo
+from termnorm.training.model import load_base_encoder
 from termnorm.training.model_card import OBJECTIVE_CARD_FILE
 from termnorm.training.protocols import Evaluator, Objective
 from termnorm.training.sampler import Batch
-from termnorm.training.trainer import Trainer, load_base_encoder
+from termnorm.training.trainer import Trainer
 
 __all__ = ["KGEMarginObjective", "kge_margin_objective", "kge_margin_trainer", "load_margin_kge"]
 

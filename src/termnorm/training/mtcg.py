@@ -38,12 +38,13 @@ from termnorm.losses.margin_triplet import MarginTripletLoss
 from termnorm.training.config import ImplicationWeighting, NegativeKind, TrainConfig
 from termnorm.training.data import MentionPair
 from termnorm.training.distributed import DistInfo
+from termnorm.training.model import load_base_encoder
 from termnorm.training.mtcg_data import ConceptDictionary, MtcgItems, build_mtcg_items
 from termnorm.training.negatives.base import NegativeStrategy
 from termnorm.training.negatives.factory import build_negatives
 from termnorm.training.negatives.keyword import read_keyword_sets
 from termnorm.training.protocols import Encode, Evaluator, Objective
-from termnorm.training.trainer import Trainer, load_base_encoder
+from termnorm.training.trainer import Trainer
 
 __all__ = ["PAPER_OVERRIDES", "MtcgBatch", "MtcgObjective", "MtcgSource", "mtcg_trainer"]
 
@@ -230,31 +231,33 @@ def mtcg_trainer(
     dictionary = ConceptDictionary.from_kg(kg)
     data = build_mtcg_items(dictionary, mentions)
     keywords = None
-    if config.negatives is NegativeKind.KEYWORD and config.keywords is not None:
-        keywords = read_keyword_sets(config.keywords)
-    k = config.negatives_per_mention
+    if config.mtcg.negatives is NegativeKind.KEYWORD and config.mtcg.keywords is not None:
+        keywords = read_keyword_sets(config.mtcg.keywords)
+    k = config.mtcg.negatives_per_mention
     negatives = build_negatives(
-        config.negatives, kg, dictionary, data.items, k, config.seed, keywords
+        config.mtcg.negatives, kg, dictionary, data.items, k, config.seed, keywords
     )
     encoder, info = load_base_encoder(config, dist_info)
     shards = info.world_size * config.grad_accum
-    source = MtcgSource(data, dictionary, negatives, config.mention_batch, k, config.seed, shards)
+    source = MtcgSource(
+        data, dictionary, negatives, config.mtcg.mention_batch, k, config.seed, shards
+    )
     logger.info(
         "mtcg: %d items from %d mentions %s, %d batches per epoch, --negatives %s",
         len(data.items),
         data.mentions,
         data.code_counts(),
         source.batches_per_epoch,
-        config.negatives.value,
+        config.mtcg.negatives.value,
     )
     hidden = int(encoder.model.config.hidden_size)
     class_weights = None
-    if config.implication_class_weights is ImplicationWeighting.BALANCED:
+    if config.mtcg.implication_class_weights is ImplicationWeighting.BALANCED:
         class_weights = balanced_class_weights(torch.tensor([it.codes for it in data.items]))
         logger.info(
             "mtcg: implication class weights %s", [round(w, 3) for w in class_weights.tolist()]
         )
     objective = MtcgObjective(
-        hidden, config.triplet_margin, config.implication_weight, class_weights
+        hidden, config.mtcg.triplet_margin, config.mtcg.implication_weight, class_weights
     )
     return Trainer(config, encoder, source, objective, kg=kg, evaluator=evaluator, dist_info=info)

@@ -15,25 +15,15 @@ A run is ``Trainer(config, encoder, source, objective, kg=..., evaluator=...)``:
   ``primary_metric``, the metric by which the best model is kept.
 
 The trainer owns everything else: optimizer and schedule, precision, freezing, DDP,
-checkpoints and resume, signals, the log, the model card. The two compositions of today are
-:func:`termnorm.training.coder.coder_trainer` (KG sampler + MS/relation/STY losses) and
-:func:`termnorm.training.triplet.triplet_trainer` (P×K text batches + batch-hard triplet
-loss); :func:`termnorm.training.run.build_trainer` picks one by ``config.loss``.
+checkpoints and resume, signals, the log, the model card. Each objective is a composition
+function ``(config, kg, mentions, evaluator, dist_info) -> Trainer`` in its own module
+(``coder``, ``kge_margin``, ``triplet``, ``mtcg``, ``kge_injection``; ``prototype`` for the
+prototype batches) that :func:`termnorm.training.run.build_trainer` picks by ``config.loss``.
 
-A new method is a new module with its batch source, its objective and a composition
-function ``(config, kg, mentions, evaluator, dist_info) -> Trainer``, plus a
-:class:`~termnorm.training.LossKind` value and one entry in
-:data:`termnorm.training.run.COMPOSITIONS` — never an edit of the trainer:
-
-* a multi-task candidate generator: a source of mention triples (mention, gold term, a
-  negative) with an implication-number label; an objective combining a triplet or MS loss
-  over the three vectors with a classification head over their differences (saved by
-  ``save``);
-* a KGE-margin MS loss: the KG sampler as source; an objective whose MS margins come from
-  KGE similarities of the batch's concept pairs (loaded when the objective is built);
-* a cross-encoder ranker: a source whose ``terms`` are the (mention, candidate) inputs,
-  one text per pair, with their relevance labels; an objective with a scoring head over the
-  pooled pair vectors and a listwise loss, its head saved by ``save``.
+A new method is a new module with its batch source, its objective and its composition
+function, its settings as a section of :mod:`termnorm.training.config` (a field of
+``TrainConfig``: its flags follow), a :class:`~termnorm.training.LossKind` value and one
+entry in :data:`termnorm.training.run.COMPOSITIONS` — never an edit of the trainer.
 """
 
 from __future__ import annotations

@@ -51,9 +51,10 @@ from termnorm.training.data import MentionPair, with_domain_terms
 from termnorm.training.distributed import DistInfo
 from termnorm.training.hard_negatives import nearest_texts
 from termnorm.training.kge_margin import kge_margin_objective, load_margin_kge
+from termnorm.training.model import load_base_encoder
 from termnorm.training.protocols import Evaluator, Objective
 from termnorm.training.sampler import Batch
-from termnorm.training.trainer import Trainer, load_base_encoder
+from termnorm.training.trainer import Trainer
 
 __all__ = ["PrototypeSource", "load_contexts", "prototype_trainer"]
 
@@ -271,7 +272,11 @@ def load_contexts(config: TrainConfig, kg: KnowledgeGraph) -> ContextCorpus | No
     dictionary = TermDictionary.from_kg(kg)
     documents = read_corpus(config.corpus, config.corpus_format)
     corpus = contextual_mentions(
-        documents, dictionary, config.context_words, config.contexts_per_term, config.seed
+        documents,
+        dictionary,
+        config.prototype.context_words,
+        config.prototype.contexts_per_term,
+        config.seed,
     )
     logger.info("contextual mentions: %s (dictionary: %s)", corpus.counts, dictionary.counts)
     return corpus
@@ -295,13 +300,13 @@ def prototype_source(config: TrainConfig, kg: KnowledgeGraph) -> PrototypeSource
         [texts[i] for i in rows],
         [concepts[i] for i in rows],
         [keys[i] for i in rows],
-        prototypes=config.prototypes,
-        positives=config.prototype_positives,
-        negatives=config.prototype_negatives,
-        per_concept=config.prototypes_per_concept,
+        prototypes=config.prototype.prototypes,
+        positives=config.prototype.prototype_positives,
+        negatives=config.prototype.prototype_negatives,
+        per_concept=config.prototype.prototypes_per_concept,
         seed=config.seed,
-        refresh_every=config.prototype_refresh,
-        max_queries=config.hard_max_concepts,
+        refresh_every=config.prototype.prototype_refresh,
+        max_queries=config.sampler.hard_max_concepts,
     )
     return source
 

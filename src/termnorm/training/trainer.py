@@ -39,13 +39,12 @@ from tqdm.auto import tqdm
 
 from termnorm._artifacts import atomic_dir
 from termnorm.encoders import DEFAULT_MAX_LENGTH, TermEncoder, default_model_path
-from termnorm.encoders.markers import mention_mask
-from termnorm.encoders.pooling import Pooling, pool
 from termnorm.errors import ArtifactMismatchError
 from termnorm.kg import KnowledgeGraph
 from termnorm.training import checkpoint as ckpt
-from termnorm.training.config import TrainConfig
+from termnorm.training.config import RUNTIME_KEYS, TrainConfig
 from termnorm.training.distributed import DistInfo, barrier, init_distributed
+from termnorm.training.model import EncoderAndObjective
 from termnorm.training.model_card import write_model_card
 from termnorm.training.optim import (
     autocast,
@@ -54,7 +53,7 @@ from termnorm.training.optim import (
     freeze,
     resolve_precision,
 )
-from termnorm.training.protocols import BatchSource, Evaluator, Objective, TokenObjective
+from termnorm.training.protocols import BatchSource, Evaluator, Objective
 from termnorm.training.run_control import StopFlag, append_log, peak_rss_mb, truncate_log
 
 logger = logging.getLogger(__name__)
@@ -62,17 +61,10 @@ logger = logging.getLogger(__name__)
 ENCODE_PROGRESS_MIN = 2_000
 """A batch source's re-embedding of this many texts or more shows a progress bar."""
 
-__all__ = ["LOG_FILE", "TrainResult", "Trainer", "load_base_encoder"]
+__all__ = ["LOG_FILE", "TrainResult", "Trainer"]
 
 LOG_FILE = "train_log.jsonl"
 CONFIG_FILE = "training_config.json"
-# settings a resumed run may change: where and how fast it runs, how often it logs/saves, and
-# `steps` (to extend a run: counter-based batches repeat the interrupted run's steps); any other
-# change (KG, model, loss, lr, ...) is refused on resume
-_RUNTIME_KEYS = {
-    "device", "threads", "overwrite", "log_every", "checkpoint_every", "eval_every",
-    "keep_checkpoints", "clean_checkpoints", "steps",
-}  # fmt: skip
 
 
 @dataclass
@@ -88,62 +80,12 @@ class TrainResult:
     rank: int = 0
 
 
-def load_base_encoder(
-    config: TrainConfig, dist_info: DistInfo | None = None
-) -> tuple[TermEncoder, DistInfo]:
-    """The start model of a run on this process's device, and that place in the job.
-
-    Sets torch's CPU threads (``config.threads``) and seeds torch with ``config.seed`` before
-    loading, so that the objective's heads, built right after, start from the same numbers
-    in every run with that seed.
-    """
-    info = dist_info or init_distributed(config.device)
-    if config.threads:
-        torch.set_num_threads(config.threads)
-    torch.manual_seed(config.seed)
-    encoder = TermEncoder.load(config.base_model, config.pooling, config.max_length, info.device)
-    return encoder, info
-
-
-class _EncoderAndObjective(nn.Module):
-    """Transformer + pooling + objective: the one module DDP wraps (tokens, batch → parts).
-
-    Texts with mention markers are pooled over the mention (``markers``, see
-    :mod:`termnorm.encoders.markers`); a :class:`TokenObjective` runs the model itself.
-    """
-
-    def __init__(
-        self,
-        model: nn.Module,
-        pooling: Pooling,
-        objective: Objective,
-        markers: tuple[int, int] | None = None,
-    ) -> None:
-        super().__init__()
-        self.model = model
-        self.pooling = pooling
-        self.objective = objective
-        self.markers = markers
-
-    def forward(self, tokens: dict[str, torch.Tensor], batch: Any) -> dict[str, torch.Tensor]:
-        if isinstance(self.objective, TokenObjective):
-            return self.objective.forward_tokens(self.model, tokens, batch)
-        hidden = self.model(**tokens).last_hidden_state  # [N, T, d]
-        mask = mention_mask(tokens["input_ids"], tokens["attention_mask"], self.markers)
-        emb = pool(hidden, mask, self.pooling).float()  # [N, d]
-        if self.objective.needs_cls:  # the first token's vectors [N, H] too
-            parts: dict[str, torch.Tensor] = self.objective(emb, batch, cls=hidden[:, 0].float())
-        else:
-            parts = self.objective(emb, batch)
-        return parts
-
-
 class Trainer:
     """Runs one :class:`TrainConfig` with the given parts (see module doc).
 
     Args:
         config: the run's settings (``out`` required).
-        encoder: the model being trained (:func:`load_base_encoder`).
+        encoder: the model being trained (:func:`~termnorm.training.model.load_base_encoder`).
         source: the batches (:class:`~termnorm.training.protocols.BatchSource`).
         objective: the loss (:class:`~termnorm.training.protocols.Objective`).
         kg: the KG the batches come from (its counts and card go into the model card).
@@ -190,7 +132,7 @@ class Trainer:
     # ------------------------------------------------------------------ setup
     def _setup(self) -> None:
         c, info = self.config, self.info
-        self.module = _EncoderAndObjective(
+        self.module = EncoderAndObjective(
             self.encoder.model, self.encoder.pooling, self.objective, self.encoder.markers
         ).to(info.device)
         for name, param in self.encoder.model.named_parameters():
@@ -254,26 +196,15 @@ class Trainer:
         return step
 
     def _refuse_changed_settings(self, saved: dict[str, Any], latest: Path) -> None:
-        """Raise when the run's settings differ from the checkpoint's, except the runtime ones
-        (:data:`_RUNTIME_KEYS`): a resumed run must be the run it continues (another KG gives
-        other heads, another ``lr``/``steps`` another schedule than the one recorded)."""
-        changed = []
-        for key, value in self.config.to_dict().items():
-            if key in _RUNTIME_KEYS or key not in saved:
-                continue
-            old = saved[key]
-            if isinstance(getattr(self.config, key), Path) and old is not None:
-                same = Path(old).resolve() == Path(value).resolve()
-            else:
-                same = old == value
-            if not same:
-                changed.append(f"{key} (checkpoint: {old!r}, now: {value!r})")
+        """Raise when the run's settings differ from the checkpoint's beyond the runtime ones
+        (:meth:`TrainConfig.changed_from`): a resumed run must be the run it continues."""
+        changed = self.config.changed_from(saved)
         if changed:
             raise ArtifactMismatchError(
                 f"--resume: {latest} was written with other settings: {'; '.join(changed)}. "
                 "Resume with the checkpoint's settings (the ones in its training config), or "
                 "train from step 0 with --overwrite or another --out. Only "
-                f"{', '.join(sorted(_RUNTIME_KEYS))} may change on resume"
+                f"{', '.join(sorted(RUNTIME_KEYS))} may change on resume"
             )
 
     # ------------------------------------------------------------------ running

@@ -31,9 +31,10 @@ from termnorm.losses.batch_hard_triplet import BatchHardSoftMarginTripletLoss, T
 from termnorm.training.config import TrainConfig
 from termnorm.training.data import MentionPair
 from termnorm.training.distributed import DistInfo
+from termnorm.training.model import load_base_encoder
 from termnorm.training.protocols import Encode, Evaluator, Objective
 from termnorm.training.sampler import Batch
-from termnorm.training.trainer import Trainer, load_base_encoder
+from termnorm.training.trainer import Trainer
 from termnorm.training.triplet_data import (
     AnchorPositiveSampler,
     TripletCorpus,
@@ -139,11 +140,13 @@ def triplet_trainer(
     Train:OD (required there).
     """
     corpus = build_triplet_corpus(
-        kg, config.train_data, list(mentions) or None, config.od_ratio, config.seed
+        kg, config.train_data, list(mentions) or None, config.triplet.od_ratio, config.seed
     )
     logger.info("triplet corpus: %s", corpus.counts())
     encoder, info = load_base_encoder(config, dist_info)
     shards = info.world_size * config.grad_accum
-    sampler = TripletSampler(corpus, 2 * config.k, config.texts_per_concept, config.seed, shards)
+    sampler = TripletSampler(
+        corpus, 2 * config.k, config.triplet.texts_per_concept, config.seed, shards
+    )
     objective = TripletObjective()
     return Trainer(config, encoder, sampler, objective, kg=kg, evaluator=evaluator, dist_info=info)

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from termnorm._artifacts import sha256_of, umask_mode
+from termnorm._artifacts import hash_file_into, sha256_of, umask_mode
 
 __all__ = ["ResultCache", "content_hash"]
 
@@ -32,9 +32,7 @@ def content_hash(path: Path) -> str:
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
     for file in files:
         h.update(str(file.relative_to(path) if file != path else file.name).encode())
-        with open(file, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
+        hash_file_into(h, file)
     return h.hexdigest()[:16]
 
 

@@ -16,6 +16,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from termnorm._artifacts import hash_file_into
 from termnorm._version import __version__
 from termnorm.encoders.memo import MemoEncoder
 from termnorm.kg import KnowledgeGraph
@@ -38,7 +39,8 @@ def loader_code() -> str:
 
     h = hashlib.sha256()
     for path in sorted(Path(termnorm.kg.__file__).parent.glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
+        h.update(path.name.encode() + b"\0")
+        hash_file_into(h, path)
     return h.hexdigest()[:16]
 
 

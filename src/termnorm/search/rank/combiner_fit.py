@@ -45,7 +45,13 @@ from termnorm.search.rank.combiner import (
     tfidf_of,
 )
 from termnorm.search.rank.hybrid_fit import HybridFitSpec, load_hybrid
-from termnorm.search.rank.train_data import Query, TrainingData, crossfit_map, gold_hits
+from termnorm.search.rank.train_data import (
+    Query,
+    TrainingData,
+    crossfit_map,
+    gold_hits,
+    spec_training_data,
+)
 from termnorm.search.strategies import parse_strategy
 
 __all__ = ["CARD_KIND", "CombinerFitSpec", "fit_combiner_card", "fit_on_queries", "load_combined"]
@@ -88,7 +94,7 @@ def fit_combiner_card(
         loaded = load_ranker(spec.ranker, threads=spec.threads)
         held = frozenset((loaded.card.get("holdout") or {}).get("documents", ()))
         ranker = loaded
-    data = spec.load()
+    data = spec_training_data(spec)
     queries = _stacking_queries(data.queries, held, ranker is not None)
     combiner, metrics = fit_on_queries(spec, space, data, queries, ranker)
     card = {

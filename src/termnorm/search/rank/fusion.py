@@ -25,6 +25,8 @@ from enum import Enum
 
 import numpy as np
 
+from termnorm.search.rank.specs import DEFAULT_K_C
+
 __all__ = [
     "DEFAULT_FUSION_WEIGHT",
     "DEFAULT_K_C",
@@ -37,7 +39,6 @@ __all__ = [
     "select_codes",
 ]
 
-DEFAULT_K_C = 10
 DEFAULT_FUSION_WEIGHT = 0.5
 DEFAULT_THETA = 0.8
 MAX_IMPLICATION = 3

@@ -32,7 +32,8 @@ from termnorm.search.hybrid import (
 )
 from termnorm.search.matcher import SpaceMatcher, build_strategy
 from termnorm.search.rank.card_files import read_json_card, write_json_card
-from termnorm.search.rank.train_data import TrainingDataSpec, crossfit_map, gold_hits
+from termnorm.search.rank.specs import TrainingDataSpec
+from termnorm.search.rank.train_data import crossfit_map, gold_hits, spec_training_data
 from termnorm.search.strategies import parse_strategy
 
 __all__ = [
@@ -54,7 +55,7 @@ WEIGHT_GRID = tuple(round(float(w), 2) for w in np.linspace(0.0, 1.0, 51))
 @dataclass(frozen=True)
 class HybridFitSpec(TrainingDataSpec):
     """What ``termnorm rank hybrid`` needs: the data and recall of
-    :class:`~termnorm.search.rank.train_data.TrainingDataSpec`, the candidates of each side
+    :class:`~termnorm.search.rank.specs.TrainingDataSpec`, the candidates of each side
     and the encoder's runtime (module doc)."""
 
     k_dense: int = DEFAULT_K_DENSE
@@ -83,7 +84,7 @@ def scored_training_candidates(
     space: SearchSpace, spec: HybridFitSpec
 ) -> tuple[list[Any], list[ScoredCandidates], list[list[bool]]]:
     """The training queries, their merged candidates (cross-fitted) and which are gold."""
-    data = spec.load()
+    data = spec_training_data(spec)
     config = HybridConfig(0.5, spec.k_dense, spec.k_sparse)
 
     def run(fold_space: SearchSpace, texts: list[str]) -> list[ScoredCandidates]:

@@ -14,15 +14,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from termnorm.encoders.implication import IMPLICATION_DIR, has_implication_head
 from termnorm.errors import ArtifactMismatchError
 
-__all__ = ["HEAD_DIR", "ImplicationLike", "load_implication", "resolve_implication"]
+if TYPE_CHECKING:
+    from termnorm.index.term_index import TermIndex
 
-HEAD_DIR = "implication_head"
+__all__ = [
+    "HEAD_DIR",
+    "ImplicationLike",
+    "index_implication",
+    "load_implication",
+    "resolve_implication",
+]
+
+HEAD_DIR = IMPLICATION_DIR
 """Folder of the implication head inside a sentence-transformers model folder."""
 
 
@@ -39,25 +49,16 @@ def load_implication(model_dir: Path) -> ImplicationLike:
     """The implication predictor of ``model_dir`` (its ``implication_head/``).
 
     Raises:
-        ArtifactMismatchError: the folder has no implication head, or this termnorm lacks
-            the implication predictor (``termnorm.encoders.implication``).
+        ArtifactMismatchError: the folder has no implication head.
     """
-    try:
-        from termnorm.encoders.implication import (  # type: ignore[import-not-found,unused-ignore]
-            load_implication_predictor,
-        )
-    except ModuleNotFoundError as exc:
-        raise ArtifactMismatchError(
-            "this termnorm has no implication-number predictor (termnorm.encoders.implication);"
-            " install a termnorm with 'termnorm train --objective mtcg' support"
-        ) from exc
-    predictor: ImplicationLike = load_implication_predictor(Path(model_dir))
-    return predictor
+    from termnorm.encoders.implication import load_implication_predictor
+
+    return load_implication_predictor(Path(model_dir))
 
 
 def resolve_implication(recall_model: Path | None, implication: Path | None) -> ImplicationLike:
     """The predictor ``--multi`` uses (module doc)."""
-    if recall_model is not None and (Path(recall_model) / HEAD_DIR).is_dir():
+    if recall_model is not None and has_implication_head(recall_model):
         return load_implication(Path(recall_model))
     if implication is not None:
         return load_implication(Path(implication))
@@ -66,3 +67,10 @@ def resolve_implication(recall_model: Path | None, implication: Path | None) -> 
         f"{HEAD_DIR}/; train one with 'termnorm train --objective mtcg' and index with it, or "
         "pass --implication MODEL (a model folder with an implication head)"
     )
+
+
+def index_implication(index: TermIndex | None, implication: Path | None) -> ImplicationLike:
+    """:func:`resolve_implication` with the recall model named in ``index``'s card: the one
+    lookup the faces share (CLI ``--multi``, the API, the service)."""
+    path = index.card.get("model", {}).get("path") if index is not None else None
+    return resolve_implication(Path(path) if path else None, implication)

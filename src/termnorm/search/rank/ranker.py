@@ -7,7 +7,10 @@ Folder layout (written atomically by :func:`save_ranker`)::
                          hash, training data, training settings, held-out documents, the
                          stacked combiner fitted on them (plain numbers), metrics, versions
     keywords.tsv         the keyword vocabulary it was trained with (absent when plain)
-    cross_encoder.json   model/   head.safetensors   (termnorm.encoders.cross_encoder)
+    cross_encoder.json + the model (:mod:`termnorm.search.rank.cross_encoder`): a plain
+                         ranker is a standard sentence-transformers CrossEncoder folder
+                         (:mod:`~termnorm.search.rank.standard_folder`), a keyword-attentive
+                         one has ``model/`` and ``head.safetensors``
 
 :func:`load_ranker` reads it back as a :class:`Ranker`; :meth:`Ranker.check_index` refuses an
 index other than the one its candidates came from (another KG or another recall model gives
@@ -27,12 +30,12 @@ import torch
 
 from termnorm._artifacts import atomic_dir, read_versioned_card, write_card
 from termnorm._version import __version__
-from termnorm.encoders.cross_encoder import KeywordCrossEncoder
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.keywords import KeywordVocabulary, read_keywords
 from termnorm.search.candidate import Candidate
 from termnorm.search.rank.combiner import Combiner
+from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
 from termnorm.search.rank.texts import candidate_text
 
 __all__ = [

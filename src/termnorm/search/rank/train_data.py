@@ -27,14 +27,14 @@ from typing import Any, TypeVar, cast
 
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.ids import id_key
-from termnorm.mentions import Mention, MentionKind, detect_format, read_mentions
+from termnorm.mentions import Mention, MentionFormat, MentionKind, detect_format, read_mentions
 from termnorm.mentions.abbreviations import AbbreviationMode, DocumentAbbreviations
 from termnorm.mentions.documents import DOCUMENT_FORMATS, read_documents
 from termnorm.mentions.synonyms import mention_pairs, read_synonyms
 from termnorm.search.candidate import Candidate, RowMatcher
-from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, default_strategy
 from termnorm.search.domain import SearchSpace
 from termnorm.search.matcher import build_strategy
+from termnorm.search.rank.specs import DEFAULT_FOLDS, TrainingDataSpec
 
 __all__ = [
     "DEFAULT_FOLDS",
@@ -48,11 +48,12 @@ __all__ = [
     "holdout_documents",
     "load_training_data",
     "recall_candidates",
+    "sample_queries",
+    "spec_training_data",
 ]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_FOLDS = 5
 T = TypeVar("T")
 Pair = tuple[str, tuple[str, ...]]
 
@@ -64,41 +65,6 @@ class Query:
     text: str
     gold_ids: tuple[str, ...]
     doc_id: str
-
-
-@dataclass(frozen=True)
-class TrainingDataSpec:
-    """The training data and recall of a learned stage; paths as the user gave them.
-
-    ``strategy``: default ``d-t+od-t`` with synonyms, else ``o-t``. ``abbreviations``:
-    default ab3p for formats that carry their documents. ``max_queries``: a seeded sample of
-    that many queries (all when ``None``). ``threads``: encoder (and torch) threads.
-    """
-
-    index: Path
-    mentions: tuple[Path, ...]
-    mention_format: str | None = None
-    synonyms: tuple[Path, ...] = ()
-    synonyms_format: str | None = None
-    strategy: str | None = None
-    threshold: float = DEFAULT_SIEVE_THRESHOLD
-    folds: int = DEFAULT_FOLDS
-    abbreviations: AbbreviationMode | None = None
-    max_queries: int | None = None
-    seed: int = 0
-    threads: int | None = None
-
-    @property
-    def resolved_strategy(self) -> str:
-        """The strategy searched (default per the class doc)."""
-        return self.strategy or default_strategy(bool(self.synonyms))
-
-    def load(self) -> TrainingData:
-        """:func:`load_training_data` of this spec."""
-        return load_training_data(
-            self.mentions, self.mention_format, self.synonyms, self.synonyms_format,
-            self.abbreviations, self.max_queries, self.seed,
-        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -142,6 +108,13 @@ def build_queries(
         for text in texts:
             out.setdefault((text, m.gold_ids), Query(text, m.gold_ids, m.doc_id))
     return list(out.values())
+
+
+def sample_queries(queries: list[Query], max_queries: int | None, seed: int) -> list[Query]:
+    """A seeded sample of ``max_queries`` queries (all of them when ``None`` or more)."""
+    if max_queries is None or max_queries >= len(queries):
+        return queries
+    return random.Random(seed).sample(queries, max_queries)
 
 
 def holdout_documents(doc_ids: Iterable[str], fraction: float, seed: int) -> frozenset[str]:
@@ -256,9 +229,7 @@ def load_training_data(
         cards.append(
             {"path": str(path), "format": fmt, "mentions": len(found), "abbreviations": mode.value}
         )
-    queries = build_queries(found_all, expanded)
-    if max_queries is not None and max_queries < len(queries):
-        queries = random.Random(seed).sample(queries, max_queries)
+    queries = sample_queries(build_queries(found_all, expanded), max_queries, seed)
     fixed: list[Pair] = []
     crossfit: list[tuple[str, Pair]] = []
     synonym_cards = []
@@ -271,6 +242,15 @@ def load_training_data(
             fixed += read_synonyms(path, synonyms_format)
         synonym_cards.append({"path": str(path), "cross_fitted": is_training})
     return TrainingData(queries, fixed, crossfit, cards, synonym_cards)
+
+
+def spec_training_data(spec: TrainingDataSpec) -> TrainingData:
+    """:func:`load_training_data` of ``spec``'s files and settings."""
+    fmt = None if spec.mention_format is None else MentionFormat(spec.mention_format).value
+    return load_training_data(
+        spec.mentions, fmt, spec.synonyms, spec.synonyms_format, spec.abbreviations,
+        spec.max_queries, spec.seed,
+    )  # fmt: skip
 
 
 def gold_hits(

@@ -7,7 +7,7 @@ abbreviations of each mention's document; the queries and their cross-fitting ar
 query; each gives a pair (query, :func:`candidate_text`) labelled 1 when the candidate is one
 of the mention's gold concepts (its ID or an alternative ID), else 0 (paper §3.2).
 
-:func:`train_ranker` then trains the cross-encoder (:mod:`termnorm.training.ranker`) and
+:func:`train_ranker` then trains the cross-encoder (:mod:`termnorm.search.rank.train_loop`) and
 writes the ranker folder (:func:`~termnorm.search.rank.ranker.save_ranker`) whose card says
 which index, recall model, strategy, k_c, keyword file and data made it.
 """
@@ -17,11 +17,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from termnorm.encoders.cross_encoder import KeywordCrossEncoder
 from termnorm.encoders.fingerprint import model_fingerprint
 from termnorm.encoders.memo import MemoEncoder
 from termnorm.encoders.transformer import default_model_path
@@ -29,21 +28,27 @@ from termnorm.index.term_index import TermIndex
 from termnorm.kg.keywords import builtin_keywords_path, read_keywords
 from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
-from termnorm.search.rank.fusion import DEFAULT_K_C
+from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
 from termnorm.search.rank.ranker import Ranker, file_sha256, index_identity, save_ranker
+from termnorm.search.rank.specs import (
+    DEFAULT_FOLDS,
+    DEFAULT_HOLDOUT,
+    TRAIN_PAIR_LENGTH,
+    RankTrainSpec,
+    TrainingDataSpec,
+)
 from termnorm.search.rank.texts import candidate_text
 from termnorm.search.rank.train_data import (
-    DEFAULT_FOLDS,
     Query,
     TrainingData,
-    TrainingDataSpec,
     build_queries,
     gold_hits,
     holdout_documents,
     recall_candidates,
+    spec_training_data,
 )
+from termnorm.search.rank.train_loop import RankPair, train_cross_encoder
 from termnorm.search.strategies import parse_strategy
-from termnorm.training.ranker import RankerTrainConfig, RankPair, train_cross_encoder
 
 __all__ = [
     "DEFAULT_FOLDS",
@@ -58,32 +63,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_HOLDOUT = 0.2  # documents kept out of the ranker's training for the stacked combiner
-TRAIN_PAIR_LENGTH = 48  # tokens of a training pair (the measured recipe; inference reads the card)
-
-
-@dataclass(frozen=True)
-class RankTrainSpec(TrainingDataSpec):
-    """Everything ``termnorm rank train`` needs (module doc): the data and recall of
-    :class:`~termnorm.search.rank.train_data.TrainingDataSpec`, and the ranker's settings.
-
-    ``keywords``: default the shipped vocabulary of ``lang``. ``base_model``: the model folder
-    the cross-encoder starts from (default all-MiniLM-L6-v2). ``holdout``: the fraction of
-    training documents whose mentions the ranker does not train on (their synonyms still
-    serve the search); the card lists them, and ``termnorm rank combine --ranker`` fits the
-    combiner on exactly those mentions.
-    """
-
-    keywords: Path | None = None
-    lang: str = "en"
-    plain: bool = False
-    k_c: int = DEFAULT_K_C
-    base_model: Path | None = None
-    max_length: int = TRAIN_PAIR_LENGTH
-    freeze_embeddings: bool = False
-    holdout: float = DEFAULT_HOLDOUT
-    train: RankerTrainConfig = field(default_factory=RankerTrainConfig)
 
 
 def training_pairs(
@@ -116,11 +95,28 @@ def training_pairs(
     return pairs, stats
 
 
-def train_ranker(spec: RankTrainSpec, out: str | Path, show_progress: bool = False) -> Path:
-    """Recall the training candidates, train the cross-encoder, write the ranker folder."""
+def train_ranker(
+    spec: RankTrainSpec,
+    out: str | Path,
+    show_progress: bool = False,
+    data: TrainingData | None = None,
+) -> Path:
+    """Recall the training candidates, train the cross-encoder, write the ranker folder:
+    ``termnorm rank train``. ``data``: training queries and synonyms made elsewhere (a
+    mapping project's decisions, ``termnorm.projects.train_project_ranker``) instead of
+    ``spec.mentions``' files.
+
+    Raises:
+        ValueError: a bad setting, or no training data at all.
+    """
     spec.train.validate()
     if spec.k_c < 1 or spec.folds < 2:
         raise ValueError("k_c must be >= 1 and folds >= 2")
+    if data is None and not spec.mentions:
+        raise ValueError(
+            "no training data: give annotated mentions (--mentions FILE) or a mapping "
+            "project whose reviewers decided rows (--project NAME)"
+        )
     keywords_file = None if spec.plain else (spec.keywords or builtin_keywords_path(spec.lang))
     keywords = read_keywords(keywords_file) if keywords_file is not None else None
     index = TermIndex.load(spec.index)
@@ -128,7 +124,7 @@ def train_ranker(spec: RankTrainSpec, out: str | Path, show_progress: bool = Fal
     encoder.set_runtime("torch", threads=spec.threads)
     space = SearchSpace(index, MemoEncoder(encoder))
 
-    data = spec.load()
+    data = spec_training_data(spec) if data is None else data
     strategy = spec.resolved_strategy
     held = holdout_documents((q.doc_id for q in data.queries), spec.holdout, spec.seed)
     queries = [q for q in data.queries if q.doc_id not in held]

@@ -37,19 +37,12 @@ __all__ = [
     "tree_pools",
 ]
 
-__getattr__ = lazy_getattr(
-    __name__,
-    {
-        "NegativeStrategy": "base",
-        "PooledNegatives": "base",
-        "random_negatives": "base",
-        "build_negatives": "factory",
-        "keyword_replacements": "keyword",
-        "keyword_spans": "keyword",
-        "read_keyword_sets": "keyword",
-        "OnlineNegatives": "online",
-        "nearest_wrong": "online",
-        "tfidf_pools": "tfidf",
-        "tree_pools": "tree",
-    },
-)
+_NAMES = {  # module: the names it gives
+    "base": "NegativeStrategy PooledNegatives random_negatives",
+    "factory": "build_negatives",
+    "keyword": "keyword_replacements keyword_spans read_keyword_sets",
+    "online": "OnlineNegatives nearest_wrong",
+    "tfidf": "tfidf_pools",
+    "tree": "tree_pools",
+}
+__getattr__ = lazy_getattr(__name__, {n: m for m, names in _NAMES.items() for n in names.split()})

@@ -22,7 +22,6 @@ import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
@@ -60,11 +59,12 @@ from termnorm.serve.review_schemas import (
     ReviewerOut,
     RowOut,
 )
+from termnorm.serve.routes.service import STATIC
 from termnorm.serve.schemas import error_body
 
 __all__ = ["PAGE", "ReviewContext", "router"]
 
-PAGE = Path(__file__).with_name("static") / "review"
+PAGE = STATIC / "review"
 _ASSETS = {"review.js": "text/javascript", "review.css": "text/css"}
 _RETRY_BUSY = "2"
 _MAX_QUEUE = 200

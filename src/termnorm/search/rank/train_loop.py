@@ -30,8 +30,9 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from termnorm.encoders.cross_encoder import KeywordCrossEncoder
 from termnorm.losses.listwise import ListwiseLoss
+from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
+from termnorm.search.rank.specs import LOSSES, RankerTrainConfig
 from termnorm.training.optim import build_scheduler
 
 __all__ = [
@@ -43,7 +44,6 @@ __all__ = [
     "train_cross_encoder",
 ]
 
-LOSSES = ("pointwise", "listwise")
 
 logger = logging.getLogger(__name__)
 
@@ -55,37 +55,6 @@ class RankPair(NamedTuple):
     candidate: str
     label: float
     group: int = -1  # the query it belongs to (list-wise training); -1: none
-
-
-@dataclass(frozen=True)
-class RankerTrainConfig:
-    """How a ranker is trained (paper defaults where it gives them)."""
-
-    epochs: int = 2
-    lr: float = 3e-5
-    head_lr: float = 1e-3
-    batch_size: int = 32
-    warmup: float = 0.1
-    weight_decay: float = 0.01
-    seed: int = 0
-    loss: str = "listwise"
-
-    def validate(self) -> None:
-        """``ValueError`` naming the bad setting."""
-        if self.epochs < 1:
-            raise ValueError(f"epochs must be >= 1, got {self.epochs}")
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
-        if not 0 <= self.warmup < 1:
-            raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
-        if self.lr <= 0 or self.head_lr <= 0:
-            raise ValueError("learning rates must be positive")
-        if self.loss not in LOSSES:
-            raise ValueError(f"unknown ranker loss {self.loss!r}: use one of {', '.join(LOSSES)}")
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready settings."""
-        return asdict(self)
 
 
 @dataclass

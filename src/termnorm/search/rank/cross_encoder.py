@@ -2,7 +2,7 @@
 
 :class:`KeywordCrossEncoder` is the keyword-attentive ranker of Liang et al. (2021, §3.2):
 a pretrained BERT-like encoder reads ``[CLS] [PS] [PT] mention [SEP] candidate [SEP]`` with
-the per-example mask of :mod:`termnorm.encoders.keyword_mask` ([PS] attends only to the site
+the per-example mask of :mod:`termnorm.search.rank.keyword_mask` ([PS] attends only to the site
 keywords of the pair, [PT] only to the type keywords), and the head maps the mean of the
 final hidden states of [CLS], [PS] and [PT] to one logit; ``sigmoid(logit)`` is the
 probability that the candidate is the mention's concept. ``plain=True`` is the baseline
@@ -11,8 +11,10 @@ without keyword tokens ("BERT-rank"): ``[CLS] mention [SEP] candidate [SEP]``, h
 It is initialised from any model folder :class:`~termnorm.encoders.TermEncoder` reads
 (default all-MiniLM-L6-v2): the transformer and its tokenizer, to which [PS] and [PT] are
 added as special tokens (their embeddings start as the [CLS] embedding). A saved ranker model
-is a folder: ``model/`` (Hugging Face weights and tokenizer, the two tokens included),
-``head.safetensors`` and ``cross_encoder.json`` (plain or not, max length, dropout).
+is a folder with ``cross_encoder.json`` (plain or not, max length, dropout): a plain one is a
+standard sentence-transformers ``CrossEncoder`` folder (:mod:`.standard_folder`); a
+keyword-attentive one has ``model/`` (Hugging Face weights and tokenizer, the two tokens
+included) and ``head.safetensors``, the layout every ranker had before (still read).
 """
 
 from __future__ import annotations
@@ -26,16 +28,21 @@ from torch import nn
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from termnorm.encoders.folder import read_model_folder
-from termnorm.encoders.keyword_mask import (
+from termnorm.encoders.transformer import default_model_path, lowercase_inputs
+from termnorm.errors import ArtifactMismatchError
+from termnorm.kg.keywords import KeywordVocabulary
+from termnorm.search.rank.keyword_mask import (
     KEYWORD_TOKENS,
     PS_POSITION,
     PT_POSITION,
     encode_pairs,
     keyword_attention_mask,
 )
-from termnorm.encoders.transformer import default_model_path, lowercase_inputs
-from termnorm.errors import ArtifactMismatchError
-from termnorm.kg.keywords import KeywordVocabulary
+from termnorm.search.rank.standard_folder import (
+    is_standard_folder,
+    read_dense_head,
+    write_modules,
+)
 
 __all__ = ["CONFIG_FILE", "DEFAULT_PAIR_LENGTH", "HEAD_FILE", "MODEL_DIR", "KeywordCrossEncoder"]
 
@@ -110,7 +117,7 @@ class KeywordCrossEncoder(nn.Module):
     def tokenize(
         self, mentions: Sequence[str], candidates: Sequence[str]
     ) -> dict[str, torch.Tensor]:
-        """The padded pair tensors (:func:`~termnorm.encoders.keyword_mask.encode_pairs`) on
+        """The padded pair tensors (:func:`~termnorm.search.rank.keyword_mask.encode_pairs`) on
         the ranker's device."""
         batch = encode_pairs(
             self.tokenizer, mentions, candidates, self.max_length, self.keywords, not self.plain
@@ -158,16 +165,22 @@ class KeywordCrossEncoder(nn.Module):
 
     # ------------------------------------------------------------------ persistence
     def save(self, folder: str | Path) -> Path:
-        """Write ``model/``, ``head.safetensors`` and ``cross_encoder.json`` into ``folder``
-        (the keyword vocabulary is the caller's to store)."""
+        """Write the model into ``folder`` (module doc; the keyword vocabulary is the caller's
+        to store)."""
         from safetensors.torch import save_file
 
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        self.model.save_pretrained(str(folder / MODEL_DIR), safe_serialization=True)
-        self.tokenizer.save_pretrained(str(folder / MODEL_DIR))
-        head = {k: v.detach().cpu().contiguous() for k, v in self.head.state_dict().items()}
-        save_file(head, str(folder / HEAD_FILE))
+        target = folder if self.plain else folder / MODEL_DIR
+        if self.plain:  # CrossEncoder truncates pairs to the tokenizer's length
+            self.tokenizer.model_max_length = self.max_length
+        self.model.save_pretrained(str(target), safe_serialization=True)
+        self.tokenizer.save_pretrained(str(target))
+        if self.plain:
+            write_modules(folder, self.head)
+        else:
+            head = {k: v.detach().cpu().contiguous() for k, v in self.head.state_dict().items()}
+            save_file(head, str(folder / HEAD_FILE))
         config = {"plain": self.plain, "max_length": self.max_length, "dropout": self.dropout.p}
         (folder / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n")
         return folder
@@ -179,7 +192,8 @@ class KeywordCrossEncoder(nn.Module):
         keywords: KeywordVocabulary | None = None,
         device: str | torch.device | None = None,
     ) -> KeywordCrossEncoder:
-        """The ranker :meth:`save` wrote (``keywords`` as it was trained with, unless plain).
+        """The ranker :meth:`save` wrote, in either layout (module doc; ``keywords`` as it
+        was trained with, unless plain).
 
         Raises:
             ArtifactMismatchError: a file is missing or unreadable (naming it).
@@ -187,15 +201,18 @@ class KeywordCrossEncoder(nn.Module):
         from safetensors.torch import load_file
 
         folder = Path(folder)
-        for name in (CONFIG_FILE, HEAD_FILE, MODEL_DIR):
+        standard = is_standard_folder(folder)
+        needed = (CONFIG_FILE,) if standard else (CONFIG_FILE, HEAD_FILE, MODEL_DIR)
+        for name in needed:
             if not (folder / name).exists():
                 raise ArtifactMismatchError(
                     f"{folder} is not a cross-encoder folder (no {name}); train one with "
                     "'termnorm rank train'"
                 )
         config = json.loads((folder / CONFIG_FILE).read_text())
-        tokenizer = AutoTokenizer.from_pretrained(str(folder / MODEL_DIR), local_files_only=True)
-        model = AutoModel.from_pretrained(str(folder / MODEL_DIR), local_files_only=True)
+        source = str(folder if standard else folder / MODEL_DIR)
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
+        model = AutoModel.from_pretrained(source, local_files_only=True)
         ranker = cls(
             model,
             tokenizer,
@@ -204,7 +221,8 @@ class KeywordCrossEncoder(nn.Module):
             int(config["max_length"]),
             float(config.get("dropout", 0.1)),
         )
-        ranker.head.load_state_dict(load_file(str(folder / HEAD_FILE)))
+        head = read_dense_head(folder) if standard else load_file(str(folder / HEAD_FILE))
+        ranker.head.load_state_dict(head)
         if device is not None:
             ranker.to(torch.device(device))
         ranker.eval()

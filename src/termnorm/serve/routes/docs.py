@@ -5,20 +5,19 @@ from a CDN: on a machine without the internet they are blank. :func:`add_docs` s
 same pages with the assets that the ``fastapi-offline`` package ships (in the ``serve``
 extra), mounted at :data:`DOCS_ASSETS`, turns off Swagger UI's online validator badge, and
 sends a Content-Security-Policy that keeps the browser from asking another host for
-anything. Build the app with
-``docs_url=None, redoc_url=None`` and call :func:`add_docs` on it.
+anything. Build the app with ``docs_url=None, redoc_url=None`` and call :func:`add_docs` on
+it (it mounts the assets and includes :data:`router`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from termnorm.errors import MissingExtraError
 
 try:
     import fastapi_offline
-    from fastapi import FastAPI, Request
+    from fastapi import APIRouter, FastAPI, Request
     from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
     from fastapi.responses import HTMLResponse
     from fastapi.staticfiles import StaticFiles
@@ -26,7 +25,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     name = (exc.name or "fastapi").replace("fastapi_offline", "fastapi-offline")
     raise MissingExtraError(name, "serve") from exc
 
-__all__ = ["ASSETS", "CONTENT_SECURITY_POLICY", "DOCS_ASSETS", "add_docs"]
+__all__ = ["ASSETS", "CONTENT_SECURITY_POLICY", "DOCS_ASSETS", "add_docs", "router"]
 
 DOCS_ASSETS = "/docs-assets"
 """Where the documentation pages' assets are served."""
@@ -45,43 +44,49 @@ CONTENT_SECURITY_POLICY = (
 menu shows a logo from its CDN otherwise; without it the logo is simply not shown)."""
 
 
-def add_docs(app: FastAPI, docs_url: str = "/docs", redoc_url: str = "/redoc") -> None:
-    """Serve Swagger UI at ``docs_url`` and ReDoc at ``redoc_url`` over the app's OpenAPI
+router = APIRouter()
+
+
+def add_docs(app: FastAPI) -> None:
+    """Serve Swagger UI at ``/docs`` and ReDoc at ``/redoc`` over the app's OpenAPI
     document, every asset from this service (:data:`DOCS_ASSETS`)."""
     if not (ASSETS / "swagger-ui-bundle.js").is_file():
         raise MissingExtraError("fastapi-offline (its static assets)", "serve")
     app.mount(DOCS_ASSETS, StaticFiles(directory=ASSETS), name="docs-assets")
-    spec = app.openapi_url or "/openapi.json"
+    app.include_router(router)
 
-    def swagger_ui(root: str) -> HTMLResponse:
-        return get_swagger_ui_html(
-            openapi_url=root + spec,
+
+@router.get("/docs", include_in_schema=False)
+async def swagger_ui(request: Request) -> HTMLResponse:
+    """Swagger UI, with the Content-Security-Policy."""
+    app, root = request.app, request.scope.get("root_path", "")
+    return _secured(
+        get_swagger_ui_html(
+            openapi_url=root + (app.openapi_url or "/openapi.json"),
             title=f"{app.title} - Swagger UI",
             swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
             swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
             swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
             swagger_ui_parameters={**(app.swagger_ui_parameters or {}), **_SWAGGER_PARAMETERS},
         )
+    )
 
-    def redoc(root: str) -> HTMLResponse:
-        return get_redoc_html(
-            openapi_url=root + spec,
+
+@router.get("/redoc", include_in_schema=False)
+async def redoc(request: Request) -> HTMLResponse:
+    """ReDoc, with the Content-Security-Policy."""
+    app, root = request.app, request.scope.get("root_path", "")
+    return _secured(
+        get_redoc_html(
+            openapi_url=root + (app.openapi_url or "/openapi.json"),
             title=f"{app.title} - ReDoc",
             redoc_js_url=f"{root}{DOCS_ASSETS}/redoc.standalone.js",
             redoc_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
             with_google_fonts=False,
         )
-
-    for url, render in ((docs_url, swagger_ui), (redoc_url, redoc)):
-        app.add_api_route(url, _page(render), include_in_schema=False)
+    )
 
 
-def _page(render: Callable[[str], HTMLResponse]) -> Callable[[Request], Awaitable[HTMLResponse]]:
-    """An endpoint answering ``render(root path)`` with :data:`CONTENT_SECURITY_POLICY`."""
-
-    async def page(request: Request) -> HTMLResponse:
-        answer = render(request.scope.get("root_path", ""))
-        answer.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
-        return answer
-
+def _secured(page: HTMLResponse) -> HTMLResponse:
+    page.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
     return page

@@ -1,0 +1,232 @@
+"""The settings of the ranker's training, in a module that imports neither torch nor the
+search code (the CLI generates ``termnorm rank train``'s options from them while it
+registers its commands, :mod:`termnorm.cli._config_options`).
+
+:class:`TrainingDataSpec` is the data and recall every learned stage shares,
+:class:`RankerTrainConfig` the optimisation, :class:`RankTrainSpec` everything
+``termnorm rank train`` takes (:func:`~termnorm.search.rank.training.train_ranker` is the
+Python entry point). Each field's metadata is its option: help text, flag, ``exists``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from termnorm.mentions.abbreviations import AbbreviationMode
+from termnorm.mentions.mention import MentionFormat
+from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, default_strategy
+
+__all__ = [
+    "DEFAULT_FOLDS",
+    "DEFAULT_HOLDOUT",
+    "DEFAULT_K_C",
+    "LOSSES",
+    "TRAIN_PAIR_LENGTH",
+    "RankTrainSpec",
+    "RankerTrainConfig",
+    "TrainingDataSpec",
+    "option",
+]
+
+DEFAULT_FOLDS = 5
+DEFAULT_K_C = 10
+"""Candidates recalled per mention and reordered by the ranker."""
+DEFAULT_HOLDOUT = 0.2  # documents kept out of the ranker's training for the stacked combiner
+TRAIN_PAIR_LENGTH = 48  # tokens of a training pair (the measured recipe; inference reads the card)
+LOSSES = ("pointwise", "listwise")
+
+
+def option(help_text: str, **more: Any) -> dict[str, Any]:
+    """A spec field's metadata: its help text and how its command-line option is made
+    (``flag``, ``exists``, ``cli_required``, ``min``, ``max``:
+    :mod:`termnorm.cli._config_options`)."""
+    return {"help": help_text, **more}
+
+
+@dataclass(frozen=True)
+class TrainingDataSpec:
+    """The training data and recall of a learned stage; paths as the user gave them. Each
+    field's metadata is its command-line option (help text, flag).
+
+    ``strategy``: default ``d-t+od-t`` with synonyms, else ``o-t``. ``abbreviations``:
+    default ab3p for formats that carry their documents. ``max_queries``: a seeded sample of
+    that many queries (all when ``None``). ``threads``: encoder (and torch) threads.
+    """
+
+    index: Path = field(metadata=option("Index folder (recall).", cli_required=True, exists="dir"))
+    mentions: tuple[Path, ...] = field(
+        default=(), metadata=option("Annotated training mentions; repeatable.", exists="path")
+    )
+    mention_format: MentionFormat | None = field(
+        default=None, metadata=option("Mention format (detected when omitted).", flag="--format")
+    )
+    synonyms: tuple[Path, ...] = field(
+        default=(),
+        metadata=option(
+            "Domain synonym file searched as at inference (a --mentions file too: "
+            "cross-fitted by document); repeatable.",
+            exists="path",
+        ),
+    )
+    synonyms_format: str | None = field(
+        default=None, metadata=option("Format of the synonym files (detected when omitted).")
+    )
+    strategy: str | None = field(
+        default=None,
+        metadata=option(
+            "Search strategy, as termnorm normalize --strategy (default: d-t+od-t with "
+            "synonyms, else o-t)."
+        ),
+    )
+    threshold: float = field(
+        default=DEFAULT_SIEVE_THRESHOLD,
+        metadata=option(
+            "Cosine at or above which a sieve takes its first module's answer.",
+            flag="--sieve-threshold",
+            min=-1.0,
+            max=1.0,
+        ),
+    )
+    folds: int = field(
+        default=DEFAULT_FOLDS, metadata=option("Cross-fitting folds (documents).", min=2)
+    )
+    abbreviations: AbbreviationMode | None = field(
+        default=None,
+        metadata=option(
+            "Expand short forms from the documents (default: ab3p for document formats)."
+        ),
+    )
+    max_queries: int | None = field(
+        default=None, metadata=option("Train on a seeded sample of this many queries.", min=1)
+    )
+    seed: int = field(
+        default=0, metadata=option("Seed of the folds, the sampling and the ranker's training.")
+    )
+    threads: int | None = field(
+        default=None,
+        metadata=option("CPU threads of the encoder and torch (default: theirs).", min=1),
+    )
+
+    @property
+    def resolved_strategy(self) -> str:
+        """The strategy searched (default per the class doc)."""
+        return self.strategy or default_strategy(bool(self.synonyms))
+
+
+@dataclass(frozen=True)
+class RankerTrainConfig:
+    """How a ranker is trained (paper defaults where it gives them); each field's metadata
+    is its ``termnorm rank train`` option."""
+
+    epochs: int = field(default=2, metadata=option("Passes over the pairs.", min=1))
+    lr: float = field(default=3e-5, metadata=option("Learning rate of the encoder (AdamW)."))
+    head_lr: float = field(default=1e-3, metadata=option("Learning rate of the head."))
+    batch_size: int = field(default=32, metadata=option("Pairs per step.", min=1))
+    warmup: float = field(
+        default=0.1, metadata=option("Linear warm-up, a fraction of the steps in [0, 1).")
+    )
+    weight_decay: float = field(
+        default=0.01, metadata=option("AdamW weight decay of the encoder's matrices.")
+    )
+    seed: int = 0
+    loss: str = field(
+        default="listwise",
+        metadata=option(
+            "listwise: softmax over each query's k_c candidates, cross-entropy on the gold "
+            "(a batch holds whole queries); pointwise: BCE per pair (the paper's, an ablation)."
+        ),
+    )
+
+    def validate(self) -> None:
+        """``ValueError`` naming the bad setting."""
+        if self.epochs < 1:
+            raise ValueError(f"epochs must be >= 1, got {self.epochs}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        if not 0 <= self.warmup < 1:
+            raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
+        if self.lr <= 0 or self.head_lr <= 0:
+            raise ValueError("learning rates must be positive")
+        if self.loss not in LOSSES:
+            raise ValueError(f"unknown ranker loss {self.loss!r}: use one of {', '.join(LOSSES)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready settings."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RankTrainSpec(TrainingDataSpec):
+    """Everything ``termnorm rank train`` needs (module doc): the data and recall of
+    :class:`TrainingDataSpec`, and the ranker's settings.
+
+    ``keywords``: default the shipped vocabulary of ``lang``. ``base_model``: the model folder
+    the cross-encoder starts from (default all-MiniLM-L6-v2). ``holdout``: the fraction of
+    training documents whose mentions the ranker does not train on (their synonyms still
+    serve the search); the card lists them, and ``termnorm rank combine --ranker`` fits the
+    combiner on exactly those mentions.
+    """
+
+    keywords: Path | None = field(
+        default=None,
+        metadata=option(
+            "Keyword file (keyword<TAB>kind); default: the shipped vocabulary of --lang.",
+            exists="path",
+        ),
+    )
+    lang: str = field(default="en", metadata=option("Shipped keyword vocabulary: en or zh."))
+    plain: bool = field(
+        default=False,
+        metadata=option(
+            "A plain cross-encoder without keyword tokens (BERT-rank): its folder is a "
+            "sentence-transformers CrossEncoder.",
+            flag="--plain",
+        ),
+    )
+    k_c: int = field(
+        default=DEFAULT_K_C, metadata=option("Candidates recalled per mention.", min=1)
+    )
+    base_model: Path | None = field(
+        default=None,
+        metadata=option(
+            "Model folder the ranker starts from (default all-MiniLM-L6-v2).", flag="--model"
+        ),
+    )
+    max_length: int = field(default=TRAIN_PAIR_LENGTH, metadata=option("Tokens of a pair.", min=8))
+    freeze_embeddings: bool = field(
+        default=False,
+        metadata=option(
+            "Keep the word-embedding matrix fixed (a little faster on a CPU; the measured "
+            "default trains it).",
+            flag="--freeze-embeddings/--train-embeddings",
+        ),
+    )
+    holdout: float = field(
+        default=DEFAULT_HOLDOUT,
+        metadata=option(
+            "Share of training documents the ranker does not train on; the learned combiner "
+            "is fitted on their mentions with the ranker's scores and stored in the folder "
+            "(--ranker then orders by its probability). 0: no combiner, paper fusion.",
+            min=0.0,
+            max=0.95,
+        ),
+    )
+    train: RankerTrainConfig = field(default_factory=RankerTrainConfig)
+
+    @classmethod
+    def from_options(cls, **values: Any) -> RankTrainSpec:
+        """The spec of flat option values (``termnorm rank train``'s, by field name): the
+        :class:`RankerTrainConfig` fields go to ``train`` (its ``seed`` is the spec's),
+        lists become tuples. ``TypeError`` names an unknown key."""
+        own = {f.name for f in fields(cls)} - {"train"}
+        loop = {f.name for f in fields(RankerTrainConfig)} - {"seed"}
+        unknown = sorted(set(values) - own - loop)
+        if unknown:
+            raise TypeError(f"unknown rank train setting(s): {', '.join(unknown)}")
+        plain: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in values.items()
+        }
+        train = RankerTrainConfig(**{k: v for k, v in plain.items() if k in loop})
+        return cls(**{k: v for k, v in plain.items() if k in own}, train=train)

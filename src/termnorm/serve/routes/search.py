@@ -1,0 +1,190 @@
+"""Searching: ``POST /v1/normalize`` (the top-``k`` concepts of each text) and
+``POST /v1/normalize/file`` (map the text column of an uploaded CSV/TSV file, row for row, as
+``termnorm normalize --input`` does; the run: :mod:`termnorm.serve.uploads`).
+
+A text goes through the matcher as a file row does (:meth:`SpaceMatcher.normalize_rows
+<termnorm.search.matcher.SpaceMatcher.normalize_rows>`, then the ranker's when the service
+has one): its validation and abstain messages are the matcher's; only the encoding is the
+service's, through the micro-batcher (:class:`~termnorm.serve.uploads.QueuedMatcher`). A
+full encoding queue is refused at once (503), never waited on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import threading
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse
+from starlette.background import BackgroundTask
+from starlette.concurrency import run_in_threadpool
+
+from termnorm.search.candidate import RowResult
+from termnorm.serve.batching import MicroBatcher
+from termnorm.serve.errors import ApiError
+from termnorm.serve.routes.deps import app_batcher, app_settings, ready_state, with_limits
+from termnorm.serve.schemas import ErrorOut, NormalizeIn, NormalizeOut, request_models
+from termnorm.serve.settings import ServeSettings
+from termnorm.serve.state import ServiceState
+from termnorm.serve.uploads import (
+    UPLOAD_FORMATS,
+    UPLOAD_PATH,
+    QueuedMatcher,
+    UploadCancelled,
+    UploadLimits,
+    map_upload,
+    queued_encoder,
+    watch_disconnect,
+)
+
+__all__ = ["normalize", "normalize_upload", "router"]
+
+
+async def normalize(
+    body: NormalizeIn,
+    state: ServiceState = Depends(ready_state),
+    batcher: MicroBatcher = Depends(app_batcher),
+) -> NormalizeOut:
+    """The top-``k`` concepts of each text, with the provenance of each candidate."""
+    learned = state.ranks_by_probability  # min_score is then the combiner's probability
+    recall = await run_in_threadpool(
+        state.matcher, body.strategy, None if learned else body.min_score, body.namespaces,
+        body.semantic_types,
+    )  # fmt: skip
+    encode = queued_encoder(batcher, asyncio.get_running_loop(), wait_when_full=False)
+    queued = QueuedMatcher(recall, encode, len(body.texts))
+    matcher = state.ranked(queued, body.multi, body.min_score if learned else None) or queued
+    rows: list[RowResult] = await run_in_threadpool(matcher.normalize_rows, body.texts, body.k)
+    problems = [
+        {"loc": ("body", "texts", i), "msg": row.error, "type": "value_error"}
+        for i, row in enumerate(rows)
+        if row.error is not None
+    ]
+    if problems:  # what the schema lets through and the matcher refuses
+        raise RequestValidationError(problems)
+    return NormalizeOut.model_validate(
+        {
+            "strategy": matcher.name,
+            "k": body.k,
+            "results": [
+                {
+                    "text": text,
+                    "candidates": [c.to_dict() for c in row.candidates],
+                    "abstained": row.abstained,
+                    "concept_ids": None if row.concept_ids is None else list(row.concept_ids),
+                    "implication": row.implication,
+                }
+                for text, row in zip(body.texts, rows, strict=True)
+            ],
+        }
+    )
+
+
+_K_HELP = "Candidates per row (k > 1 adds 'candidates')."
+_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The mapped file: every input row once, in order, with concept_id, "
+        "concept_name, score, matched_term, error (and candidates when k > 1) appended. "
+        "X-Termnorm-Report (JSON) says which column was used and counts rows, errors and "
+        "abstentions.",
+        "content": {"text/csv": {}, "text/tab-separated-values": {}},
+    },
+    415: {"model": ErrorOut, "description": "Not a CSV or TSV file."},
+}
+
+
+async def normalize_upload(
+    request: Request,
+    file: UploadFile = File(
+        description=f"A CSV or TSV file with a header line ({', '.join(UPLOAD_FORMATS)})."
+    ),
+    column: str = Form(
+        "",
+        description="The text column (empty, the default: the one column named "
+        "text/term/mention, else the request is refused listing the columns).",
+    ),
+    k: Annotated[int, Form(ge=1, description=_K_HELP)] = 1,
+    strategy: str | None = Form(
+        None, description="Search strategy, as for /v1/normalize (default: the service's)."
+    ),
+    min_score: float = Form(
+        -1.0,
+        ge=-1.0,
+        le=1.0,
+        description="Abstain below this score (the row's error); -1, the default: never.",
+    ),
+    state: ServiceState = Depends(ready_state),
+    batcher: MicroBatcher = Depends(app_batcher),
+    settings: ServeSettings = Depends(app_settings),
+) -> FileResponse:
+    """Map the text column of an uploaded CSV/TSV file, row for row, as ``termnorm
+    normalize --input`` does; the answer is the mapped file, for download. The work
+    runs on a worker thread and stops when the client goes away."""
+    floor = None if min_score <= -1.0 else min_score
+    matcher = await run_in_threadpool(state.matcher, strategy, floor, None, None)
+    cancelled = threading.Event()
+    queued = QueuedMatcher(
+        matcher,
+        queued_encoder(batcher, asyncio.get_running_loop()),
+        min(settings.batch_texts, settings.queue_texts),
+        cancelled,
+    )
+    chosen = column.strip() or None
+    limits = UploadLimits(settings.max_upload_rows, settings.max_upload_columns)
+    watcher = asyncio.create_task(watch_disconnect(request.is_disconnected, cancelled))
+    try:
+        mapped = await run_in_threadpool(
+            map_upload, file.file, file.filename or "", queued, chosen, k, limits
+        )
+    except UploadCancelled as exc:
+        raise ApiError(400, [], str(exc), "client_gone") from None
+    finally:
+        cancelled.set()
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+        await file.close()
+    report = mapped.report
+    summary = {
+        "column": report.column,
+        "rows": report.rows,
+        "errors": report.errors,
+        "abstained": report.abstained,
+    }
+    return FileResponse(
+        mapped.path,
+        media_type=mapped.media_type,
+        filename=mapped.filename,
+        headers={"X-Termnorm-Report": json.dumps(summary)},  # ASCII: non-ASCII escaped
+        background=BackgroundTask(shutil.rmtree, mapped.folder, ignore_errors=True),
+    )
+
+
+def router(settings: ServeSettings) -> APIRouter:
+    """The routes, bounded by ``settings`` (texts a request, characters a text, ``k``)."""
+    normalize_in, _ = request_models(settings.max_batch, settings.max_chars, settings.max_k)
+    routes = APIRouter()
+    routes.add_api_route(
+        "/v1/normalize",
+        with_limits(normalize, body=normalize_in),  # this service's limits in the schema
+        methods=["POST"],
+        response_model=NormalizeOut,
+        tags=["normalize"],
+    )
+    routes.add_api_route(
+        UPLOAD_PATH,
+        with_limits(
+            normalize_upload,
+            k=Annotated[int, Form(ge=1, le=settings.max_k, description=_K_HELP)],
+        ),
+        methods=["POST"],
+        tags=["normalize"],
+        response_class=FileResponse,
+        responses=_RESPONSES,
+    )
+    return routes

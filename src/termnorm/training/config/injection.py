@@ -1,0 +1,47 @@
+"""Settings of KGE injection pre-training (:mod:`termnorm.training.kge_injection`, ``--loss
+kge-inject``): where the entities are injected, how many, masking and passages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from termnorm.training.config.base import Section, opt
+from termnorm.training.config.shared import LossKind, SharedConfig
+
+__all__ = ["InjectionConfig"]
+
+
+@dataclass
+class InjectionConfig(Section):
+    """``L_MLM + L_EL`` over corpus passages whose mentions get KGE entities injected."""
+
+    inject_layer: int = opt(
+        4,
+        "--loss kge-inject: inject after this transformer layer (the paper: 8 of BERT's "
+        "12; 4 of MiniLM's 6).",
+    )
+    inject_candidates: int = opt(
+        10, "--loss kge-inject: entities n the linker mixes per mention.", at_least=1
+    )
+    mlm_probability: float = opt(
+        0.15, "--loss kge-inject: share of tokens masked (whole mentions)."
+    )
+    passage_length: int = opt(96, "--loss kge-inject: max tokens per training passage.")
+    passages_per_batch: int = opt(
+        6, "--loss kge-inject: passages per batch (the paper's 6).", at_least=1
+    )
+
+    def validate(self, run: SharedConfig) -> None:
+        """The bounds; with ``--loss kge-inject`` a corpus, a masking share and the layer."""
+        self.check_bounds()
+        if run.loss is not LossKind.KGE_INJECT:
+            return
+        if not run.corpus:
+            raise ValueError(
+                "--loss kge-inject needs --corpus FILE (text in which KG terms are "
+                "matched: PubTator abstracts, or --corpus-format text)"
+            )
+        if not 0.0 < self.mlm_probability < 1.0:
+            raise ValueError(f"--mlm-probability must be in (0, 1) (got {self.mlm_probability})")
+        if self.inject_layer < 1 or self.passage_length < 8:
+            raise ValueError("--inject-layer must be >= 1 and --passage-length >= 8")
