@@ -13,45 +13,26 @@ import pytest
 from alembic import command
 from sqlalchemy import create_engine, inspect, select, text, update
 
-from _project_crash import build
-from _project_fixtures import postgres_url, project_db, write_codes  # noqa: F401
+from _project_fixtures import fake_mapped, postgres_url, project_db  # noqa: F401
 from termnorm.projects import (
     acquire,
     acquire_next,
     add_reviewer,
     decide_leased,
-    init_project,
     list_reviewers,
     release,
     remove_reviewer,
-    run_project,
 )
 from termnorm.projects.errors import LeaseHeldError, ReviewerError, StaleRowError
 from termnorm.projects.leases import queue_size
 from termnorm.projects.migrate import _config, head_revision
-from termnorm.projects.models import CandidateRow, DecisionRow, LeaseRow, SourceRow
+from termnorm.projects.models import DecisionRow, LeaseRow, SourceRow
 from termnorm.projects.reviewers import reviewer_of, token_digest
 from termnorm.projects.store import database_url, open_store
 
-# priorities once _project sets the top scores: R1 10*0.5, R2 1*0.8, R3 1*0.1, R4 100*0
-ROWS = [("R1", "a", "10", ""), ("R2", "b", "1", ""), ("R3", "c", "", ""), ("R4", "d", "100", "")]
-TOP_SCORES = {"R1": 0.5, "R2": 0.2, "R3": 0.9}
-
 
 def _project(tmp_path: Path, db: str) -> str:
-    init_project("p", write_codes(tmp_path / "c.csv", ROWS), "code", "label", "count", db=db)
-    run_project("p", build, db=db, show_progress=False)  # type: ignore[arg-type]
-    store = open_store("p", db)
-    with store.session(write=True) as s:
-        for code, score in TOP_SCORES.items():
-            row_id = s.scalars(select(SourceRow.id).where(SourceRow.code == code)).one()
-            s.execute(
-                update(CandidateRow)
-                .where(CandidateRow.row_id == row_id, CandidateRow.rank == 1)
-                .values(score=score)
-            )
-    store.close()
-    return db
+    return str(fake_mapped(tmp_path, db))
 
 
 def _expire(db: str, code: str) -> None:

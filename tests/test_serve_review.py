@@ -18,17 +18,12 @@ pytest.importorskip("prometheus_client")
 from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
-from _project_crash import build
-from _project_fixtures import postgres_url, project_db, write_codes  # noqa: F401
+from _project_fixtures import QUEUE_ROWS, fake_mapped, postgres_url, project_db, write_codes  # noqa: F401
 from _serve_fixtures import LOCAL, build_tiny_index
-from termnorm.projects import add_reviewer, init_project, run_project
-from termnorm.projects.models import CandidateRow, DecisionRow, LeaseRow, SourceRow
+from termnorm.projects import add_reviewer, init_project
+from termnorm.projects.models import DecisionRow, LeaseRow, SourceRow
 from termnorm.projects.store import open_store
 from termnorm.serve import create_app
-
-# priorities once the top scores are set: R1 10*0.5=5, R2 1*0.8, R3 1*0.1 (no count), R4 0
-ROWS = [("R1", "a", "10", ""), ("R2", "b", "1", ""), ("R3", "c", "", ""), ("R4", "d", "100", "")]
-TOP_SCORES = {"R1": 0.5, "R2": 0.2, "R3": 0.9}
 
 
 @pytest.fixture(scope="module")
@@ -40,17 +35,7 @@ class Project:
     """A mapped project ``p`` in ``db`` with reviewers ann and bob (their tokens)."""
 
     def __init__(self, tmp_path: Path, db: str) -> None:
-        self.db = db
-        source = write_codes(tmp_path / "c.csv", ROWS)
-        init_project("p", source, "code", "label", "count", db=db)
-        run_project("p", build, db=db, show_progress=False)  # type: ignore[arg-type]
-        with self.session() as s:
-            for code, score in TOP_SCORES.items():
-                s.execute(
-                    update(CandidateRow)
-                    .where(CandidateRow.row_id == self.row_id(s, code), CandidateRow.rank == 1)
-                    .values(score=score)
-                )
+        self.db = str(fake_mapped(tmp_path, db))
         self.tokens = {name: add_reviewer("p", name, db=db).token for name in ("ann", "bob")}
 
     def session(self) -> Any:
@@ -258,7 +243,7 @@ def test_serve_project_takes_the_projects_index_and_reviewers_get_tokens(
     from termnorm.projects import PipelineSettings
 
     db = str(tmp_path / "labs.db")
-    source = write_codes(tmp_path / "c.csv", ROWS)
+    source = write_codes(tmp_path / "c.csv", QUEUE_ROWS)
     init_project(
         "labs", source, "code", "label", settings=PipelineSettings.of(index=index_dir), db=db
     )
