@@ -15,14 +15,13 @@ from termnorm.errors import ArtifactMismatchError
 from termnorm.index import TermIndex
 from termnorm.kg import KnowledgeGraph
 from termnorm.search import Candidate, QueryError
+from termnorm.search.build import clear_caches
 
 
 @pytest.fixture(autouse=True)
 def fresh_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Empty API caches and a private cache folder for each test."""
-    monkeypatch.setattr(api, "_indexes", {})
-    monkeypatch.setattr(api, "_encoders", {})
-    monkeypatch.setattr(api, "_default_dir", None)
+    clear_caches()
     monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
 
 
@@ -174,7 +173,6 @@ def test_default_index_is_built_once_and_cached(
     assert folder.parent == tmp_path / "cache" and folder.name.startswith("default-index-")
     assert (folder / "index.json").is_file()
     # a new process-level cache still finds the folder: no second build
-    monkeypatch.setattr(api, "_indexes", {})
-    monkeypatch.setattr(api, "_default_dir", None)
+    clear_caches()
     assert termnorm.normalize("heart attack", k=2) == first
     assert built == [1]

@@ -17,7 +17,9 @@ from termnorm.errors import InputFormatError, MissingExtraError
 from termnorm.io.resumable import ResumeError
 from termnorm.io.tables import TableFormat, open_reader
 from termnorm.search.batch import output_schema, row_spec
+from termnorm.search.build import build
 from termnorm.search.ray_batch import JOB_NAME, Partition, _PartitionWorker, plan_partitions
+from termnorm.search.spec import PipelineSpec
 
 WORDS = ["fever", "headache", "", "chronic cough", "rash", "x" * 1200, "nausea and vomiting"]
 
@@ -73,7 +75,7 @@ def test_a_partition_worker_writes_the_local_engines_rows(index_dir: Path, tmp_p
     spec = row_spec(reader, None, 2, TableFormat.PARQUET)
     schema = output_schema(reader.schema, spec)
     columns = [*reader.columns, *spec.added]
-    factory = functools.partial(api._file_matcher, str(index_dir), "term", {})
+    factory = functools.partial(build, PipelineSpec(index=index_dir))
     worker = _PartitionWorker(factory, spec, str(out), columns, schema)
     partitions = plan_partitions(src, 6)
     batch = {
@@ -90,7 +92,7 @@ def test_a_worker_that_cannot_load_its_index_reports_why(index_dir: Path, tmp_pa
     src = _input(tmp_path / "in.parquet", 4)
     reader = open_reader(src)
     spec = row_spec(reader, None, 1, TableFormat.PARQUET)
-    factory = functools.partial(api._file_matcher, str(tmp_path / "nope"), "term", {})
+    factory = functools.partial(build, PipelineSpec(index=tmp_path / "nope"))
     worker = _PartitionWorker(factory, spec, str(tmp_path), reader.columns, reader.schema)
     done = worker({"index": [0], "path": [str(src)], "start": [0], "stop": [4]})
     assert (

@@ -11,6 +11,7 @@ import pytest
 from _cli import run_main
 from conftest import make_tiny_kg
 from termnorm import api
+from termnorm.search.build import clear_caches
 from test_rank_cli import MENTIONS, _index
 
 INDEX_ARGS = ["--format", "tsv", "--folds", "2"]
@@ -18,9 +19,7 @@ INDEX_ARGS = ["--format", "tsv", "--folds", "2"]
 
 @pytest.fixture(autouse=True)
 def fresh_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(api, "_indexes", {})
-    monkeypatch.setattr(api, "_encoders", {})
-    monkeypatch.setattr(api, "_learned", {})
+    clear_caches()
     monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import make_tiny_kg
-from termnorm import api
 from termnorm.cli.main import main
 from termnorm.kg import KnowledgeGraph
+from termnorm.search.build import clear_caches
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -24,9 +24,7 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 @pytest.fixture(autouse=True)
 def fresh_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(api, "_indexes", {})
-    monkeypatch.setattr(api, "_encoders", {})
-    monkeypatch.setattr(api, "_default_dir", None)
+    clear_caches()
     monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
 
 
@@ -211,15 +209,13 @@ def test_relative_model_path_works_from_another_folder_and_a_moved_model_needs_m
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    api._indexes.clear()
-    api._encoders.clear()
+    clear_caches()
     code, out, err = run(["normalize", "fever", "--index", str(tmp_path / "idx"), "--json"], capsys)
     assert code == 0, err
     assert json.loads(out)
 
     (build_cwd / "model").rename(tmp_path / "moved")  # the model moves away
-    api._indexes.clear()
-    api._encoders.clear()
+    clear_caches()
     code, _, err = run(["normalize", "fever", "--index", str(tmp_path / "idx")], capsys)
     assert code != 0
     assert "--model" in err and "not there any more" in err

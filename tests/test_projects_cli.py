@@ -12,13 +12,12 @@ import pytest
 
 from _cli import run_main
 from _project_fixtures import CODES, build_index, write_codes
-from termnorm import api
+from termnorm.search.build import clear_caches
 
 
 @pytest.fixture(autouse=True)
 def fresh_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(api, "_indexes", {})
-    monkeypatch.setattr(api, "_encoders", {})
+    clear_caches()
     monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("TERMNORM_PROJECT_DB", raising=False)
     monkeypatch.chdir(tmp_path)  # the default database is PROJECT.termnorm.db here

@@ -18,6 +18,7 @@ from termnorm.cli.main import main
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index import TermIndex
 from termnorm.kg import KnowledgeGraph
+from termnorm.search.build import clear_caches
 from termnorm.search.rank import implication as implication_module
 from termnorm.search.rank.ranker import CARD_NAME, load_ranker
 
@@ -47,9 +48,7 @@ class FakeImplication:
 
 @pytest.fixture(autouse=True)
 def fresh_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(api, "_indexes", {})
-    monkeypatch.setattr(api, "_encoders", {})
-    monkeypatch.setattr(api, "_rankers", {})
+    clear_caches()
     monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
 
 

@@ -19,6 +19,7 @@ from termnorm import api
 from termnorm.cli import eval_cmd, normalize_cmd
 from termnorm.errors import InputFormatError
 from termnorm.mentions.abbreviations import Expansion
+from termnorm.search import job as search_job
 from termnorm.search.batch import normalize_file
 from termnorm.search.candidate import Candidate, RowResult
 from termnorm.search.context import (
@@ -102,6 +103,9 @@ class ExactMatcher:
 
     def configure(self, **options: Any) -> ExactMatcher:
         return self
+
+    def identity(self) -> dict[str, Any]:
+        return {"class": "ExactMatcher"}
 
     def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
         self.calls.append(list(texts))
@@ -270,8 +274,8 @@ def test_a_named_context_column_and_its_errors(tmp_path: Path) -> None:
 def test_normalize_command_context_column_and_mode_none(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(normalize_cmd, "_space", lambda *a, **kw: None)
-    monkeypatch.setattr(normalize_cmd, "command_matcher", lambda *a, **kw: ExactMatcher())
+    monkeypatch.setattr(normalize_cmd, "_announce_default_index", lambda: None)
+    monkeypatch.setattr(search_job, "build", lambda *a, **kw: ExactMatcher())
     root = typer.Typer()
 
     @root.callback()
@@ -298,7 +302,7 @@ def test_normalize_command_context_column_and_mode_none(
 
 # ---------------------------------------------------------------- API
 def test_api_context_for_one_term_and_one_per_term(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(api, "get_normalizer", lambda *a, **kw: ExactMatcher())
+    monkeypatch.setattr(api, "build", lambda *a, **kw: ExactMatcher())
     one = api.normalize("SD", context=DOCUMENT, k=1)
     assert one[0].concept_id == "T:0003" and one[0].expanded_from == "SD"
     many = api.normalize(["SD", "SD", "HTN"], context=[DOCUMENT, None, DOCUMENT], k=1)

@@ -16,14 +16,14 @@ from _cli import run_main
 from _serve_fixtures import build_tiny_index, serving
 from termnorm import api
 from termnorm.mentions.synonyms import as_sources
+from termnorm.search.build import clear_caches
 
 ONLY_IN_FIRST = "zzqx blorp"
 
 
 @pytest.fixture(autouse=True)
 def fresh_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(api, "_indexes", {})
-    monkeypatch.setattr(api, "_encoders", {})
+    clear_caches()
     monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
 
 

@@ -12,39 +12,46 @@
 
 ``index`` is a :class:`~termnorm.index.TermIndex`, an index folder, or ``None`` for the
 default index (HPO + all-MiniLM-L6-v2, built once into the user cache with a progress bar).
-Indexes, encoders and search spaces are cached per folder (reloaded when ``index.json``
-changes) so repeated calls cost only the query encoding and search. Every function searches
-through the one matcher (:class:`~termnorm.search.SpaceMatcher`): ``min_score`` makes it
-abstain below a score, ``namespaces`` / ``semantic_types`` restrict it to some concepts.
+The search is described by the keywords of :class:`~termnorm.search.spec.PipelineSpec`
+(``mode``, ``strategy``, ``min_score``, ``namespaces``, ``ranker``, ...: the options of
+``termnorm normalize``) and built by :func:`termnorm.search.build.build`, which caches
+indexes, encoders, search spaces and matchers (reloaded when a card changes), so repeated
+calls cost only the query encoding and search.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
-import threading
-import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, Unpack, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, Unpack, cast, overload
 
 from termnorm.index import Backend, TermIndex, parse_bytes
 from termnorm.index.lookup import ConceptInfo
-from termnorm.index.term_index import CARD_NAME
 from termnorm.kg import KnowledgeGraph
+from termnorm.search.build import (
+    IndexLike,
+    build,
+    load_index,
+    load_ranker,
+    remember_encoder,
+    resolve_index,
+    search_space,
+    with_synonyms,
+)
 from termnorm.search.candidate import Candidate, candidates_or_raise
-from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, DEFAULT_WITH_SYNONYMS
+from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 from termnorm.search.domain import SearchSpace
-from termnorm.search.matcher import SearchConfig, SpaceMatcher, build_strategy
-from termnorm.search.strategies import SearchMode
+from termnorm.search.matcher import SpaceMatcher, build_strategy
+from termnorm.search.spec import PipelineSpec
 
 if TYPE_CHECKING:
-    from termnorm.encoders import TermEncoder
+    from termnorm.encoders.runtime import Runtime
     from termnorm.mentions.synonyms import SynonymSources
     from termnorm.projects.settings import PipelineSettings
     from termnorm.search.batch import BatchReport
     from termnorm.search.candidate import RowMatcher
-    from termnorm.search.rank.ranker import Ranker
+    from termnorm.search.rank import Ranker
 
 __all__ = [
     "AnswerOptions",
@@ -62,34 +69,12 @@ __all__ = [
     "search_space",
 ]
 
-IndexLike = TermIndex | str | Path | None
 logger = logging.getLogger(__name__)
-
-_lock = threading.RLock()
-_indexes: dict[tuple[str, float], TermIndex] = {}
-_encoders: dict[tuple[str, str, int, str], TermEncoder] = {}
-_default_dir: Path | None = None
-_spaces: weakref.WeakKeyDictionary[TermIndex, dict[str, SearchSpace]] = weakref.WeakKeyDictionary()
-_normalizers: weakref.WeakKeyDictionary[TermIndex, dict[str, SpaceMatcher]] = (
-    weakref.WeakKeyDictionary()
-)
-_rankers: dict[tuple[str, float], Ranker] = {}
 
 
 def load_kg(path: str | Path) -> KnowledgeGraph:
     """Read a KG folder written by ``termnorm kg build``."""
     return KnowledgeGraph.load(path)
-
-
-def load_index(path: str | Path) -> TermIndex:
-    """Read an index folder (cached until its ``index.json`` changes); nothing is re-encoded."""
-    folder = Path(path).resolve()
-    card = folder / CARD_NAME
-    key = (str(folder), card.stat().st_mtime if card.is_file() else 0.0)
-    with _lock:
-        if key not in _indexes:
-            _indexes[key] = TermIndex.load(folder)
-        return _indexes[key]
 
 
 def build_index(
@@ -143,84 +128,29 @@ def build_index(
         threads=threads, backend=backend, memory_budget=budget, batch_size=batch_size,
         show_progress=show_progress, overwrite=overwrite, scale=scale,
     )  # fmt: skip
-    with _lock:
-        _encoders[_encoder_key(index, runtime)] = encoder
+    remember_encoder(index, runtime, encoder)
     return index
-
-
-def _encoder_key(index: TermIndex, runtime: str) -> tuple[str, str, int, str]:
-    model = index.card["model"]
-    fingerprint, pooling = str(model["fingerprint"]), str(model["pooling"])
-    return (fingerprint, pooling, int(model["max_length"]), runtime)
-
-
-def _resolve(index: IndexLike) -> TermIndex:
-    if isinstance(index, TermIndex):
-        return index
-    if index is None:
-        return load_index(_default_index_dir())
-    return load_index(index)
-
-
-def _default_index_dir() -> Path:
-    """The default index folder, built on first use (progress bar) and then reused."""
-    global _default_dir
-    from termnorm.index.default import default_index_folder
-
-    with _lock:
-        if _default_dir is None or not (_default_dir / CARD_NAME).is_file():
-            _default_dir = default_index_folder()
-        return _default_dir
-
-
-def search_space(
-    index: IndexLike = None,
-    runtime: str = "torch",
-    threads: int | None = None,
-    model: str | Path | None = None,
-) -> SearchSpace:
-    """The (cached) :class:`~termnorm.search.SearchSpace` of ``index`` with its own encoder,
-    run by ``runtime`` (any runtime of the index's model; see :func:`build_index`).
-
-    ``model``: the encoder folder when it is no longer where the index card says (moved);
-    its fingerprint must match the card's (:meth:`TermIndex.load_encoder`).
-    """
-    resolved = _resolve(index)
-    with _lock:
-        per_runtime = _spaces.setdefault(resolved, {})
-        if runtime not in per_runtime:
-            key = _encoder_key(resolved, runtime)
-            if key not in _encoders:
-                encoder = resolved.load_encoder(model)
-                encoder.set_runtime(runtime, threads=threads)
-                _encoders[key] = encoder
-            per_runtime[runtime] = SearchSpace(resolved, _encoders[key])
-        return per_runtime[runtime]
 
 
 def get_normalizer(
     index: IndexLike = None,
-    mode: SearchMode | str = "term",
+    mode: str = "term",
     runtime: str = "torch",
     model: str | Path | None = None,
 ) -> SpaceMatcher:
     """The (cached) plain normalizer of ``index``: O-T (``mode="term"``) or O-C
     (``mode="concept"``) with the index's own encoder, run by ``runtime``; ``model`` as in
     :func:`search_space`."""
-    space = search_space(index, runtime, model=model)
-    mode = SearchMode(mode)
-    key = f"{mode.value}/{runtime}"
-    with _lock:
-        per_index = _normalizers.setdefault(space.index, {})
-        if key not in per_index:
-            per_index[key] = SpaceMatcher(
-                space, SearchConfig(mode.strategy), name=mode.matcher_name
-            )
-        return per_index[key]
+    spec, loaded, _, _ = _spec(
+        index, None, None, {"mode": mode, "runtime": runtime, "model": model}
+    )
+    return cast(SpaceMatcher, build(spec, loaded))
 
 
 class AnswerOptions(TypedDict, total=False):
-    """Keyword options of :func:`normalize` and :func:`normalize_file`.
+    """The keywords of :func:`normalize` and :func:`normalize_file` beyond ``index``,
+    ``ranker`` and ``synonyms``: the fields of :class:`~termnorm.search.spec.PipelineSpec`
+    (what ``termnorm normalize --help`` describes under the same names).
 
     ``min_score``: candidates scoring below it are dropped (a term may get none).
     ``namespaces`` (``["HP"]``) and ``semantic_types`` (``["Disease or Syndrome"]``):
@@ -230,125 +160,81 @@ class AnswerOptions(TypedDict, total=False):
     :class:`~termnorm.search.QueryError` (in files: the row's ``error``).
     """
 
+    mode: str
+    runtime: Runtime | str
+    threads: int | None
+    model: str | Path | None
+    strategy: str | None
+    sieve_threshold: float
     min_score: float | None
     namespaces: Sequence[str] | None
     semantic_types: Sequence[str] | None
-    max_chars: int | None
+    max_chars: int
+    hybrid: str | Path | None
+    combiner: str | Path | None
+    k_c: int
+    rank_mode: str | None
+    fusion_weight: float
+    theta: float
+    multi: bool
+    implication: str | Path | None
 
 
 Context = str | Sequence[str | None] | None
+RankerLike: TypeAlias = "Ranker | str | Path | None"
 
 
-def load_ranker(path: str | Path) -> Ranker:
-    """Read a ranker folder (``termnorm rank train``), cached until its card changes."""
-    from termnorm.search.rank.ranker import CARD_NAME as RANKER_CARD
-    from termnorm.search.rank.ranker import load_ranker as load
+def _spec(index: IndexLike, ranker: RankerLike, synonyms: SynonymSources | None, fields: Any) -> tuple[
+    PipelineSpec, TermIndex | None, Ranker | None, SynonymSources | None
+]:  # fmt: skip
+    """The spec of the API's arguments, and what goes beside it (a spec holds only what
+    serialises): a loaded index, a loaded ranker, ``(concept_id, text)`` pairs."""
+    from termnorm.mentions.synonyms import as_sources
 
-    folder = Path(path).resolve()
-    card = folder / RANKER_CARD
-    key = (str(folder), card.stat().st_mtime if card.is_file() else 0.0)
-    with _lock:
-        if key not in _rankers:
-            _rankers[key] = load(folder)
-        return _rankers[key]
-
-
-_learned: dict[tuple[int, str, str, float], RowMatcher] = {}
-
-
-def _learned_stages(
-    matcher: SpaceMatcher,
-    options: AnswerOptions,
-    hybrid: str | Path | None,
-    combiner: str | Path | None,
-    ranker: Ranker | str | Path | None,
-    k_c: int,
-) -> RowMatcher:
-    """``matcher`` configured by ``options``, then hybrid recall (a ``termnorm rank hybrid``
-    card), then the learned combiner (a ``termnorm rank combine`` card; ``min_score`` is then
-    a probability) or the ranker. Loaded stages are cached per matcher and card version."""
-    if combiner is None:
-        loaded = ranker if not isinstance(ranker, str | Path) else load_ranker(ranker)
-        learned = loaded is not None and loaded.combiner is not None
-        rest = {key: value for key, value in options.items() if key != "min_score" or not learned}
-        recall: RowMatcher = matcher.configure(**rest)  # type: ignore[arg-type]
-        if hybrid is not None:
-            recall = _cached_stage(recall, "hybrid", hybrid)
-        return _with_ranker(recall, loaded, k_c, options.get("min_score") if learned else None)
-    if ranker is not None:
-        raise ValueError("a combiner card names its own ranker (if any): drop ranker=")
-    rest = {key: value for key, value in options.items() if key != "min_score"}
-    recall = matcher.configure(**rest)  # type: ignore[arg-type]
-    if hybrid is not None:
-        recall = _cached_stage(recall, "hybrid", hybrid)
-    combined = _cached_stage(recall, "combiner", combiner)
-    min_p = options.get("min_score")
-    return combined if min_p is None else combined.with_min_probability(min_p)  # type: ignore[attr-defined]
-
-
-def _cached_stage(recall: RowMatcher, kind: str, card: str | Path) -> RowMatcher:
-    from termnorm.search.rank.combiner_fit import load_combined
-    from termnorm.search.rank.hybrid_fit import load_hybrid
-
-    path = Path(card)
-    key = (id(recall), kind, str(path.resolve()), path.stat().st_mtime)
-    with _lock:
-        if key not in _learned:
-            loader = load_hybrid if kind == "hybrid" else load_combined
-            _learned[key] = loader(path, recall)  # type: ignore[arg-type]
-        return _learned[key]
-
-
-def _with_ranker(
-    matcher: RowMatcher, ranker: Ranker | None, k_c: int, min_probability: float | None = None
-) -> RowMatcher:
-    """``matcher`` followed by ``ranker`` in its default mode (the learned combiner's
-    probability when the folder carries one, else the paper's fusion), or ``matcher`` when
-    there is none."""
-    if ranker is None:
-        return matcher
-    from termnorm.search.rank.matcher import RankedMatcher
-
-    return RankedMatcher(matcher, ranker, k_c=k_c, min_probability=min_probability)
+    files: list[Path] = []
+    sources = as_sources(synonyms) if synonyms is not None else []
+    if sources and all(isinstance(s, Path) for s in sources):
+        files, synonyms = cast(list[Path], sources), None
+    loaded = index if isinstance(index, TermIndex) else None
+    ranked = None if ranker is None or isinstance(ranker, str | Path) else ranker
+    spec = PipelineSpec(
+        index=index.path if isinstance(index, TermIndex) else index,  # type: ignore[arg-type]
+        ranker=Path(ranker) if isinstance(ranker, str | Path) else None,
+        synonyms=tuple(files), **fields,
+    )  # fmt: skip
+    return spec, loaded, ranked, synonyms
 
 
 @overload
 def normalize(  # type: ignore[overload-overlap]  # a str is also a Sequence[str]
-    terms: str, index: IndexLike = None, k: int = 5, mode: str = "term",
-    context: Context = None, runtime: str = "torch", ranker: Ranker | str | Path | None = None,
-    k_c: int = 10, synonyms: SynonymSources | None = None, strategy: str | None = None,
-    hybrid: str | Path | None = None, combiner: str | Path | None = None,
-    **options: Unpack[AnswerOptions],
+    terms: str, index: IndexLike = None, k: int = 5, *, context: Context = None,
+    ranker: RankerLike = None, synonyms: SynonymSources | None = None,
+    **spec: Unpack[AnswerOptions],
 ) -> list[Candidate]: ...  # fmt: skip
 @overload
 def normalize(
-    terms: Sequence[str], index: IndexLike = None, k: int = 5, mode: str = "term",
-    context: Context = None, runtime: str = "torch", ranker: Ranker | str | Path | None = None,
-    k_c: int = 10, synonyms: SynonymSources | None = None, strategy: str | None = None,
-    hybrid: str | Path | None = None, combiner: str | Path | None = None,
-    **options: Unpack[AnswerOptions],
+    terms: Sequence[str], index: IndexLike = None, k: int = 5, *, context: Context = None,
+    ranker: RankerLike = None, synonyms: SynonymSources | None = None,
+    **spec: Unpack[AnswerOptions],
 ) -> list[list[Candidate]]: ...  # fmt: skip
 def normalize(
     terms: str | Sequence[str],
     index: IndexLike = None,
     k: int = 5,
-    mode: str = "term",
+    *,
     context: Context = None,
-    runtime: str = "torch",
-    ranker: Ranker | str | Path | None = None,
-    k_c: int = 10,
+    ranker: RankerLike = None,
     synonyms: SynonymSources | None = None,
-    strategy: str | None = None,
-    hybrid: str | Path | None = None,
-    combiner: str | Path | None = None,
-    **options: Unpack[AnswerOptions],
+    **spec: Unpack[AnswerOptions],
 ) -> list[Candidate] | list[list[Candidate]]:
     """Top-``k`` concepts for one term (a list) or for each of several terms (a list of lists).
 
-    ``min_score=``, ``namespaces=`` and ``semantic_types=`` abstain and filter
-    (:class:`AnswerOptions`). ``context``: the terms' document text (one string for all, or
-    one per term, ``None`` for none); short forms it defines (Ab3P) are expanded and the
-    better of the two rankings kept, its candidates' ``expanded_from`` set
+    The search is the :class:`~termnorm.search.spec.PipelineSpec` of the keywords
+    (:class:`AnswerOptions`: ``mode``, ``strategy``, ``min_score``, ``namespaces``,
+    ``semantic_types``, ``hybrid``, ``combiner``, ``k_c``, ``rank_mode``, ``multi``, ...;
+    an unknown keyword is a ``TypeError``). ``context``: the terms' document text (one
+    string for all, or one per term, ``None`` for none); short forms it defines (Ab3P) are
+    expanded and the better of the two rankings kept, its candidates' ``expanded_from`` set
     (:mod:`termnorm.search.context`). Raises :class:`~termnorm.search.QueryError` for an
     empty, whitespace-only, non-text or over-long term, and for ``terms`` that is neither a
     text nor a list of texts (``None``, ``bytes``, a number). ``runtime``: the encoder's
@@ -366,8 +252,8 @@ def normalize(
     each is correct, ``min_score`` then a probability threshold.
     """
     _check_terms(terms)
-    base = _strategy_matcher(index, mode, runtime, synonyms, strategy)
-    matcher = _learned_stages(base, options, hybrid, combiner, ranker, k_c)
+    pipeline, loaded, given, pairs = _spec(index, ranker, synonyms, spec)
+    matcher = build(pipeline, loaded, ranker=given, synonyms=pairs)
     if context is None:
         if isinstance(terms, str):
             return matcher.normalize_batch([terms], k)[0]
@@ -400,12 +286,10 @@ def normalize_file(
     index: IndexLike = None,
     column: str | None = None,
     k: int = 1,
-    mode: str = "term",
     show_progress: bool = True,
     context_column: str | None = None,
     abbreviations: str | None = None,
-    ranker: Ranker | str | Path | None = None,
-    k_c: int = 10,
+    ranker: str | Path | None = None,
     *,
     prefix: str | None = None,
     encoding: str = "utf-8-sig",
@@ -416,100 +300,60 @@ def normalize_file(
     workers: int = 1,
     ray_address: str | None = None,
     synonyms: SynonymSources | None = None,
-    strategy: str | None = None,
-    **options: Unpack[AnswerOptions],
+    **spec: Unpack[AnswerOptions],
 ) -> BatchReport:
     """Normalize a column of a CSV/TSV/JSONL/Parquet file into ``output`` (same rows, in order,
     with ``concept_id``, ``concept_name``, ``score``, ``matched_term``, ``error`` added; see
-    :mod:`termnorm.search.batch`). ``min_score=``, ``namespaces=`` and ``semantic_types=`` as
-    for :func:`normalize`; a row left without a concept by ``min_score`` has the reason in
-    ``error`` and is counted in ``BatchReport.abstained``. ``context_column`` (default
-    ``document`` or ``context`` when present) holds each row's document text: abbreviations
-    it defines are expanded (``abbreviations="none"`` turns this off) and an
-    ``expanded_from`` column is added. ``column`` defaults to the one column named
-    text/term/mention (or the file's only column), else the run is refused; the report's
-    ``column`` says which was used. ``ranker`` and ``k_c`` as for :func:`normalize`.
+    :mod:`termnorm.search.batch`). The search is the spec of the keywords, as for
+    :func:`normalize` (``ranker`` and ``synonyms`` as paths: a resumed run checks them); a
+    row left without a concept by ``min_score`` has the reason in ``error`` and is counted
+    in ``BatchReport.abstained``. ``context_column`` (default ``document`` or ``context``
+    when present) holds each row's document text: abbreviations it defines are expanded
+    (``abbreviations="none"`` turns this off) and an ``expanded_from`` column is added.
+    ``column`` defaults to the one column named text/term/mention (or the file's only
+    column), else the run is refused; the report's ``column`` says which was used.
 
     ``prefix`` names the added columns (``"termnorm_"``) when the input has columns of the
     same names (refused otherwise); ``encoding``/``errors`` (``strict``, ``replace``) decode
-    text files. ``synonyms`` and ``strategy`` as for :func:`normalize`. An interrupted run resumes when run again with the same arguments
-    (``restart=True`` starts over); ``chunk_rows`` rows are written at a time.
+    text files. An interrupted run resumes when run again with the same arguments (the job
+    is the spec and the matcher's identity, as ``termnorm normalize --input`` records it;
+    ``restart=True`` starts over); ``chunk_rows`` rows are written at a time.
     ``engine="ray"``: Parquet input, ``output`` a folder of parts, ``workers`` Ray actors
     each loading ``index`` (a folder path) once, on the cluster at ``ray_address`` if given
     (:mod:`termnorm.search.ray_batch`)."""
     from termnorm.search.batch import DEFAULT_CHUNK_ROWS
-    from termnorm.search.batch import normalize_file as run
-    from termnorm.search.engines import Engine
+    from termnorm.search.job import normalize_file_job
 
-    chunk_rows = chunk_rows or DEFAULT_CHUNK_ROWS
-    settings: dict[str, object] = {"mode": mode, "k_c": k_c, "strategy": strategy}
-    if synonyms is not None:
-        from termnorm.mentions.synonyms import as_sources
-
-        shown = [str(Path(s).resolve()) if isinstance(s, Path) else s for s in as_sources(synonyms)]
-        settings["synonyms"] = shown
-    if ranker is not None:
-        if not isinstance(ranker, str | Path):
-            raise ValueError(
-                "normalize_file needs the ranker's folder (a path), so that a resumed run can "
-                "check it is the same ranker"
-            )
-        settings["ranker"] = str(Path(ranker).resolve())
-    if Engine(engine) is Engine.RAY:
-        from termnorm.search.ray_batch import normalize_file_ray
-
-        if isinstance(index, TermIndex):
-            if index.path is None:
-                raise ValueError(
-                    "engine='ray' needs an index saved to a folder: each worker loads it"
-                )
-            index = index.path
-        from termnorm.search.batch import index_identity
-
-        folder = Path(index) if index is not None else _default_index_dir()
-        settings["index"] = {"path": str(folder.resolve()), **index_identity(load_index(folder))}
-        factory = functools.partial(
-            _file_matcher, str(folder), mode, options, None if ranker is None else str(ranker), k_c,
-            synonyms, strategy,
-        )  # fmt: skip
-        return normalize_file_ray(
-            factory, input, output, column, k, chunk_rows, show_progress, context_column,
-            abbreviations, prefix=prefix, workers=workers, address=ray_address, restart=restart,
-            settings={**settings, **options},
-        )  # fmt: skip
-    matcher = _file_matcher(index, mode, options, ranker, k_c, synonyms, strategy)
-    return run(
-        matcher, input, output, column, k, chunk_rows, show_progress=show_progress,
-        context=context_column, abbreviations=abbreviations, prefix=prefix, encoding=encoding,
-        errors=errors, restart=restart, settings=settings,
+    if ranker is not None and not isinstance(ranker, str | Path):
+        raise ValueError(
+            "normalize_file needs the ranker's folder (a path), so that a resumed run can "
+            "check it is the same ranker"
+        )
+    pipeline, loaded, _, pairs = _spec(index, ranker, synonyms, spec)
+    return normalize_file_job(
+        pipeline, input, output, index=loaded, synonyms=pairs, engine=engine, workers=workers,
+        address=ray_address, encoding=encoding, errors=errors, column=column, k=k,
+        chunk_rows=chunk_rows or DEFAULT_CHUNK_ROWS, show_progress=show_progress,
+        context=context_column, abbreviations=abbreviations, prefix=prefix, restart=restart,
     )  # fmt: skip
-
-
-def _file_matcher(
-    index: IndexLike, mode: str, options: AnswerOptions, ranker: Ranker | str | Path | None = None,
-    k_c: int = 10, synonyms: SynonymSources | None = None, strategy: str | None = None,
-) -> RowMatcher:  # fmt: skip
-    """The matcher of :func:`normalize_file` (module level, so that Ray can ship a
-    ``functools.partial`` of it to its workers)."""
-    base = _strategy_matcher(index, mode, "torch", synonyms, strategy)
-    return _learned_stages(base, options, None, None, ranker, k_c)
 
 
 def project_matcher(
     settings: PipelineSettings, synonyms: Sequence[tuple[str, str]] = ()
 ) -> RowMatcher:
-    """The matcher of a mapping project's ``settings`` (:mod:`termnorm.projects`), built as
-    :func:`normalize` builds one from the same arguments: the index and its encoder, the
-    synonym files plus ``synonyms`` (the project's approved ``(concept_id, text)`` mappings)
-    as domain synonyms, the strategy (``None``: ``d-t+od-t`` once there are synonyms; a
-    strategy that searches domain synonyms is ``o-t`` while there are none: a project's first
-    run has no approved mapping yet), then hybrid recall, the combiner or the ranker. What ``termnorm map run`` passes to
-    :func:`termnorm.projects.run_project`."""
+    """The matcher of a mapping project's ``settings`` (:mod:`termnorm.projects`), built by
+    the one factory from the same spec :func:`normalize` builds: the index and its encoder,
+    the synonym files plus ``synonyms`` (the project's approved ``(concept_id, text)``
+    mappings) as domain synonyms, the strategy (``None``: ``d-t+od-t`` once there are
+    synonyms; a strategy that searches domain synonyms is ``o-t`` while there are none: a
+    project's first run has no approved mapping yet), then hybrid recall, the combiner or
+    the ranker. What ``termnorm map run`` passes to :func:`termnorm.projects.run_project`."""
     from termnorm.search.defaults import default_strategy
+    from termnorm.search.strategies import parse_strategy
 
     space = search_space(settings.index, settings.runtime)
     if settings.synonyms:
-        space = _with_synonyms(space, [Path(s) for s in settings.synonyms])
+        space = with_synonyms(space, [Path(s) for s in settings.synonyms])
     if synonyms:
         from termnorm.errors import EmptyResultError
 
@@ -518,21 +362,20 @@ def project_matcher(
             space = space.with_synonyms(pairs, source="project")[0]
         except EmptyResultError as exc:  # every approved concept is outside this index
             logger.warning("the project's approved mappings are not searched: %s", exc)
-    from termnorm.search.strategies import parse_strategy
-
-    with_synonyms = space.domain is not None
-    strategy = settings.strategy or default_strategy(with_synonyms)
-    if not with_synonyms and parse_strategy(strategy).needs_domain:
+    with_domain = space.domain is not None
+    strategy = settings.strategy or default_strategy(with_domain)
+    if not with_domain and parse_strategy(strategy).needs_domain:
         logger.info(
             "strategy %s searches domain synonyms and the project has none yet: %s until the "
             "first approved mapping", strategy, default_strategy(False),
         )  # fmt: skip
         strategy = default_strategy(False)
-    base = build_strategy(space, strategy)
-    options: AnswerOptions = {"min_score": settings.min_score}
-    return _learned_stages(
-        base, options, settings.hybrid, settings.combiner, settings.ranker, settings.k_c
-    )
+    spec = PipelineSpec(
+        index=settings.index, runtime=settings.runtime, strategy=strategy,  # type: ignore[arg-type]
+        min_score=settings.min_score, hybrid=settings.hybrid, combiner=settings.combiner,  # type: ignore[arg-type]
+        ranker=settings.ranker, k_c=settings.k_c,  # type: ignore[arg-type]
+    )  # fmt: skip
+    return build(spec, space)
 
 
 def lookup(concept_id: str, index: IndexLike = None) -> ConceptInfo:
@@ -542,7 +385,7 @@ def lookup(concept_id: str, index: IndexLike = None) -> ConceptInfo:
     indexes held them: rebuild it). Raises
     :class:`~termnorm.index.lookup.UnknownConceptError` (a ``KeyError``) when no concept has
     it."""
-    return _resolve(index).concept(concept_id)
+    return resolve_index(index).concept(concept_id)
 
 
 def add_synonyms(
@@ -556,43 +399,7 @@ def add_synonyms(
     Candidates matched at a synonym report ``source="domain"`` and the file's name as
     ``term_source`` (``"domain"`` for pairs).
     """
-    return _with_synonyms(search_space(index), synonyms, format)
-
-
-def _with_synonyms(
-    space: SearchSpace, synonyms: SynonymSources, format: str | None = None
-) -> SearchSpace:
-    """``space`` plus ``synonyms``; spaces of synonym files are cached per file set until a
-    file changes (pairs are encoded on every call)."""
-    from termnorm.mentions.synonyms import as_sources
-    from termnorm.search.domain import add_synonym_sources
-
-    sources = as_sources(synonyms)
-    if not all(isinstance(s, Path) for s in sources):
-        return add_synonym_sources(space, synonyms, format)[0]
-    files = [Path(str(s)).resolve() for s in sources]
-    key = f"synonyms {format} {id(space)} " + " ".join(f"{p}@{p.stat().st_mtime_ns}" for p in files)
-    with _lock:
-        cache = _spaces.setdefault(space.index, {})
-        if key not in cache:
-            cache[key] = add_synonym_sources(space, files, format)[0]
-        return cache[key]
-
-
-def _strategy_matcher(
-    index: IndexLike,
-    mode: str,
-    runtime: str,
-    synonyms: SynonymSources | None,
-    strategy: str | None,
-) -> SpaceMatcher:
-    """The plain normalizer of ``mode``, or ``strategy`` over ``index`` plus ``synonyms``."""
-    if synonyms is None and strategy is None:
-        return get_normalizer(index, mode, runtime)
-    if SearchMode(mode) is not SearchMode.TERM:
-        raise ValueError("mode='concept' and strategy/synonyms exclude each other; use 'o-c'")
-    space = search_space(index, runtime)
-    return get_strategy(strategy or DEFAULT_WITH_SYNONYMS, space, synonyms)
+    return with_synonyms(search_space(index), synonyms, format)
 
 
 def get_strategy(
@@ -611,7 +418,7 @@ def get_strategy(
     """
     space = index if isinstance(index, SearchSpace) else search_space(index)
     if synonyms is not None:
-        space = _with_synonyms(space, synonyms)
+        space = with_synonyms(space, synonyms)
     return build_strategy(space, strategy, threshold)
 
 

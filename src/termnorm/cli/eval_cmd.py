@@ -17,7 +17,6 @@ plus one line ``eval_mcsm_cmd.register(app)`` in ``cli/__init__.py`` *after*
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,43 +24,20 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from termnorm.cli._help import RUNTIME_HELP
 from termnorm.cli._output import json_ready, print_json
-from termnorm.cli._rank_options import (
-    FUSION_WEIGHT_HELP,
-    IMPLICATION_HELP,
-    K_C_HELP,
-    RANK_MODE_HELP,
-    RANKER_HELP,
-    THETA_HELP,
-    RankOptions,
-    ranked_matcher,
-)
-from termnorm.cli._strategy import (
-    COMBINER_HELP,
-    HYBRID_HELP,
-    MIN_SCORE_HELP,
-    NAMESPACE_HELP,
-    STRATEGY_HELP,
-    THRESHOLD_HELP,
-    TYPE_HELP,
-    check_mode,
-    command_matcher,
-    synonyms_option,
-    with_learned_stages,
-)
-from termnorm.encoders.runtime import THREADS_HELP, Runtime
+from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_options
+from termnorm.encoders.runtime import Runtime
 from termnorm.evaluation.metric_names import unprefixed
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.mentions.composite import CompositeRule
 from termnorm.mentions.mention import MentionFormat
-from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 from termnorm.search.lexical.kinds import LexicalKind
 
 if TYPE_CHECKING:
     from termnorm.mentions import Mention
     from termnorm.mentions.abbreviations import Expansion
     from termnorm.search.candidate import Matcher
+    from termnorm.search.spec import PipelineSpec
 
 __all__ = ["eval_app", "ks_up_to", "register"]
 
@@ -95,57 +71,11 @@ Examples:
 """
 
 
-@dataclass(frozen=True)
-class SearchOptions:
-    """How ``eval normalize --index`` searches (see :func:`termnorm.cli._strategy.command_matcher`)."""
-
-    mode: str = "term"
-    strategy: str | None = None
-    synonyms: list[Path] | None = None
-    threshold: float = DEFAULT_SIEVE_THRESHOLD
-    min_score: float | None = None
-    namespaces: list[str] | None = None
-    semantic_types: list[str] | None = None
-    hybrid: Path | None = None
-    combiner: Path | None = None
-
-    @property
-    def customised(self) -> bool:
-        """Whether anything beyond the plain normalizer's ``mode`` was asked."""
-        return bool(
-            self.strategy or self.synonyms or self.min_score is not None
-            or self.namespaces or self.semantic_types or self.hybrid or self.combiner
-        )  # fmt: skip
-
-
 def ks_up_to(k: int) -> tuple[int, ...]:
     """The standard cut-offs 1, 3, 5, 10 up to ``k``, and ``k`` itself."""
     if k < 1:
         raise typer.BadParameter(f"-k must be at least 1, got {k}", param_hint="-k")
     return tuple(sorted({x for x in STANDARD_KS if x <= k} | {k}))
-
-
-def _index_matcher(
-    index_dir: Path,
-    model: Path | None,
-    search: SearchOptions,
-    runtime: Runtime = Runtime.TORCH,
-    threads: int | None = None,
-) -> Matcher:
-    """The one matcher over ``index_dir`` configured by the command's search options."""
-    from termnorm.index import TermIndex
-    from termnorm.search.domain import SearchSpace
-
-    index = TermIndex.load(index_dir)
-    encoder = index.load_encoder(model)
-    encoder.set_runtime(runtime, threads=threads)
-    space = SearchSpace(index, encoder)
-    recall_min = None if search.combiner is not None else search.min_score
-    return with_learned_stages(command_matcher(
-        space, search.mode, search.strategy, search.synonyms, search.threshold,
-        min_score=recall_min, namespaces=search.namespaces,
-        semantic_types=search.semantic_types,
-    ), search.hybrid, search.combiner, search.min_score, threads)  # fmt: skip
 
 
 def _baseline_matcher(kind: LexicalKind, kg_dir: Path) -> Matcher:
@@ -250,7 +180,22 @@ EVAL_MULTI_HELP = (
 )
 
 
+_INDEX_ONLY = (
+    "strategy",
+    "synonyms",
+    "min_score",
+    "namespaces",
+    "semantic_types",
+    "hybrid",
+    "combiner",
+)
+
+
 @eval_app.command("normalize", epilog=_NORMALIZE_EXAMPLES)
+@with_spec_options(
+    exclude=("index", "model", "max_chars"),
+    help={"mode": "term|concept vectors (with --index).", "multi": EVAL_MULTI_HELP},
+)
 def normalize_cmd(
     mentions: list[Path] = typer.Argument(
         ..., help="Mention file or folder (with --zero-shot: one or more fold folders)."
@@ -277,68 +222,35 @@ def normalize_cmd(
         help="Encoder folder (zero-shot; default built-in; with --index: override).",
     ),
     pooling: str | None = typer.Option(None, "--pooling", help="cls|mean (zero-shot model)."),
-    mode: str = typer.Option("term", "--mode", help="term|concept vectors (with --index)."),
     composite_rule: CompositeRule = typer.Option(
         CompositeRule.ANY, "--composite-rule", help="How composites count in the 'all' figures."
     ),
-    synonyms: list[Path] | None = synonyms_option(),
-    strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
-    sieve_threshold: float = typer.Option(
-        DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", min=-1.0, max=1.0, help=THRESHOLD_HELP
-    ),
-    min_score: float | None = typer.Option(
-        None, "--min-score", min=-1.0, max=1.0, help=MIN_SCORE_HELP
-    ),
-    namespaces: list[str] | None = typer.Option(None, "--namespace", help=NAMESPACE_HELP),
-    types: list[str] | None = typer.Option(None, "--type", help=TYPE_HELP),
     abbreviations: AbbreviationMode | None = typer.Option(
         None, "--abbreviations", help=ABBREVIATIONS_HELP
     ),
-    runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
-    threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
-    hybrid: Path | None = typer.Option(None, "--hybrid", exists=True, help=HYBRID_HELP),
-    combiner: Path | None = typer.Option(None, "--combiner", exists=True, help=COMBINER_HELP),
-    ranker: Path | None = typer.Option(None, "--ranker", exists=True, help=RANKER_HELP),
-    k_c: int = typer.Option(10, "--k-c", min=1, help=K_C_HELP),
-    rank_mode: str | None = typer.Option(None, "--rank-mode", help=RANK_MODE_HELP),
-    fusion_weight: float = typer.Option(0.5, "--fusion-weight", help=FUSION_WEIGHT_HELP),
-    theta: float = typer.Option(0.8, "--theta", help=THETA_HELP),
-    multi: bool = typer.Option(False, "--multi", help=EVAL_MULTI_HELP),
-    implication: Path | None = typer.Option(
-        None, "--implication", exists=True, help=IMPLICATION_HELP
-    ),
+    **options: Any,
 ) -> None:
     """acc@k and MRR of an index, a baseline or a model (zero-shot) on annotated mentions."""
     _check_sources(mentions, index, baseline, kg, zero_shot)
-    rank = RankOptions.of(
-        ranker, k_c, rank_mode, fusion_weight, theta, multi, implication, min_score
-    )
-    if rank is not None and index is None:
+    spec = spec_from_options(options, index=index, model=model if index is not None else None)
+    if spec.ranker is not None and index is None:
         raise typer.BadParameter("--ranker reorders an index's candidates: give --index")
     if zero_shot and abbreviations is AbbreviationMode.AB3P:
         raise typer.BadParameter("--zero-shot folds carry no document text: drop --abbreviations")
-    check_mode(mode)
-    search = SearchOptions(
-        mode, strategy, synonyms, sieve_threshold, min_score, namespaces or None, types or None,
-        hybrid, combiner,
-    )  # fmt: skip
-    if search.customised and index is None:
+    if index is None and any(options[name] not in (None, [], ()) for name in _INDEX_ONLY):
         raise typer.BadParameter(
-            "--strategy, --synonyms, --min-score, --namespace, --type, --hybrid and --combiner search an "
-            "index: "
-            "give --index"
+            "--strategy, --synonyms, --min-score, --namespace, --type, --hybrid and --combiner "
+            "search an index: give --index"
         )
     ks = ks_up_to(k)
     if zero_shot:
         metrics, info = _run_zero_shot(
-            mentions, ks, baseline, model, pooling, predictions, runtime, threads
+            mentions, ks, baseline, model, pooling, predictions, spec.runtime, spec.threads
         )
     else:
         metrics, info = _run_single(
-            mentions[0], fmt, ks, index, baseline, kg, model, composite_rule, predictions, search,
-            abbreviations,
-            runtime, threads, rank,
-        )  # fmt: skip
+            mentions[0], fmt, ks, spec, baseline, kg, composite_rule, predictions, abbreviations
+        )
     _emit(metrics, ks, json_out, info)
 
 
@@ -346,17 +258,12 @@ def _run_single(
     path: Path,
     fmt: MentionFormat | None,
     ks: tuple[int, ...],
-    index: Path | None,
+    spec: PipelineSpec,
     baseline: LexicalKind | None,
     kg: Path | None,
-    model: Path | None,
     composite_rule: CompositeRule,
     predictions: Path | None,
-    search: SearchOptions,
     abbreviations: AbbreviationMode | None = None,
-    runtime: Runtime = Runtime.TORCH,
-    threads: int | None = None,
-    rank: RankOptions | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     from termnorm.evaluation.normalization import NormalizationEvaluator
     from termnorm.mentions import detect_format, read_mentions
@@ -368,17 +275,15 @@ def _run_single(
         mentions, ks, composite_rule=composite_rule, expansions=expansions
     )
     recorder = None
-    if index is not None:
-        recall_search = (
-            search if rank is None or not rank.learned else replace(search, min_score=None)
-        )
-        matcher = _index_matcher(index, model, recall_search, runtime, threads)
-        if rank is not None:
-            matcher = ranked_matcher(matcher, rank, threads)  # type: ignore[arg-type]
-            if rank.multi:
-                from termnorm.evaluation.multi_code import RowRecorder
+    matcher: Matcher
+    if spec.index is not None:
+        from termnorm.search.build import build
 
-                matcher = recorder = RowRecorder(matcher)
+        matcher = build(spec, notice=synonym_notice)
+        if spec.multi:
+            from termnorm.evaluation.multi_code import RowRecorder
+
+            matcher = recorder = RowRecorder(matcher)
     else:
         assert baseline is not None and kg is not None  # _check_sources
         matcher = _baseline_matcher(baseline, kg)

@@ -14,8 +14,14 @@ import typer
 from termnorm.cli._map_options import db_option as _db
 from termnorm.cli._map_options import json_option as _json
 from termnorm.cli._output import print_json
-from termnorm.cli._rank_options import K_C_HELP, RANKER_HELP
-from termnorm.cli._strategy import COMBINER_HELP, HYBRID_HELP, STRATEGY_HELP, SYNONYMS_HELP
+from termnorm.cli._strategy import (
+    COMBINER_HELP,
+    HYBRID_HELP,
+    K_C_HELP,
+    RANKER_HELP,
+    STRATEGY_HELP,
+    SYNONYMS_HELP,
+)
 from termnorm.engines import Engine
 from termnorm.projects.states import ExportFormat
 

@@ -12,43 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from termnorm.cli._help import RUNTIME_HELP
-from termnorm.cli._rank_options import (
-    FUSION_WEIGHT_HELP,
-    IMPLICATION_HELP,
-    K_C_HELP,
-    MULTI_HELP,
-    RANK_MODE_HELP,
-    RANKER_HELP,
-    THETA_HELP,
-    RankOptions,
-    ranked_matcher,
-)
-from termnorm.cli._strategy import (
-    COMBINER_HELP,
-    HYBRID_HELP,
-    MIN_SCORE_HELP,
-    MODE_HELP,
-    NAMESPACE_HELP,
-    STRATEGY_HELP,
-    THRESHOLD_HELP,
-    TYPE_HELP,
-    check_mode,
-    command_matcher,
-    synonyms_option,
-    with_learned_stages,
-)
+from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_options
 from termnorm.cli.lookup_cmd import warn_concept_id_queries
-from termnorm.encoders.runtime import THREADS_HELP, Runtime
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
 from termnorm.mentions.abbreviations import AbbreviationMode
-from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 from termnorm.search.engines import ENGINE_HELP, Engine
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.search.batch import BatchReport
-    from termnorm.search.candidate import RowMatcher, RowResult
-    from termnorm.search.domain import SearchSpace
+    from termnorm.search.candidate import RowResult
 
 NORMALIZE_HELP = """Normalize terms to the top-k concepts of an index (score, matched term, concept name).
 
@@ -127,33 +99,6 @@ def _print_results(terms: list[str], results: list[RowResult], json_out: bool) -
     Console().print(table)
 
 
-def _space(
-    index: Path | None, runtime: Runtime, threads: int | None, model: Path | None = None
-) -> SearchSpace:
-    from termnorm import api
-
-    if index is None:
-        from termnorm.index.default import default_index_dir
-        from termnorm.index.term_index import CARD_NAME
-
-        folder = default_index_dir()
-        if not (folder / CARD_NAME).is_file():
-            typer.echo(
-                f"building the default index (HPO + all-MiniLM-L6-v2) once into {folder}",
-                err=True,
-            )
-    return api.search_space(index, runtime.value, threads, model=model)
-
-
-def _index_identity(index: Path) -> dict[str, Any]:
-    """The index folder and what its card says made it (a rebuilt index is another job)."""
-    from termnorm._artifacts import read_card
-    from termnorm.index.term_index import CARD_NAME
-    from termnorm.search.batch import index_identity
-
-    return {"path": str(index.resolve()), **index_identity(read_card(index, CARD_NAME, "index"))}
-
-
 def _print_report(report: BatchReport, json_out: bool) -> None:
     if json_out:
         typer.echo(json.dumps(report.to_dict(), indent=2))
@@ -186,17 +131,9 @@ def register(app: typer.Typer) -> None:
     """Attach ``normalize`` to ``app``."""
 
     @app.command("normalize", help=NORMALIZE_HELP)
+    @with_spec_options()
     def normalize(
         terms: list[str] | None = typer.Argument(None, help="Terms to normalize."),
-        index: Path | None = typer.Option(
-            None, "--index", help="Index folder (default: the built-in HPO index)."
-        ),
-        model: Path | None = typer.Option(
-            None,
-            "--model",
-            help="The index's encoder folder, when it moved since the build (its fingerprint "
-            "must match the index card's).",
-        ),
         input: Path | None = typer.Option(None, "--input", help="File to normalize."),
         output: Path | None = typer.Option(None, "--output", help="Where to write the result."),
         column: str | None = typer.Option(
@@ -208,19 +145,7 @@ def register(app: typer.Typer) -> None:
         k: int | None = typer.Option(
             None, "-k", "--k", min=1, help="Concepts per term (default 5; 1 for files)."
         ),
-        mode: str = typer.Option("term", "--mode", help=MODE_HELP),
-        max_chars: int = typer.Option(1000, "--max-chars", min=1, help="Longest accepted term."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
-        synonyms: list[Path] | None = synonyms_option(),
-        strategy: str | None = typer.Option(None, "--strategy", help=STRATEGY_HELP),
-        sieve_threshold: float = typer.Option(
-            DEFAULT_SIEVE_THRESHOLD, "--sieve-threshold", min=-1.0, max=1.0, help=THRESHOLD_HELP
-        ),
-        min_score: float | None = typer.Option(
-            None, "--min-score", min=-1.0, max=1.0, help=MIN_SCORE_HELP
-        ),
-        namespaces: list[str] | None = typer.Option(None, "--namespace", help=NAMESPACE_HELP),
-        types: list[str] | None = typer.Option(None, "--type", help=TYPE_HELP),
         context_column: str | None = typer.Option(
             None,
             "--context-column",
@@ -232,19 +157,6 @@ def register(app: typer.Typer) -> None:
             "--abbreviations",
             help="ab3p: expand the short forms each row's document defines; none: do not. "
             "Default: ab3p when --input has a context column, none otherwise.",
-        ),
-        runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
-        threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
-        hybrid: Path | None = typer.Option(None, "--hybrid", exists=True, help=HYBRID_HELP),
-        combiner: Path | None = typer.Option(None, "--combiner", exists=True, help=COMBINER_HELP),
-        ranker: Path | None = typer.Option(None, "--ranker", exists=True, help=RANKER_HELP),
-        k_c: int = typer.Option(10, "--k-c", min=1, help=K_C_HELP),
-        rank_mode: str | None = typer.Option(None, "--rank-mode", help=RANK_MODE_HELP),
-        fusion_weight: float = typer.Option(0.5, "--fusion-weight", help=FUSION_WEIGHT_HELP),
-        theta: float = typer.Option(0.8, "--theta", help=THETA_HELP),
-        multi: bool = typer.Option(False, "--multi", help=MULTI_HELP),
-        implication: Path | None = typer.Option(
-            None, "--implication", exists=True, help=IMPLICATION_HELP
         ),
         prefix: str | None = typer.Option(
             None,
@@ -277,13 +189,9 @@ def register(app: typer.Typer) -> None:
             help="A running Ray cluster (e.g. ray://head:10001 or auto) instead of a local Ray; "
             "input, output and index must be on a file system every node sees.",
         ),
+        **options: Any,
     ) -> None:
-        from termnorm.search.query import QueryError
-
-        rank = RankOptions.of(
-            ranker, k_c, rank_mode, fusion_weight, theta, multi, implication, min_score
-        )
-        check_mode(mode)
+        spec = spec_from_options(options)
         if input is None and output is not None:
             raise typer.BadParameter("--output needs --input FILE")
         if input is not None and (output is None or terms):
@@ -292,67 +200,41 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("give TERM arguments, or --input FILE --output FILE")
         if input is None and (context_column or abbreviations is AbbreviationMode.AB3P):
             raise typer.BadParameter("--context-column and --abbreviations ab3p need --input FILE")
-        if input is not None and output is not None and engine is Engine.LOCAL:
-            from termnorm.search.batch import check_output
-
-            check_output(input, output)  # before the index loads
-
-        def build_matcher() -> RowMatcher:
-            learned = combiner is not None or (rank is not None and rank.learned)
-            recall_min = None if learned else min_score
-            matcher: RowMatcher = with_learned_stages(command_matcher(
-                _space(index, runtime, threads, model), mode, strategy, synonyms, sieve_threshold,
-                max_chars=max_chars, min_score=recall_min, namespaces=namespaces, semantic_types=types,
-            ), hybrid, combiner, min_score, threads)  # fmt: skip
-            return matcher if rank is None else ranked_matcher(matcher, rank, threads)
-
+        if spec.index is None:
+            _announce_default_index()
         if input is not None and output is not None:
-            settings: dict[str, Any] = {
-                "index": str(index.resolve()) if index else None, "model": model and str(model),
-                "mode": mode, "strategy": strategy, "synonyms": [str(s.resolve()) for s in synonyms or ()] or None,
-                "sieve_threshold": sieve_threshold, "min_score": min_score, "max_chars": max_chars,
-                "namespaces": namespaces, "types": types, "runtime": runtime.value,
-                "rank": None if rank is None else rank.settings(),
-                **({"hybrid": str(hybrid.resolve())} if hybrid is not None else {}),
-                **({"combiner": str(combiner.resolve())} if combiner is not None else {}),
-            }  # fmt: skip
-            file_options: dict[str, Any] = {
-                "column": column, "k": k or DEFAULT_K_FILES, "show_progress": True,
-                "context": context_column, "abbreviations": abbreviations, "prefix": prefix,
-                "restart": restart, "settings": settings,
-            }  # fmt: skip
-            if chunk_rows is not None:
-                file_options["chunk_rows"] = chunk_rows
-            if engine is Engine.RAY:
-                from termnorm.search.ray_batch import import_ray, normalize_file_ray
+            from termnorm.search.batch import DEFAULT_CHUNK_ROWS
+            from termnorm.search.job import normalize_file_job
 
-                import_ray()  # MissingExtraError before any work
-                if index is None:  # built here once, not by each worker
-                    from termnorm.index.default import default_index_folder
-
-                    index = default_index_folder()
-                settings["index"] = _index_identity(index)
-                report = normalize_file_ray(
-                    build_matcher, input, output, workers=workers, address=ray_address,
-                    multi=rank is not None and rank.multi,
-                    **file_options,
-                )  # fmt: skip
-            else:
-                from termnorm.search.batch import normalize_file
-
-                report = normalize_file(
-                    build_matcher(), input, output, encoding=encoding, errors=errors.value,
-                    **file_options,
-                )  # fmt: skip
+            report = normalize_file_job(
+                spec, input, output, engine=engine, workers=workers, address=ray_address,
+                encoding=encoding, errors=errors.value, notice=synonym_notice, column=column,
+                k=k or DEFAULT_K_FILES, show_progress=True, context=context_column,
+                abbreviations=abbreviations, prefix=prefix, restart=restart,
+                chunk_rows=chunk_rows or DEFAULT_CHUNK_ROWS,
+            )  # fmt: skip
             _print_report(report, json_out)
             return
-        matcher = build_matcher()
+        from termnorm.search.build import build
+        from termnorm.search.candidate import candidates_or_raise
+
+        matcher = build(spec, notice=synonym_notice)
         queries = list(terms or [])
         warn_concept_id_queries(
             getattr(getattr(matcher, "recall", matcher), "index", None), queries
         )
         results = matcher.normalize_rows(queries, k or DEFAULT_K_TERMS)
-        for row, result in enumerate(results):
-            if result.error is not None:
-                raise QueryError(f"{queries[row]!r}: {result.error}")
+        candidates_or_raise(results, queries)
         _print_results(queries, results, json_out)
+
+
+def _announce_default_index() -> None:
+    """Say on stderr that the default index is built now (once), before it is."""
+    from termnorm.index.default import default_index_dir
+    from termnorm.index.term_index import CARD_NAME
+
+    folder = default_index_dir()
+    if not (folder / CARD_NAME).is_file():
+        typer.echo(
+            f"building the default index (HPO + all-MiniLM-L6-v2) once into {folder}", err=True
+        )

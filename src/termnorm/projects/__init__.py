@@ -64,7 +64,7 @@ _WHERE = {
     "PipelineSettings": "settings",
     "InitReport": "init",
     "init_project": "init",
-    "MatcherBuilder": "run",
+    "MatcherBuilder": "settings",
     "RunReport": "run",
     "run_project": "run",
     "AutoApproveReport": "decisions",
@@ -109,8 +109,8 @@ if TYPE_CHECKING:
         remove_reviewer,
     )
     from termnorm.projects.rows import QueueEntry, RowView, review_queue, show_row
-    from termnorm.projects.run import MatcherBuilder, RunReport, run_project
-    from termnorm.projects.settings import PipelineSettings
+    from termnorm.projects.run import RunReport, run_project
+    from termnorm.projects.settings import MatcherBuilder, PipelineSettings
     from termnorm.projects.states import Action, ExportFormat, Predicate, RowState
     from termnorm.projects.store import open_store
     from termnorm.projects.training_data import train_project_ranker

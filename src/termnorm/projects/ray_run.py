@@ -22,10 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from termnorm.engines import RayWorkerError, import_ray, ray_session
 from termnorm.errors import TermnormError
-from termnorm.projects.settings import PipelineSettings
+from termnorm.projects.settings import MatcherBuilder, PipelineSettings
 
 if TYPE_CHECKING:
-    from termnorm.projects.run import MatcherBuilder
     from termnorm.search.candidate import RowMatcher, RowResult
 
 __all__ = ["RayRowMatcher", "ray_matcher"]

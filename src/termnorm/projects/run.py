@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from termnorm.engines import Engine
 from termnorm.projects.decisions import learned_synonyms
 from termnorm.projects.models import Base, CandidateRow, SourceRow, utcnow
-from termnorm.projects.settings import PipelineSettings, SourceSpec
+from termnorm.projects.settings import MatcherBuilder, PipelineSettings, SourceSpec
 from termnorm.projects.source import check_unchanged
 from termnorm.projects.states import RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, Store, using_store
@@ -48,10 +48,6 @@ DEFAULT_BATCH_ROWS = 256
 """Rows searched and written per transaction."""
 MAX_BATCH_ROWS = 10_000
 """The most rows per batch (a batch's IDs are bound as one SQL ``IN`` list)."""
-
-MatcherBuilder = Callable[[PipelineSettings, Sequence[tuple[str, str]]], "RowMatcher"]
-"""``build(settings, synonyms) -> matcher``: the search a project's settings describe, with
-``(concept_id, text)`` pairs added as domain synonyms."""
 
 
 @dataclass

@@ -7,12 +7,15 @@ keys, so a database written by a newer termnorm is never half understood.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from termnorm.kg._options import options_from_dict, options_to_dict
+
+if TYPE_CHECKING:
+    from termnorm.search.candidate import RowMatcher
 
 __all__ = ["DEFAULT_K", "PipelineSettings", "SourceSpec"]
 
@@ -111,3 +114,8 @@ class SourceSpec:
     def from_dict(cls, data: Mapping[str, Any]) -> SourceSpec:
         """The spec stored by :meth:`to_dict`; unknown keys are refused."""
         return options_from_dict(cls, data, "a project's source record (a newer termnorm's?)")
+
+
+MatcherBuilder = Callable[["PipelineSettings", Sequence[tuple[str, str]]], "RowMatcher"]
+"""``build(settings, synonyms) -> matcher``: the search a project's settings describe, with
+``(concept_id, text)`` pairs added as domain synonyms."""

@@ -47,8 +47,6 @@ when the run ends; a failed run leaves an existing output untouched.
 from __future__ import annotations
 
 import dataclasses
-import enum
-import hashlib
 import json
 import logging
 import os
@@ -75,6 +73,7 @@ from termnorm.io.tables import (
 from termnorm.mentions.abbreviations import AbbreviationMode, parse_abbreviation_mode
 from termnorm.search.candidate import Candidate, RowMatcher, RowResult
 from termnorm.search.context import ContextMatcher, ExpansionChoice
+from termnorm.search.identity import canonical
 
 __all__ = [
     "CONTEXT_COLUMNS",
@@ -85,9 +84,7 @@ __all__ = [
     "added_columns",
     "check_output",
     "context_column",
-    "index_identity",
     "input_identity",
-    "matcher_identity",
     "normalize_file",
     "normalize_records",
     "output_schema",
@@ -384,63 +381,6 @@ def output_schema(schema: pa.Schema | None, spec: RowSpec) -> pa.Schema | None:
     return pa.schema([*schema, *added])
 
 
-def _canonical(value: Any) -> Any:
-    """``value`` as plain JSON data, independent of hash order (sets sorted)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, enum.Enum):
-        return _canonical(value.value)
-    if isinstance(value, Mapping):
-        return {str(k): _canonical(v) for k, v in value.items()}
-    if isinstance(value, set | frozenset):
-        return sorted((_canonical(v) for v in value), key=json.dumps)
-    if isinstance(value, list | tuple):
-        return [_canonical(v) for v in value]
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return str(value)
-
-
-def matcher_identity(matcher: object) -> dict[str, Any]:
-    """What of ``matcher`` decides a file's answers, as JSON data: its class and name, the
-    index (:func:`index_identity`), the encoder fingerprint and runtime, its search
-    configuration, and a digest of its domain synonyms, for each of these that ``matcher``
-    has."""
-    found: dict[str, Any] = {"class": type(matcher).__qualname__}
-    if isinstance(name := getattr(matcher, "name", None), str):
-        found["name"] = name
-    if (index := getattr(matcher, "index", None)) is not None:
-        found["index"] = index_identity(index)
-    if (encoder := getattr(matcher, "encoder", None)) is not None:
-        found["encoder"] = getattr(encoder, "fingerprint", None)
-        found["runtime"] = _canonical(getattr(encoder, "runtime", None))
-    if (config := getattr(matcher, "config", None)) is not None:
-        found["config"] = _canonical(config)
-    domain = getattr(getattr(matcher, "space", None), "domain", None)
-    if domain is not None:
-        digest = hashlib.sha256()
-        for text, concept in zip(domain.texts, domain.concept_ids, strict=True):
-            digest.update(f"{text}\t{concept}\n".encode())
-        found["domain_synonyms"] = digest.hexdigest()
-    return found
-
-
-def index_identity(index: object) -> dict[str, Any]:
-    """An index's identity from its card (``index.card``, or the card itself): when it was
-    built, the model and KG fingerprints, its counts and (once saved) its tables' content
-    hashes."""
-    card = index if isinstance(index, Mapping) else getattr(index, "card", None)
-    if not isinstance(card, Mapping):
-        return {"object": type(index).__qualname__}
-    return _canonical({
-        "created": card.get("created"),
-        "model": card.get("model", {}).get("fingerprint"),
-        "kg": card.get("kg", {}).get("fingerprint"),
-        "counts": card.get("counts"),
-        "tables": card.get("tables"),
-    })  # fmt: skip
-
-
 def input_identity(path: Path) -> dict[str, Any]:
     """A file's identity for resuming: its resolved path, size and modification time."""
     stat = path.stat()
@@ -471,8 +411,8 @@ def normalize_file(
     added columns' prefix; ``encoding``/``errors`` how text files are decoded.
 
     Resuming: an unfinished run of the same job is continued; the job is the input file
-    (path, size, modification time), these options, :func:`matcher_identity` and the
-    caller's ``settings`` (e.g. the command-line options that built ``matcher``); any change
+    (path, size, modification time), these options, the matcher's own ``identity()`` and the
+    caller's ``settings`` (the :class:`~termnorm.search.spec.PipelineSpec` that built it); any change
     is refused (:class:`~termnorm.io.resumable.ResumeError`) unless ``restart``. A second
     run on the same ``output`` while this one runs fails at once
     (:class:`~termnorm.io.output_lock.OutputBusyError`). Checked
@@ -494,12 +434,12 @@ def normalize_file(
         "k": k,
         "context_column": spec.context,
         "abbreviations": spec.mode.value,
-        "choice": _canonical(choice),
+        "choice": canonical(choice),
         "prefix": spec.prefix,
         "encoding": encoding,
         "errors": DecodeErrors(errors).value,
-        "matcher": matcher_identity(matcher),
-        "settings": _canonical(settings or {}),
+        "matcher": matcher.identity(),
+        "settings": canonical(settings or {}),
     }
     schema = output_schema(reader.schema, spec) if out_format is TableFormat.PARQUET else None
     out = ResumableOutput(

@@ -110,18 +110,29 @@ class RowResult(NamedTuple):
     implication: int | None = None
 
 
-def candidates_or_raise(results: Sequence[RowResult]) -> list[list[Candidate]]:
+def candidates_or_raise(
+    results: Sequence[RowResult], texts: Sequence[str] | None = None
+) -> list[list[Candidate]]:
     """Each row's candidates; :class:`~termnorm.search.query.QueryError` naming the first row
-    whose input could not be normalized (the ``normalize_batch`` contract)."""
+    whose input could not be normalized (the ``normalize_batch`` contract), by its text when
+    ``texts`` are given (the CLI's terms)."""
     for row, result in enumerate(results):
         if result.error is not None:
+            if texts is not None:
+                raise QueryError(f"{texts[row]!r}: {result.error}")
             raise QueryError(result.error, row=row)
     return [r.candidates for r in results]
 
 
 class RowAnswers:
-    """``normalize_batch`` and ``normalize`` of a matcher that implements ``normalize_rows``
-    (the wrappers of the recall and rank stages share them)."""
+    """``normalize_batch``, ``normalize`` and a default ``identity`` of a matcher that
+    implements ``normalize_rows`` (the wrappers of the recall and rank stages share them)."""
+
+    name: str
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the answers, as JSON data: by default the class and the name."""
+        return {"class": type(self).__qualname__, "name": self.name}
 
     def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
         """One :class:`RowResult` per input, in order."""
@@ -141,6 +152,10 @@ class OverRecall(RowAnswers):
     are the recall's."""
 
     recall: RowMatcher
+
+    def identity(self) -> dict[str, Any]:
+        """The class and name of this stage, and the recall stage's identity."""
+        return {**super().identity(), "recall": self.recall.identity()}
 
     @property
     def max_chars(self) -> int | None:
@@ -169,8 +184,13 @@ class Matcher(Protocol):
 
 @runtime_checkable
 class RowMatcher(Matcher, Protocol):
-    """A matcher that also answers row by row, bad inputs included (for files)."""
+    """A matcher that also answers row by row, bad inputs included (for files), and says
+    what its answers depend on (``identity``: what a resumable batch job records)."""
 
     def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
         """One :class:`RowResult` per input, in order; a bad input carries its message."""
+        ...
+
+    def identity(self) -> dict[str, Any]:
+        """JSON data naming what decides the answers (class, name, index, settings, ...)."""
         ...

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,6 +40,7 @@ from termnorm.search.candidate import (
     RowResult,
 )
 from termnorm.search.domain import SearchSpace
+from termnorm.search.identity import canonical
 from termnorm.search.lexical.tfidf import TfidfMatcher
 from termnorm.search.matcher import SpaceMatcher, abstain
 from termnorm.search.parts import Part
@@ -171,6 +173,14 @@ class HybridMatcher(RowAnswers):
     def alt_ids(self, concept_id: str) -> tuple[str, ...]:
         """Other IDs of a concept, from the index."""
         return self.dense.alt_ids(concept_id)
+
+    def identity(self) -> dict[str, Any]:
+        """The class and name, the hybrid settings and the dense recall's identity."""
+        return {
+            **super().identity(),
+            "config": canonical(self.config),
+            "dense": self.dense.identity(),
+        }
 
     def with_weight(self, weight: float) -> HybridMatcher:
         """The same matcher (sparse side shared) with another weight."""

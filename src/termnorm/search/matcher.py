@@ -25,8 +25,10 @@ Contract (implements :class:`~termnorm.search.candidate.RowMatcher`):
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +37,7 @@ from termnorm.search.candidate import Candidate, RowResult, candidates_or_raise
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 from termnorm.search.domain import QueryEncoder, SearchSpace
 from termnorm.search.filters import ConceptFilter
+from termnorm.search.identity import canonical, index_identity
 from termnorm.search.parts import Part, Restricted
 from termnorm.search.query import DEFAULT_MAX_CHARS, query_problem
 from termnorm.search.ranking import rank_parts
@@ -146,6 +149,24 @@ class SpaceMatcher:
         if config == self.config:
             return self
         return SpaceMatcher(self.space, config, self.name, self.batch_size)
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the answers, as JSON data: class and name, the index, the encoder's
+        fingerprint and runtime, the search configuration, a digest of the domain synonyms."""
+        encoder = self.encoder
+        found: dict[str, Any] = {
+            "class": type(self).__qualname__, "name": self.name,
+            "index": index_identity(self.index),
+            "encoder": getattr(encoder, "fingerprint", None),
+            "runtime": canonical(getattr(encoder, "runtime", None)),
+            "config": canonical(self.config),
+        }  # fmt: skip
+        if (domain := self.space.domain) is not None:
+            digest = hashlib.sha256()
+            for text, concept in zip(domain.texts, domain.concept_ids, strict=True):
+                digest.update(f"{text}\t{concept}\n".encode())
+            found["domain_synonyms"] = digest.hexdigest()
+        return found
 
     # ------------------------------------------------------------------ Matcher protocol
     def normalize_batch(self, texts: Sequence[str], k: int = 5) -> list[list[Candidate]]:

@@ -54,6 +54,7 @@ from termnorm.search.batch import (
 )
 from termnorm.search.candidate import RowMatcher
 from termnorm.search.context import ExpansionChoice
+from termnorm.search.identity import canonical
 
 __all__ = [
     "JOB_NAME",
@@ -248,11 +249,11 @@ def normalize_file_ray(
         "k": k,
         "context_column": spec.context,
         "abbreviations": spec.mode.value,
-        "choice": asdict(choice) if choice else None,
+        "choice": canonical(choice),
         "prefix": spec.prefix,
         "settings": dict(settings or {}),
     }
-    job = json.loads(json.dumps(job, default=str))
+    job = canonical(job)
     if output.exists() and not output.is_dir():
         raise ValueError(f"--output {output} is a file; --engine ray writes a folder of parts")
     lock = OutputLock(output, output)  # the driver holds it for the whole run
