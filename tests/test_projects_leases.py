@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic import command
@@ -98,6 +99,39 @@ def test_next_leases_the_queue_in_order_and_skips_rows_leased_to_others(
     assert acquire("p", "R1", "ann", db=db).row.code == "R1"
     with pytest.raises(ValueError, match="more than 0 minutes"):
         acquire_next("p", "ann", minutes=0, db=db)
+
+
+def test_a_row_decided_between_the_queue_read_and_the_lease_is_passed_over(
+    tmp_path: Path,
+    project_db: str,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What PostgreSQL allows: someone decides the queue's first row (and gives its lease
+    back) after ``next`` read the queue, before it took the lease."""
+    from termnorm.projects import leases
+
+    db = _project(tmp_path, project_db)
+    real_take = leases._take
+
+    def decided_meanwhile(session: Any, row_id: int, *args: Any) -> bool:
+        session.execute(
+            update(SourceRow)
+            .where(SourceRow.id == row_id, SourceRow.code == "R1")
+            .values(state="no_match", version=SourceRow.version + 1)
+            .execution_options(synchronize_session=False)
+        )
+        return real_take(session, row_id, *args)
+
+    monkeypatch.setattr(leases, "_take", decided_meanwhile)
+    leased = acquire_next("p", "ann", db=db)
+    assert leased is not None and leased.row.code == "R2"
+    store = open_store("p", db)
+    try:
+        with store.session() as s:
+            held = s.execute(select(SourceRow.code).join(LeaseRow, LeaseRow.row_id == SourceRow.id))
+            assert [c for (c,) in held] == ["R2"]
+    finally:
+        store.close()
 
 
 def test_an_expired_lease_can_be_taken(tmp_path: Path, project_db: str) -> None:  # noqa: F811

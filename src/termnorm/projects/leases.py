@@ -7,7 +7,9 @@ that reviewers working at once never do the same row twice.
   :func:`acquire` leases one row by code (or renews the reviewer's own lease).
 * A lease is taken by one statement, ``INSERT ... ON CONFLICT (row_id) DO UPDATE ... WHERE
   the lease expired or is the reviewer's own``, so two reviewers racing for a row cannot
-  both get it, on SQLite and on PostgreSQL alike; an expired lease is anybody's.
+  both get it, on SQLite and on PostgreSQL alike; an expired lease is anybody's. The row is
+  read again once leased: on PostgreSQL another reviewer may have decided it (and given its
+  lease back) between the queue's read and the lease, and such a row is passed over.
 * :func:`decide_leased` records a decision under the lease check, in one transaction: a row
   leased to someone else is :class:`~termnorm.projects.errors.LeaseHeldError`, a row whose
   version changed since the reviewer saw it
@@ -134,6 +136,7 @@ def acquire_next(
     ttl = _check_minutes(minutes)
     with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):
         _give_back(session, reviewer)
+        wanted = {s.value for s in states}
         query = queue_select(proj.id, states, reviewer)
         if skip:
             query = query.where(SourceRow.code.not_in(list(skip)))
@@ -142,8 +145,12 @@ def acquire_next(
             rows = [r for r, *_ in session.execute(query.offset(offset).limit(_PEEK)).all()]
             for row in rows:
                 now = utcnow()
-                if _take(session, row.id, reviewer, now + ttl, now):
+                if not _take(session, row.id, reviewer, now + ttl, now):
+                    continue  # another reviewer holds it
+                session.refresh(row)  # decided since the queue was read? (PostgreSQL)
+                if row.state in wanted and not row.retired:
                     return LeasedRow(row_view(session, row), reviewer, now + ttl)
+                _give_back(session, reviewer, row.id)
             if len(rows) < _PEEK:
                 return None
             offset += _PEEK
