@@ -43,6 +43,45 @@ def write_codes(path: Path, rows: list[tuple[str, str, str, str]] = CODES) -> Pa
     return path
 
 
+# a queue whose order is known: the fake matcher's top score is 1.0, fake_mapped lowers three
+QUEUE_ROWS = [
+    ("R1", "a", "10", ""),
+    ("R2", "b", "1", ""),
+    ("R3", "c", "", ""),
+    ("R4", "d", "100", ""),
+]
+QUEUE_TOP_SCORES = {"R1": 0.5, "R2": 0.2, "R3": 0.9}
+"""Priorities (frequency × (1 − top score)): R1 5, R2 0.8, R3 0.1 (no frequency: 1), R4 0."""
+
+
+def fake_mapped(root: Path, db: str | Path, project: str = "p") -> str | Path:
+    """:data:`QUEUE_ROWS` as ``project`` in ``db``, mapped by the fake matcher of
+    ``_project_crash`` (five candidates a row), with :data:`QUEUE_TOP_SCORES`; ``db``."""
+    from sqlalchemy import select, update
+
+    from _project_crash import build
+    from termnorm.projects import init_project, run_project
+    from termnorm.projects.models import CandidateRow, SourceRow
+    from termnorm.projects.store import open_store
+
+    init_project(project, write_codes(root / "queue.csv", QUEUE_ROWS), "code", "label", "count",
+                 db=db)  # fmt: skip
+    run_project(project, build, db=db, show_progress=False)  # type: ignore[arg-type]
+    store = open_store(project, db)
+    try:
+        with store.session(write=True) as s:
+            for code, score in QUEUE_TOP_SCORES.items():
+                row_id = s.scalars(select(SourceRow.id).where(SourceRow.code == code)).one()
+                s.execute(
+                    update(CandidateRow)
+                    .where(CandidateRow.row_id == row_id, CandidateRow.rank == 1)
+                    .values(score=score)
+                )
+    finally:
+        store.close()
+    return db
+
+
 def build_index(root: Path, model: Path) -> Path:
     """The tiny KG indexed with ``model`` in ``root/idx``."""
     kg = make_tiny_kg().save(root / "kg", card={"sources": [{"format": "fixture"}]})

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import shutil
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from conftest import make_tiny_kg
@@ -45,3 +50,33 @@ def serving(index: Path, **options: Any) -> Iterator[TestClient]:
     with TestClient(app, base_url=LOCAL, raise_server_exceptions=False) as client:
         wait_ready(client)
         yield client
+
+
+def chromium() -> str:
+    """The Chromium to drive with Playwright, or a skip saying how to install one."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip("no Chromium installed (Debian: apt-get install chromium); browser tests skipped")
+
+
+@contextmanager
+def live_server(app: FastAPI) -> Iterator[str]:
+    """``app`` served by uvicorn on a free loopback port (its URL), once its index is loaded."""
+    uvicorn = pytest.importorskip("uvicorn")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while app.state.runtime.state is None and time.monotonic() < deadline:
+        assert app.state.runtime.error is None, app.state.runtime.error
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)

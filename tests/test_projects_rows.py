@@ -5,34 +5,17 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
-from _project_crash import build
-from _project_fixtures import write_codes
-from termnorm.projects import decide, init_project, review_queue, run_project, show_row
-from termnorm.projects.models import CandidateRow, LeaseRow, SourceRow, utcnow
+from _project_fixtures import fake_mapped
+from termnorm.projects import decide, review_queue, show_row
+from termnorm.projects.models import LeaseRow, SourceRow, utcnow
 from termnorm.projects.states import RowState
 from termnorm.projects.store import open_store
 
-# the fake matcher's top candidate scores 1.0 for every text; _project lowers three of them
-ROWS = [("R1", "a", "10", ""), ("R2", "b", "1", ""), ("R3", "c", "", ""), ("R4", "d", "100", "")]
-
 
 def _project(tmp_path: Path) -> Path:
-    db = tmp_path / "p.db"
-    init_project("p", write_codes(tmp_path / "c.csv", ROWS), "code", "label", "count", db=db)
-    run_project("p", build, db=db, show_progress=False)  # type: ignore[arg-type]
-    store = open_store("p", db)
-    with store.session(write=True) as s:  # top scores: R1 0.5, R2 0.2, R3 0.9, R4 1.0
-        for code, score in {"R1": 0.5, "R2": 0.2, "R3": 0.9}.items():
-            row_id = s.scalars(select(SourceRow.id).where(SourceRow.code == code)).one()
-            s.execute(
-                update(CandidateRow)
-                .where(CandidateRow.row_id == row_id, CandidateRow.rank == 1)
-                .values(score=score)
-            )
-    store.close()
-    return db
+    return Path(fake_mapped(tmp_path, tmp_path / "p.db"))
 
 
 def test_the_queue_puts_frequent_uncertain_rows_first_and_skips_leased_ones(tmp_path: Path) -> None:

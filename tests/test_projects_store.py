@@ -24,7 +24,7 @@ from termnorm.projects.migrate import current_revision, head_revision
 from termnorm.projects.models import Base
 from termnorm.projects.store import check_name, database_url, open_store
 
-TABLES = {"project", "source_row", "candidate", "decision", "lease", "alembic_version"}
+TABLES = {"project", "source_row", "candidate", "decision", "lease", "reviewer", "alembic_version"}
 
 
 def test_a_fresh_database_is_migrated_to_the_newest_revision(project_db: str) -> None:  # noqa: F811  (the fixture)

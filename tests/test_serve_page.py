@@ -6,10 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +15,8 @@ pytest.importorskip("fastapi")
 pytest.importorskip("prometheus_client")
 
 
-from _serve_fixtures import build_tiny_index, serving
+from _serve_fixtures import build_tiny_index, live_server, serving
+from _serve_fixtures import chromium as _chromium
 from termnorm.serve import create_app
 
 
@@ -43,34 +40,12 @@ def test_the_page_and_its_assets_are_served(index_dir: Path) -> None:
 
 
 # ---------------------------------------------------------------------- in a browser
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.skip("no Chromium installed (Debian: apt-get install chromium); browser tests skipped")
-
-
 @pytest.fixture(scope="module")
 def live_url(index_dir: Path) -> Iterator[str]:
     _chromium()  # skip before starting a server for nothing
     pytest.importorskip("playwright.sync_api")
-    uvicorn = pytest.importorskip("uvicorn")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    app = create_app(index_dir, token="pw-token")
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while app.state.runtime.state is None and time.monotonic() < deadline:
-        assert app.state.runtime.error is None, app.state.runtime.error
-        time.sleep(0.05)
-    yield url
-    server.should_exit = True
-    thread.join(10)
+    with live_server(create_app(index_dir, token="pw-token")) as url:
+        yield url
 
 
 @pytest.fixture()

@@ -302,7 +302,8 @@ def register(app: typer.Typer) -> None:
     for add in (_register_init, _register_run, _register_status, _register_export,
                 _register_apply):  # fmt: skip
         add(group)
-    from termnorm.cli import map_review_cmd
+    from termnorm.cli import map_review_cmd, map_reviewer_cmd
 
     map_review_cmd.register(group)
+    map_reviewer_cmd.register(group)
     app.add_typer(group, name="map")

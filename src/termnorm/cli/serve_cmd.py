@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from termnorm.cli._map_options import DB_HELP
 from termnorm.cli._strategy import synonyms_option
 from termnorm.serve.settings import DEFAULT_MAX_UPLOAD_COLUMNS, DEFAULT_MAX_UPLOAD_ROWS
 
@@ -26,12 +27,25 @@ Examples:
 
   termnorm serve --index idx/medic --synonyms NCBItrainset_corpus.txt --synonyms NCBIdevelopset_corpus.txt
 
+  termnorm serve --project labs     (the review page at /review, over the project's index)
+
   curl -s localhost:8000/v1/normalize -H 'Content-Type: application/json' \\
        -d '{"texts": ["heart attack"], "k": 3}'
 """
 
 #: seconds a stopping server waits for requests in flight (uvicorn's graceful shutdown)
 SHUTDOWN_GRACE_S = 10
+
+
+def _project_pipeline(
+    project: str, db: str | None, synonym_files: list[Path] | None
+) -> tuple[Path | None, list[Path] | None]:
+    """The index and synonym files ``project`` maps with (``synonym_files`` given win)."""
+    from termnorm.projects.overview import pipeline_settings
+
+    settings = pipeline_settings(project, db=db)
+    index = Path(settings.index) if settings.index is not None else None
+    return index, synonym_files or [Path(p) for p in settings.synonyms]
 
 
 def register(app: typer.Typer) -> None:
@@ -117,6 +131,22 @@ def register(app: typer.Typer) -> None:
         no_micro_batching: bool = typer.Option(
             False, "--no-micro-batching", help="Encode each request on its own."
         ),
+        project: str | None = typer.Option(
+            None,
+            "--project",
+            help="A mapping project: serve its review page at /review (reviewers' tokens: "
+            "termnorm map reviewer add). Without --index, the project's index and synonyms.",
+        ),
+        project_db: str | None = typer.Option(
+            None, "--db", envvar="TERMNORM_PROJECT_DB", help="With --project: " + DB_HELP
+        ),
+        lease_minutes: float = typer.Option(
+            10.0,
+            "--lease-minutes",
+            min=0.1,
+            help="How long a row opened for review stays "
+            "reserved for its reviewer (the page renews it while shown).",
+        ),
     ) -> None:
         from termnorm.errors import MissingExtraError
 
@@ -134,6 +164,11 @@ def register(app: typer.Typer) -> None:
             except ValueError as exc:
                 raise typer.BadParameter(str(exc), param_hint="--allow-origin") from None
 
+        if project is not None:  # a project not there is an error now, not at start-up
+            project_index, synonym_files = _project_pipeline(project, project_db, synonym_files)
+            index = index if index is not None else project_index
+        elif project_db is not None:
+            raise typer.BadParameter("--db needs --project PROJECT", param_hint="--db")
         if implication is not None and ranker is None:
             raise typer.BadParameter("--implication needs --ranker RANKER", param_hint="--ranker")
         if index is not None and not (index / CARD_NAME).is_file():
@@ -163,6 +198,9 @@ def register(app: typer.Typer) -> None:
             ranker=ranker,
             implication=implication,
             k_c=k_c,
+            project=project,
+            project_db=project_db,
+            lease_minutes=lease_minutes,
         )
         # SIGTERM: requests in flight get SHUTDOWN_GRACE_S to finish, then are cancelled
         # (an upload's work stops with its request) rather than holding the stop for hours

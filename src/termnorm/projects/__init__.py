@@ -6,6 +6,7 @@ append-only decisions, learned synonyms, SSSOM / OMOP / CSV exports).
 ...                       settings=projects.PipelineSettings.of(index="idx/loinc"))
 >>> projects.run_project("labs", api.project_matcher)        # or: termnorm map run labs
 >>> projects.decide("labs", "GLU1", "approve", reviewer="ann")
+>>> projects.add_reviewer("labs", "bob").token    # the review page: termnorm serve --project
 >>> projects.export("labs", "sssom", "labs.sssom.tsv")
 
 Names resolve lazily (the CLI reads :mod:`termnorm.projects.states` without SQLAlchemy).
@@ -25,7 +26,9 @@ __all__ = [
     "ExportFormat",
     "ExportReport",
     "InitReport",
+    "LeasedRow",
     "MatcherBuilder",
+    "NewReviewer",
     "PipelineSettings",
     "Predicate",
     "ProjectStatus",
@@ -33,12 +36,19 @@ __all__ = [
     "RowState",
     "RowView",
     "RunReport",
+    "acquire",
+    "acquire_next",
+    "add_reviewer",
     "apply_source",
     "auto_approve",
     "decide",
+    "decide_leased",
     "export",
     "init_project",
+    "list_reviewers",
     "open_store",
+    "release",
+    "remove_reviewer",
     "review_queue",
     "run_project",
     "show_row",
@@ -72,6 +82,15 @@ _WHERE = {
     "RowView": "rows",
     "review_queue": "rows",
     "show_row": "rows",
+    "LeasedRow": "leases",
+    "acquire": "leases",
+    "acquire_next": "leases",
+    "decide_leased": "leases",
+    "release": "leases",
+    "NewReviewer": "reviewers",
+    "add_reviewer": "reviewers",
+    "list_reviewers": "reviewers",
+    "remove_reviewer": "reviewers",
     "train_project_ranker": "training_data",
 }
 __getattr__ = lazy_getattr(__name__, _WHERE)
@@ -81,7 +100,14 @@ if TYPE_CHECKING:
     from termnorm.projects.decisions import AutoApproveReport, DecisionRecord, auto_approve, decide
     from termnorm.projects.exports import ExportReport, export
     from termnorm.projects.init import InitReport, init_project
+    from termnorm.projects.leases import LeasedRow, acquire, acquire_next, decide_leased, release
     from termnorm.projects.overview import ProjectStatus, status
+    from termnorm.projects.reviewers import (
+        NewReviewer,
+        add_reviewer,
+        list_reviewers,
+        remove_reviewer,
+    )
     from termnorm.projects.rows import QueueEntry, RowView, review_queue, show_row
     from termnorm.projects.run import RunReport, run_project
     from termnorm.projects.settings import MatcherBuilder, PipelineSettings

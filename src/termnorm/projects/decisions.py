@@ -32,6 +32,7 @@ __all__ = [
     "append_decision",
     "auto_approve",
     "decide",
+    "decide_row",
     "find_row",
     "learned_synonyms",
     "reviewed_rows",
@@ -158,6 +159,48 @@ def _check(action: Action, reviewer: str, concept_id: str | None, comment: str |
         raise DecisionError("auto-approve is termnorm map auto-approve, not one row's decision")
 
 
+def decide_row(
+    session: Session,
+    row: SourceRow,
+    action: Action,
+    reviewer: str,
+    concept_id: str | None = None,
+    predicate: Predicate | str | None = None,
+    comment: str | None = None,
+    expect_version: int | None = None,
+    concept_name: str | None = None,
+) -> DecisionRecord:
+    """:func:`decide` on a row already read in ``session``'s writing transaction (the review
+    page adds its lease check in the same transaction). ``concept_name``: the name of a
+    concept picked by hand that is not among the row's candidates."""
+    _check(action, reviewer, concept_id, comment)
+    chosen = Predicate(predicate) if predicate is not None else None
+    if chosen is None and action in {Action.APPROVE, Action.PICK}:
+        chosen = Predicate.EXACT
+    if row.retired:
+        raise DecisionError(
+            f"row {row.code!r} is retired (the newest source list dropped it): nothing written"
+        )
+    if expect_version is not None and row.version != expect_version:
+        raise StaleRowError(row.code, expect_version, row.version)
+    concept = None
+    if action in {Action.APPROVE, Action.PICK, Action.FLAG} and (
+        action is Action.APPROVE or concept_id
+    ):
+        found = _candidate(session, row.id, concept_id)
+        if action is Action.APPROVE and found is None:
+            raise DecisionError(
+                f"row {row.code!r} has no candidate to approve (state {row.state}): map it "
+                "first (termnorm map run), or choose with --pick ID or --no-match"
+            )
+        concept = (
+            (found.concept_id, found.name, found.score)
+            if found
+            else (str(concept_id), concept_name, None)
+        )
+    return append_decision(session, row, action, reviewer, concept, chosen, comment)
+
+
 def decide(
     project: str,
     code: str,
@@ -182,33 +225,11 @@ def decide(
     Retired rows and approving a row without candidates are :class:`DecisionError`."""
     action = Action(action)
     _check(action, reviewer, concept_id, comment)
-    chosen = Predicate(predicate) if predicate is not None else None
-    if chosen is None and action in {Action.APPROVE, Action.PICK}:
-        chosen = Predicate.EXACT
     with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):
         row = find_row(session, proj.id, code)
-        if row.retired:
-            raise DecisionError(
-                f"row {code!r} is retired (the newest source list dropped it): nothing written"
-            )
-        if expect_version is not None and row.version != expect_version:
-            raise StaleRowError(code, expect_version, row.version)
-        concept = None
-        if action in {Action.APPROVE, Action.PICK, Action.FLAG} and (
-            action is Action.APPROVE or concept_id
-        ):
-            found = _candidate(session, row.id, concept_id)
-            if action is Action.APPROVE and found is None:
-                raise DecisionError(
-                    f"row {code!r} has no candidate to approve (state {row.state}): map it "
-                    "first (termnorm map run), or choose with --pick ID or --no-match"
-                )
-            concept = (
-                (found.concept_id, found.name, found.score)
-                if found
-                else (str(concept_id), None, None)
-            )
-        record = append_decision(session, row, action, reviewer, concept, chosen, comment)
+        record = decide_row(
+            session, row, action, reviewer, concept_id, predicate, comment, expect_version
+        )
     logger.info("%s: %s %s by %s", project, record.action, code, reviewer)
     return record
 

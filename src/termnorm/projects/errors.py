@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from termnorm.errors import InputFormatError, TermnormError
 
 __all__ = [
@@ -9,9 +11,11 @@ __all__ = [
     "DatabaseUnreachableError",
     "DecisionError",
     "DuplicateCodesError",
+    "LeaseHeldError",
     "ProjectError",
     "ProjectExistsError",
     "ProjectNotFoundError",
+    "ReviewerError",
     "SchemaTooNewError",
     "SourceChangedError",
     "StaleRowError",
@@ -55,6 +59,24 @@ class StaleRowError(ProjectError):
         self.code = code
         self.expected = expected
         self.current = current
+
+
+class LeaseHeldError(ProjectError):
+    """The row is leased to another reviewer (the review page): nothing was written."""
+
+    def __init__(self, code: str, holder: str, expires_at: datetime) -> None:
+        super().__init__(
+            f"row {code!r} is being reviewed by {holder} until {expires_at:%H:%M:%S} UTC: "
+            "nothing written; take the next row (their lease ends on their decision, or "
+            "when it expires)"
+        )
+        self.code = code
+        self.holder = holder
+        self.expires_at = expires_at
+
+
+class ReviewerError(ProjectError, ValueError):
+    """A reviewer that cannot be added (the name is taken) or is not there (to remove)."""
 
 
 class DuplicateCodesError(InputFormatError):

@@ -34,7 +34,16 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["Base", "CandidateRow", "DecisionRow", "LeaseRow", "ProjectRow", "SourceRow", "utcnow"]
+__all__ = [
+    "Base",
+    "CandidateRow",
+    "DecisionRow",
+    "LeaseRow",
+    "ProjectRow",
+    "ReviewerRow",
+    "SourceRow",
+    "utcnow",
+]
 
 _NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -142,3 +151,17 @@ class LeaseRow(Base):
     )
     reviewer: Mapped[str] = mapped_column(String(200))
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ReviewerRow(Base):
+    """A reviewer of one project: the name their decisions carry and the SHA-256 (hex) of
+    the token that names them on the review page (the token itself is never stored)."""
+
+    __tablename__ = "reviewer"
+    __table_args__ = (UniqueConstraint("project_id", "name", name="uq_reviewer_project_name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("project.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

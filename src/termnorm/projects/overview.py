@@ -24,7 +24,7 @@ from termnorm.projects.source import check_unchanged
 from termnorm.projects.states import Action, RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
 
-__all__ = ["DEFAULT_MIN_SCORE", "AutoEstimate", "ProjectStatus", "status"]
+__all__ = ["DEFAULT_MIN_SCORE", "AutoEstimate", "ProjectStatus", "pipeline_settings", "status"]
 
 DEFAULT_MIN_SCORE = 0.9
 
@@ -155,3 +155,11 @@ def status(
         except SourceChangedError as changed:
             result.source_changed = str(changed)
     return result
+
+
+def pipeline_settings(
+    project: str, *, db: DatabaseLike = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+) -> PipelineSettings:
+    """The pipeline ``project`` maps its rows with (its index, synonym files, ...)."""
+    with open_project(project, db, busy_timeout=busy_timeout) as (_store, _session, proj):
+        return PipelineSettings.from_dict(proj.settings)

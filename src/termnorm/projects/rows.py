@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, select
-from sqlalchemy.orm import aliased
+from sqlalchemy import Select, and_, func, select
+from sqlalchemy.orm import Session, aliased
 
 from termnorm.projects.decisions import find_row
 from termnorm.projects.models import CandidateRow, DecisionRow, LeaseRow, SourceRow, utcnow
 from termnorm.projects.states import RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
 
-__all__ = ["QueueEntry", "RowView", "review_queue", "show_row"]
+__all__ = ["QueueEntry", "RowView", "queue_select", "review_queue", "row_view", "show_row"]
 
 
 @dataclass(frozen=True)
@@ -77,25 +77,55 @@ def show_row(
     """The :class:`RowView` of ``code`` (:class:`~termnorm.projects.errors.UnknownCodeError`
     when the project has no such row)."""
     with open_project(project, db, busy_timeout=busy_timeout) as (_store, session, proj):
-        row = find_row(session, proj.id, code)
-        candidates = session.scalars(
-            select(CandidateRow).where(CandidateRow.row_id == row.id).order_by(CandidateRow.rank)
-        ).all()
-        decisions = session.scalars(
-            select(DecisionRow).where(DecisionRow.row_id == row.id).order_by(DecisionRow.id)
-        ).all()
-        return RowView(
-            row.code, row.text, row.frequency, row.context, row.state, row.version, row.retired,
-            row.map_error,
-            [{"rank": c.rank, "concept_id": c.concept_id, "name": c.name,
-              "matched_text": c.matched_text, "source": c.source, "term_source": c.term_source,
-              "score": c.score} for c in candidates],
-            [{"id": d.id, "action": d.action, "reviewer": d.reviewer, "concept_id": d.concept_id,
-              "concept_name": d.concept_name, "predicate": d.predicate,
-              "confidence": d.confidence, "comment": d.comment, "row_version": d.row_version,
-              "created_at": _iso(d.created_at), "replaces_decision_id": d.replaces_decision_id}
-             for d in decisions],
-        )  # fmt: skip
+        return row_view(session, find_row(session, proj.id, code))
+
+
+def row_view(session: Session, row: SourceRow) -> RowView:
+    """The :class:`RowView` of ``row``, read in ``session``."""
+    candidates = session.scalars(
+        select(CandidateRow).where(CandidateRow.row_id == row.id).order_by(CandidateRow.rank)
+    ).all()
+    decisions = session.scalars(
+        select(DecisionRow).where(DecisionRow.row_id == row.id).order_by(DecisionRow.id)
+    ).all()
+    return RowView(
+        row.code, row.text, row.frequency, row.context, row.state, row.version, row.retired,
+        row.map_error,
+        [{"rank": c.rank, "concept_id": c.concept_id, "name": c.name,
+          "matched_text": c.matched_text, "source": c.source, "term_source": c.term_source,
+          "score": c.score} for c in candidates],
+        [{"id": d.id, "action": d.action, "reviewer": d.reviewer, "concept_id": d.concept_id,
+          "concept_name": d.concept_name, "predicate": d.predicate,
+          "confidence": d.confidence, "comment": d.comment, "row_version": d.row_version,
+          "created_at": _iso(d.created_at), "replaces_decision_id": d.replaces_decision_id}
+         for d in decisions],
+    )  # fmt: skip
+
+
+def queue_select(
+    project_id: int, states: tuple[RowState, ...], reviewer: str | None
+) -> Select[SourceRow, str | None, float | None, float]:
+    """The queue's query: ``(row, top concept, top score, priority)`` of the live rows in
+    ``states`` not leased to anyone but ``reviewer``, highest priority first (see the
+    module); the caller adds a limit and further conditions."""
+    top = aliased(CandidateRow)
+    uncertainty = 1.0 - func.coalesce(top.score, 0.0)
+    priority = func.coalesce(SourceRow.frequency, 1.0) * uncertainty
+    leased = select(LeaseRow.row_id).where(
+        LeaseRow.expires_at > utcnow(),
+        *([LeaseRow.reviewer != reviewer] if reviewer is not None else []),
+    )
+    return (
+        select(SourceRow, top.concept_id, top.score, priority)
+        .outerjoin(top, and_(top.row_id == SourceRow.id, top.rank == 1))
+        .where(
+            SourceRow.project_id == project_id,
+            SourceRow.retired.is_(False),
+            SourceRow.state.in_([s.value for s in states]),
+            SourceRow.id.not_in(leased),
+        )
+        .order_by(priority.desc(), SourceRow.id)
+    )
 
 
 def review_queue(
@@ -109,26 +139,8 @@ def review_queue(
 ) -> list[QueueEntry]:
     """The next ``limit`` live rows in ``states``, highest priority first (see the module);
     rows leased to anyone but ``reviewer`` are left out."""
-    top = aliased(CandidateRow)
-    uncertainty = 1.0 - func.coalesce(top.score, 0.0)
-    priority = func.coalesce(SourceRow.frequency, 1.0) * uncertainty
-    leased = select(LeaseRow.row_id).where(
-        LeaseRow.expires_at > utcnow(),
-        *([LeaseRow.reviewer != reviewer] if reviewer is not None else []),
-    )
     with open_project(project, db, busy_timeout=busy_timeout) as (_store, session, proj):
-        query = (
-            select(SourceRow, top.concept_id, top.score, priority)
-            .outerjoin(top, and_(top.row_id == SourceRow.id, top.rank == 1))
-            .where(
-                SourceRow.project_id == proj.id,
-                SourceRow.retired.is_(False),
-                SourceRow.state.in_([s.value for s in states]),
-                SourceRow.id.not_in(leased),
-            )
-            .order_by(priority.desc(), SourceRow.id)
-            .limit(limit)
-        )
+        query = queue_select(proj.id, states, reviewer).limit(limit)
         return [
             QueueEntry(r.code, r.text, r.version, r.frequency, cid, score, float(p))
             for r, cid, score, p in session.execute(query).all()

@@ -112,6 +112,10 @@ def create_app(
     app.include_router(search.router(settings))
     app.include_router(concepts.router(settings))
     app.mount("/static", StaticFiles(directory=service.STATIC), name="static")
+    if settings.project is not None:  # a mapping project's review page (routes/review.py)
+        from termnorm.serve.routes import review
+
+        app.include_router(review.router)
     add_docs(app)
     return app
 

@@ -49,6 +49,9 @@ class ServeSettings:
     header may carry (besides IP literals, ``localhost`` and ``host``; ``"*"``: any), which
     defeats DNS rebinding; ``allow_origins``: web origins (``https://app.example``; ``"*"``:
     any) allowed to POST from a browser besides the service's own page.
+    ``project``: a mapping project whose review page (``/review``, serve/routes/review.py) the
+    service serves, from the database ``project_db`` (``None``: ``PROJECT.termnorm.db``);
+    a row opened for review stays leased to its reviewer ``lease_minutes``.
     """
 
     index: Path | None = None
@@ -72,6 +75,9 @@ class ServeSettings:
     ranker: Path | None = None
     implication: Path | None = None
     k_c: int = 10
+    project: str | None = None
+    project_db: str | None = None
+    lease_minutes: float = 10.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "synonym_files", tuple(Path(p) for p in self.synonym_files))
@@ -83,6 +89,8 @@ class ServeSettings:
         ):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not self.lease_minutes > 0:
+            raise ValueError(f"lease_minutes must be > 0, got {self.lease_minutes}")
         if self.batch_wait_ms < 0:
             raise ValueError(f"batch_wait_ms must be >= 0, got {self.batch_wait_ms}")
         if self.queue_texts < self.max_batch:

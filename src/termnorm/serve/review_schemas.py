@@ -1,0 +1,157 @@
+"""Request and response bodies of the review page's API (``/v1/review/...``), declared once
+for validation and the OpenAPI page; errors are ``ErrorOut`` as everywhere, and a conflict
+(409) adds what changed: the row as it is now, or who holds it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, StrictBool, StrictStr
+
+from termnorm.serve.schemas import Count, ErrorItem, Name, _Strict
+
+__all__ = [
+    "ConflictOut",
+    "DecidedOut",
+    "DecisionIn",
+    "DecisionOut",
+    "LeaseOut",
+    "NextIn",
+    "NextOut",
+    "QueueOut",
+    "QueueRowOut",
+    "ReviewCandidateOut",
+    "ReviewerOut",
+    "RowOut",
+]
+
+MAX_COMMENT_CHARS = 4000
+MAX_SKIP = 1000  # codes a page may ask to leave out of its next row
+
+
+class ReviewerOut(_Strict):
+    """Who the token names, in which project, and how long a lease lasts."""
+
+    reviewer: str
+    project: str
+    lease_minutes: float
+
+
+class QueueRowOut(_Strict):
+    """A row of the queue: its top candidate and priority (frequency × uncertainty)."""
+
+    code: str
+    text: str
+    version: int
+    frequency: float | None
+    concept_id: str | None
+    score: float | None
+    priority: float
+
+
+class QueueOut(_Strict):
+    """The next rows open to this reviewer, and how many there are in all."""
+
+    rows: list[QueueRowOut]
+    total: int
+    flagged: bool
+
+
+class ReviewCandidateOut(_Strict):
+    """One of the row's candidates, as mapped: the matched synonym and where it came from."""
+
+    rank: int
+    concept_id: str
+    name: str
+    matched_text: str | None
+    source: str | None = Field(description='"ontology" or "domain" (a domain synonym).')
+    term_source: str | None
+    score: float
+
+
+class DecisionOut(_Strict):
+    """One decision of the row's audit trail (or the one just made)."""
+
+    id: int
+    action: str
+    reviewer: str
+    concept_id: str | None
+    concept_name: str | None
+    predicate: str | None
+    confidence: float | None
+    comment: str | None
+    row_version: int
+    created_at: str
+    replaces_decision_id: int | None
+
+
+class DecidedOut(DecisionOut):
+    """The decision just made, with the row's ``code``, ``state`` and ``version`` after it."""
+
+    code: str
+    state: str
+    version: int
+
+
+class LeaseOut(_Strict):
+    """Who reviews the row, until when (ISO 8601, UTC)."""
+
+    reviewer: str
+    expires_at: str
+
+
+class RowOut(_Strict):
+    """A row as a reviewer sees it; ``version`` is what a decision must name."""
+
+    code: str
+    text: str
+    frequency: float | None
+    context: dict[str, object] | None
+    state: str
+    version: int
+    retired: bool
+    map_error: str | None
+    candidates: list[ReviewCandidateOut]
+    decisions: list[DecisionOut]
+    lease: LeaseOut | None = None
+
+
+class NextIn(_Strict):
+    """Which row to lease next: the queue's first one nobody holds, leaving out ``skip``."""
+
+    skip: list[Name] = Field(
+        default_factory=list, max_length=MAX_SKIP, description="Codes skipped this session."
+    )
+    flagged: StrictBool = Field(False, description="The flagged rows (second opinions) instead.")
+
+
+class NextOut(_Strict):
+    """The row leased (``null``: the queue is empty for this reviewer)."""
+
+    row: RowOut | None
+
+
+class DecisionIn(_Strict):
+    """A decision on a row as the reviewer saw it (``version``)."""
+
+    action: Literal["approve", "pick", "no_match", "flag", "comment"] = Field(
+        description="approve: the top candidate; pick: concept_id (a candidate or a concept "
+        "searched by hand); no_match; flag: a second opinion; comment: a note only."
+    )
+    version: Count = Field(ge=1, description="The row version the reviewer saw.")
+    concept_id: Name | None = None
+    concept_name: StrictStr | None = Field(
+        None, max_length=1000, description="The name of a concept picked by hand."
+    )
+    predicate: Literal["exact", "broad", "narrow"] | None = Field(
+        None, description="How the code relates to the concept (default exact)."
+    )
+    comment: StrictStr | None = Field(None, max_length=MAX_COMMENT_CHARS)
+
+
+class ConflictOut(_Strict):
+    """409: nothing was written; ``row`` is the row now (changed), ``lease`` who holds it."""
+
+    detail: list[ErrorItem]
+    row: RowOut | None = None
+    lease: LeaseOut | None = None
