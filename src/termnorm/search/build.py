@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from termnorm.errors import EmptyResultError
 from termnorm.index.term_index import CARD_NAME, TermIndex
 from termnorm.search.candidate import RowMatcher
 from termnorm.search.defaults import default_strategy
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from termnorm.search.rank import Ranker
 
 __all__ = [
+    "EmptySpecError",
     "IndexLike",
     "SpecError",
     "build",
@@ -251,6 +253,17 @@ class SpecError(ValueError):
         self.field = field
 
 
+class EmptySpecError(SpecError, EmptyResultError):
+    """A :class:`SpecError` whose cause left nothing to search (a D target without domain
+    synonyms, a filter that keeps no concept): still an ``EmptyResultError``."""
+
+
+def _spec_error(field: str, exc: Exception) -> SpecError:
+    """``exc`` as a :class:`SpecError` naming ``field``, of the same kind (empty or not)."""
+    kind = EmptySpecError if isinstance(exc, EmptyResultError) else SpecError
+    return kind(field, str(exc))
+
+
 def _assemble(
     spec: PipelineSpec, space: SearchSpace, ranker: Ranker | None, with_domain: bool
 ) -> RowMatcher:
@@ -278,8 +291,6 @@ def recall_stage(
     """The recall matcher of ``spec`` over ``space``: its mode or strategy, configured by
     ``max_chars``, ``min_score`` (a cosine; none in the learned mode), ``namespaces`` and
     ``semantic_types``; :class:`SpecError` naming the field that this space cannot serve."""
-    from termnorm.errors import EmptyResultError
-
     try:
         if spec.strategy is None and not with_domain:
             mode = SearchMode(spec.mode)
@@ -288,7 +299,7 @@ def recall_stage(
             strategy = spec.strategy or default_strategy(with_domain)
             recall = build_strategy(space, strategy, spec.sieve_threshold)
     except (ValueError, EmptyResultError) as exc:
-        raise SpecError("strategy", str(exc)) from exc
+        raise _spec_error("strategy", exc) from exc
     recall = recall.configure(
         max_chars=spec.max_chars, min_score=None if _learned(spec, ranker) else spec.min_score
     )
@@ -297,7 +308,7 @@ def recall_stage(
             try:
                 recall = recall.configure(**{field: value})
             except (ValueError, EmptyResultError) as exc:
-                raise SpecError(field, str(exc)) from exc
+                raise _spec_error(field, exc) from exc
     return recall
 
 
