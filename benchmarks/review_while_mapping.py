@@ -2,8 +2,8 @@
 calls with reviewers at work, first alone (baseline), then while ``map run`` maps new rows of
 the same project into the same database; SQLite and (with ``--postgres URL``) PostgreSQL.
 
-    python benchmarks/review_while_mapping.py --index IDX --work DIR [--rows 2000]
-        [--queue-rows 1000] [--reviewers 3] [--baseline-seconds 60] [--think-ms 300]
+    python benchmarks/review_while_mapping.py --index IDX --work DIR [--rows 12000]
+        [--queue-rows 1500] [--reviewers 3] [--baseline-seconds 60] [--think-ms 300]
         [--search-share 0.25] [--runtime onnx-int8] [--map-cpu 1] [--postgres URL] [--json OUT]
 
 The project: ``--queue-rows`` + ``--rows`` codes of ``projects_scale.code_list`` (perturbed
@@ -306,8 +306,8 @@ def main() -> None:
     )
     parser.add_argument("--index", type=Path, required=True)
     parser.add_argument("--work", type=Path, required=True)
-    parser.add_argument("--rows", type=int, default=2000, help="rows map run maps")
-    parser.add_argument("--queue-rows", type=int, default=1000, help="rows mapped at the start")
+    parser.add_argument("--rows", type=int, default=12000, help="rows map run maps")
+    parser.add_argument("--queue-rows", type=int, default=1500, help="rows mapped at the start")
     parser.add_argument("--reviewers", type=int, default=3)
     parser.add_argument("--baseline-seconds", type=float, default=60.0)
     parser.add_argument("--think-ms", type=float, default=300.0)
