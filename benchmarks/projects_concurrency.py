@@ -5,13 +5,13 @@ fixed time, on SQLite and (with ``--postgres URL``) PostgreSQL; then the audit t
                                               [--rows 5000] [--postgres URL] [--json]
 
 Each reviewer is a process with its own open store (as a review page's server process keeps
-one) and loops: take the review queue's first ``--window`` rows (:func:`review_queue`, as the
-page does), pick one at random — so reviewers often want the same row —, then decide it with
-the version it saw (``decide(..., expect_version=V)``): approve (60 %), pick another candidate
-(20 %), no match (10 %), flag for a second opinion (10 %: the row waits for a second opinion,
-whose decision replaces it). A :class:`StaleRowError` is a conflict (someone decided the row
-first); a busy database is retried. Each reviewer reports every decision it was told
-succeeded.
+one) and loops: lease the next row (:func:`acquire_next` over the to-review and flagged rows,
+as the page's ``next`` does: the queue's first row nobody else holds), then decide it under
+the lease with the version it saw (:func:`decide_leased`): approve (60 %), pick another
+candidate (20 %), no match (10 %), flag for a second opinion (10 %: the row waits for a
+second opinion, whose decision replaces it). A :class:`LeaseHeldError` or
+:class:`StaleRowError` is a conflict (none is expected: the lease keeps reviewers apart); a
+busy database is retried. Each reviewer reports every decision it was told succeeded.
 
 Checked afterwards, from the database alone and against the reviewers' reports:
 
@@ -22,9 +22,6 @@ Checked afterwards, from the database alone and against the reviewers' reports:
 * the trail is complete: per row, the state-changing decisions' versions run 1, 2, ... from
   the version mapped, each replaces the one before, and the row points at the last one with
   the version after it.
-
-Leases (a row reserved for its reviewer) are one function here, :func:`claim`: today it reads
-the queue; when the store has leases, taking one goes there.
 """
 
 from __future__ import annotations
@@ -44,16 +41,16 @@ from projects_store import InstantMatcher  # this folder's store benchmark: no s
 from sqlalchemy import create_engine, select, text
 
 from termnorm.projects import (
+    LeasedRow,
     PipelineSettings,
-    decide,
+    acquire_next,
+    decide_leased,
     init_project,
     open_store,
-    review_queue,
     run_project,
 )
-from termnorm.projects.errors import DatabaseBusyError, StaleRowError
+from termnorm.projects.errors import DatabaseBusyError, LeaseHeldError, StaleRowError
 from termnorm.projects.models import DecisionRow, SourceRow
-from termnorm.projects.rows import QueueEntry
 from termnorm.projects.states import RowState
 from termnorm.projects.store import Store
 
@@ -61,16 +58,13 @@ OPEN = (RowState.TO_REVIEW, RowState.FLAGGED)  # a flagged row waits for a secon
 ACTIONS = [("approve", 0.6), ("pick", 0.2), ("no_match", 0.1), ("flag", 0.1)]
 
 
-def claim(store: Store, reviewer: str, window: int, rng: random.Random) -> QueueEntry | None:
-    """The row ``reviewer`` decides next: one of the queue's first ``window`` rows, at random
-    (a lease would be taken here once the store has them)."""
-    queue = review_queue("p", limit=window, states=OPEN, reviewer=reviewer, db=store)
-    return rng.choice(queue) if queue else None
+def claim(store: Store, reviewer: str) -> LeasedRow | None:
+    """The row ``reviewer`` decides next, leased to them: the queue's first to-review or
+    flagged row that nobody else holds (``None``: none left)."""
+    return acquire_next("p", reviewer, states=OPEN, db=store)
 
 
-def reviewer_loop(
-    db: str, name: str, seconds: float, window: int, seed: int, out: Any, go: Any
-) -> None:
+def reviewer_loop(db: str, name: str, seconds: float, seed: int, out: Any, go: Any) -> None:
     """One reviewer: open the store, say so on ``out``, wait for ``go``, then decide rows
     until ``seconds`` are up; put its report on ``out``."""
     rng = random.Random(seed)
@@ -82,15 +76,15 @@ def reviewer_loop(
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         try:
-            entry = claim(store, name, window, rng)
-            if entry is None:
+            leased = claim(store, name)
+            if leased is None:
                 break
             action = rng.choices([a for a, _w in ACTIONS], [w for _a, w in ACTIONS])[0]
             concept = "T:0002" if action == "pick" else None
-            record = decide("p", entry.code, action, reviewer=name, concept_id=concept,
-                            expect_version=entry.version, db=store)  # fmt: skip
+            record = decide_leased("p", leased.row.code, action, reviewer=name,
+                                   version=leased.row.version, concept_id=concept, db=store)  # fmt: skip
             done.append(record.id)
-        except StaleRowError:
+        except (LeaseHeldError, StaleRowError):
             conflicts += 1
         except DatabaseBusyError:
             busy += 1
@@ -153,7 +147,7 @@ def bench(db: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     ctx = mp.get_context("spawn")
     out, go = ctx.Queue(), ctx.Event()
     procs = [
-        ctx.Process(target=reviewer_loop, args=(db, f"r{i}", args.seconds, args.window, i, out, go))
+        ctx.Process(target=reviewer_loop, args=(db, f"r{i}", args.seconds, i, out, go))
         for i in range(args.reviewers)
     ]
     for p in procs:
@@ -191,7 +185,6 @@ def main() -> None:
     parser.add_argument("--reviewers", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--rows", type=int, default=5000)
-    parser.add_argument("--window", type=int, default=5, help="queue rows a reviewer picks from")
     parser.add_argument("--postgres", help="a server URL whose role may create databases")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

@@ -1,5 +1,6 @@
 """The mapping-project benchmarks' checks (issue 33): the concurrency audit finds a lost, a
-double and an unreported decision; the review study's 95 %-precision threshold."""
+double and an unreported decision; the review study's 95 %-precision threshold; the
+review-while-mapping benchmark's per-phase summary and its queue rows' candidates."""
 
 from __future__ import annotations
 
@@ -65,3 +66,31 @@ def test_the_threshold_is_where_the_fitted_precision_reaches_95(
     assert t is not None and 0.5 <= t < 0.6  # the set scoring >= t: still 95 % right
     assert review.threshold(reviewed[:10], [0.9], min_support=20) is None  # too few
     assert review.threshold([(0.5, True)] * 30, [0.9], min_support=20) is None  # one outcome
+
+
+def test_the_page_calls_are_summed_up_per_phase_and_the_queue_rows_get_index_concepts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    bench = _script("review_while_mapping", monkeypatch)
+    samples = [("next", 0.5, 0.010, 200), ("next", 1.5, 0.030, 200), ("next", 2.5, 0.900, 503),
+               ("decide", 1.2, 0.020, 409), ("decide", 9.0, 5.0, 200)]  # fmt: skip
+    writing = bench.summary(samples, 1.0, 3.0)  # the calls started in [1, 3)
+    assert writing["next"] == {"n": 2, "p50_ms": 900.0, "p95_ms": 900.0, "max_ms": 900.0,
+                               "not_2xx": {"503": 1}}  # fmt: skip
+    assert writing["decide"]["n"] == 1 and writing["decide"]["not_2xx"] == {"409": 1}
+    assert set(writing) == {"next", "decide"}  # calls never made are left out
+
+    concepts = pa.table({"concept_id": [f"D:{i}" for i in range(20)],
+                         "name": [f"n{i}" for i in range(20)]})  # fmt: skip
+    pq.write_table(concepts, tmp_path / "concepts.parquet")
+    matcher = bench.IndexConcepts(tmp_path)
+    first, again = matcher.normalize_rows(["a b"], 5), matcher.normalize_rows(["a b"], 5)
+    ranked = first[0].candidates
+    assert first == again  # drawn from the text: the same row, the same candidates
+    assert [c.rank for c in ranked] == [1, 2, 3, 4, 5]
+    assert len({c.concept_id for c in ranked}) == 5
+    assert all(c.name == "n" + c.concept_id[2:] for c in ranked)
+    assert [c.score for c in ranked] == sorted((c.score for c in ranked), reverse=True)
