@@ -33,7 +33,11 @@ def test_the_page_and_its_assets_are_served(index_dir: Path) -> None:
             "query", "k", "add-concept", "add-text", "add-token", "upload-file", "upload-column",
         ):  # fmt: skip
             assert f'<label for="{field}">' in page.text and f'id="{field}"' in page.text
-        for asset, kind in (("app.js", "javascript"), ("style.css", "text/css")):
+        for asset, kind in (
+            ("dom.js", "javascript"),
+            ("app.js", "javascript"),
+            ("style.css", "text/css"),
+        ):
             answer = client.get(f"/static/{asset}")
             assert answer.status_code == 200 and kind in answer.headers["content-type"]
         assert client.get("/static/nothing.js").status_code == 404

@@ -23,21 +23,6 @@ const state = {
   busy: false,
 };
 
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "class") node.className = value;
-    else node.setAttribute(key, value);
-  }
-  for (const child of children) node.append(child);
-  return node;
-}
-
-function errorText(body, status) {
-  if (body && Array.isArray(body.detail)) return body.detail.map((d) => d.msg).join("; ");
-  return `request failed (HTTP ${status})`;
-}
-
 function setStatus(kind, text) {
   $("status").dataset.state = kind;
   $("status").textContent = text;
