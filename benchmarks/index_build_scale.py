@@ -2,19 +2,22 @@
 and the cost of assembling an index from its shards.
 
     python benchmarks/index_build_scale.py --work DIR [--terms 20000] [--shard-size 1024]
-        [--model MODEL_DIR] [--stages kg local ray1 ray2 kill merge]
+        [--model MODEL_DIR] [--runtime torch] [--sources icd10cm [hpo icd10who ...]]
+        [--stages kg local ray1 ray2 local+ray1 kill merge]
         [--merge-sizes 20000,200000,1000000] [--json OUT]
 
-``kg``     a KG of ``--terms`` distinct real-looking strings: the ICD-10-CM descriptions and
-           inclusion terms of termnorm's built-in loader (``kg/icd10cm.py``), shuffled with a
+``kg``     a KG of ``--terms`` distinct real-looking strings: the terms of termnorm's built-in
+           loaders named by ``--sources`` (default ICD-10-CM descriptions and inclusion terms;
+           concept ids prefixed with the source when there are several), shuffled with a
            fixed seed, half of the KG at most; the rest are seeded perturbations of random
            real terms (a swapped, dropped, doubled or replaced letter; a dropped or swapped
            word; a clinical qualifier added), each a synonym of its source term's concept.
            Written to ``DIR/kg-N`` (reused when there).
-``local``  ``termnorm index build`` with the local engine and ``--threads 1`` (one core, the
-           rate a Ray worker has);
+``local``  ``termnorm index build`` with the local engine (one core, the rate a Ray worker has);
 ``ray1``, ``ray2``  the same with ``--engine ray --workers 1|2`` (a local Ray, started and
            stopped by the command);
+``local+ray1``  ``local`` and ``ray1`` at the same time, one core each (both rates in the
+           time of one run; Ray's services share the cores);
 ``kill``   ``--engine ray --workers 2`` killed with SIGKILL once half of the shards are in
            ``OUT.shards``, then the same command again: its shards resumed, its time, and the
            extra work (killed run + rerun − an uninterrupted ``ray2``);
@@ -22,8 +25,9 @@ and the cost of assembling an index from its shards.
            (384-d) in a work folder, then :meth:`TermIndex.from_tables` reading them all back
            (nothing to encode), concept means, and the save; each size in its own process.
 
-Every build runs as its own process (``termnorm index build``) with torch, on the CPU,
-backend ``exact``. terms/s = distinct strings / wall time of the whole command (model
+Every build runs as its own process (``termnorm index build``) with ``--runtime`` (torch by
+default) and ``--threads 1`` (the driver's encoder and every Ray worker's), on the CPU, backend
+``exact``. terms/s = distinct strings / wall time of the whole command (model
 loading and Ray start included); ``encode terms/s`` divides by the progress bar's elapsed
 time instead (from the bar's creation, after the model is loaded, to the last shard).
 Peak RSS per process is the kernel's high-water mark (``VmHWM`` in ``/proc/PID/status``)
@@ -81,15 +85,35 @@ def _perturb(term: str, rng: random.Random) -> str:
     return term[:i] + letter + term[i + 1 :]
 
 
-def make_kg(n_terms: int, out: Path, seed: int = 0) -> Path:
+def _real_terms(sources: list[str]) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """``(concept_id, term)`` pairs and concept names of the built-in ``sources`` (ids
+    prefixed with the source when there are several: ICD-10-CM and WHO codes overlap)."""
+    from termnorm.kg.build import SourceSpec, build_kg
+
+    pairs: list[tuple[str, str]] = []
+    names: dict[str, str] = {}
+    for source in sources:
+        kg, _ = build_kg([SourceSpec(source)])
+        tag = f"{source}:" if len(sources) > 1 else ""
+        pairs += [
+            (tag + c, t) for c, t in zip(kg.terms["concept_id"], kg.terms["term"], strict=True)
+        ]
+        names.update(
+            (tag + c, n)
+            for c, n in zip(kg.concepts["concept_id"], kg.concepts["name"], strict=True)
+        )
+    return pairs, names
+
+
+def make_kg(
+    n_terms: int, out: Path, seed: int = 0, sources: tuple[str, ...] = ("icd10cm",)
+) -> Path:
     """A KG of ``n_terms`` distinct strings (module doc) at ``out``."""
     from termnorm.kg import KnowledgeGraph
-    from termnorm.kg.build import SourceSpec, build_kg
 
     if (out / "kg.json").is_file():
         return out
-    icd, _ = build_kg([SourceSpec("icd10cm")])
-    pairs = list(zip(icd.terms["concept_id"], icd.terms["term"], strict=True))
+    pairs, names = _real_terms(list(sources))
     rng = random.Random(seed)
     rng.shuffle(pairs)
     real = pairs[: min(len(pairs), n_terms // 2 or 1)]
@@ -106,11 +130,11 @@ def make_kg(n_terms: int, out: Path, seed: int = 0) -> Path:
             seen.add(variant)
             terms.append((cid, variant))
     used = {cid for cid, _ in terms}
-    names = dict(zip(icd.concepts["concept_id"], icd.concepts["name"], strict=True))
     concepts = [{"concept_id": c, "name": names[c]} for c in sorted(used)]
-    rows = [{"concept_id": c, "term": t, "source": "ICD10CM+perturbed"} for c, t in terms]
+    label = "+".join(sources) + "+perturbed"
+    rows = [{"concept_id": c, "term": t, "source": label} for c, t in terms]
     kg = KnowledgeGraph.from_records(concepts, rows)
-    return kg.save(out, card={"sources": [{"format": "icd10cm-perturbed", "seed": seed}]})
+    return kg.save(out, card={"sources": [{"format": label, "seed": seed}]})
 
 
 # ----------------------------------------------------------------------------- processes
@@ -217,8 +241,8 @@ def _bar_seconds(log: Path) -> float | None:
 # ----------------------------------------------------------------------------- builds
 def build_argv(args: argparse.Namespace, kg: Path, out: Path, engine: list[str]) -> list[str]:
     argv = [sys.executable, "-c", CLI, "index", "build", "--kg", str(kg),
-            "--out", str(out), "--backend", "exact", "--runtime", "torch", "--device", "cpu",
-            "--shard-size", str(args.shard_size), "--overwrite", *engine]  # fmt: skip
+            "--out", str(out), "--backend", "exact", "--runtime", args.runtime, "--device", "cpu",
+            "--threads", "1", "--shard-size", str(args.shard_size), "--overwrite", *engine]  # fmt: skip
     return argv + (["--model", str(args.model)] if args.model else [])
 
 
@@ -242,9 +266,13 @@ def same_index(a: Path, b: Path) -> bool:
     return bool(cards[0] == cards[1])
 
 
-def run_build(args: argparse.Namespace, kg: Path, name: str, engine: list[str]) -> dict[str, Any]:
+def start_build(args: argparse.Namespace, kg: Path, name: str, engine: list[str]) -> Watched:
     out = args.work / f"idx-{name}"
-    watched = Watched(build_argv(args, kg, out, engine), args.work / f"{name}.log")
+    return Watched(build_argv(args, kg, out, engine), args.work / f"{name}.log")
+
+
+def finish_build(args: argparse.Namespace, name: str, watched: Watched) -> dict[str, Any]:
+    """Wait for a started build; its wall time, rates, peak memory, agreement with local."""
     wall = watched.wait()
     if watched.proc.returncode != 0:
         raise SystemExit(f"{name} failed, see {args.work / f'{name}.log'}")
@@ -253,7 +281,12 @@ def run_build(args: argparse.Namespace, kg: Path, name: str, engine: list[str]) 
               "encode_s": encode, **watched.memory()}  # fmt: skip
     if encode:
         result["encode_terms_per_s"] = round(args.terms / encode, 1)
-    if name != "local" and (args.work / "idx-local").is_dir():
+    return result
+
+
+def compare_with_local(args: argparse.Namespace, result: dict[str, Any]) -> dict[str, Any]:
+    out = args.work / f"idx-{result['run']}"
+    if result["run"] != "local" and (args.work / "idx-local").is_dir():
         result["identical_to_local"] = same_index(args.work / "idx-local", out)
     return result
 
@@ -335,6 +368,9 @@ def main() -> None:
     parser.add_argument("--terms", type=int, default=20000)
     parser.add_argument("--shard-size", type=int, default=1024)
     parser.add_argument("--model", type=Path, default=None)
+    parser.add_argument("--runtime", default="torch", help="torch, onnx, onnx-int8 (one thread)")
+    parser.add_argument("--sources", nargs="+", default=["icd10cm"],
+                        help="built-in terminologies whose terms seed the KG")  # fmt: skip
     parser.add_argument(
         "--stages", nargs="+", default=["kg", "local", "ray1", "ray2", "kill", "merge"]
     )
@@ -347,13 +383,21 @@ def main() -> None:
     if args.merge_child is not None:
         merge_child(args.merge_child, args.work)
         return
-    kg = make_kg(args.terms, args.work / f"kg-{args.terms}")
+    kg = make_kg(args.terms, args.work / f"kg-{args.terms}", sources=tuple(args.sources))
     results: list[dict[str, Any]] = []
     walls: dict[str, float] = {}
-    for stage, engine in (("local", ["--threads", "1"]), ("ray1", ["--engine", "ray", "--workers", "1"]),
-                          ("ray2", ["--engine", "ray", "--workers", "2"])):  # fmt: skip
+    engines = {"local": [], "ray1": ["--engine", "ray", "--workers", "1"],
+               "ray2": ["--engine", "ray", "--workers", "2"]}  # fmt: skip
+    if "local+ray1" in args.stages:  # one core each, at the same time
+        both = {name: start_build(args, kg, name, engines[name]) for name in ("local", "ray1")}
+        done = {name: finish_build(args, name, w) for name, w in both.items()}
+        for name in both:
+            results.append(compare_with_local(args, done[name] | {"concurrent": True}))
+            print(json.dumps(results[-1]), flush=True)
+    for stage, engine in engines.items():
         if stage in args.stages:
-            results.append(run_build(args, kg, stage, engine))
+            watched = start_build(args, kg, stage, engine)
+            results.append(compare_with_local(args, finish_build(args, stage, watched)))
             walls[stage] = results[-1]["wall_s"]
             print(json.dumps(results[-1]), flush=True)
     if "kill" in args.stages:
