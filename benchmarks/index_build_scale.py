@@ -3,7 +3,7 @@ and the cost of assembling an index from its shards.
 
     python benchmarks/index_build_scale.py --work DIR [--terms 20000] [--shard-size 1024]
         [--model MODEL_DIR] [--runtime torch] [--sources icd10cm [hpo icd10who ...]]
-        [--stages kg local ray1 ray2 local+ray1 kill merge]
+        [--stages kg local ray1 ray2 local+ray1 kill spot merge]
         [--merge-sizes 20000,200000,1000000] [--json OUT]
 
 ``kg``     a KG of ``--terms`` distinct real-looking strings: the terms of termnorm's built-in
@@ -21,6 +21,9 @@ and the cost of assembling an index from its shards.
 ``kill``   ``--engine ray --workers 2`` killed with SIGKILL once half of the shards are in
            ``OUT.shards``, then the same command again: its shards resumed, its time, and the
            extra work (killed run + rerun − an uninterrupted ``ray2``);
+``spot``   shards 0, middle and last re-encoded in the benchmark's process (``--runtime``, one
+           thread) and compared bit for bit with the rows of the ``kill`` build: the check
+           when a local build of the whole KG is too long to repeat;
 ``merge``  the driver's assembly alone at ``--merge-sizes`` strings: synthetic float16 shards
            (384-d) in a work folder, then :meth:`TermIndex.from_tables` reading them all back
            (nothing to encode), concept means, and the save; each size in its own process.
@@ -322,6 +325,39 @@ def run_kill(args: argparse.Namespace, kg: Path, uninterrupted: float | None) ->
     return result
 
 
+def run_spot(args: argparse.Namespace, kg: Path, name: str, picks: int = 3) -> dict[str, Any]:
+    """Re-encode ``picks`` shards of the plan (first, middle, last...) in this process with the
+    build's encoder settings and compare them, bit for bit, with the rows of ``idx-NAME``:
+    a check that a build too large to repeat locally holds the local engine's vectors."""
+    import numpy as np
+
+    from termnorm.encoders import TermEncoder
+    from termnorm.index.encoding import encode_shard
+    from termnorm.index.shards import plan_shards
+    from termnorm.index.tables import index_tables
+    from termnorm.kg import KnowledgeGraph
+
+    out = args.work / f"idx-{name}"
+    card = json.loads((out / "index.json").read_text())
+    tables = index_tables(KnowledgeGraph.load(kg))
+    shards = plan_shards(len(tables.uniques), args.shard_size)
+    encoder = TermEncoder.load(
+        card["model"]["path"], pooling=card["model"]["pooling"],
+        max_length=card["model"]["max_length"], runtime=args.runtime, threads=1,
+    )  # fmt: skip
+    vectors = np.load(out / "term_vectors.npy", mmap_mode="r")
+    chosen = sorted({round(i * (len(shards) - 1) / max(picks - 1, 1)) for i in range(picks)})
+    start, equal, strings = time.perf_counter(), True, 0
+    for i in chosen:
+        shard = shards[i]
+        local = encode_shard(encoder, list(tables.uniques[shard.start : shard.stop]), 256)
+        rows = np.flatnonzero((tables.codes >= shard.start) & (tables.codes < shard.stop))
+        equal &= bool(np.array_equal(vectors[rows], local[tables.codes[rows] - shard.start]))
+        strings += len(shard)
+    return {"run": f"spot check of {name}", "shards_checked": chosen, "strings": strings,
+            "seconds": round(time.perf_counter() - start, 1), "identical": equal}  # fmt: skip
+
+
 # ----------------------------------------------------------------------------- merge cost
 def merge_child(size: int, work: Path, dim: int = 384, shard_size: int = 16384) -> None:
     """In a fresh process: assemble and save an index of ``size`` synthetic strings from
@@ -406,6 +442,9 @@ def main() -> None:
             print(json.dumps(results[-1]), flush=True)
     if "kill" in args.stages:
         results.append(run_kill(args, kg, walls.get("ray2")))
+        print(json.dumps(results[-1]), flush=True)
+    if "spot" in args.stages:
+        results.append(run_spot(args, kg, "kill"))
         print(json.dumps(results[-1]), flush=True)
     if "merge" in args.stages:
         for size in (int(s) for s in args.merge_sizes.split(",")):
