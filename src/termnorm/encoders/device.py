@@ -37,16 +37,6 @@ class DeviceUnavailableError(TermnormError):
     """The device asked for cannot run the encoder here; the message says what to use."""
 
 
-def check_gpu_runtime(runtime: Runtime | str) -> None:
-    """Refuse a runtime that cannot run on a GPU (``--device cuda``)."""
-    if Runtime(runtime) not in GPU_RUNTIMES:
-        raise DeviceUnavailableError(
-            f"--device cuda runs the runtimes {', '.join(r.value for r in GPU_RUNTIMES)}; "
-            f"--runtime {Runtime(runtime).value} runs on the CPU only: use --runtime torch with "
-            "--device cuda, or --device cpu"
-        )
-
-
 def resolve_device(device: Device | str, runtime: Runtime | str, gpus: int | None = None) -> str:
     """``"cpu"`` or ``"cuda"`` for ``device`` and ``runtime`` (module doc).
 
@@ -65,7 +55,13 @@ def resolve_device(device: Device | str, runtime: Runtime | str, gpus: int | Non
         gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if device is Device.AUTO:
         return "cuda" if gpus > 0 and Runtime(runtime) in GPU_RUNTIMES else "cpu"
-    check_gpu_runtime(runtime)
+    runtime = Runtime(runtime)
+    if runtime not in GPU_RUNTIMES:
+        raise DeviceUnavailableError(
+            f"--device cuda runs the runtimes {', '.join(r.value for r in GPU_RUNTIMES)}; "
+            f"--runtime {runtime.value} runs on the CPU only: use --runtime torch with "
+            "--device cuda, or --device cpu"
+        )
     if gpus < 1:
         raise DeviceUnavailableError(
             "--device cuda: no GPU is available here (torch.cuda.is_available() is False, or "

@@ -98,12 +98,8 @@ def _writable(root: Path) -> bool:
     """May termnorm keep files in this model folder? Not read-only, not an installed package."""
     if not os.access(root, os.W_OK):
         return False
-    resolved = root.resolve()
-    for key in ("purelib", "platlib"):
-        lib = Path(sysconfig.get_paths()[key]).resolve()
-        if resolved.is_relative_to(lib):
-            return False
-    return True
+    libs = (Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib"))
+    return not any(root.resolve().is_relative_to(lib) for lib in libs)
 
 
 def export_folder(encoder: EncoderModel) -> Path:

@@ -6,15 +6,10 @@ in length-sorted batches (so padding is minimal) with an optional progress bar. 
 the folder's Dense (and inner Normalize) modules, usually none; which folders load and what
 is refused: :mod:`termnorm.encoders.folder`.
 
-Every call does the same throughput work whatever the runtime: identical texts are encoded
-once, all texts are tokenized in one batch call (no padding), batches are formed from texts
-of similar token length and padded into buffers the encoder reuses. On a CPU a batch also
-holds at most :data:`CPU_BATCH_TOKENS` padded tokens (``batch_size`` texts at most): the
-activations of a few hundred tokens stay in the core's cache, which measured faster than
-256-text batches for every runtime (all-MiniLM-L6-v2, term-length texts). The forward pass is the
-torch model as it is now (training included) until :meth:`TermEncoder.set_runtime` binds
+Batching (:meth:`TermEncoder.encode_with`) is the same for every runtime. The forward pass is
+the torch model as it is now (training included) until :meth:`TermEncoder.set_runtime` binds
 the encoder to a runtime for inference (:mod:`termnorm.encoders.runtime`); from then on the
-weights are taken as fixed and recent query vectors are kept in a small LRU cache
+weights are taken as fixed and recent query vectors are cached
 (:mod:`termnorm.encoders.query_cache`).
 """
 

@@ -66,24 +66,16 @@ CARD_NAME = "vocabulary_extension.json"
 
 @dataclass
 class VocabularyExtension:
-    """What :func:`extend_vocabulary` added.
+    """What :func:`extend_vocabulary` added: ``added[i]`` has id ``base_size + i``;
+    ``composed`` rows are the mean of the token's old pieces, ``random`` ones (the old
+    vocabulary cannot spell the token) are drawn from ``seed`` and the token's spelling."""
 
-    Attributes:
-        base_size: tokens before (= the first new id).
-        trained_size: size of the trained WordPiece vocabulary.
-        added: the new tokens, in id order (``added[i]`` has id ``base_size + i``).
-        composed: new rows initialised as the mean of their old pieces.
-        random: new rows drawn at random (the old vocabulary could not spell the token).
-        min_frequency: the trainer's minimum pair frequency.
-        seed: seed of the random rows (with each token's spelling).
-    """
-
-    base_size: int
-    trained_size: int
+    base_size: int  # tokens before (= the first new id)
+    trained_size: int  # size of the trained WordPiece vocabulary
     added: list[str]
     composed: int
     random: int
-    min_frequency: int
+    min_frequency: int  # the trainer's minimum pair frequency
     seed: int
     stats: dict[str, dict[str, float]] = field(default_factory=dict)
 
@@ -116,8 +108,9 @@ class TokenizationStats:
         }
 
 
-def _fast(tokenizer: PreTrainedTokenizerBase) -> Any:
-    """The ``tokenizers.Tokenizer`` behind a fast WordPiece tokenizer, or a clear error."""
+def _fast(tokenizer: PreTrainedTokenizerBase) -> tuple[Any, dict[str, Any]]:
+    """The ``tokenizers.Tokenizer`` behind a fast WordPiece tokenizer and its model's JSON
+    state, or a clear error."""
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is None:
         raise ArtifactMismatchError(
@@ -130,7 +123,7 @@ def _fast(tokenizer: PreTrainedTokenizerBase) -> Any:
             f"vocabulary extension supports WordPiece tokenizers (BERT family); this one is "
             f"{model.get('type')}"
         )
-    return backend
+    return backend, model
 
 
 def train_wordpiece(
@@ -144,8 +137,7 @@ def train_wordpiece(
     order, the unknown token first."""
     from tokenizers import Tokenizer, models, trainers
 
-    backend = _fast(tokenizer)
-    base_model = json.loads(backend.to_str())["model"]
+    backend, base_model = _fast(tokenizer)
     unk = base_model.get("unk_token", "[UNK]")
     prefix = base_model.get("continuing_subword_prefix", "##")
     new = Tokenizer(models.WordPiece(unk_token=unk, continuing_subword_prefix=prefix))
@@ -258,8 +250,7 @@ def extend_vocabulary(
             "its ids have gaps); vocabulary extension appends ids after the last one and "
             "needs the two to agree"
         )
-    state = json.loads(_fast(tokenizer).to_str())["model"]
-    prefix = state.get("continuing_subword_prefix", "##")
+    prefix = _fast(tokenizer)[1].get("continuing_subword_prefix", "##")
     trained = train_wordpiece(texts, tokenizer, size, min_frequency)
     # the trainer orders tokens of equal frequency differently from run to run: sort them so
     # the new ids (and the seeded random rows) are reproducible

@@ -17,25 +17,14 @@ On disk an index is a folder, written atomically::
     concept_vectors.npy   float16 [n_concepts, d]: normalised mean of the concept's term vectors
     term_index/, concept_index/   faiss files (only for faiss backends)
 
-Builds stream: distinct strings are encoded one shard at a time, here or on Ray workers
-(:mod:`termnorm.index.encoding`), and each shard's vectors go straight into the float16 term
-matrix (no float32 matrix of all terms exists, and no second copy for repeated strings); the
-backends are then filled block by block (:func:`termnorm.index.factory.build_vector_index`).
-The card records the memory budget, per space the backend, why it was chosen, its estimated
-and its actual bytes, and under ``build`` the engine, the device and the shard plan. Indexes written
-before float16 storage (float32 ``.npy`` files) load and search as they did.
-
-Loading never re-encodes; an index of a format version this termnorm does not read is
-refused with a message to rebuild it (format 2, from before indexes held the KG's relations,
-still loads: its concepts answer ``relations=None`` until it is rebuilt), and so is a damaged
-file (named), a table or vector file whose content hash differs from the one the card
-recorded at save time (the file was replaced or damaged: a NaN written into the vectors),
-and, for an index saved before vector hashes, vectors holding NaN or infinity. :meth:`TermIndex.search_terms` and :meth:`TermIndex.search_concepts` search
-through the backends chosen at build time (:func:`backend_search`: with IVF-PQ the compressed
-search over-fetches and the candidates are re-scored against the exact vectors, so scores are
-true cosines). :meth:`TermIndex.concept` looks a concept up by ID (alternative IDs resolve
-too, :mod:`termnorm.index.lookup`) with its terms and its KG neighbours
-(:mod:`termnorm.index.relations`). An index is never modified after it is built: domain
+Builds encode the distinct strings shard by shard straight into the float16 term matrix
+(:mod:`termnorm.index.encoding`) and fill the backends block by block
+(:func:`termnorm.index.factory.build_vector_index`); the card also records the memory budget,
+each space's backend with its reason and bytes, and the build's engine, device and shards.
+Loading never re-encodes. It refuses a format this termnorm does not read (format 2 loads,
+its concepts answering ``relations=None``), a damaged file, and a file whose content hash
+differs from the card's (:mod:`termnorm.index.integrity`). Indexes written before float16
+storage load and search as they did. An index is never modified after it is built: domain
 synonyms are searched beside it (:class:`termnorm.search.SearchSpace`).
 """
 
@@ -65,11 +54,11 @@ from termnorm.index.integrity import vector_digests, verify_vectors
 from termnorm.index.lookup import (
     ConceptInfo,
     RelationInfo,
+    RelationLookup,
     TermInfo,
     UnknownConceptError,
     id_key_map,
 )
-from termnorm.index.relations import RelationLookup
 from termnorm.index.shards import DEFAULT_SHARD_SIZE, Shard, ShardStore, plan_shards
 from termnorm.index.tables import (
     RELATION_COLUMNS,
@@ -80,6 +69,8 @@ from termnorm.index.tables import (
 )
 from termnorm.index.vectors import STORAGE_DTYPE
 from termnorm.kg import KnowledgeGraph
+from termnorm.kg.graph import CONCEPTS_SCHEMA, RELATIONS_SCHEMA
+from termnorm.kg.graph import TERMS_SCHEMA as KG_TERMS_SCHEMA
 from termnorm.kg.ids import id_key
 
 if TYPE_CHECKING:  # torch is imported only when an encoder is loaded
@@ -100,25 +91,8 @@ CARD_NAME = "index.json"
 FORMAT_VERSION = 3  # 2: terms carry their KG source and is_preferred; 3: relations.parquet
 READABLE_FORMATS = (2, 3)
 RELATIONS_FROM = 3  # the first format that stores the KG's relations
-TERMS_SCHEMA = pa.schema(
-    [
-        ("concept_id", pa.string()),
-        ("term", pa.string()),
-        ("source", pa.string()),
-        ("is_preferred", pa.bool_()),
-    ]
-)
-CONCEPTS_SCHEMA = pa.schema(
-    [
-        ("concept_id", pa.string()),
-        ("name", pa.string()),
-        ("semantic_types", pa.list_(pa.string())),
-        ("alt_ids", pa.list_(pa.string())),
-    ]
-)
-RELATIONS_SCHEMA = pa.schema(
-    [("head", pa.string()), ("relation", pa.string()), ("tail", pa.string())]
-)
+# the KG's schemas; an index's terms have no ``lang``
+TERMS_SCHEMA = pa.schema([KG_TERMS_SCHEMA.field(name) for name in TERM_COLUMNS])
 _SPACES = {"terms": "term_index", "concepts": "concept_index"}
 _TABLES = ("terms.parquet", "concepts.parquet")  # read at load
 _RELATIONS = "relations.parquet"  # read on first use
@@ -146,6 +120,14 @@ def _damaged(path: Path, reason: object) -> ArtifactMismatchError:
         f"{path} is damaged or unreadable ({reason}); rebuild the index with "
         "'termnorm index build' (or restore the folder from a copy)"
     )
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    """A Parquet table of the index folder; an unreadable one is :func:`_damaged`."""
+    try:
+        return pq.read_table(path).to_pandas()
+    except (OSError, pa.ArrowException) as exc:
+        raise _damaged(path, exc) from exc
 
 
 class TermIndex:
@@ -192,9 +174,8 @@ class TermIndex:
         if folder is None:
             self._term_index = build_vector_index(term_backend, term_vectors)
             self._concept_index = build_vector_index(concept_backend, concept_vectors)
-            for space, index in (("terms", self._term_index), ("concepts", self._concept_index)):
-                if "backend" not in card:
-                    continue
+            spaces = (("terms", self._term_index), ("concepts", self._concept_index))
+            for space, index in spaces if "backend" in card else ():
                 entry = card["backend"][space]
                 # IVF-PQ sizes itself to its training set: record what was actually built
                 params = getattr(index, "params", None)
@@ -317,23 +298,16 @@ class TermIndex:
                 "KG's relations, but it has none: build it with TermIndex.build, or pass "
                 "relations=relation_table(kg, concepts)[0] to TermIndex"
             )
+        frames = {
+            "terms.parquet": (self.terms[TERM_COLUMNS], TERMS_SCHEMA),
+            "concepts.parquet": (self.concepts, CONCEPTS_SCHEMA),
+        }
+        if relations is not None:
+            frames[_RELATIONS] = (relations[RELATION_COLUMNS], RELATIONS_SCHEMA)
         with atomic_dir(out) as tmp:
-            pq.write_table(
-                pa.Table.from_pandas(self.terms[TERM_COLUMNS], TERMS_SCHEMA, False),
-                tmp / "terms.parquet",
-            )
-            pq.write_table(
-                pa.Table.from_pandas(self.concepts, CONCEPTS_SCHEMA, False),
-                tmp / "concepts.parquet",
-            )
-            tables = list(_TABLES)
-            if relations is not None:
-                pq.write_table(
-                    pa.Table.from_pandas(relations[RELATION_COLUMNS], RELATIONS_SCHEMA, False),
-                    tmp / _RELATIONS,
-                )
-                tables.append(_RELATIONS)
-            self.card["tables"] = {name: file_sha256(tmp / name) for name in tables}
+            for name, (frame, schema) in frames.items():
+                pq.write_table(pa.Table.from_pandas(frame, schema, False), tmp / name)
+            self.card["tables"] = {name: file_sha256(tmp / name) for name in frames}
             np.save(tmp / "term_vectors.npy", np.asarray(self.term_vectors))
             np.save(tmp / "concept_vectors.npy", np.asarray(self.concept_vectors))
             for space, index in (("terms", self._term_index), ("concepts", self._concept_index)):
@@ -370,13 +344,7 @@ class TermIndex:
                     f"differs from {folder / CARD_NAME}): the file was replaced or edited; "
                     "rebuild the index with 'termnorm index build'"
                 )
-        tables = {}
-        for name in _TABLES:
-            try:
-                tables[name] = pq.read_table(folder / name).to_pandas()
-            except (OSError, pa.ArrowException) as exc:
-                raise _damaged(folder / name, exc) from exc
-        terms, concepts = tables["terms.parquet"], tables["concepts.parquet"]
+        terms, concepts = (_read_table(folder / name) for name in _TABLES)
         for col in ("semantic_types", "alt_ids"):
             concepts[col] = [list(v) for v in concepts[col]]
         vectors = {}
@@ -489,10 +457,7 @@ class TermIndex:
             if self.card.get("format_version", 0) < RELATIONS_FROM:
                 return None
             path = self.path / _RELATIONS
-            try:
-                self._relations = pq.read_table(path).to_pandas()
-            except (OSError, pa.ArrowException) as exc:
-                raise _damaged(path, exc) from exc
+            self._relations = _read_table(path)
             missing = set(RELATION_COLUMNS) - set(self._relations.columns)
             if missing:
                 raise _damaged(path, f"no column(s) {sorted(missing)}")
@@ -500,7 +465,7 @@ class TermIndex:
 
     def neighbours(self, row: int) -> tuple[RelationInfo, ...] | None:
         """The KG edges of the concept at ``row`` (outgoing first; see
-        :mod:`termnorm.index.relations`), ``None`` for a format-2 index."""
+        :class:`~termnorm.index.lookup.RelationLookup`), ``None`` for a format-2 index."""
         if self._neighbours is None:
             relations = self.relations
             if relations is None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 
 Loader = Callable[[Any, LoadReport, Any], Iterator[Record]]
 Row = dict[str, Any]
+_TERM_FIELDS = [f.name for f in fields(Term)]
 
 
 class PathRule(str, Enum):
@@ -181,15 +182,8 @@ class _Merger:
                 reports[index].kept["terms"] -= 1
                 continue
             preferred = term.is_preferred and term.term.casefold() == have[0].casefold()
-            term_rows.append(
-                {
-                    "concept_id": term.concept_id,
-                    "term": term.term,
-                    "lang": term.lang,
-                    "source": term.source,
-                    "is_preferred": preferred,
-                }
-            )
+            row = {name: getattr(term, name) for name in _TERM_FIELDS}
+            term_rows.append({**row, "is_preferred": preferred})
         relation_rows: list[Row] = []
         for (head, label, tail), index in self.relations.items():
             if head in self.concepts and tail in self.concepts:

@@ -81,10 +81,9 @@ class KnowledgeGraph:
     ) -> KnowledgeGraph:
         """Build an in-memory KG from rows (dicts with the table columns); defaults filled."""
         c = pd.DataFrame(concepts)
-        if "semantic_types" not in c:
-            c["semantic_types"] = [[] for _ in range(len(c))]
-        if "alt_ids" not in c:
-            c["alt_ids"] = [[] for _ in range(len(c))]
+        for col in ("semantic_types", "alt_ids"):
+            if col not in c:
+                c[col] = [[] for _ in range(len(c))]
         t = pd.DataFrame(terms)
         for col, default in (("lang", "en"), ("source", ""), ("is_preferred", False)):
             if col not in t:

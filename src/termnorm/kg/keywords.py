@@ -23,12 +23,13 @@ vocabularies shipped with termnorm (``kg/data/``) are built by ``termnorm kg key
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
+from typing import TypeVar
 
 from termnorm.errors import InputFormatError
 
@@ -39,6 +40,7 @@ __all__ = [
     "KeywordVocabulary",
     "builtin_keywords_path",
     "is_cjk",
+    "longest_first",
     "read_keywords",
 ]
 
@@ -47,8 +49,9 @@ BUILTIN_KEYWORDS = {"en": "keywords_en.tsv", "zh": "keywords_zh_procedures.tsv"}
 """The shipped vocabularies by language (files in ``termnorm/kg/data``)."""
 
 _CJK = re.compile(r"[\u2e80-\u2fff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_CJK_RUN = re.compile(r"[\u2e80-\u2fff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_CJK_RUN = re.compile(_CJK.pattern + "+")
 _WORD = re.compile(r"[^\W_]+")
+V = TypeVar("V")
 
 
 class KeywordKind(str, Enum):
@@ -56,6 +59,26 @@ class KeywordKind(str, Enum):
 
     SITE = "site"
     TYPE = "type"
+
+
+def longest_first(
+    count: int, longest: int, lookup: Callable[[int, int], V | None]
+) -> list[tuple[int, int, V]]:
+    """Left-to-right, longest-first, non-overlapping matches over ``count`` items: at item
+    ``i`` the largest ``n <= longest`` for which ``lookup(i, n)`` (items ``i .. i+n-1``) is
+    not ``None``, as ``(i, n, value)``; the scan goes on after a match, else at ``i + 1``."""
+    out: list[tuple[int, int, V]] = []
+    i = 0
+    while i < count:
+        for n in range(min(longest, count - i), 0, -1):
+            value = lookup(i, n)
+            if value is not None:
+                out.append((i, n, value))
+                i += n
+                break
+        else:
+            i += 1
+    return out
 
 
 def is_cjk(text: str) -> bool:
@@ -127,35 +150,19 @@ class KeywordVocabulary:
         return sorted(out)
 
     def _cjk_spans(self, run: str, offset: int, longest: int) -> list[tuple[int, int, str]]:
-        out = []
-        i = 0
-        while i < len(run):
-            for n in range(min(longest, len(run) - i), 0, -1):
-                kind = self._kinds.get(run[i : i + n])
-                if kind is not None:
-                    out.append((offset + i, offset + i + n, kind.value))
-                    i += n
-                    break
-            else:
-                i += 1
-        return out
+        found = longest_first(len(run), longest, lambda i, n: self._kinds.get(run[i : i + n]))
+        return [(offset + i, offset + i + n, kind.value) for i, n, kind in found]
 
     def _word_spans(self, words: list[re.Match[str]], longest: int) -> list[tuple[int, int, str]]:
-        out = []
-        i = 0
-        while i < len(words):
-            for n in range(min(longest, len(words) - i), 0, -1):
-                group = [w.group() for w in words[i : i + n]]
-                kind = self._kinds.get(" ".join(group))
-                if kind is None and n == 1 and len(group[0]) > 3 and group[0].endswith("s"):
-                    kind = self._kinds.get(group[0][:-1])
-                if kind is not None:
-                    out.append((words[i].start(), words[i + n - 1].end(), kind.value))
-                    i += n
-                    break
-            else:
-                i += 1
-        return out
+        def kind(i: int, n: int) -> KeywordKind | None:
+            group = [w.group() for w in words[i : i + n]]
+            found = self._kinds.get(" ".join(group))
+            if found is None and n == 1 and len(group[0]) > 3 and group[0].endswith("s"):
+                found = self._kinds.get(group[0][:-1])  # a plural of a one-word keyword
+            return found
+
+        found = longest_first(len(words), longest, kind)
+        return [(words[i].start(), words[i + n - 1].end(), k.value) for i, n, k in found]
 
     # ------------------------------------------------------------------ files
     def lines(self) -> Iterable[str]:

@@ -64,10 +64,5 @@ class LoadReport:
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready view (used in the KG card and the CLI summary)."""
-        return {
-            "source": self.source,
-            "read": dict(self.read),
-            "kept": dict(self.kept),
-            "dropped": dict(self.dropped),
-            "info": dict(self.info),
-        }
+        counts = ("read", "kept", "dropped", "info")
+        return {"source": self.source, **{name: dict(getattr(self, name)) for name in counts}}

@@ -114,16 +114,25 @@ def lat_code(lang: str) -> str:
     return _ISO_TO_LAT.get(lang.lower(), lang.upper())
 
 
-def split_rrf(line: str, n_fields: int, path: Path, number: int, table: str) -> list[str]:
-    """Split one RRF line into exactly ``n_fields`` fields (trailing ``|`` optional)."""
-    fields = line.split("|")
-    if len(fields) == n_fields + 1 and fields[-1] == "":
-        fields.pop()
-    if len(fields) != n_fields:
-        raise InputFormatError(
-            path, number, f"expected {n_fields} '|'-separated fields ({table}), found {len(fields)}"
-        )
-    return fields
+def rrf_rows(
+    path: Path, n_fields: int, table: str, report: LoadReport
+) -> Iterator[tuple[int, list[str]]]:
+    """``(line number, fields)`` of each non-empty RRF line, split into exactly ``n_fields``
+    fields (trailing ``|`` optional) and counted in ``report.read``."""
+    for number, line in iter_lines(path):
+        if not line:
+            continue
+        fields = line.split("|")
+        if len(fields) == n_fields + 1 and fields[-1] == "":
+            fields.pop()
+        if len(fields) != n_fields:
+            raise InputFormatError(
+                path,
+                number,
+                f"expected {n_fields} '|'-separated fields ({table}), found {len(fields)}",
+            )
+        report.read[f"{table} rows"] += 1
+        yield number, fields
 
 
 def load_umls(
@@ -153,11 +162,7 @@ def read_mrsty(path: Path, report: LoadReport) -> dict[str, tuple[str, ...]]:
     """``CUI -> (STY name, ...)`` in file order; identical tuples are shared to save memory."""
     out: dict[str, tuple[str, ...]] = {}
     shared: dict[tuple[str, ...], tuple[str, ...]] = {}
-    for number, line in iter_lines(path):
-        if not line:
-            continue
-        f = split_rrf(line, MRSTY_FIELDS, path, number, "MRSTY")
-        report.read["MRSTY rows"] += 1
+    for _, f in rrf_rows(path, MRSTY_FIELDS, "MRSTY", report):
         cui, sty = f[0], f[3]
         have = out.get(cui, ())
         if sty in have:
@@ -179,11 +184,7 @@ def _concepts(
     sabs = set(options.sabs)
     current = ""
     rows: list[list[str]] = []
-    for number, line in iter_lines(path):
-        if not line:
-            continue
-        f = split_rrf(line, MRCONSO_FIELDS, path, number, "MRCONSO")
-        report.read["MRCONSO rows"] += 1
+    for number, f in rrf_rows(path, MRCONSO_FIELDS, "MRCONSO", report):
         cui = f[_CUI]
         if cui != current:
             if cui < current:
@@ -268,11 +269,7 @@ def _relations(
     current = ""
     seen: set[tuple[str, str]] = set()
     unsorted = False
-    for number, line in iter_lines(path):
-        if not line:
-            continue
-        f = split_rrf(line, MRREL_FIELDS, path, number, "MRREL")
-        report.read["MRREL rows"] += 1
+    for _, f in rrf_rows(path, MRREL_FIELDS, "MRREL", report):
         cui1, rel, cui2 = f[_CUI1], f[_REL], f[_CUI2]
         if cui1 != current:
             unsorted = unsorted or cui1 < current

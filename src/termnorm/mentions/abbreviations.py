@@ -193,10 +193,6 @@ def expand(mention_text: str, pairs: Mapping[str, str]) -> Expansion:
     return _Expander(pairs)(mention_text)
 
 
-def _detect_nothing(text: str) -> list[Abbreviation]:
-    return []
-
-
 class DocumentAbbreviations:
     """The pairs of each document of a corpus, detected once per document (on first use).
 
@@ -219,7 +215,7 @@ class DocumentAbbreviations:
             with _lock:
                 _require_ab3p()  # a missing extra fails here, before any work
             detector = detect_abbreviations
-        self.detector: Callable[[str], list[Abbreviation]] = detector or _detect_nothing
+        self.detector: Callable[[str], list[Abbreviation]] = detector or (lambda text: [])
         self._expanders: dict[str, _Expander] = {}
 
     def _expander(self, doc_id: str) -> _Expander:

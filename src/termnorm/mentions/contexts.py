@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from termnorm.errors import EmptyResultError, InputFormatError
+from termnorm.kg.keywords import longest_first
 from termnorm.mentions._lines import read_lines, require_exists
 from termnorm.mentions.documents import DOCUMENT_FORMATS, read_documents
 from termnorm.mentions.reader import detect_format, parse_format
@@ -133,19 +134,15 @@ def find_mentions(text: str, dictionary: TermDictionary) -> list[MatchedSpan]:
     """The longest-first, left-to-right, non-overlapping matches of ``dictionary`` in ``text``."""
     words = _words(text)
     keys = [w.group().casefold() for w in words]
-    out: list[MatchedSpan] = []
-    i = 0
-    while i < len(words):
-        for n in range(min(dictionary.max_words, len(words) - i), 0, -1):
-            key = " ".join(keys[i : i + n])
-            concept = dictionary.concept_of.get(key)
-            if concept is not None:
-                out.append(MatchedSpan(words[i].start(), words[i + n - 1].end(), concept, key))
-                i += n
-                break
-        else:
-            i += 1
-    return out
+    found = longest_first(
+        len(words),
+        dictionary.max_words,
+        lambda i, n: dictionary.concept_of.get(" ".join(keys[i : i + n])),
+    )
+    return [
+        MatchedSpan(words[i].start(), words[i + n - 1].end(), concept, " ".join(keys[i : i + n]))
+        for i, n, concept in found
+    ]
 
 
 def mark_mention(text: str, start: int, end: int, words: int) -> str:
