@@ -30,7 +30,7 @@ from termnorm.encoders.runtime import (
 from termnorm.errors import MissingExtraError
 
 if TYPE_CHECKING:
-    from termnorm.encoders.transformer import TermEncoder
+    from termnorm.encoders.protocols import EncoderModel
 
 __all__ = ["PROBE_TERMS", "measure_runtimes", "resolve_auto"]
 
@@ -42,7 +42,7 @@ _chosen: dict[tuple[str, int | None], Runtime] = {}
 
 
 def measure_runtimes(
-    encoder: TermEncoder, threads: int | None = None, texts: tuple[str, ...] = PROBE_TERMS
+    encoder: EncoderModel, threads: int | None = None, texts: tuple[str, ...] = PROBE_TERMS
 ) -> list[RuntimeMeasure]:
     """Speed and fp32 agreement of every runtime that can run here (see module doc)."""
     measures: list[RuntimeMeasure] = []
@@ -69,7 +69,7 @@ def measure_runtimes(
     return measures
 
 
-def resolve_auto(encoder: TermEncoder, threads: int | None = None) -> Runtime:
+def resolve_auto(encoder: EncoderModel, threads: int | None = None) -> Runtime:
     """The runtime ``auto`` stands for with this encoder and thread count (measured once)."""
     key = (encoder.fingerprint, threads)
     if key not in _chosen:
