@@ -153,11 +153,6 @@ class ResumableOutput:
                 total[key] = total.get(key, 0) + value
         return total
 
-    @property
-    def resumed(self) -> bool:
-        """Whether this job continues an interrupted one."""
-        return self._resumed_rows > 0
-
     def _part(self, n: int) -> Path:
         return self.work / f"part-{n:06d}{self._ext}"
 
@@ -194,7 +189,6 @@ class ResumableOutput:
                 path.unlink()
 
     def _reopen(self, recorded: dict[str, Any], restart: bool) -> None:
-        self._resumed_rows = 0
         if restart:
             logger.info("--restart: dropping the unfinished job in %s", self.work)
             self._clear()
@@ -220,12 +214,9 @@ class ResumableOutput:
                 f"{self.work}: recorded parts are missing ({', '.join(missing[:3])}); give "
                 "--restart to start over"
             )
-        self._resumed_rows = self.rows_done
         logger.info(
             "resuming %s after %d rows (%d parts)", self.output, self.rows_done, len(self.parts)
         )
-
-    _resumed_rows = 0
 
     def write_part(self, records: list[Record], stats: Mapping[str, int] | None = None) -> None:
         """Write ``records`` as the next part and record it with its row count and ``stats``

@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -358,6 +358,8 @@ def open_reader(
 class TableWriter(ABC):
     """Writes records with a fixed column list; ``close`` finishes the file."""
 
+    _fh: IO[str]
+
     def __init__(self, path: Path, columns: Sequence[str]) -> None:
         self.path = path
         self.columns = list(columns)
@@ -372,9 +374,9 @@ class TableWriter(ABC):
     def write(self, records: list[Record]) -> None:
         """Append records (missing keys are written as empty/null)."""
 
-    @abstractmethod
     def close(self) -> None:
         """Flush and close the file."""
+        self._fh.close()
 
 
 def _cell(value: Any, tsv: bool) -> str:
@@ -410,9 +412,6 @@ class _CsvWriter(TableWriter):
             [[_cell(r.get(c), self._tsv) for c in self.columns] for r in records]
         )
 
-    def close(self) -> None:
-        self._fh.close()
-
 
 class _JsonlWriter(TableWriter):
     def __init__(self, path: Path, columns: Sequence[str]) -> None:
@@ -422,9 +421,6 @@ class _JsonlWriter(TableWriter):
     def write(self, records: list[Record]) -> None:
         for record in records:
             self._fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-
-    def close(self) -> None:
-        self._fh.close()
 
 
 def _fit(value: Any, kind: pa.DataType) -> Any:

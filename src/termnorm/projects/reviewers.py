@@ -14,13 +14,12 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from termnorm.projects.errors import ReviewerError
-from termnorm.projects.models import ReviewerRow, utcnow
+from termnorm.projects.models import JsonReady, ReviewerRow, utcnow
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
 
 __all__ = [
@@ -43,28 +42,20 @@ _MAX_NAME = 200
 
 
 @dataclass(frozen=True)
-class NewReviewer:
+class NewReviewer(JsonReady):
     """A reviewer just added (or given a new token): the token, shown only now."""
 
     project: str
     name: str
     token: str
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for ``--json``."""
-        return dict(self.__dict__)
-
 
 @dataclass(frozen=True)
-class ReviewerInfo:
+class ReviewerInfo(JsonReady):
     """A reviewer as listed: name and when their token was made."""
 
     name: str
     created_at: datetime
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for ``--json``."""
-        return {"name": self.name, "created_at": self.created_at.isoformat()}
 
 
 def token_digest(token: str) -> str:

@@ -162,6 +162,49 @@ def _transposed(
     return lines
 
 
+_RANKED = (EvaluatorKind.NORMALIZATION, EvaluatorKind.ZERO_SHOT)
+_SECTIONS: list[tuple[str, tuple[EvaluatorKind, ...], list[tuple[str, str, Fmt, str | None]]]] = [
+    ("Normalization: acc@1 (%)", _RANKED, [("", "acc@1", _pct, "max")]),
+    ("Normalization: acc@5 (%)", _RANKED, [("", "acc@5", _pct, "max")]),
+    (
+        "Relatedness: Spearman ρ / Pearson r between cosine and human scores",
+        (EvaluatorKind.RELATEDNESS,),
+        [
+            ("ρ", "spearman", _f3, "max"),
+            ("r", "pearson", _f3, "max"),
+            ("cover", "coverage", _pct, None),
+        ],
+    ),
+    (
+        "Clustering pairs (θ tuned on one half of the concepts, scores on the other, %)",
+        (EvaluatorKind.CLUSTERING,),
+        [
+            ("θ", "threshold", _f2, None),
+            ("P", "precision", _pct, "max"),
+            ("R", "recall", _pct, "max"),
+            ("F1", "f1", _pct, "max"),
+        ],
+    ),
+    (
+        "Relation classification (held-out accuracy, %; majority = always the most frequent label)",
+        (EvaluatorKind.RELATION,),
+        [("acc", "accuracy", _pct, "max"), ("majority", "majority", _pct, None)],
+    ),
+    (
+        "Link prediction (filtered ranks of held-out tails)",
+        (EvaluatorKind.LINKPRED,),
+        [
+            ("hits@1", "hits@1", _pct, "max"),
+            ("hits@10", "hits@10", _pct, "max"),
+            ("MR", "mr", _f2, "min"),
+            ("MRR", "mrr", _f3, "max"),
+        ],
+    ),
+]
+"""The tables by model, in report order (MCSM's per-type tables go after relatedness):
+(title, evaluator kinds, (header, metric, format, better) columns)."""
+
+
 def render_markdown(
     results: BenchResults, plots: dict[str, list[Path]], command: str, out: Path
 ) -> str:
@@ -176,72 +219,11 @@ def render_markdown(
     )
     lines += ["", " · ".join(f"{k} {v}" for k, v in versions().items()), ""]
     lines += ["Models: " + ", ".join(_describe(m) for m in spec.models) + ".", ""]
-    sections: list[tuple[str, list[str]]] = []
-    ranked = _datasets(results, EvaluatorKind.NORMALIZATION, EvaluatorKind.ZERO_SHOT)
-    sections.append(
-        (
-            "Normalization: acc@1 (%)",
-            _by_model(results, ranked, [("", "acc@1", _pct, "max")]),
-        )
-    )
-    sections.append(
-        ("Normalization: acc@5 (%)", _by_model(results, ranked, [("", "acc@5", _pct, "max")]))
-    )
-    sections.append(
-        (
-            "Relatedness: Spearman ρ / Pearson r between cosine and human scores",
-            _by_model(
-                results,
-                _datasets(results, EvaluatorKind.RELATEDNESS),
-                [
-                    ("ρ", "spearman", _f3, "max"),
-                    ("r", "pearson", _f3, "max"),
-                    ("cover", "coverage", _pct, None),
-                ],
-            ),
-        )
-    )
-    sections.append(("MCSM", _mcsm_tables(results)))
-    sections.append(
-        (
-            "Clustering pairs (θ tuned on one half of the concepts, scores on the other, %)",
-            _by_model(
-                results,
-                _datasets(results, EvaluatorKind.CLUSTERING),
-                [
-                    ("θ", "threshold", _f2, None),
-                    ("P", "precision", _pct, "max"),
-                    ("R", "recall", _pct, "max"),
-                    ("F1", "f1", _pct, "max"),
-                ],
-            ),
-        )
-    )
-    sections.append(
-        (
-            "Relation classification (held-out accuracy, %; majority = always the most frequent label)",
-            _by_model(
-                results,
-                _datasets(results, EvaluatorKind.RELATION),
-                [("acc", "accuracy", _pct, "max"), ("majority", "majority", _pct, None)],
-            ),
-        )
-    )
-    sections.append(
-        (
-            "Link prediction (filtered ranks of held-out tails)",
-            _by_model(
-                results,
-                _datasets(results, EvaluatorKind.LINKPRED),
-                [
-                    ("hits@1", "hits@1", _pct, "max"),
-                    ("hits@10", "hits@10", _pct, "max"),
-                    ("MR", "mr", _f2, "min"),
-                    ("MRR", "mrr", _f3, "max"),
-                ],
-            ),
-        )
-    )
+    sections = [
+        (title, _by_model(results, _datasets(results, *kinds), columns))
+        for title, kinds, columns in _SECTIONS
+    ]
+    sections.insert(3, ("MCSM", _mcsm_tables(results)))
     for title, body in sections:
         if body:
             lines += [f"## {title}", "", *body, ""]
