@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 
 from termnorm.errors import TermnormError
 from termnorm.io.output_lock import LOCK_NAME, OutputLock
-from termnorm.io.tables import Record, TableFormat, open_writer
+from termnorm.io.tables import Record, TableFormat, atomic_file, open_writer
 
 __all__ = ["PROGRESS_NAME", "ResumableOutput", "ResumeError", "job_changes", "work_dir"]
 
@@ -76,12 +76,6 @@ def job_changes(recorded: Mapping[str, Any], current: Mapping[str, Any], at: str
         elif before != now:
             changes.append(f"{at}{key}: {json.dumps(before)} → {json.dumps(now)}")
     return changes
-
-
-def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 class ResumableOutput:
@@ -158,7 +152,8 @@ class ResumableOutput:
 
     def _record(self) -> None:
         payload = {"kind": _KIND, "version": _VERSION, "job": self.job, "parts": self.parts}
-        _write_json(self.work / PROGRESS_NAME, payload)
+        with atomic_file(self.work / PROGRESS_NAME) as tmp:
+            tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", "utf-8")
 
     def _recorded(self) -> dict[str, Any] | None:
         """The work folder's progress record; ``None`` when there is no folder or only a lock
@@ -238,10 +233,8 @@ class ResumableOutput:
             with pq.ParquetWriter(merged, schema) as writer:
                 for n in range(len(self.parts)):
                     writer.write_table(pq.read_table(self._part(n), schema=schema))
-        elif self.fmt is TableFormat.PARQUET:
+        else:  # an empty Parquet file, or the CSV/TSV header and the text parts after it
             open_writer(merged, self.fmt, self.columns, self.schema).close()
-        else:
-            open_writer(merged, self.fmt, self.columns, self.schema).close()  # the header
             with open(merged, "ab") as out:
                 for n in range(len(self.parts)):
                     with open(self._part(n), "rb") as part:

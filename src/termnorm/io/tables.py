@@ -120,13 +120,6 @@ def atomic_file(path: str | Path) -> Iterator[Path]:
     os.replace(tmp, path)
 
 
-def _raise_field_limit() -> None:
-    """Let the csv module read fields up to :data:`CSV_FIELD_LIMIT` characters (never
-    lowers a limit someone raised further)."""
-    if csv.field_size_limit() < CSV_FIELD_LIMIT:
-        csv.field_size_limit(CSV_FIELD_LIMIT)
-
-
 def _unterminated(record: list[str]) -> bool:
     """Whether the lines of a CSV file's last row end inside a quoted field (the lenient
     reader returns such a field holding the rest of the file; the strict one refuses)."""
@@ -176,7 +169,8 @@ class _CsvReader(TableReader):
         super().__init__(path)
         self.delimiter = delimiter
         self.encoding, self.errors = encoding, errors
-        _raise_field_limit()
+        if csv.field_size_limit() < CSV_FIELD_LIMIT:  # never lowers a limit raised further
+            csv.field_size_limit(CSV_FIELD_LIMIT)
         rows = self._rows(self._lines())
         header = next(rows, None)
         if not header:

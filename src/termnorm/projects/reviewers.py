@@ -73,13 +73,6 @@ def _check_name(name: str) -> str:
     return name
 
 
-def _find(session: Session, project_id: int, name: str) -> ReviewerRow | None:
-    query = select(ReviewerRow).where(
-        ReviewerRow.project_id == project_id, ReviewerRow.name == name
-    )
-    return session.scalars(query).first()
-
-
 def add_reviewer(
     project: str,
     name: str,
@@ -95,7 +88,10 @@ def add_reviewer(
     name = _check_name(name)
     token = TOKEN_PREFIX + secrets.token_urlsafe(_TOKEN_BYTES)
     with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):
-        found = _find(session, proj.id, name)
+        query = select(ReviewerRow).where(
+            ReviewerRow.project_id == proj.id, ReviewerRow.name == name
+        )
+        found = session.scalars(query).first()
         if found is not None and not rotate:
             raise ReviewerError(
                 f"{project} has a reviewer {name!r} already: give them a new token with "

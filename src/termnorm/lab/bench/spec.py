@@ -171,8 +171,11 @@ def _unknown(keys: Any, known: set[str], where: str, path: Path) -> None:
         )
 
 
-def _existing(base: Path, value: str, where: str, spec_path: Path) -> Path:
-    found = (base / value).resolve()
+def _existing(base: Path, value: object, where: str, spec_path: Path) -> Path | None:
+    """``value`` (``None``: none) resolved below ``base``, which must exist."""
+    if value is None:
+        return None
+    found = (base / str(value)).resolve()
     if not found.exists():
         raise InputFormatError(spec_path, None, f"{where}: {found} not found")
     return found
@@ -237,12 +240,8 @@ def _models(raw: dict[str, Any], here: Path, path: Path) -> list[ModelSpec]:
             continue
         entry = {"path": value} if isinstance(value, str) else _mapping(value, name, path)
         _unknown(entry, {"path", "pooling"}, f"model {name!r}", path)
-        model_path = entry.get("path")
-        resolved = (
-            None
-            if model_path in (None, DEFAULT_MODEL)
-            else _existing(here, str(model_path), f"model {name!r}", path)
-        )
+        model_path = None if entry.get("path") == DEFAULT_MODEL else entry.get("path")
+        resolved = _existing(here, model_path, f"model {name!r}", path)
         models.append(ModelSpec(str(name), resolved, entry.get("pooling")))
     for kind in raw.get("baselines") or []:
         if kind not in BASELINES:
@@ -263,10 +262,7 @@ def _kgs(raw: dict[str, Any], data_root: Path, path: Path) -> dict[str, KGSpec]:
     for name, value in _mapping(raw.get("kgs"), "kgs", path).items():
         entry = _mapping(value, f"kg {name!r}", path)
         _unknown(entry, {"format", "path", "options"}, f"kg {name!r}", path)
-        kg_path = entry.get("path")
-        resolved = (
-            None if kg_path is None else _existing(data_root, str(kg_path), f"kg {name!r}", path)
-        )
+        resolved = _existing(data_root, entry.get("path"), f"kg {name!r}", path)
         if entry.get("format") is None and resolved is None:
             raise InputFormatError(path, None, f"kg {name!r} needs a format or a KG folder path")
         kgs[str(name)] = KGSpec(
@@ -293,7 +289,7 @@ def _datasets(
         if kind.needs_path:
             if not entry.get("path"):
                 raise InputFormatError(path, None, f"dataset {name!r} needs a path")
-            ds_path = _existing(data_root, str(entry["path"]), f"dataset {name!r}", path)
+            ds_path = _existing(data_root, entry["path"], f"dataset {name!r}", path)
         kg = entry.get("kg")
         if kind.needs_kg and kg not in kgs:
             raise InputFormatError(
