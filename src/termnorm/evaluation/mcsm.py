@@ -195,8 +195,7 @@ class MCSMEvaluator(EmbeddingEvaluator):
         row_of_query = {int(r): i for i, r in enumerate(all_queries)}
         discount = 1.0 / np.log2(np.arange(2, k + 2))  # [k]
         pool_types = [set(self.kg.concepts["semantic_types"].iloc[int(r)]) for r in pool]
-        result = MCSMResult(k=k, concepts=len(all_queries))
-        result.skipped_concepts = int((~mask).sum())
+        result = MCSMResult(k, concepts=len(all_queries), skipped_concepts=int((~mask).sum()))
         for t, rows in queries.items():
             if len(rows) == 0:
                 continue

@@ -26,17 +26,6 @@ logger = logging.getLogger(__name__)
 _RANKED = {EvaluatorKind.NORMALIZATION, EvaluatorKind.ZERO_SHOT}
 
 
-def _pyplot() -> Any:
-    try:
-        import matplotlib
-    except ImportError as exc:
-        raise MissingExtraError("matplotlib", "lab") from exc
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
@@ -160,7 +149,13 @@ def _tsne(results: BenchResults, plt: Any, out: Path) -> list[Path]:
 
 def write_plots(results: BenchResults, out: Path) -> dict[str, list[Path]]:
     """Draw every figure the results support into ``out``; ``{kind: [png, ...]}``."""
-    plt = _pyplot()
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise MissingExtraError("matplotlib", "lab") from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     out.mkdir(parents=True, exist_ok=True)
     acc = _acc_at_k(results, plt, out)
     return {

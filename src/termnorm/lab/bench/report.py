@@ -16,7 +16,7 @@ from pathlib import Path
 
 from termnorm.errors import MissingExtraError
 from termnorm.lab.bench.runner import BenchResults, Cell
-from termnorm.lab.bench.spec import EvaluatorKind
+from termnorm.lab.bench.spec import EvaluatorKind, ModelSpec
 
 __all__ = ["render_markdown", "versions", "write_report"]
 
@@ -29,12 +29,8 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
-def _f3(x: float) -> str:
-    return f"{x:.3f}"
-
-
-def _f2(x: float) -> str:
-    return f"{x:.2f}"
+_f3: Fmt = "{:.3f}".format
+_f2: Fmt = "{:.2f}".format
 
 
 def versions() -> dict[str, str]:
@@ -56,6 +52,17 @@ def versions() -> dict[str, str]:
     return out
 
 
+def _cell(value: float | str | None, fmt: Fmt, best: float | None) -> str:
+    """A table cell: ``–`` when absent, text as it is, ``n/a`` for NaN, ``best`` in bold."""
+    if value is None:
+        return "–"
+    if isinstance(value, str):
+        return value
+    if math.isnan(value):
+        return "n/a"
+    return f"**{fmt(value)}**" if value == best else fmt(value)
+
+
 def _table(
     header: Sequence[str],
     rows: Sequence[tuple[str, Sequence[float | str | None]]],
@@ -71,17 +78,7 @@ def _table(
         best.append((max(values) if rule == "max" else min(values)) if ranked else None)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, vals in rows:
-        cells = [label]
-        for j, v in enumerate(vals):
-            if v is None:
-                cells.append("–")
-            elif isinstance(v, str):
-                cells.append(v)
-            elif math.isnan(v):
-                cells.append("n/a")
-            else:
-                fmt = fmts[j] or _f3
-                cells.append(f"**{fmt(v)}**" if best[j] is not None and v == best[j] else fmt(v))
+        cells = [label, *(_cell(v, fmts[j] or _f3, best[j]) for j, v in enumerate(vals))]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -148,16 +145,7 @@ def _transposed(
     for label, vals in rows:
         numbers = [v for v in vals if isinstance(v, float) and not math.isnan(v)]
         top = max(numbers) if len(numbers) > 1 else None
-        shown = [
-            v
-            if isinstance(v, str)
-            else "–"
-            if v is None
-            else f"**{v:.2f}**"
-            if v == top
-            else f"{v:.2f}"
-            for v in vals
-        ]
+        shown = [_cell(v, _f2, top) for v in vals]
         lines.append(f"| {label} | " + " | ".join(shown) + " |")
     return lines
 
@@ -232,10 +220,7 @@ def render_markdown(
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _describe(model: object) -> str:
-    from termnorm.lab.bench.spec import ModelSpec
-
-    assert isinstance(model, ModelSpec)
+def _describe(model: ModelSpec) -> str:
     if model.baseline is not None:
         return f"`{model.name}` (lexical baseline)"
     where = str(model.path) if model.path is not None else "built-in default (all-MiniLM-L6-v2)"

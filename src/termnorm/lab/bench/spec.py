@@ -64,13 +64,7 @@ class EvaluatorKind(str, Enum):
     @property
     def needs_kg(self) -> bool:
         """Whether the dataset must name a KG of the suite."""
-        return self in {
-            EvaluatorKind.NORMALIZATION,
-            EvaluatorKind.MCSM,
-            EvaluatorKind.RELATION,
-            EvaluatorKind.CLUSTERING,
-            EvaluatorKind.LINKPRED,
-        }
+        return self not in {EvaluatorKind.ZERO_SHOT, EvaluatorKind.RELATEDNESS}
 
     @property
     def needs_path(self) -> bool:
@@ -181,15 +175,6 @@ def _existing(base: Path, value: object, where: str, spec_path: Path) -> Path | 
     return found
 
 
-def _yaml() -> Any:
-    """The ``yaml`` module, or a :class:`MissingExtraError` naming the ``lab`` extra."""
-    try:
-        import yaml
-    except ImportError as exc:
-        raise MissingExtraError("pyyaml", "lab") from exc
-    return yaml
-
-
 def load_spec(path: str | Path) -> BenchSpec:
     """Read and check a suite file; files it names must exist.
 
@@ -197,7 +182,10 @@ def load_spec(path: str | Path) -> BenchSpec:
         MissingExtraError: PyYAML is not installed (the ``lab`` extra).
         InputFormatError: the file is missing, not YAML, or does not describe a suite.
     """
-    yaml = _yaml()
+    try:
+        import yaml
+    except ImportError as exc:
+        raise MissingExtraError("pyyaml", "lab") from exc
     path = Path(path).resolve()
     if not path.is_file():
         raise InputFormatError(path, None, "benchmark suite file not found")
