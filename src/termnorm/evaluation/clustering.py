@@ -19,8 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from termnorm.errors import EmptyResultError
-from termnorm.evaluation.embedding import Embedder, encode_texts, seeded_split
-from termnorm.evaluation.metric_names import prefixed
+from termnorm.evaluation.embedding import Embedder, EmbeddingEvaluator, encode_texts, seeded_split
 from termnorm.kg import KnowledgeGraph
 
 __all__ = ["DEFAULT_THRESHOLDS", "ClusteringEvaluator", "ClusteringResult", "PairSweep"]
@@ -119,7 +118,7 @@ def sweep(
     )
 
 
-class ClusteringEvaluator:
+class ClusteringEvaluator(EmbeddingEvaluator):
     """Synonym detection by a cosine threshold, θ tuned and scored on disjoint concepts.
 
     Args:
@@ -130,6 +129,8 @@ class ClusteringEvaluator:
         seed: seed of the split and the samples.
         name: metric prefix.
     """
+
+    primary = "f1"  # held-out split, θ from the tuning split
 
     def __init__(
         self,
@@ -149,11 +150,6 @@ class ClusteringEvaluator:
         self.seed = seed
         self.name = name
         self.tune_concepts, self.test_concepts = self.split()
-
-    @property
-    def primary_metric(self) -> str:
-        """``<name>_f1`` (held-out split, θ from the tuning split)."""
-        return f"{self.name}_f1"
 
     def split(self) -> tuple[list[str], list[str]]:
         """Seeded, disjoint ``(tune, test)`` concept lists, each capped at ``max_concepts``."""
@@ -211,7 +207,3 @@ class ClusteringEvaluator:
             test=test,
             skipped_terms=skipped_tune + skipped_test,
         )
-
-    def __call__(self, model: Embedder) -> dict[str, float]:
-        """Prefixed metrics (``<name>_f1``, ``<name>_precision``, ...)."""
-        return prefixed(self.name, self.evaluate(model).metrics())

@@ -17,7 +17,6 @@ from termnorm.encoders import TermEncoder
 from termnorm.evaluation.normalization import NormalizationEvaluator
 from termnorm.kg import KnowledgeGraph
 from termnorm.mentions import Mention, MentionFormat, read_mentions
-from termnorm.search.candidate import Matcher
 
 __all__ = ["DEV_KS", "DevEvaluator"]
 
@@ -54,14 +53,10 @@ class DevEvaluator:
         return self.scorer.primary_metric
 
     def __call__(self, encoder: TermEncoder) -> dict[str, float]:
-        """Metrics of ``encoder``'s current weights."""
-        return self.scorer(_exact_matcher(self.kg, encoder))
+        """Metrics of ``encoder``'s current weights: an O-T search of the KG's terms encoded
+        now (exact backend, no progress)."""
+        from termnorm.index import TermIndex
+        from termnorm.search.normalizer import Normalizer
 
-
-def _exact_matcher(kg: KnowledgeGraph, encoder: TermEncoder) -> Matcher:
-    """O-T search of ``kg``'s terms encoded now by ``encoder`` (exact backend, no progress)."""
-    from termnorm.index import TermIndex
-    from termnorm.search.normalizer import Normalizer
-
-    index = TermIndex.build(kg, encoder, backend="exact", show_progress=False)
-    return Normalizer(index, encoder)
+        index = TermIndex.build(self.kg, encoder, backend="exact", show_progress=False)
+        return self.scorer(Normalizer(index, encoder))

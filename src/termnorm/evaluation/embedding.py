@@ -16,12 +16,14 @@ helpers here (a ``False`` in the returned mask), never turned into a crash or a 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from enum import Enum
-from typing import Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from termnorm.evaluation.metric_names import prefixed
 from termnorm.kg import KnowledgeGraph
 
 __all__ = [
@@ -43,19 +45,25 @@ class Embedder(Protocol):
         ...
 
 
-class EmbeddingEvaluator(Protocol):
-    """``__call__(model) -> {"<name>_<metric>": value}`` with a primary metric."""
+class EmbeddingEvaluator(ABC):
+    """The shape above: ``evaluator(model)`` is :meth:`evaluate`'s ``metrics()`` prefixed
+    with ``name``; ``primary_metric`` (``<name>_<primary>``) ranks models, higher is better."""
 
     name: str
+    primary: ClassVar[str]
 
     @property
     def primary_metric(self) -> str:
-        """Key of the metric that ranks models (higher is better)."""
-        ...
+        """``<name>_<primary>``."""
+        return f"{self.name}_{self.primary}"
+
+    @abstractmethod
+    def evaluate(self, model: Embedder) -> Any:
+        """A typed result with the details; its ``metrics()`` are the unprefixed metrics."""
 
     def __call__(self, model: Embedder) -> dict[str, float]:
-        """Evaluate ``model``; metric names prefixed by ``name``."""
-        ...
+        """Metrics of ``model``, prefixed with ``name``."""
+        return prefixed(self.name, self.evaluate(model).metrics())
 
 
 class ConceptVector(str, Enum):

@@ -27,6 +27,7 @@ from termnorm.errors import ArtifactMismatchError, EmptyResultError
 from termnorm.evaluation.embedding import (
     ConceptVector,
     Embedder,
+    EmbeddingEvaluator,
     concept_vectors,
     seeded_split,
 )
@@ -59,7 +60,7 @@ def rank_metrics(ranks: np.ndarray) -> dict[str, float]:
     return out
 
 
-class LinkPredictionEvaluator:
+class LinkPredictionEvaluator(EmbeddingEvaluator):
     """Rank tails by S_rel over held-out triplets.
 
     Args:
@@ -73,6 +74,8 @@ class LinkPredictionEvaluator:
         seed: seed of the samples.
         name: metric prefix.
     """
+
+    primary = "mrr"
 
     def __init__(
         self,
@@ -105,11 +108,6 @@ class LinkPredictionEvaluator:
             keep = np.random.default_rng(seed).choice(len(triplets), max_triplets, replace=False)
             triplets = triplets.iloc[np.sort(keep)]
         self.triplets = triplets.reset_index(drop=True)
-
-    @property
-    def primary_metric(self) -> str:
-        """``<name>_mrr``."""
-        return f"{self.name}_mrr"
 
     def _head_for(self, model: Embedder) -> RelationScorer:
         if self.relation_head is not None:
@@ -189,5 +187,5 @@ class LinkPredictionEvaluator:
         return out
 
     def __call__(self, model: Embedder) -> dict[str, float]:
-        """Prefixed metrics (``<name>_hits@1``, ``<name>_mrr``, ...)."""
+        """Metrics of ``model``, prefixed with ``name`` (:meth:`evaluate` gives them flat)."""
         return prefixed(self.name, self.evaluate(model))

@@ -23,8 +23,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from termnorm.errors import EmptyResultError
-from termnorm.evaluation.embedding import ConceptVector, Embedder, concept_vectors
-from termnorm.evaluation.metric_names import prefixed
+from termnorm.evaluation.embedding import (
+    ConceptVector,
+    Embedder,
+    EmbeddingEvaluator,
+    concept_vectors,
+)
 from termnorm.index.exact import exact_search
 from termnorm.kg import KnowledgeGraph
 
@@ -103,7 +107,7 @@ class MCSMResult:
         }
 
 
-class MCSMEvaluator:
+class MCSMEvaluator(EmbeddingEvaluator):
     """MCSM per semantic type of a KG, for any :class:`Embedder`.
 
     Args:
@@ -118,6 +122,8 @@ class MCSMEvaluator:
         seed: seed of that sample.
         name: metric prefix.
     """
+
+    primary = "mean"
 
     def __init__(
         self,
@@ -141,11 +147,6 @@ class MCSMEvaluator:
         self.seed = seed
         self.name = name
         self._type_members = self._members()
-
-    @property
-    def primary_metric(self) -> str:
-        """``<name>_mean``."""
-        return f"{self.name}_mean"
 
     def _members(self) -> dict[str, list[int]]:
         """Semantic type → row indices of its concepts in ``kg.concepts``."""
@@ -194,8 +195,7 @@ class MCSMEvaluator:
         row_of_query = {int(r): i for i, r in enumerate(all_queries)}
         discount = 1.0 / np.log2(np.arange(2, k + 2))  # [k]
         pool_types = [set(self.kg.concepts["semantic_types"].iloc[int(r)]) for r in pool]
-        result = MCSMResult(k=k, concepts=len(all_queries))
-        result.skipped_concepts = int((~mask).sum())
+        result = MCSMResult(k, concepts=len(all_queries), skipped_concepts=int((~mask).sum()))
         for t, rows in queries.items():
             if len(rows) == 0:
                 continue
@@ -210,7 +210,3 @@ class MCSMEvaluator:
         if result.skipped_concepts:
             logger.warning("MCSM: %d concepts had no embeddable name", result.skipped_concepts)
         return result
-
-    def __call__(self, model: Embedder) -> dict[str, float]:
-        """Prefixed metrics (``<name>_mean``, ``<name>_<T>``, ``<name>_<T>_std``, ...)."""
-        return prefixed(self.name, self.evaluate(model).metrics())

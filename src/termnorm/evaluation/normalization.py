@@ -37,6 +37,7 @@ answered through their expanded text.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -149,7 +150,7 @@ class NormalizationEvaluator:
         texts.update(p for ps in parts for p in ps)  # parts are never blank
         texts.update(e.text for e in expansions if e.expanded_from is not None)
         ranked, errors = query_matcher(matcher, sorted(texts), self.ks[-1])
-        keys = _KeyCache(matcher)
+        keys = matcher_keys(matcher)
         results = []
         for mention, mention_parts, expansion in zip(self.mentions, parts, expansions, strict=True):
             gold = {id_key(g) for g in mention.gold_ids}
@@ -247,30 +248,22 @@ def _query_each(
     return ranked, errors
 
 
-class _KeyCache:
-    """``concept_id -> {id_key(concept_id), id_key(alt) ...}``, asked of the matcher once."""
-
-    def __init__(self, matcher: Matcher) -> None:
-        self.matcher = matcher
-        self.cache: dict[str, frozenset[str]] = {}
-
-    def __call__(self, concept_id: str) -> frozenset[str]:
-        keys = self.cache.get(concept_id)
-        if keys is None:
-            ids = [concept_id, *self.matcher.alt_ids(concept_id)]
-            keys = self.cache[concept_id] = frozenset(id_key(i) for i in ids)
-        return keys
-
-
 def matcher_keys(matcher: Matcher) -> Callable[[str], frozenset[str]]:
     """``concept_id -> {id_key(id), id_key(alt) ...}`` through ``matcher.alt_ids`` (cached), so
     that an ID and its concept's alternative IDs compare equal."""
-    return _KeyCache(matcher)
+
+    @functools.cache
+    def keys(concept_id: str) -> frozenset[str]:
+        return frozenset(id_key(i) for i in [concept_id, *matcher.alt_ids(concept_id)])
+
+    return keys
 
 
 def _rank(hits: Sequence[bool]) -> int | None:
     return next((i for i, hit in enumerate(hits, 1) if hit), None)
 
 
-def _first_hit(keys: _KeyCache, candidates: Sequence[Candidate], gold: set[str]) -> int | None:
+def _first_hit(
+    keys: Callable[[str], frozenset[str]], candidates: Sequence[Candidate], gold: set[str]
+) -> int | None:
     return _rank([bool(keys(c.concept_id) & gold) for c in candidates])

@@ -96,30 +96,27 @@ class MentionResult:
 def prediction_record(result: MentionResult, fold: str | None = None) -> dict[str, Any]:
     """The record of one mention's result (keys as in the module doc; ``fold`` first if given)."""
     m = result.mention
-    record: dict[str, Any] = {} if fold is None else {"fold": fold}
-    record.update(
-        {
-            "text": m.text,
-            "gold_ids": list(m.gold_ids),
-            "kind": m.kind.value,
-            "doc_id": m.doc_id,
-            "start": m.start,
-            "end": m.end,
-            "location": m.location,
-            "rank": result.rank,
-            "correct_at_1": result.rank == 1,
-            "parts": list(result.parts),
-            "part_ranks": list(result.part_ranks),
-            "error": result.error,
-            "query": result.query,
-            "expanded_from": None if result.query is None else m.text,
-            "predictions": [
-                {**c.to_dict(), "rank": i, "correct": hit}
-                for i, (c, hit) in enumerate(zip(result.candidates, result.hits, strict=True), 1)
-            ],
-        }
-    )
-    return record
+    return {
+        **({} if fold is None else {"fold": fold}),
+        "text": m.text,
+        "gold_ids": list(m.gold_ids),
+        "kind": m.kind.value,
+        "doc_id": m.doc_id,
+        "start": m.start,
+        "end": m.end,
+        "location": m.location,
+        "rank": result.rank,
+        "correct_at_1": result.rank == 1,
+        "parts": list(result.parts),
+        "part_ranks": list(result.part_ranks),
+        "error": result.error,
+        "query": result.query,
+        "expanded_from": None if result.query is None else m.text,
+        "predictions": [
+            {**c.to_dict(), "rank": i, "correct": hit}
+            for i, (c, hit) in enumerate(zip(result.candidates, result.hits, strict=True), 1)
+        ],
+    }
 
 
 def write_records(path: str | Path, records: Iterable[Mapping[str, Any]]) -> Path:

@@ -26,8 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from termnorm.errors import EmptyResultError, InputFormatError
-from termnorm.evaluation.embedding import Embedder, encode_texts
-from termnorm.evaluation.metric_names import prefixed
+from termnorm.evaluation.embedding import Embedder, EmbeddingEvaluator, encode_texts
 
 __all__ = ["RelatednessEvaluator", "RelatednessPairs", "RelatednessResult", "read_pairs"]
 
@@ -172,7 +171,7 @@ class RelatednessResult:
         }
 
 
-class RelatednessEvaluator:
+class RelatednessEvaluator(EmbeddingEvaluator):
     """Spearman/Pearson between cosine and human scores on a pair file.
 
     Args:
@@ -180,14 +179,11 @@ class RelatednessEvaluator:
         name: metric prefix (e.g. ``mayosrs``).
     """
 
+    primary = "spearman"
+
     def __init__(self, pairs: RelatednessPairs | str | Path, name: str = "relatedness") -> None:
         self.pairs = pairs if isinstance(pairs, RelatednessPairs) else read_pairs(pairs)
         self.name = name
-
-    @property
-    def primary_metric(self) -> str:
-        """``<name>_spearman``."""
-        return f"{self.name}_spearman"
 
     def evaluate(self, model: Embedder) -> RelatednessResult:
         """Cosine per pair, then correlations over the pairs both of whose terms embed."""
@@ -209,7 +205,3 @@ class RelatednessEvaluator:
         if skipped:
             logger.warning("relatedness: %d of %d pairs could not be embedded", len(skipped), n)
         return RelatednessResult(rho, r, n, int(ok.sum()), per_rater, skipped)
-
-    def __call__(self, model: Embedder) -> dict[str, float]:
-        """Prefixed metrics (``<name>_spearman``, ``<name>_pearson``, ``<name>_coverage``...)."""
-        return prefixed(self.name, self.evaluate(model).metrics())

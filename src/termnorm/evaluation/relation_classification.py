@@ -33,15 +33,18 @@ from termnorm.errors import EmptyResultError
 from termnorm.evaluation.embedding import (
     ConceptVector,
     Embedder,
+    EmbeddingEvaluator,
     concept_vectors,
     seeded_split,
 )
-from termnorm.evaluation.metric_names import prefixed
 from termnorm.kg import KnowledgeGraph
 
 __all__ = ["RelationClassificationEvaluator", "RelationMode", "RelationResult", "triplets_of"]
 
 logger = logging.getLogger(__name__)
+
+Features = Callable[[np.ndarray], torch.Tensor]
+"""Triplet rows → ``[B, 2d]`` classifier inputs."""
 
 
 class RelationMode(str, Enum):
@@ -90,7 +93,7 @@ def triplets_of(kg: KnowledgeGraph) -> tuple[pd.DataFrame, int]:
     return out.reset_index(drop=True), len(rel) - len(out)
 
 
-class RelationClassificationEvaluator:
+class RelationClassificationEvaluator(EmbeddingEvaluator):
     """DDBRC-style relation classification on a KG's triplets.
 
     Args:
@@ -108,6 +111,8 @@ class RelationClassificationEvaluator:
         seed: seed of the sample, the split and the batch order.
         name: metric prefix.
     """
+
+    primary = "accuracy"  # on the held-out triplets
 
     def __init__(
         self,
@@ -154,21 +159,13 @@ class RelationClassificationEvaluator:
         self.labels: list[str] = sorted(set(triplets["relation"]))
         self.train_idx, self.test_idx = seeded_split(len(triplets), test_fraction, seed)
 
-    @property
-    def primary_metric(self) -> str:
-        """``<name>_accuracy`` on the held-out triplets."""
-        return f"{self.name}_accuracy"
-
     def _targets(self, idx: np.ndarray) -> torch.Tensor:
         label_index = {label: i for i, label in enumerate(self.labels)}
         rel = self.triplets["relation"].to_numpy()[idx]
         return torch.tensor([label_index[r] for r in rel], dtype=torch.long)
 
     def _fit(
-        self,
-        features: Callable[[np.ndarray], torch.Tensor],
-        params: Sequence[dict[str, object]],
-        classifier: nn.Linear,
+        self, features: Features, params: Sequence[dict[str, object]], classifier: nn.Linear
     ) -> None:
         """Mini-batch Adam on the training triplets only."""
         y_train = self._targets(self.train_idx)
@@ -190,7 +187,7 @@ class RelationClassificationEvaluator:
         nn.init.zeros_(classifier.bias)
         return classifier.to(device) if device is not None else classifier
 
-    def _run_feature(self, model: Embedder) -> tuple[float, float]:
+    def _run_feature(self, model: Embedder) -> tuple[Features, nn.Linear]:
         ends = sorted(set(self.triplets["head"]) | set(self.triplets["tail"]))
         ids, vecs, mask = concept_vectors(self.kg, model, self.vectors, ends)
         row = {cid: i for i, cid in enumerate(ids)}
@@ -207,12 +204,9 @@ class RelationClassificationEvaluator:
         torch.manual_seed(self.seed)
         classifier = self._classifier(vecs.shape[1])
         self._fit(features, [{"params": classifier.parameters(), "lr": self.lr}], classifier)
-        return (
-            self._accuracy(features, classifier, self.test_idx),
-            self._accuracy(features, classifier, self.train_idx),
-        )
+        return features, classifier
 
-    def _run_fine_tune(self, model: Embedder) -> tuple[float, float]:
+    def _run_fine_tune(self, model: Embedder) -> tuple[Features, nn.Linear]:
         from termnorm.encoders import TermEncoder
 
         if not isinstance(model, TermEncoder):
@@ -245,14 +239,9 @@ class RelationClassificationEvaluator:
             classifier,
         )
         encoder.model.eval()
-        return (
-            self._accuracy(features, classifier, self.test_idx),
-            self._accuracy(features, classifier, self.train_idx),
-        )
+        return features, classifier
 
-    def _accuracy(
-        self, features: Callable[[np.ndarray], torch.Tensor], classifier: nn.Linear, idx: np.ndarray
-    ) -> float:
+    def _accuracy(self, features: Features, classifier: nn.Linear, idx: np.ndarray) -> float:
         with torch.no_grad():
             pred = torch.cat(
                 [
@@ -264,23 +253,17 @@ class RelationClassificationEvaluator:
 
     def evaluate(self, model: Embedder) -> RelationResult:
         """Train on the training split, report accuracy on the held-out split."""
-        if self.mode is RelationMode.FEATURE:
-            accuracy, train_accuracy = self._run_feature(model)
-        else:
-            accuracy, train_accuracy = self._run_fine_tune(model)
+        run = self._run_feature if self.mode is RelationMode.FEATURE else self._run_fine_tune
+        features, classifier = run(model)
         y_train = self._targets(self.train_idx)
         majority_label = int(torch.bincount(y_train, minlength=len(self.labels)).argmax())
         majority = float((self._targets(self.test_idx) == majority_label).float().mean())
         return RelationResult(
-            accuracy=accuracy,
-            train_accuracy=train_accuracy,
+            accuracy=self._accuracy(features, classifier, self.test_idx),
+            train_accuracy=self._accuracy(features, classifier, self.train_idx),
             majority=majority,
             labels=len(self.labels),
             train=len(self.train_idx),
             test=len(self.test_idx),
             dropped=self.dropped,
         )
-
-    def __call__(self, model: Embedder) -> dict[str, float]:
-        """Prefixed metrics (``<name>_accuracy``, ``<name>_majority``, ...)."""
-        return prefixed(self.name, self.evaluate(model).metrics())

@@ -2,7 +2,7 @@
 ``FILE:LINE`` with the option that fixes them.
 
 :class:`DecodedLines` is what the table readers (:mod:`termnorm.io.tables`) and the KG
-loaders (``termnorm kg build``, through :func:`text_lines`) read text with. ASCII-compatible
+loaders (``termnorm kg build``) read text with. ASCII-compatible
 encodings are decoded line by line (the error names the line and the byte); others
 (UTF-16/32) through a text stream (the line, no byte). Files ending in ``.gz`` are
 decompressed on the fly.
@@ -20,7 +20,7 @@ from typing import BinaryIO
 from termnorm.errors import InputFormatError
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
 
-__all__ = ["TABLE_HINT", "DecodedLines", "check_encoding", "text_lines"]
+__all__ = ["TABLE_HINT", "DecodedLines", "check_encoding"]
 
 TABLE_HINT = (
     "give the file's encoding with --encoding (e.g. latin-1, cp1252; encoding= in the API), "
@@ -124,14 +124,3 @@ class DecodedLines:
             raise self._fail(exc, None) from exc
         finally:
             text.detach()
-
-
-def text_lines(
-    path: Path, encoding: str = DEFAULT_ENCODING, hint: str = TABLE_HINT
-) -> Iterator[tuple[int, str]]:
-    """``(line_number, line)`` for each line of ``path`` (1-based, line ending stripped),
-    strictly decoded: undecodable bytes raise :class:`InputFormatError` at ``FILE:LINE``
-    ending with ``hint``."""
-    lines = DecodedLines(path, encoding, DecodeErrors.STRICT, hint)
-    for text in lines:
-        yield lines.line, text.rstrip("\r\n")

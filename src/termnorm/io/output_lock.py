@@ -19,7 +19,6 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from types import TracebackType
 
 from termnorm.errors import TermnormError
 
@@ -108,7 +107,5 @@ class OutputLock:
     def __enter__(self) -> OutputLock:
         return self
 
-    def __exit__(
-        self, exc: type[BaseException] | None, val: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()

@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 
 from termnorm.errors import TermnormError
 from termnorm.io.output_lock import LOCK_NAME, OutputLock
-from termnorm.io.tables import Record, TableFormat, open_writer
+from termnorm.io.tables import Record, TableFormat, atomic_file, open_writer
 
 __all__ = ["PROGRESS_NAME", "ResumableOutput", "ResumeError", "job_changes", "work_dir"]
 
@@ -76,12 +76,6 @@ def job_changes(recorded: Mapping[str, Any], current: Mapping[str, Any], at: str
         elif before != now:
             changes.append(f"{at}{key}: {json.dumps(before)} → {json.dumps(now)}")
     return changes
-
-
-def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 class ResumableOutput:
@@ -153,17 +147,13 @@ class ResumableOutput:
                 total[key] = total.get(key, 0) + value
         return total
 
-    @property
-    def resumed(self) -> bool:
-        """Whether this job continues an interrupted one."""
-        return self._resumed_rows > 0
-
     def _part(self, n: int) -> Path:
         return self.work / f"part-{n:06d}{self._ext}"
 
     def _record(self) -> None:
         payload = {"kind": _KIND, "version": _VERSION, "job": self.job, "parts": self.parts}
-        _write_json(self.work / PROGRESS_NAME, payload)
+        with atomic_file(self.work / PROGRESS_NAME) as tmp:
+            tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", "utf-8")
 
     def _recorded(self) -> dict[str, Any] | None:
         """The work folder's progress record; ``None`` when there is no folder or only a lock
@@ -194,7 +184,6 @@ class ResumableOutput:
                 path.unlink()
 
     def _reopen(self, recorded: dict[str, Any], restart: bool) -> None:
-        self._resumed_rows = 0
         if restart:
             logger.info("--restart: dropping the unfinished job in %s", self.work)
             self._clear()
@@ -220,12 +209,9 @@ class ResumableOutput:
                 f"{self.work}: recorded parts are missing ({', '.join(missing[:3])}); give "
                 "--restart to start over"
             )
-        self._resumed_rows = self.rows_done
         logger.info(
             "resuming %s after %d rows (%d parts)", self.output, self.rows_done, len(self.parts)
         )
-
-    _resumed_rows = 0
 
     def write_part(self, records: list[Record], stats: Mapping[str, int] | None = None) -> None:
         """Write ``records`` as the next part and record it with its row count and ``stats``
@@ -247,10 +233,8 @@ class ResumableOutput:
             with pq.ParquetWriter(merged, schema) as writer:
                 for n in range(len(self.parts)):
                     writer.write_table(pq.read_table(self._part(n), schema=schema))
-        elif self.fmt is TableFormat.PARQUET:
+        else:  # an empty Parquet file, or the CSV/TSV header and the text parts after it
             open_writer(merged, self.fmt, self.columns, self.schema).close()
-        else:
-            open_writer(merged, self.fmt, self.columns, self.schema).close()  # the header
             with open(merged, "ab") as out:
                 for n in range(len(self.parts)):
                     with open(self._part(n), "rb") as part:

@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -120,13 +120,6 @@ def atomic_file(path: str | Path) -> Iterator[Path]:
     os.replace(tmp, path)
 
 
-def _raise_field_limit() -> None:
-    """Let the csv module read fields up to :data:`CSV_FIELD_LIMIT` characters (never
-    lowers a limit someone raised further)."""
-    if csv.field_size_limit() < CSV_FIELD_LIMIT:
-        csv.field_size_limit(CSV_FIELD_LIMIT)
-
-
 def _unterminated(record: list[str]) -> bool:
     """Whether the lines of a CSV file's last row end inside a quoted field (the lenient
     reader returns such a field holding the rest of the file; the strict one refuses)."""
@@ -176,7 +169,8 @@ class _CsvReader(TableReader):
         super().__init__(path)
         self.delimiter = delimiter
         self.encoding, self.errors = encoding, errors
-        _raise_field_limit()
+        if csv.field_size_limit() < CSV_FIELD_LIMIT:  # never lowers a limit raised further
+            csv.field_size_limit(CSV_FIELD_LIMIT)
         rows = self._rows(self._lines())
         header = next(rows, None)
         if not header:
@@ -358,6 +352,8 @@ def open_reader(
 class TableWriter(ABC):
     """Writes records with a fixed column list; ``close`` finishes the file."""
 
+    _fh: IO[str]
+
     def __init__(self, path: Path, columns: Sequence[str]) -> None:
         self.path = path
         self.columns = list(columns)
@@ -372,9 +368,9 @@ class TableWriter(ABC):
     def write(self, records: list[Record]) -> None:
         """Append records (missing keys are written as empty/null)."""
 
-    @abstractmethod
     def close(self) -> None:
         """Flush and close the file."""
+        self._fh.close()
 
 
 def _cell(value: Any, tsv: bool) -> str:
@@ -410,9 +406,6 @@ class _CsvWriter(TableWriter):
             [[_cell(r.get(c), self._tsv) for c in self.columns] for r in records]
         )
 
-    def close(self) -> None:
-        self._fh.close()
-
 
 class _JsonlWriter(TableWriter):
     def __init__(self, path: Path, columns: Sequence[str]) -> None:
@@ -422,9 +415,6 @@ class _JsonlWriter(TableWriter):
     def write(self, records: list[Record]) -> None:
         for record in records:
             self._fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-
-    def close(self) -> None:
-        self._fh.close()
 
 
 def _fit(value: Any, kind: pa.DataType) -> Any:

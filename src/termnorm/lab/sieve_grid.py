@@ -174,10 +174,6 @@ PAPER_TABLE4: dict[tuple[str, str], tuple[float, float, float]] = {
 }
 
 
-def _upper(strategy: str) -> str:
-    return strategy.upper().replace("+", " + ")
-
-
 def grid_markdown(result: GridResult, paper_group: Mapping[str, str] | None = None) -> str:
     """The grid as a Markdown table: ours (simple | parts per dataset, avg rank) beside the
     paper's figures; ``paper_group`` maps a model label to the paper's Train group (O, OD).
@@ -202,7 +198,7 @@ def grid_markdown(result: GridResult, paper_group: Mapping[str, str] | None = No
             else {}
         )
         for s in result.strategies:
-            row = [model, _upper(s)]
+            row = [model, s.upper().replace("+", " + ")]
             for d in result.datasets:
                 cell = result.cells[(model, s, d)]
                 parts = f"{100 * cell.parts:.2f}"

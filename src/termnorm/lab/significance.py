@@ -197,17 +197,6 @@ def group_weight_chunks(
         yield rng.multinomial(n_groups, p, size=rows).astype(np.float64)
 
 
-def _cluster_bootstrap(
-    d: np.ndarray, group_of: np.ndarray, n_groups: int, n_boot: int, confidence: float, seed: int
-) -> tuple[float, float, float]:
-    sums = np.bincount(group_of, d, n_groups)
-    sizes = np.bincount(group_of, minlength=n_groups).astype(np.float64)
-    draws = np.concatenate(
-        [(w @ sums) / (w @ sizes) for w in group_weight_chunks(n_groups, n_boot, seed)]
-    )
-    return summarize_draws(draws, confidence)
-
-
 def sign_flip_p(totals: np.ndarray, n_perm: int, seed: int) -> float:
     """Two-sided sign-flip permutation p of ``Σ_u D_u`` over units' totals (see module doc)."""
     rng = np.random.default_rng(seed)
@@ -276,8 +265,11 @@ def compare_runs(
     else:
         labels, group_of = group_index(sorted(base, key=repr), groups)
         documents = len(labels)
-        low, high, p = _cluster_bootstrap(d, group_of, documents, n_boot, confidence, seed)
         totals = np.bincount(group_of, d, documents)
+        sizes = np.bincount(group_of, minlength=documents).astype(np.float64)
+        chunks = group_weight_chunks(documents, n_boot, seed)
+        draws = np.concatenate([(w @ totals) / (w @ sizes) for w in chunks])
+        low, high, p = summarize_draws(draws, confidence)
     return PairedComparison(
         n=n,
         k=k,

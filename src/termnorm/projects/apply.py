@@ -15,12 +15,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import delete, select, update
 
 from termnorm.projects.init import insert_rows
-from termnorm.projects.models import CandidateRow, SourceRow, utcnow
+from termnorm.projects.models import CandidateRow, JsonReady, SourceRow, utcnow
 from termnorm.projects.settings import SourceSpec
 from termnorm.projects.source import read_source
 from termnorm.projects.states import RowState
@@ -34,7 +33,7 @@ _IDS_PER_UPDATE = 500
 
 
 @dataclass(frozen=True)
-class ApplyReport:
+class ApplyReport(JsonReady):
     """Rows of the new list ``unchanged``, ``changed`` (back to map), ``added``; rows
     ``retired`` now and ``restored`` (retired before, back with the same text)."""
 
@@ -45,10 +44,6 @@ class ApplyReport:
     retired: int
     restored: int
     sha256: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for ``--json``."""
-        return dict(self.__dict__)
 
 
 def apply_source(

@@ -14,13 +14,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import and_, select, update
 from sqlalchemy.orm import Session
 
 from termnorm.projects.errors import DecisionError, StaleRowError, UnknownCodeError
-from termnorm.projects.models import CandidateRow, DecisionRow, SourceRow, utcnow
+from termnorm.projects.models import CandidateRow, DecisionRow, JsonReady, SourceRow, utcnow
 from termnorm.projects.settings import PipelineSettings
 from termnorm.projects.states import Action, Predicate, RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
@@ -42,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class DecisionRecord:
+class DecisionRecord(JsonReady):
     """One decision as stored, with the row's ``code``, ``state`` and ``version`` after it."""
 
     id: int
@@ -60,15 +59,9 @@ class DecisionRecord:
     state: str
     replaces_decision_id: int | None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for ``--json``."""
-        fields = dict(self.__dict__)
-        fields["created_at"] = self.created_at.isoformat()
-        return fields
-
 
 @dataclass(frozen=True)
-class AutoApproveReport:
+class AutoApproveReport(JsonReady):
     """What :func:`auto_approve` did: rows approved at ``min_score``; ``calibrated``: scores
     were probabilities (a learned combiner), so ``expected_precision`` is their mean."""
 
@@ -76,10 +69,6 @@ class AutoApproveReport:
     min_score: float
     calibrated: bool
     expected_precision: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for ``--json``."""
-        return dict(self.__dict__)
 
 
 def find_row(session: Session, project_id: int, code: str) -> SourceRow:

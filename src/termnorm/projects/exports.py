@@ -26,7 +26,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from sqlalchemy import and_, select
@@ -35,7 +34,7 @@ from sqlalchemy.orm import Session, aliased
 from termnorm.io.tables import atomic_file
 from termnorm.projects.decisions import learned_synonyms
 from termnorm.projects.errors import ProjectError
-from termnorm.projects.models import CandidateRow, DecisionRow, SourceRow
+from termnorm.projects.models import CandidateRow, DecisionRow, JsonReady, SourceRow
 from termnorm.projects.settings import PipelineSettings
 from termnorm.projects.states import ExportFormat, Predicate, RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
@@ -83,16 +82,12 @@ _FAR_FUTURE = "2099-12-31"
 
 
 @dataclass(frozen=True)
-class ExportReport:
+class ExportReport(JsonReady):
     """What :func:`export` wrote: ``rows`` in ``format`` to ``out``."""
 
     format: str
     out: str
     rows: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for ``--json``."""
-        return dict(self.__dict__)
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,12 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from termnorm.projects.errors import ProjectExistsError
-from termnorm.projects.models import ProjectRow, SourceRow, utcnow
+from termnorm.projects.models import JsonReady, ProjectRow, SourceRow, utcnow
 from termnorm.projects.settings import PipelineSettings, SourceSpec
 from termnorm.projects.source import SourceEntry, read_source
 from termnorm.projects.states import RowState
@@ -26,17 +25,13 @@ _INSERT_ROWS = 2000
 
 
 @dataclass(frozen=True)
-class InitReport:
+class InitReport(JsonReady):
     """What :func:`init_project` stored: the project, its database, rows and source digest."""
 
     project: str
     db: str
     rows: int
     sha256: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for ``--json``."""
-        return {"project": self.project, "db": self.db, "rows": self.rows, "sha256": self.sha256}
 
 
 def insert_rows(session: Session, project_id: int, entries: Iterable[SourceEntry]) -> int:

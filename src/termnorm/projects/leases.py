@@ -100,18 +100,22 @@ def _take(session: Session, row_id: int, reviewer: str, until: datetime, now: da
     return session.execute(statement.returning(LeaseRow.row_id)).first() is not None
 
 
-def _holder(session: Session, row_id: int, now: datetime) -> LeaseRow | None:
-    """The unexpired lease on ``row_id``, if any."""
+def _refuse_held(session: Session, row_id: int, code: str, reviewer: str, now: datetime) -> None:
+    """:class:`LeaseHeldError` when an unexpired lease on ``row_id`` is someone else's."""
     query = select(LeaseRow).where(LeaseRow.row_id == row_id, LeaseRow.expires_at > now)
-    return session.scalars(query).first()
+    held = session.scalars(query).first()
+    if held is not None and held.reviewer != reviewer:
+        raise LeaseHeldError(code, held.reviewer, _aware(held.expires_at))
 
 
-def _give_back(session: Session, reviewer: str, row_id: int | None = None) -> None:
-    """Drop ``reviewer``'s lease on ``row_id`` (``None``: all of their leases)."""
+def _give_back(session: Session, reviewer: str, row_id: int | None = None) -> bool:
+    """Drop ``reviewer``'s lease on ``row_id`` (``None``: all of their leases); whether they
+    held any."""
     condition = [LeaseRow.reviewer == reviewer]
     if row_id is not None:
         condition.append(LeaseRow.row_id == row_id)
-    session.execute(delete(LeaseRow).where(*condition))
+    done = session.execute(delete(LeaseRow).where(*condition))
+    return bool(done.rowcount)  # type: ignore[attr-defined]
 
 
 def _check_minutes(minutes: float) -> timedelta:
@@ -171,16 +175,13 @@ def acquire(
     with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):
         row = find_row(session, proj.id, code)
         now = utcnow()
-        held = _holder(session, row.id, now)
-        if held is not None and held.reviewer != reviewer:
-            raise LeaseHeldError(code, held.reviewer, _aware(held.expires_at))
+        _refuse_held(session, row.id, code, reviewer, now)
         session.execute(
             delete(LeaseRow).where(LeaseRow.reviewer == reviewer, LeaseRow.row_id != row.id)
         )
         if not _take(session, row.id, reviewer, now + ttl, now):  # taken in between
-            held = _holder(session, row.id, now)
-            assert held is not None
-            raise LeaseHeldError(code, held.reviewer, _aware(held.expires_at))
+            _refuse_held(session, row.id, code, reviewer, now)
+            raise AssertionError(f"the lease on {code!r} was refused, yet nobody holds it")
         return LeasedRow(row_view(session, row), reviewer, now + ttl)
 
 
@@ -194,11 +195,7 @@ def release(
 ) -> bool:
     """Give back ``reviewer``'s lease on the row of ``code``; whether they held one."""
     with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):
-        row = find_row(session, proj.id, code)
-        done = session.execute(
-            delete(LeaseRow).where(LeaseRow.row_id == row.id, LeaseRow.reviewer == reviewer)
-        )
-        return bool(done.rowcount)  # type: ignore[attr-defined]
+        return _give_back(session, reviewer, find_row(session, proj.id, code).id)
 
 
 def decide_leased(
@@ -223,9 +220,7 @@ def decide_leased(
     action = Action(action)
     with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):
         row = find_row(session, proj.id, code)
-        held = _holder(session, row.id, utcnow())
-        if held is not None and held.reviewer != reviewer:
-            raise LeaseHeldError(code, held.reviewer, _aware(held.expires_at))
+        _refuse_held(session, row.id, code, reviewer, utcnow())
         record = decide_row(
             session, row, action, reviewer, concept_id, predicate, comment, version, concept_name
         )

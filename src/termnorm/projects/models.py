@@ -38,6 +38,7 @@ __all__ = [
     "Base",
     "CandidateRow",
     "DecisionRow",
+    "JsonReady",
     "LeaseRow",
     "ProjectRow",
     "ReviewerRow",
@@ -56,6 +57,14 @@ _NAMING = {
 def utcnow() -> datetime:
     """Now, timezone-aware UTC (what every timestamp column holds)."""
     return datetime.now(timezone.utc)
+
+
+class JsonReady:
+    """``to_dict`` of the room's report dataclasses: their fields, datetimes as ISO text."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for ``--json``."""
+        return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in vars(self).items()}
 
 
 class Base(DeclarativeBase):

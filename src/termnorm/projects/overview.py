@@ -66,50 +66,28 @@ class ProjectStatus:
         return out
 
 
-def _top_scores(session: Session, project_id: int, states: list[str]) -> list[tuple[float, int]]:
-    """``(top score, decision id or 0)`` of the live rows in ``states``."""
-    query = (
-        select(CandidateRow.score, func.coalesce(SourceRow.decision_id, 0))
-        .join(SourceRow, and_(CandidateRow.row_id == SourceRow.id, CandidateRow.rank == 1))
-        .where(
-            SourceRow.project_id == project_id,
-            SourceRow.state.in_(states),
-            SourceRow.retired.is_(False),
-        )
-    )
-    return [(float(s), int(d)) for s, d in session.execute(query).all()]
-
-
 def _estimate(
     session: Session, project_id: int, min_score: float, calibrated: bool
 ) -> AutoEstimate:
-    open_rows = [s for s, _ in _top_scores(session, project_id, [RowState.TO_REVIEW.value])]
-    above = [s for s in open_rows if s >= min_score]
+    top = and_(CandidateRow.row_id == SourceRow.id, CandidateRow.rank == 1)
+    live = (SourceRow.project_id == project_id, SourceRow.retired.is_(False))
+    to_review = select(CandidateRow.score).join(SourceRow, top)
+    to_review = to_review.where(*live, SourceRow.state == RowState.TO_REVIEW.value)
+    above = [float(s) for s in session.scalars(to_review.where(CandidateRow.score >= min_score))]
     expected = sum(above) / len(above) if calibrated and above else None
-    top_agreed = (
+    decided = [Action.APPROVE.value, Action.PICK.value, Action.NO_MATCH.value]
+    top_reviewed = (
         select(func.count())
         .select_from(SourceRow)
         .join(DecisionRow, DecisionRow.id == SourceRow.decision_id)
-        .join(CandidateRow, and_(CandidateRow.row_id == SourceRow.id, CandidateRow.rank == 1))
-        .where(
-            SourceRow.project_id == project_id,
-            SourceRow.retired.is_(False),
-            DecisionRow.action.in_(
-                [Action.APPROVE.value, Action.PICK.value, Action.NO_MATCH.value]
-            ),
-            CandidateRow.score >= min_score,
-        )
+        .join(CandidateRow, top)
+        .where(*live, DecisionRow.action.in_(decided), CandidateRow.score >= min_score)
     )
-    reviewed = int(session.scalar(top_agreed) or 0)
-    agreed = int(
-        session.scalar(
-            top_agreed.where(
-                DecisionRow.action.in_([Action.APPROVE.value, Action.PICK.value]),
-                DecisionRow.concept_id == CandidateRow.concept_id,
-            )
-        )
-        or 0
+    reviewed = int(session.scalar(top_reviewed) or 0)
+    agreed_query = top_reviewed.where(
+        DecisionRow.action.in_(decided[:2]), DecisionRow.concept_id == CandidateRow.concept_id
     )
+    agreed = int(session.scalar(agreed_query) or 0)
     observed = agreed / reviewed if reviewed else None
     return AutoEstimate(min_score, len(above), calibrated, expected, reviewed, observed)
 

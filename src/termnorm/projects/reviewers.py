@@ -14,13 +14,12 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from termnorm.projects.errors import ReviewerError
-from termnorm.projects.models import ReviewerRow, utcnow
+from termnorm.projects.models import JsonReady, ReviewerRow, utcnow
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
 
 __all__ = [
@@ -43,28 +42,20 @@ _MAX_NAME = 200
 
 
 @dataclass(frozen=True)
-class NewReviewer:
+class NewReviewer(JsonReady):
     """A reviewer just added (or given a new token): the token, shown only now."""
 
     project: str
     name: str
     token: str
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for ``--json``."""
-        return dict(self.__dict__)
-
 
 @dataclass(frozen=True)
-class ReviewerInfo:
+class ReviewerInfo(JsonReady):
     """A reviewer as listed: name and when their token was made."""
 
     name: str
     created_at: datetime
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for ``--json``."""
-        return {"name": self.name, "created_at": self.created_at.isoformat()}
 
 
 def token_digest(token: str) -> str:
@@ -82,13 +73,6 @@ def _check_name(name: str) -> str:
     return name
 
 
-def _find(session: Session, project_id: int, name: str) -> ReviewerRow | None:
-    query = select(ReviewerRow).where(
-        ReviewerRow.project_id == project_id, ReviewerRow.name == name
-    )
-    return session.scalars(query).first()
-
-
 def add_reviewer(
     project: str,
     name: str,
@@ -104,7 +88,10 @@ def add_reviewer(
     name = _check_name(name)
     token = TOKEN_PREFIX + secrets.token_urlsafe(_TOKEN_BYTES)
     with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):
-        found = _find(session, proj.id, name)
+        query = select(ReviewerRow).where(
+            ReviewerRow.project_id == proj.id, ReviewerRow.name == name
+        )
+        found = session.scalars(query).first()
         if found is not None and not rotate:
             raise ReviewerError(
                 f"{project} has a reviewer {name!r} already: give them a new token with "

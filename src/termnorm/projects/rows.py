@@ -10,14 +10,20 @@ not expired) are left out, so reviewers working at once get different rows.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, and_, func, select
 from sqlalchemy.orm import Session, aliased
 
 from termnorm.projects.decisions import find_row
-from termnorm.projects.models import CandidateRow, DecisionRow, LeaseRow, SourceRow, utcnow
+from termnorm.projects.models import (
+    CandidateRow,
+    DecisionRow,
+    JsonReady,
+    LeaseRow,
+    SourceRow,
+    utcnow,
+)
 from termnorm.projects.states import RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
 
@@ -25,7 +31,7 @@ __all__ = ["QueueEntry", "RowView", "queue_select", "review_queue", "row_view", 
 
 
 @dataclass(frozen=True)
-class RowView:
+class RowView(JsonReady):
     """A row as a reviewer sees it: ``version`` (what ``expect_version`` names), its
     ``candidates`` (rank, concept, name, matched text, source, score) and every decision on
     it, oldest first."""
@@ -41,13 +47,9 @@ class RowView:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     decisions: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for ``--json``."""
-        return dict(self.__dict__)
-
 
 @dataclass(frozen=True)
-class QueueEntry:
+class QueueEntry(JsonReady):
     """One row of the review queue with its top candidate and priority."""
 
     code: str
@@ -57,14 +59,6 @@ class QueueEntry:
     concept_id: str | None
     score: float | None
     priority: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for ``--json``."""
-        return dict(self.__dict__)
-
-
-def _iso(value: datetime) -> str:
-    return value.isoformat()
 
 
 def show_row(
@@ -97,7 +91,7 @@ def row_view(session: Session, row: SourceRow) -> RowView:
         [{"id": d.id, "action": d.action, "reviewer": d.reviewer, "concept_id": d.concept_id,
           "concept_name": d.concept_name, "predicate": d.predicate,
           "confidence": d.confidence, "comment": d.comment, "row_version": d.row_version,
-          "created_at": _iso(d.created_at), "replaces_decision_id": d.replaces_decision_id}
+          "created_at": d.created_at.isoformat(), "replaces_decision_id": d.replaces_decision_id}
          for d in decisions],
     )  # fmt: skip
 

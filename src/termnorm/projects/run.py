@@ -23,14 +23,14 @@ import contextlib
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import bindparam, delete, func, insert, select, update
 from tqdm.auto import tqdm
 
 from termnorm.engines import Engine
 from termnorm.projects.decisions import learned_synonyms
-from termnorm.projects.models import Base, CandidateRow, SourceRow, utcnow
+from termnorm.projects.models import Base, CandidateRow, JsonReady, SourceRow, utcnow
 from termnorm.projects.settings import MatcherBuilder, PipelineSettings, SourceSpec
 from termnorm.projects.source import check_unchanged
 from termnorm.projects.states import RowState
@@ -51,7 +51,7 @@ MAX_BATCH_ROWS = 10_000
 
 
 @dataclass
-class RunReport:
+class RunReport(JsonReady):
     """What :func:`run_project` did: rows ``mapped`` (``errors`` of them without candidates,
     the reason kept in the row), rows ``remapped`` (re-searched while still to review), the
     ``synonyms`` learned from decisions that the search used, and rows ``left`` to map."""
@@ -62,10 +62,6 @@ class RunReport:
     errors: int = 0
     synonyms: int = 0
     left: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for ``--json``."""
-        return dict(self.__dict__)
 
 
 _ROWS = Base.metadata.tables[SourceRow.__tablename__]

@@ -21,7 +21,7 @@ from termnorm.io.tables import open_reader
 from termnorm.projects.errors import DuplicateCodesError, SourceChangedError
 from termnorm.projects.settings import SourceSpec
 
-__all__ = ["SourceEntry", "check_unchanged", "read_source", "source_digest"]
+__all__ = ["SourceEntry", "check_unchanged", "read_source"]
 
 _SHOWN = 10
 _CHUNK = 8192
@@ -35,11 +35,6 @@ class SourceEntry:
     text: str
     frequency: float | None
     context: dict[str, Any] | None
-
-
-def source_digest(path: str | Path) -> str:
-    """The file's SHA-256 (the first 16 hex characters; what a project records)."""
-    return file_sha256(path)
 
 
 def _listed(items: list[str]) -> str:
@@ -129,7 +124,7 @@ def read_source(
     if not entries:
         raise InputFormatError(path, None, "has no data row")
     spec = SourceSpec(
-        str(path.resolve()), source_digest(path), code_column, text_column, frequency_column,
+        str(path.resolve()), file_sha256(path), code_column, text_column, frequency_column,
         tuple(context_columns), encoding,
     )  # fmt: skip
     return spec, entries
@@ -141,7 +136,7 @@ def check_unchanged(project: str, spec: SourceSpec) -> None:
     path = Path(spec.path)
     if not path.is_file():
         return
-    now = source_digest(path)
+    now = file_sha256(path)
     if now != spec.sha256:
         raise SourceChangedError(
             f"{path} changed since project {project!r} read it (sha256 {spec.sha256} -> {now}); "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["DECIDED", "Action", "ExportFormat", "Predicate", "RowState"]
+__all__ = ["Action", "ExportFormat", "Predicate", "RowState"]
 
 
 class RowState(str, Enum):
@@ -20,10 +20,6 @@ class RowState(str, Enum):
     AUTO_APPROVED = "auto_approved"
     NO_MATCH = "no_match"
     FLAGGED = "flagged"
-
-
-DECIDED = frozenset({RowState.APPROVED, RowState.AUTO_APPROVED, RowState.NO_MATCH})
-"""States a reviewer is done with (a flagged row waits for a second opinion)."""
 
 
 class Action(str, Enum):

@@ -28,6 +28,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
+from termnorm.errors import MissingExtraError
 from termnorm.projects.errors import (
     DatabaseBusyError,
     DatabaseUnreachableError,
@@ -89,11 +90,6 @@ class Store:
     shown: str
     busy_timeout: float
 
-    @property
-    def sqlite(self) -> bool:
-        """Whether this is a SQLite file."""
-        return self.engine.dialect.name == "sqlite"
-
     @contextmanager
     def session(self, write: bool = False) -> Iterator[Session]:
         """A session in one transaction, committed when the block ends (rolled back on
@@ -114,13 +110,14 @@ class Store:
 
     def _translated(self, exc: OperationalError) -> Exception:
         text = str(exc.orig) if exc.orig is not None else str(exc)
-        if self.sqlite and "locked" in text:
+        sqlite = self.engine.dialect.name == "sqlite"
+        if sqlite and "locked" in text:
             return DatabaseBusyError(
                 f"{self.shown} stayed locked by another writer for {self.busy_timeout:g} s "
                 "(a map run or another reviewer): nothing was written; try again when it "
                 "is done, or raise the busy timeout"
             )
-        if self.sqlite:
+        if sqlite:
             return DatabaseUnreachableError(f"{self.shown}: {text.strip()}")
         return DatabaseUnreachableError(
             f"cannot reach the database {self.shown}: {text.strip().splitlines()[0]} "
@@ -184,7 +181,10 @@ def open_store(
         _sqlite_events(engine, busy_timeout)
     else:
         if url.get_backend_name() == "postgresql":
-            _require_psycopg()
+            try:
+                import psycopg  # noqa: F401
+            except ImportError as exc:
+                raise MissingExtraError("psycopg", "projects") from exc
         engine = create_engine(
             url, pool_pre_ping=True, connect_args={"connect_timeout": CONNECT_TIMEOUT}
         )
@@ -231,13 +231,3 @@ def open_project(
     row of ``project``."""
     with using_store(project, db, busy_timeout) as store, store.session(write) as session:
         yield store, session, store.project(session, project)
-
-
-def _require_psycopg() -> None:
-    """:class:`~termnorm.errors.MissingExtraError` naming the ``projects`` extra."""
-    try:
-        import psycopg  # noqa: F401
-    except ImportError as exc:
-        from termnorm.errors import MissingExtraError
-
-        raise MissingExtraError("psycopg", "projects") from exc

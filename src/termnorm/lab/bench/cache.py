@@ -14,12 +14,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from termnorm._artifacts import hash_file_into, sha256_of, umask_mode
+from termnorm._artifacts import hash_file_into, sha256_of
+from termnorm.io.tables import atomic_file
 
 __all__ = ["ResultCache", "content_hash"]
 
@@ -71,10 +70,5 @@ class ResultCache:
 
     def put(self, key: str, record: dict[str, Any]) -> None:
         """Write ``record`` atomically (temp file, then rename)."""
-        file = self._file(key)
-        file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=file.parent)
-        os.chmod(tmp, umask_mode(directory=False))
-        with os.fdopen(fd, "w") as fh:
-            json.dump(record, fh, indent=1, sort_keys=True, allow_nan=True)
-        os.replace(tmp, file)
+        with atomic_file(self._file(key)) as tmp:
+            tmp.write_text(json.dumps(record, indent=1, sort_keys=True, allow_nan=True))

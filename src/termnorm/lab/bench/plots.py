@@ -26,19 +26,16 @@ logger = logging.getLogger(__name__)
 _RANKED = {EvaluatorKind.NORMALIZATION, EvaluatorKind.ZERO_SHOT}
 
 
-def _pyplot() -> Any:
-    try:
-        import matplotlib
-    except ImportError as exc:
-        raise MissingExtraError("matplotlib", "lab") from exc
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    """Lay ``fig`` out, write it to ``path`` and close it."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def _acc_at_k(results: BenchResults, plt: Any, out: Path) -> Path | None:
@@ -62,11 +59,7 @@ def _acc_at_k(results: BenchResults, plt: Any, out: Path) -> Path | None:
     for ax in list(axes.flat)[len(datasets) :]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=8)
-    fig.tight_layout()
-    path = out / "acc_at_k.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, out / "acc_at_k.png")
 
 
 def _mcsm(results: BenchResults, plt: Any, out: Path) -> list[Path]:
@@ -88,11 +81,8 @@ def _mcsm(results: BenchResults, plt: Any, out: Path) -> list[Path]:
         ax.set_xlabel(f"MCSM (k={cells[0].details.get('k')}, max {cells[0].details['max']:.2f})")
         ax.set_title(f"MCSM per semantic type: {ds.name}")
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        path = out / ("mcsm_per_type.png" if not paths else f"mcsm_per_type_{_safe(ds.name)}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
+        name = "mcsm_per_type.png" if not paths else f"mcsm_per_type_{_safe(ds.name)}.png"
+        paths.append(_save(plt, fig, out / name))
     return paths
 
 
@@ -113,11 +103,8 @@ def _clustering(results: BenchResults, plt: Any, out: Path) -> list[Path]:
         ax.set_title(f"Clustering pairs: {ds.name} (dotted: tuning split)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-        fig.tight_layout()
         name = "clustering_f1_theta.png" if not paths else f"clustering_{_safe(ds.name)}.png"
-        fig.savefig(out / name, dpi=110)
-        plt.close(fig)
-        paths.append(out / name)
+        paths.append(_save(plt, fig, out / name))
     return paths
 
 
@@ -156,17 +143,19 @@ def _tsne(results: BenchResults, plt: Any, out: Path) -> list[Path]:
         fig, axes = plt.subplots(1, 2, figsize=(13, 5.5))
         _scatter(axes[0], layouts["by_concept"], f"{model}: terms by concept", legend=False)
         _scatter(axes[1], layouts["by_type"], f"{model}: concepts by semantic type", legend=True)
-        fig.tight_layout()
-        path = out / f"tsne_{_safe(model)}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
+        paths.append(_save(plt, fig, out / f"tsne_{_safe(model)}.png"))
     return paths
 
 
 def write_plots(results: BenchResults, out: Path) -> dict[str, list[Path]]:
     """Draw every figure the results support into ``out``; ``{kind: [png, ...]}``."""
-    plt = _pyplot()
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise MissingExtraError("matplotlib", "lab") from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     out.mkdir(parents=True, exist_ok=True)
     acc = _acc_at_k(results, plt, out)
     return {

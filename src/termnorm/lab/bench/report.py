@@ -16,7 +16,7 @@ from pathlib import Path
 
 from termnorm.errors import MissingExtraError
 from termnorm.lab.bench.runner import BenchResults, Cell
-from termnorm.lab.bench.spec import EvaluatorKind
+from termnorm.lab.bench.spec import EvaluatorKind, ModelSpec
 
 __all__ = ["render_markdown", "versions", "write_report"]
 
@@ -29,12 +29,8 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
-def _f3(x: float) -> str:
-    return f"{x:.3f}"
-
-
-def _f2(x: float) -> str:
-    return f"{x:.2f}"
+_f3: Fmt = "{:.3f}".format
+_f2: Fmt = "{:.2f}".format
 
 
 def versions() -> dict[str, str]:
@@ -56,6 +52,17 @@ def versions() -> dict[str, str]:
     return out
 
 
+def _cell(value: float | str | None, fmt: Fmt, best: float | None) -> str:
+    """A table cell: ``–`` when absent, text as it is, ``n/a`` for NaN, ``best`` in bold."""
+    if value is None:
+        return "–"
+    if isinstance(value, str):
+        return value
+    if math.isnan(value):
+        return "n/a"
+    return f"**{fmt(value)}**" if value == best else fmt(value)
+
+
 def _table(
     header: Sequence[str],
     rows: Sequence[tuple[str, Sequence[float | str | None]]],
@@ -71,17 +78,7 @@ def _table(
         best.append((max(values) if rule == "max" else min(values)) if ranked else None)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, vals in rows:
-        cells = [label]
-        for j, v in enumerate(vals):
-            if v is None:
-                cells.append("–")
-            elif isinstance(v, str):
-                cells.append(v)
-            elif math.isnan(v):
-                cells.append("n/a")
-            else:
-                fmt = fmts[j] or _f3
-                cells.append(f"**{fmt(v)}**" if best[j] is not None and v == best[j] else fmt(v))
+        cells = [label, *(_cell(v, fmts[j] or _f3, best[j]) for j, v in enumerate(vals))]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -148,18 +145,52 @@ def _transposed(
     for label, vals in rows:
         numbers = [v for v in vals if isinstance(v, float) and not math.isnan(v)]
         top = max(numbers) if len(numbers) > 1 else None
-        shown = [
-            v
-            if isinstance(v, str)
-            else "–"
-            if v is None
-            else f"**{v:.2f}**"
-            if v == top
-            else f"{v:.2f}"
-            for v in vals
-        ]
+        shown = [_cell(v, _f2, top) for v in vals]
         lines.append(f"| {label} | " + " | ".join(shown) + " |")
     return lines
+
+
+_RANKED = (EvaluatorKind.NORMALIZATION, EvaluatorKind.ZERO_SHOT)
+_SECTIONS: list[tuple[str, tuple[EvaluatorKind, ...], list[tuple[str, str, Fmt, str | None]]]] = [
+    ("Normalization: acc@1 (%)", _RANKED, [("", "acc@1", _pct, "max")]),
+    ("Normalization: acc@5 (%)", _RANKED, [("", "acc@5", _pct, "max")]),
+    (
+        "Relatedness: Spearman ρ / Pearson r between cosine and human scores",
+        (EvaluatorKind.RELATEDNESS,),
+        [
+            ("ρ", "spearman", _f3, "max"),
+            ("r", "pearson", _f3, "max"),
+            ("cover", "coverage", _pct, None),
+        ],
+    ),
+    (
+        "Clustering pairs (θ tuned on one half of the concepts, scores on the other, %)",
+        (EvaluatorKind.CLUSTERING,),
+        [
+            ("θ", "threshold", _f2, None),
+            ("P", "precision", _pct, "max"),
+            ("R", "recall", _pct, "max"),
+            ("F1", "f1", _pct, "max"),
+        ],
+    ),
+    (
+        "Relation classification (held-out accuracy, %; majority = always the most frequent label)",
+        (EvaluatorKind.RELATION,),
+        [("acc", "accuracy", _pct, "max"), ("majority", "majority", _pct, None)],
+    ),
+    (
+        "Link prediction (filtered ranks of held-out tails)",
+        (EvaluatorKind.LINKPRED,),
+        [
+            ("hits@1", "hits@1", _pct, "max"),
+            ("hits@10", "hits@10", _pct, "max"),
+            ("MR", "mr", _f2, "min"),
+            ("MRR", "mrr", _f3, "max"),
+        ],
+    ),
+]
+"""The tables by model, in report order (MCSM's per-type tables go after relatedness):
+(title, evaluator kinds, (header, metric, format, better) columns)."""
 
 
 def render_markdown(
@@ -176,72 +207,11 @@ def render_markdown(
     )
     lines += ["", " · ".join(f"{k} {v}" for k, v in versions().items()), ""]
     lines += ["Models: " + ", ".join(_describe(m) for m in spec.models) + ".", ""]
-    sections: list[tuple[str, list[str]]] = []
-    ranked = _datasets(results, EvaluatorKind.NORMALIZATION, EvaluatorKind.ZERO_SHOT)
-    sections.append(
-        (
-            "Normalization: acc@1 (%)",
-            _by_model(results, ranked, [("", "acc@1", _pct, "max")]),
-        )
-    )
-    sections.append(
-        ("Normalization: acc@5 (%)", _by_model(results, ranked, [("", "acc@5", _pct, "max")]))
-    )
-    sections.append(
-        (
-            "Relatedness: Spearman ρ / Pearson r between cosine and human scores",
-            _by_model(
-                results,
-                _datasets(results, EvaluatorKind.RELATEDNESS),
-                [
-                    ("ρ", "spearman", _f3, "max"),
-                    ("r", "pearson", _f3, "max"),
-                    ("cover", "coverage", _pct, None),
-                ],
-            ),
-        )
-    )
-    sections.append(("MCSM", _mcsm_tables(results)))
-    sections.append(
-        (
-            "Clustering pairs (θ tuned on one half of the concepts, scores on the other, %)",
-            _by_model(
-                results,
-                _datasets(results, EvaluatorKind.CLUSTERING),
-                [
-                    ("θ", "threshold", _f2, None),
-                    ("P", "precision", _pct, "max"),
-                    ("R", "recall", _pct, "max"),
-                    ("F1", "f1", _pct, "max"),
-                ],
-            ),
-        )
-    )
-    sections.append(
-        (
-            "Relation classification (held-out accuracy, %; majority = always the most frequent label)",
-            _by_model(
-                results,
-                _datasets(results, EvaluatorKind.RELATION),
-                [("acc", "accuracy", _pct, "max"), ("majority", "majority", _pct, None)],
-            ),
-        )
-    )
-    sections.append(
-        (
-            "Link prediction (filtered ranks of held-out tails)",
-            _by_model(
-                results,
-                _datasets(results, EvaluatorKind.LINKPRED),
-                [
-                    ("hits@1", "hits@1", _pct, "max"),
-                    ("hits@10", "hits@10", _pct, "max"),
-                    ("MR", "mr", _f2, "min"),
-                    ("MRR", "mrr", _f3, "max"),
-                ],
-            ),
-        )
-    )
+    sections = [
+        (title, _by_model(results, _datasets(results, *kinds), columns))
+        for title, kinds, columns in _SECTIONS
+    ]
+    sections.insert(3, ("MCSM", _mcsm_tables(results)))
     for title, body in sections:
         if body:
             lines += [f"## {title}", "", *body, ""]
@@ -250,10 +220,7 @@ def render_markdown(
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _describe(model: object) -> str:
-    from termnorm.lab.bench.spec import ModelSpec
-
-    assert isinstance(model, ModelSpec)
+def _describe(model: ModelSpec) -> str:
     if model.baseline is not None:
         return f"`{model.name}` (lexical baseline)"
     where = str(model.path) if model.path is not None else "built-in default (all-MiniLM-L6-v2)"

@@ -64,13 +64,7 @@ class EvaluatorKind(str, Enum):
     @property
     def needs_kg(self) -> bool:
         """Whether the dataset must name a KG of the suite."""
-        return self in {
-            EvaluatorKind.NORMALIZATION,
-            EvaluatorKind.MCSM,
-            EvaluatorKind.RELATION,
-            EvaluatorKind.CLUSTERING,
-            EvaluatorKind.LINKPRED,
-        }
+        return self not in {EvaluatorKind.ZERO_SHOT, EvaluatorKind.RELATEDNESS}
 
     @property
     def needs_path(self) -> bool:
@@ -171,20 +165,14 @@ def _unknown(keys: Any, known: set[str], where: str, path: Path) -> None:
         )
 
 
-def _existing(base: Path, value: str, where: str, spec_path: Path) -> Path:
-    found = (base / value).resolve()
+def _existing(base: Path, value: object, where: str, spec_path: Path) -> Path | None:
+    """``value`` (``None``: none) resolved below ``base``, which must exist."""
+    if value is None:
+        return None
+    found = (base / str(value)).resolve()
     if not found.exists():
         raise InputFormatError(spec_path, None, f"{where}: {found} not found")
     return found
-
-
-def _yaml() -> Any:
-    """The ``yaml`` module, or a :class:`MissingExtraError` naming the ``lab`` extra."""
-    try:
-        import yaml
-    except ImportError as exc:
-        raise MissingExtraError("pyyaml", "lab") from exc
-    return yaml
 
 
 def load_spec(path: str | Path) -> BenchSpec:
@@ -194,7 +182,10 @@ def load_spec(path: str | Path) -> BenchSpec:
         MissingExtraError: PyYAML is not installed (the ``lab`` extra).
         InputFormatError: the file is missing, not YAML, or does not describe a suite.
     """
-    yaml = _yaml()
+    try:
+        import yaml
+    except ImportError as exc:
+        raise MissingExtraError("pyyaml", "lab") from exc
     path = Path(path).resolve()
     if not path.is_file():
         raise InputFormatError(path, None, "benchmark suite file not found")
@@ -237,12 +228,8 @@ def _models(raw: dict[str, Any], here: Path, path: Path) -> list[ModelSpec]:
             continue
         entry = {"path": value} if isinstance(value, str) else _mapping(value, name, path)
         _unknown(entry, {"path", "pooling"}, f"model {name!r}", path)
-        model_path = entry.get("path")
-        resolved = (
-            None
-            if model_path in (None, DEFAULT_MODEL)
-            else _existing(here, str(model_path), f"model {name!r}", path)
-        )
+        model_path = None if entry.get("path") == DEFAULT_MODEL else entry.get("path")
+        resolved = _existing(here, model_path, f"model {name!r}", path)
         models.append(ModelSpec(str(name), resolved, entry.get("pooling")))
     for kind in raw.get("baselines") or []:
         if kind not in BASELINES:
@@ -263,10 +250,7 @@ def _kgs(raw: dict[str, Any], data_root: Path, path: Path) -> dict[str, KGSpec]:
     for name, value in _mapping(raw.get("kgs"), "kgs", path).items():
         entry = _mapping(value, f"kg {name!r}", path)
         _unknown(entry, {"format", "path", "options"}, f"kg {name!r}", path)
-        kg_path = entry.get("path")
-        resolved = (
-            None if kg_path is None else _existing(data_root, str(kg_path), f"kg {name!r}", path)
-        )
+        resolved = _existing(data_root, entry.get("path"), f"kg {name!r}", path)
         if entry.get("format") is None and resolved is None:
             raise InputFormatError(path, None, f"kg {name!r} needs a format or a KG folder path")
         kgs[str(name)] = KGSpec(
@@ -293,7 +277,7 @@ def _datasets(
         if kind.needs_path:
             if not entry.get("path"):
                 raise InputFormatError(path, None, f"dataset {name!r} needs a path")
-            ds_path = _existing(data_root, str(entry["path"]), f"dataset {name!r}", path)
+            ds_path = _existing(data_root, entry["path"], f"dataset {name!r}", path)
         kg = entry.get("kg")
         if kind.needs_kg and kg not in kgs:
             raise InputFormatError(
