@@ -23,9 +23,7 @@ from alembic.script import ScriptDirectory
 from termnorm.projects.errors import SchemaTooNewError
 
 if TYPE_CHECKING:
-    from sqlalchemy import Connection
-
-    from termnorm.projects.store import Store
+    from sqlalchemy import Connection, Engine
 
 __all__ = ["MIGRATIONS", "current_revision", "head_revision", "upgrade"]
 
@@ -57,22 +55,23 @@ def current_revision(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
-def upgrade(store: Store) -> str:
-    """Bring ``store`` to :func:`head_revision` (nothing to do when it is there); returns the
-    revision. :class:`SchemaTooNewError` when the database names an unknown revision."""
+def upgrade(engine: Engine, shown: str) -> str:
+    """Bring the database of ``engine`` (named ``shown`` in errors) to :func:`head_revision`
+    (nothing to do when it is there); returns the revision. :class:`SchemaTooNewError` when
+    the database names an unknown revision."""
     head = head_revision()
-    with store.engine.connect() as connection:
+    with engine.connect() as connection:
         current = current_revision(connection)
     if current == head:
         return head
     if current is not None and current not in {r.revision for r in _script().walk_revisions()}:
         raise SchemaTooNewError(
-            f"{store.shown} is at schema revision {current!r}, which this termnorm does not "
+            f"{shown} is at schema revision {current!r}, which this termnorm does not "
             f"know (its newest is {head!r}): the database was written by a newer termnorm; "
             "upgrade termnorm (pip install -U termnorm) to open it"
         )
     config = _config()
-    bind = store.engine.execution_options(termnorm_immediate=True)
+    bind = engine.execution_options(termnorm_immediate=True)
     with bind.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "head")

@@ -191,7 +191,7 @@ def open_store(
     store = Store(engine, shown, busy_timeout)
     try:
         with store.errors():
-            upgrade(store)
+            upgrade(store.engine, store.shown)
     except BaseException:
         engine.dispose()
         raise
