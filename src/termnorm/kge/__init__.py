@@ -36,32 +36,6 @@ __all__ = [
     "unit_rows",
 ]
 
-_WHERE = {
-    "FIELD_HELP": "config",
-    "KGEConfig": "config",
-    "KGEModelKind": "config",
-    "ConceptIdEmbedder": "embedders",
-    "TermEmbedder": "embedders",
-    "kg_named_by_id": "embedders",
-    "term_key": "embedders",
-    "CARD_NAME": "folder",
-    "check_kg": "folder",
-    "load_kge": "folder",
-    "load_split": "folder",
-    "read_kge_card": "folder",
-    "KGETailScorer": "scoring",
-    "save_kge": "folder",
-    "link_prediction_metrics": "metrics",
-    "TripleSplit": "split",
-    "kg_triples": "split",
-    "split_triples": "split",
-    "KGEEvaluator": "train",
-    "real_vectors": "train",
-    "train_kge": "train",
-    "KGEVectors": "vectors",
-    "unit_rows": "vectors",
-}
-
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.kge.config import FIELD_HELP, KGEConfig, KGEModelKind
     from termnorm.kge.embedders import ConceptIdEmbedder, TermEmbedder, kg_named_by_id, term_key
@@ -73,10 +47,18 @@ if TYPE_CHECKING:  # pragma: no cover
         read_kge_card,
         save_kge,
     )
-    from termnorm.kge.metrics import link_prediction_metrics
     from termnorm.kge.scoring import KGETailScorer
     from termnorm.kge.split import TripleSplit, kg_triples, split_triples
-    from termnorm.kge.train import KGEEvaluator, real_vectors, train_kge
+    from termnorm.kge.train import KGEEvaluator, link_prediction_metrics, real_vectors, train_kge
     from termnorm.kge.vectors import KGEVectors, unit_rows
 
-__getattr__ = lazy_getattr(__name__, _WHERE)
+_NAMES = {  # module: the names it gives
+    "config": "FIELD_HELP KGEConfig KGEModelKind",
+    "embedders": "ConceptIdEmbedder TermEmbedder kg_named_by_id term_key",
+    "folder": "CARD_NAME check_kg load_kge load_split read_kge_card save_kge",
+    "scoring": "KGETailScorer",
+    "split": "TripleSplit kg_triples split_triples",
+    "train": "KGEEvaluator link_prediction_metrics real_vectors train_kge",
+    "vectors": "KGEVectors unit_rows",
+}
+__getattr__ = lazy_getattr(__name__, {n: m for m, names in _NAMES.items() for n in names.split()})

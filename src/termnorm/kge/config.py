@@ -34,91 +34,65 @@ class KGEModelKind(str, Enum):
         ]
 
 
-def _h(text: str) -> dict[str, str]:
-    """Field metadata holding the help text the CLI shows."""
-    return {"help": text}
+def _opt(default: Any, text: str, at_least: int | None = None) -> Any:
+    """A field with default ``default``, the help text the CLI shows and, for a number, its
+    smallest valid value (``None`` stays valid)."""
+    return field(default=default, metadata={"help": text, "at_least": at_least})
 
 
 @dataclass(frozen=True)
 class KGEConfig:
     """Everything that determines a KGE training run (saved in the folder's card)."""
 
-    model: KGEModelKind = field(
-        default=KGEModelKind.TRANSE,
-        metadata=_h("KGE model: " + ", ".join(k.value for k in KGEModelKind)),
+    model: KGEModelKind = _opt(  # noqa: RUF009 (a Field, as field() returns)
+        KGEModelKind.TRANSE, "KGE model: " + ", ".join(k.value for k in KGEModelKind)
     )
-    dim: int = field(
-        default=128,
-        metadata=_h("Embedding size (complex models: complex dimensions, vectors are 2×dim)."),
+    dim: int = _opt(
+        128, "Embedding size (complex models: complex dimensions, vectors are 2×dim).", 1
     )
-    epochs: int = field(
-        default=300,
-        metadata=_h(
-            "Most epochs over the training triples; with early stopping training ends sooner, "
-            "when the validation MRR stops improving."
-        ),
+    epochs: int = _opt(
+        300,
+        "Most epochs over the training triples; with early stopping training ends sooner, "
+        "when the validation MRR stops improving.",
+        1,
     )
-    batch_size: int = field(default=1024, metadata=_h("Positive triples per batch."))
-    lr: float | None = field(
-        default=None, metadata=_h("Adam learning rate (default: the model's recipe).")
+    batch_size: int = _opt(1024, "Positive triples per batch.", 1)
+    lr: float | None = _opt(None, "Adam learning rate (default: the model's recipe).")
+    negatives: int | None = _opt(
+        None, "Corrupted triples per positive, sLCWA (default: the model's recipe).", 1
     )
-    negatives: int | None = field(
-        default=None,
-        metadata=_h("Corrupted triples per positive, sLCWA (default: the model's recipe)."),
+    early_stopping: bool = _opt(
+        True,
+        "Stop when the filtered validation MRR has not improved by 1 % for `patience` "
+        "evaluations, and keep the best epoch's weights.",
     )
-    early_stopping: bool = field(
-        default=True,
-        metadata=_h(
-            "Stop when the filtered validation MRR has not improved by 1 % for `patience` "
-            "evaluations, and keep the best epoch's weights."
-        ),
+    eval_every: int = _opt(5, "Epochs between two validation evaluations (early stopping).", 1)
+    patience: int = _opt(2, "Validation evaluations without improvement before stopping.", 1)
+    valid_max_triples: int | None = _opt(
+        1000,
+        "Rank a seeded sample of this many validation triples at each early-stopping "
+        "check (None: all).",
+        1,
     )
-    eval_every: int = field(
-        default=5, metadata=_h("Epochs between two validation evaluations (early stopping).")
+    valid_fraction: float = _opt(0.04, "Share of triples held out for validation (paper: 4 %).")
+    test_fraction: float = _opt(0.06, "Share of triples held out for the test (paper: 6 %).")
+    eval_max_triples: int | None = _opt(
+        None,
+        "Rank a seeded sample of this many test triples (default: all; still filtered "
+        "against every known triple).",
+        1,
     )
-    patience: int = field(
-        default=2, metadata=_h("Validation evaluations without improvement before stopping.")
-    )
-    valid_max_triples: int | None = field(
-        default=1000,
-        metadata=_h(
-            "Rank a seeded sample of this many validation triples at each early-stopping "
-            "check (None: all)."
-        ),
-    )
-    valid_fraction: float = field(
-        default=0.04, metadata=_h("Share of triples held out for validation (paper: 4 %).")
-    )
-    test_fraction: float = field(
-        default=0.06, metadata=_h("Share of triples held out for the test (paper: 6 %).")
-    )
-    eval_max_triples: int | None = field(
-        default=None,
-        metadata=_h(
-            "Rank a seeded sample of this many test triples (default: all; still filtered "
-            "against every known triple)."
-        ),
-    )
-    eval_batch_size: int = field(
-        default=64, metadata=_h("Test triples scored at once against all entities (memory).")
-    )
-    seed: int = field(default=0, metadata=_h("Seed of the split, initialisation and batches."))
-    device: str | None = field(
-        default=None, metadata=_h("torch device (default: PyKEEN's choice, CUDA when present).")
-    )
-    progress: bool = field(
-        default=True, metadata=_h("Show a progress bar over the epochs (with an ETA).")
-    )
+    eval_batch_size: int = _opt(64, "Test triples scored at once against all entities (memory).", 1)
+    seed: int = _opt(0, "Seed of the split, initialisation and batches.")
+    device: str | None = _opt(None, "torch device (default: PyKEEN's choice, CUDA when present).")
+    progress: bool = _opt(True, "Show a progress bar over the epochs (with an ETA).")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "model", KGEModelKind(self.model))
-        for name in ("dim", "epochs", "batch_size", "eval_batch_size", "eval_every", "patience"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        for name in ("negatives", "eval_max_triples", "valid_max_triples"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise ValueError(f"{name} must be at least 1, got {value}")
+        for f in fields(self):
+            low, value = f.metadata["at_least"], getattr(self, f.name)
+            if low is not None and value is not None and value < low:
+                raise ValueError(f"{f.name} must be at least {low}, got {value}")
         if self.lr is not None and self.lr <= 0:
             raise ValueError(f"lr must be positive, got {self.lr}")
         for name in ("valid_fraction", "test_fraction"):
@@ -137,4 +111,4 @@ class KGEConfig:
         return out
 
 
-FIELD_HELP: dict[str, str] = {f.name: f.metadata.get("help", "") for f in fields(KGEConfig)}
+FIELD_HELP: dict[str, str] = {f.name: f.metadata["help"] for f in fields(KGEConfig)}

@@ -90,15 +90,11 @@ def save_kge(
     return out
 
 
-def _read_card(folder: Path) -> dict[str, Any]:
-    make = "termnorm kge train --kg KG --model transe --out KGE"
-    return read_versioned_card(folder, CARD_NAME, "kge", "KGE", FORMAT_VERSION, make)
-
-
 def read_kge_card(folder: str | Path) -> dict[str, Any]:
     """The card of a KGE folder; :class:`ArtifactMismatchError` when it is not one (or of
     another format version)."""
-    return _read_card(Path(folder))
+    make = "termnorm kge train --kg KG --model transe --out KGE"
+    return read_versioned_card(Path(folder), CARD_NAME, "kge", "KGE", FORMAT_VERSION, make)
 
 
 def check_kg(card: dict[str, Any], kg: KnowledgeGraph, folder: str | Path) -> None:
@@ -116,7 +112,7 @@ def check_kg(card: dict[str, Any], kg: KnowledgeGraph, folder: str | Path) -> No
 def load_kge(folder: str | Path, kg: KnowledgeGraph | None = None) -> KGEVectors:
     """Read a KGE folder; with ``kg``, refuse it unless it is the KG the KGE was trained on."""
     folder = Path(folder)
-    card = _read_card(folder)
+    card = read_kge_card(folder)
     if kg is not None:
         check_kg(card, kg, folder)
     entities = pq.read_table(folder / ENTITIES_FILE).to_pandas()
@@ -133,5 +129,5 @@ def load_kge(folder: str | Path, kg: KnowledgeGraph | None = None) -> KGEVectors
 def load_split(folder: str | Path) -> pd.DataFrame:
     """The ``head, relation, tail, part`` triples of the split a KGE was trained and tested on."""
     folder = Path(folder)
-    _read_card(folder)
+    read_kge_card(folder)
     return pq.read_table(folder / TRIPLES_FILE).to_pandas()

@@ -3,7 +3,7 @@
 ``train_kge(kg, config, out)``: split the distinct triples (:mod:`termnorm.kge.split`), train
 the PyKEEN model on the training part (sLCWA with the model's recipe,
 :mod:`termnorm.kge.recipes`; early stopping on the validation MRR, :mod:`termnorm.kge.stopping`),
-compute the filtered link-prediction metrics on the test part (:mod:`termnorm.kge.metrics`), run the given
+compute the filtered link-prediction metrics on the test part (:func:`link_prediction_metrics`), run the given
 evaluators on the entity vectors (e.g. MCSM and relatedness through
 :mod:`termnorm.kge.embedders`), and write everything (:mod:`termnorm.kge.folder`). The KG must
 be a saved KG folder (its fingerprint goes on the card). Needs the ``kge`` extra.
@@ -27,18 +27,45 @@ from termnorm.kg import KnowledgeGraph
 from termnorm.kge._pykeen import pykeen_device, quiet_pykeen, require_pykeen
 from termnorm.kge.config import KGEConfig
 from termnorm.kge.folder import save_kge
-from termnorm.kge.metrics import link_prediction_metrics
 from termnorm.kge.recipes import pipeline_arguments
 from termnorm.kge.split import sample_triples, split_triples
 from termnorm.kge.stopping import EarlyStopping
 from termnorm.kge.vectors import KGEVectors
 
-__all__ = ["KGEEvaluator", "real_vectors", "train_kge"]
+__all__ = [
+    "LINKPRED_METRICS",
+    "KGEEvaluator",
+    "link_prediction_metrics",
+    "real_vectors",
+    "train_kge",
+]
 
 logger = logging.getLogger(__name__)
 
 KGEEvaluator = Callable[[KGEVectors], Mapping[str, float]]
 """Scores trained entity vectors: ``evaluator(kge) -> {"<name>_<metric>": value}``."""
+
+
+LINKPRED_METRICS = {
+    "hits@1": "hits_at_1",
+    "hits@3": "hits_at_3",
+    "hits@10": "hits_at_10",
+    "mr": "arithmetic_mean_rank",
+    "mrr": "inverse_harmonic_mean_rank",
+}
+"""Our name -> PyKEEN's metric key (side "both", rank type "realistic")."""
+
+
+def link_prediction_metrics(metric_results: Any, prefix: str = "linkpred") -> dict[str, float]:
+    """``{"<prefix>_hits@1": ..., "<prefix>_mr": ..., "<prefix>_mrr": ...}`` from PyKEEN's
+    ``RankBasedMetricResults``: for every test triple (h, r, t), the ranks of t among all
+    entities for (h, r, ?) and of h for (?, r, t), every other known triple removed
+    (*filtered*), both sides, *realistic* ranks (ties count half, as in ``termnorm eval
+    linkpred``); hits@n = share of ranks ≤ n, MR = mean rank, MRR = mean 1/rank."""
+    return {
+        f"{prefix}_{ours}": float(metric_results.get_metric(f"both.realistic.{key}"))
+        for ours, key in LINKPRED_METRICS.items()
+    }
 
 
 def real_vectors(representations: Sequence[Any]) -> np.ndarray:
@@ -72,10 +99,6 @@ def frozen_gc() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _versions() -> dict[str, str]:
-    return {p: metadata.version(p) for p in ("termnorm", "pykeen", "torch")}
-
-
 def train_kge(
     kg: KnowledgeGraph | str | Path,
     config: KGEConfig,
@@ -87,7 +110,7 @@ def train_kge(
     The card records the settings, the KG's path and fingerprint, the split sizes, the
     per-epoch training losses, the metrics and the versions of termnorm, PyKEEN and torch.
     """
-    pykeen_version = require_pykeen()
+    require_pykeen()
     from pykeen.pipeline import pipeline
 
     kg_path = None if isinstance(kg, KnowledgeGraph) else Path(kg)
@@ -174,7 +197,7 @@ def train_kge(
         "train_seconds": float(result.train_seconds),
         "evaluate_seconds": float(result.evaluate_seconds),
         "vectors": "real view: complex → [Re; Im], SimplE → [head; tail]; cosine similarity",
-        "versions": {**_versions(), "pykeen": pykeen_version},
+        "versions": {p: metadata.version(p) for p in ("termnorm", "pykeen", "torch")},
     }
     kge = KGEVectors(
         concept_ids=[id_to_entity[i] for i in range(len(id_to_entity))],

@@ -19,11 +19,14 @@ reference code uses); ``tests/test_losses_multi_similarity.py`` checks that they
 
 from __future__ import annotations
 
+import inspect
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 __all__ = [
+    "MultiSimilarityBase",
     "MultiSimilarityLoss",
     "label_pairs",
     "mine_hard_pairs",
@@ -118,7 +121,42 @@ def label_pairs(
     return sim, same & ~eye, ~same
 
 
-class MultiSimilarityLoss(nn.Module):
+class MultiSimilarityBase(nn.Module):
+    """The MS losses' shared parts: scales α, β, mining ε and ``mine`` (see
+    :func:`multi_similarity_with_margins`); subclasses choose the margins λ_p, λ_n."""
+
+    def __init__(self, alpha: float, beta: float, epsilon: float, mine: bool) -> None:
+        super().__init__()
+        self.alpha, self.beta, self.epsilon, self.mine = alpha, beta, epsilon, mine
+
+    def with_margins(
+        self,
+        sim: torch.Tensor,
+        pos_mask: torch.Tensor,
+        neg_mask: torch.Tensor,
+        lam_pos: float | torch.Tensor,
+        lam_neg: float | torch.Tensor,
+    ) -> torch.Tensor:
+        """The MS loss of ``sim`` [A, C] and masks [A, C] with these margins, this loss's scales."""
+        return multi_similarity_with_margins(
+            sim,
+            pos_mask,
+            neg_mask,
+            lam_pos,
+            lam_neg,
+            self.alpha,
+            self.beta,
+            self.epsilon,
+            self.mine,
+        )
+
+    def extra_repr(self) -> str:
+        """The constructor's arguments, in its order (``alpha=2.0, beta=50.0, ...``)."""
+        names = list(inspect.signature(type(self).__init__).parameters)[1:]
+        return ", ".join(f"{name}={getattr(self, name)}" for name in names)
+
+
+class MultiSimilarityLoss(MultiSimilarityBase):
     """MS loss over a batch of term embeddings labelled by concept (CODER's L_MS).
 
     ``forward(embeddings [N, d], labels [N]) -> scalar``: S = cosine similarity matrix;
@@ -140,8 +178,8 @@ class MultiSimilarityLoss(nn.Module):
         epsilon: float = 0.1,
         mine: bool = True,
     ) -> None:
-        super().__init__()
-        self.alpha, self.beta, self.lam, self.epsilon, self.mine = alpha, beta, lam, epsilon, mine
+        super().__init__(alpha, beta, epsilon, mine)
+        self.lam = lam
 
     def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Loss of embeddings [N, d] with integer labels [N]."""
@@ -151,12 +189,4 @@ class MultiSimilarityLoss(nn.Module):
         self, sim: torch.Tensor, pos_mask: torch.Tensor, neg_mask: torch.Tensor
     ) -> torch.Tensor:
         """The same loss on a precomputed similarity matrix [A, C] and masks [A, C]."""
-        return multi_similarity_from_similarity(
-            sim, pos_mask, neg_mask, self.alpha, self.beta, self.lam, self.epsilon, self.mine
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f"alpha={self.alpha}, beta={self.beta}, lam={self.lam}, "
-            f"epsilon={self.epsilon}, mine={self.mine}"
-        )
+        return self.with_margins(sim, pos_mask, neg_mask, self.lam, self.lam)

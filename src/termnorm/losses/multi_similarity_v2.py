@@ -15,14 +15,13 @@ Liu et al., "The general pair-based weighting loss for deep metric learning", 20
 from __future__ import annotations
 
 import torch
-from torch import nn
 
-from termnorm.losses.multi_similarity import label_pairs, multi_similarity_with_margins
+from termnorm.losses.multi_similarity import MultiSimilarityBase, label_pairs
 
 __all__ = ["MultiSimilarityV2Loss"]
 
 
-class MultiSimilarityV2Loss(nn.Module):
+class MultiSimilarityV2Loss(MultiSimilarityBase):
     """MS loss v2 over a batch of term embeddings labelled by concept.
 
     ``forward(embeddings [N, d], labels [N]) -> scalar``: S = cosine similarity matrix; pairs
@@ -46,8 +45,7 @@ class MultiSimilarityV2Loss(nn.Module):
         epsilon: float = 0.1,
         mine: bool = True,
     ) -> None:
-        super().__init__()
-        self.alpha, self.beta, self.epsilon, self.mine = alpha, beta, epsilon, mine
+        super().__init__(alpha, beta, epsilon, mine)
         self.lam_pos, self.lam_neg = lam_pos, lam_neg
 
     def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -58,20 +56,4 @@ class MultiSimilarityV2Loss(nn.Module):
         self, sim: torch.Tensor, pos_mask: torch.Tensor, neg_mask: torch.Tensor
     ) -> torch.Tensor:
         """The same loss on a precomputed similarity matrix [A, C] and masks [A, C]."""
-        return multi_similarity_with_margins(
-            sim,
-            pos_mask,
-            neg_mask,
-            self.lam_pos,
-            self.lam_neg,
-            self.alpha,
-            self.beta,
-            self.epsilon,
-            self.mine,
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f"alpha={self.alpha}, beta={self.beta}, lam_pos={self.lam_pos}, "
-            f"lam_neg={self.lam_neg}, epsilon={self.epsilon}, mine={self.mine}"
-        )
+        return self.with_margins(sim, pos_mask, neg_mask, self.lam_pos, self.lam_neg)

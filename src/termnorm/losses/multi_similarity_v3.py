@@ -22,9 +22,8 @@ Graph Embeddings to develop medical word embeddings for the Italian language", 2
 from __future__ import annotations
 
 import torch
-from torch import nn
 
-from termnorm.losses.multi_similarity import label_pairs, multi_similarity_with_margins
+from termnorm.losses.multi_similarity import MultiSimilarityBase, label_pairs
 
 __all__ = ["MultiSimilarityV3Loss", "kge_margins"]
 
@@ -56,7 +55,7 @@ def kge_margins(
     return lam_pos, lam_neg
 
 
-class MultiSimilarityV3Loss(nn.Module):
+class MultiSimilarityV3Loss(MultiSimilarityBase):
     """MS loss v3 over a batch of term embeddings labelled by concept, margins from a KGE.
 
     ``forward(embeddings [N, d], labels [N], kge_sim [N, N]) -> scalar``: S = cosine
@@ -81,8 +80,7 @@ class MultiSimilarityV3Loss(nn.Module):
         mine: bool = True,
         lam: float = 0.5,
     ) -> None:
-        super().__init__()
-        self.alpha, self.beta, self.epsilon, self.mine = alpha, beta, epsilon, mine
+        super().__init__(alpha, beta, epsilon, mine)
         self.lam = lam
 
     def forward(
@@ -106,21 +104,6 @@ class MultiSimilarityV3Loss(nn.Module):
         known: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """The same loss on a precomputed similarity matrix [A, C], masks and KGE sims [A, C]."""
-        lam_pos, lam_neg = kge_margins(sim, kge_sim, known, self.lam)
-        return multi_similarity_with_margins(
-            sim,
-            pos_mask,
-            neg_mask,
-            lam_pos,
-            lam_neg,
-            self.alpha,
-            self.beta,
-            self.epsilon,
-            self.mine,
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f"alpha={self.alpha}, beta={self.beta}, epsilon={self.epsilon}, mine={self.mine}, "
-            f"lam={self.lam}"
+        return self.with_margins(
+            sim, pos_mask, neg_mask, *kge_margins(sim, kge_sim, known, self.lam)
         )

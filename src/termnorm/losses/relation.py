@@ -16,15 +16,14 @@ matrices S_rel equals the plain cosine between head and tail terms. Reference: Y
 from __future__ import annotations
 
 import torch
-from torch import nn
 
-from termnorm.losses.multi_similarity import multi_similarity_from_similarity
+from termnorm.losses.multi_similarity import MultiSimilarityBase
 from termnorm.losses.relation_head import RelationHead
 
 __all__ = ["RelationLoss"]
 
 
-class RelationLoss(nn.Module):
+class RelationLoss(MultiSimilarityBase):
     """MS loss between relation-transformed heads and tails; owns the :class:`RelationHead`.
 
     ``forward(heads [k, d], rel_idx [k], tails [k, d], tail_labels [k]) -> scalar``.
@@ -54,9 +53,8 @@ class RelationLoss(nn.Module):
         epsilon: float = 0.1,
         mine: bool = True,
     ) -> None:
-        super().__init__()
+        super().__init__(alpha, beta, epsilon, mine)
         self.head = head
-        self.alpha, self.beta, self.epsilon, self.mine = alpha, beta, epsilon, mine
         # buffers, so a checkpoint keeps a data-derived λ
         self.register_buffer("lam_value", torch.tensor(0.0 if lam is None else float(lam)))
         self.register_buffer("lam_ready", torch.tensor(0.0 if lam is None else 1.0))
@@ -88,16 +86,7 @@ class RelationLoss(nn.Module):
                 self.lam_value.fill_(float(sim.detach().mean()))
                 self.lam_ready.fill_(1.0)
         pos = lab[keep].unsqueeze(1) == lab.unsqueeze(0)  # [k', k] τ_rel
-        loss = multi_similarity_from_similarity(
-            sim,
-            pos,
-            ~pos,
-            self.alpha,
-            self.beta,
-            self.lam_value,
-            self.epsilon,
-            self.mine,
-        )
+        loss = self.with_margins(sim, pos, ~pos, self.lam_value, self.lam_value)
         return loss + zero
 
     def extra_repr(self) -> str:

@@ -29,15 +29,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from termnorm.kg import KnowledgeGraph, id_key
+from termnorm.kge.embedders import term_key
 from termnorm.training.triplet_data import concept_key_map
 
 __all__ = ["ConceptDictionary", "MtcgItem", "MtcgItems", "build_mtcg_items"]
 
 logger = logging.getLogger(__name__)
-
-
-def _fold(text: str) -> str:
-    return " ".join(text.casefold().split())
 
 
 @dataclass
@@ -72,7 +69,7 @@ class ConceptDictionary:
             seen.add((c, text))
             texts.append(text)
             owners.append(c)
-            by_text.setdefault(_fold(text), set()).add(c)
+            by_text.setdefault(term_key(text), set()).add(c)
         keys = {k: index[cid] for k, cid in concept_key_map(kg).items()}
         return cls(
             concept_ids,
@@ -89,7 +86,7 @@ class ConceptDictionary:
     def names_gold(self, text: str, gold: frozenset[int]) -> bool:
         """Whether ``text`` (case and spacing folded) is a term of one of the ``gold``
         concepts — such a text is never a negative, whichever concept it came from."""
-        return not gold.isdisjoint(self.text_concepts.get(_fold(text), frozenset()))
+        return not gold.isdisjoint(self.text_concepts.get(term_key(text), frozenset()))
 
 
 @dataclass(frozen=True, slots=True)

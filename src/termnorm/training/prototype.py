@@ -296,7 +296,7 @@ def prototype_source(config: TrainConfig, kg: KnowledgeGraph) -> PrototypeSource
     for i, pair in enumerate(zip(texts, concepts, strict=True)):
         keep.setdefault(pair, i)
     rows = sorted(keep.values())
-    source = PrototypeSource(
+    return PrototypeSource(
         [texts[i] for i in rows],
         [concepts[i] for i in rows],
         [keys[i] for i in rows],
@@ -308,7 +308,6 @@ def prototype_source(config: TrainConfig, kg: KnowledgeGraph) -> PrototypeSource
         refresh_every=config.prototype.prototype_refresh,
         max_queries=config.sampler.hard_max_concepts,
     )
-    return source
 
 
 def prototype_trainer(

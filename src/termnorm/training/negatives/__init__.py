@@ -1,5 +1,6 @@
 """Negative strategies of the multi-task candidate generator: one module per strategy
-(random, TF-IDF, tree, keyword replacement, online), :func:`build_negatives` picks one."""
+(TF-IDF, tree, keyword replacement, online; random in ``base``), :func:`build_negatives`
+picks one."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from termnorm.training.negatives.base import (
         NegativeStrategy,
         PooledNegatives,
+        RandomNegatives,
         random_negatives,
     )
     from termnorm.training.negatives.factory import build_negatives
@@ -27,6 +29,7 @@ __all__ = [
     "NegativeStrategy",
     "OnlineNegatives",
     "PooledNegatives",
+    "RandomNegatives",
     "build_negatives",
     "keyword_replacements",
     "keyword_spans",
@@ -38,7 +41,7 @@ __all__ = [
 ]
 
 _NAMES = {  # module: the names it gives
-    "base": "NegativeStrategy PooledNegatives random_negatives",
+    "base": "NegativeStrategy PooledNegatives RandomNegatives random_negatives",
     "factory": "build_negatives",
     "keyword": "keyword_replacements keyword_spans read_keyword_sets",
     "online": "OnlineNegatives nearest_wrong",

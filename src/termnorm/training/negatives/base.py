@@ -22,7 +22,13 @@ import numpy as np
 from termnorm.training.mtcg_data import ConceptDictionary, MtcgItem
 from termnorm.training.protocols import Encode
 
-__all__ = ["NegativeStrategy", "PooledNegatives", "first_wrong_concepts", "random_negatives"]
+__all__ = [
+    "NegativeStrategy",
+    "PooledNegatives",
+    "RandomNegatives",
+    "first_wrong_concepts",
+    "random_negatives",
+]
 
 
 class NegativeStrategy(Protocol):
@@ -181,3 +187,17 @@ class PooledNegatives:
             "negative_items_completed_at_random": sum(s < self.k for s in sizes),
             "negative_pool_texts": sum(sizes),
         }
+
+
+class RandomNegatives(PooledNegatives):
+    """Random negatives: empty pools, so each epoch draws k_n wrong concepts' names per item
+    (the paper's baseline strategy, and the online strategy's first epoch)."""
+
+    def __init__(
+        self, dictionary: ConceptDictionary, items: Sequence[MtcgItem], k: int, seed: int = 0
+    ) -> None:
+        super().__init__("random", [[] for _ in items], dictionary, items, k, seed)
+
+    def stats(self) -> dict[str, int]:
+        """Only the item count: every negative is random by design."""
+        return {"negative_items": len(self.items)}

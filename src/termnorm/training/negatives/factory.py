@@ -7,10 +7,9 @@ from collections.abc import Collection, Sequence
 from termnorm.kg import KnowledgeGraph
 from termnorm.training.config import NegativeKind
 from termnorm.training.mtcg_data import ConceptDictionary, MtcgItem
-from termnorm.training.negatives.base import NegativeStrategy
+from termnorm.training.negatives.base import NegativeStrategy, RandomNegatives
 from termnorm.training.negatives.keyword import keyword_strategy
 from termnorm.training.negatives.online import OnlineNegatives
-from termnorm.training.negatives.random import random_strategy
 from termnorm.training.negatives.tfidf import tfidf_strategy
 from termnorm.training.negatives.tree import tree_strategy
 
@@ -35,7 +34,7 @@ def build_negatives(
     if kind is NegativeKind.ONLINE:
         return OnlineNegatives(dictionary, items, k, seed)
     if kind is NegativeKind.RANDOM:
-        return random_strategy(dictionary, items, k, seed)
+        return RandomNegatives(dictionary, items, k, seed)
     if kind is NegativeKind.TFIDF:
         return tfidf_strategy(dictionary, items, k, seed)
     if kind is NegativeKind.TREE:
