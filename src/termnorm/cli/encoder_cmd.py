@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from termnorm.cli._out import overwrite_option
+from termnorm.cli._options import overwrite_option
 
 __all__ = ["register"]
 

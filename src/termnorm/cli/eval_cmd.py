@@ -1,18 +1,10 @@
 """``termnorm eval ...``: measure indexes, baselines and models on benchmarks.
 
 ``eval_app`` is the ``eval`` sub-app; this module adds ``eval normalize``. Another evaluator
-adds its command from its own module, without touching this one::
-
-    # cli/eval_mcsm_cmd.py
-    from termnorm.cli.eval_cmd import eval_app
-
-    def register(app: typer.Typer) -> None:   # app unused: eval_app is already attached
-        @eval_app.command("mcsm")
-        def mcsm(...) -> None: ...
-
-plus one line ``eval_mcsm_cmd.register(app)`` in ``cli/__init__.py`` *after*
-``eval_cmd.register(app)``. :mod:`termnorm.cli._output` prints metrics the same way
-(``--json`` flat, unprefixed). Heavy imports stay inside the command functions.
+adds its command from its own module, without touching this one (``@eval_app.command("mcsm")``
+on a module-level function), plus its name in the import of ``cli/__init__.py``.
+:mod:`termnorm.cli._output` prints metrics the same way (``--json`` flat, unprefixed).
+Heavy imports stay inside the command functions.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from termnorm.evaluation.predictions import MentionKey
     from termnorm.lab.significance import PairedComparison
 
-__all__ = ["ResampleUnit", "register", "resample_groups"]
+__all__ = ["ResampleUnit", "resample_groups"]
 
 
 class ResampleUnit(str, Enum):
@@ -158,7 +158,3 @@ def compare_cmd(
     console = Console()
     console.print(_table(result))
     console.print(_pooled_line(result))
-
-
-def register(app: typer.Typer) -> None:
-    """Nothing to attach: importing this module added ``compare`` to ``eval``."""

@@ -34,7 +34,7 @@ from termnorm.cli.eval_compare_cmd import (
 if TYPE_CHECKING:
     from termnorm.lab.selection import CrossFitSelection
 
-__all__ = ["register"]
+__all__: list[str] = []  # the commands are on eval_app
 
 _EXAMPLES = """
 Examples:
@@ -133,7 +133,3 @@ def select_cmd(
         f"({100 * result.confidence:.0f}% cluster bootstrap, choice repeated in each of "
         f"{result.n_boot} draws), p = {result.bootstrap_p:.2g}"
     )
-
-
-def register(app: typer.Typer) -> None:
-    """Nothing to attach: importing this module added ``select`` to ``eval``."""

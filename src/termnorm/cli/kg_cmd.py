@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from termnorm.cli._out import overwrite_option
+from termnorm.cli._options import overwrite_option
 from termnorm.kg.formats import KGFormat
 
 if TYPE_CHECKING:  # pragma: no cover

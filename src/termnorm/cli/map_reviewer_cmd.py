@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import typer
 
-from termnorm.cli._map_options import db_option as _db
-from termnorm.cli._map_options import json_option as _json
+from termnorm.cli._options import db_option, json_option
 from termnorm.cli._output import print_json
 
 __all__ = ["register"]
@@ -32,8 +31,8 @@ def register(group: typer.Typer) -> None:
         rotate: bool = typer.Option(
             False, "--rotate", help="Give an existing reviewer a new token (the old one stops)."
         ),
-        db: str | None = _db(),
-        json_out: bool = _json(),
+        db: str | None = db_option(),
+        json_out: bool = json_option(),
     ) -> None:
         """Add a reviewer and print their token (stdout; shown only now)."""
         from termnorm.projects.reviewers import add_reviewer
@@ -53,8 +52,8 @@ def register(group: typer.Typer) -> None:
     @reviewers.command("list")
     def list_cmd(
         project: str = typer.Argument(..., help="Project name."),
-        db: str | None = _db(),
-        json_out: bool = _json(),
+        db: str | None = db_option(),
+        json_out: bool = json_option(),
     ) -> None:
         """The reviewers of a project (never their tokens)."""
         from termnorm.projects.reviewers import list_reviewers
@@ -70,7 +69,7 @@ def register(group: typer.Typer) -> None:
     def remove_cmd(
         project: str = typer.Argument(..., help="Project name."),
         name: str = typer.Argument(..., help="The reviewer to remove."),
-        db: str | None = _db(),
+        db: str | None = db_option(),
     ) -> None:
         """Remove a reviewer: their token stops working, their decisions stay."""
         from termnorm.projects.reviewers import remove_reviewer

@@ -17,9 +17,7 @@ from typing import Any
 import typer
 
 from termnorm.cli._config_options import PlainHelpCommand, config_options, with_options
-from termnorm.cli._help import RUNTIME_HELP
-from termnorm.cli._map_options import db_option
-from termnorm.cli._out import overwrite_option
+from termnorm.cli._options import RUNTIME_HELP, db_option, overwrite_option
 from termnorm.encoders.runtime import Runtime
 from termnorm.search.rank.specs import (
     DEFAULT_K_C,

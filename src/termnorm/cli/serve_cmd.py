@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from termnorm.cli._map_options import DB_HELP
+from termnorm.cli._options import DB_HELP
 from termnorm.cli._strategy import synonyms_option
 from termnorm.serve.settings import DEFAULT_MAX_UPLOAD_COLUMNS, DEFAULT_MAX_UPLOAD_ROWS
 
