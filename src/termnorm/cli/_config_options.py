@@ -60,9 +60,11 @@ def config_options(
 ) -> list[inspect.Parameter]:
     """One keyword parameter (a ``typer.Option`` default) per field of ``config_cls`` but those
     named in ``exclude`` (``help`` overriding a field's help text); a field that is itself a
-    dataclass (a section of settings) gives one per field of its own."""
+    dataclass (a section of settings) gives one per field of its own that ``config_cls``
+    does not also have."""
     texts = help or {}
     kinds = get_type_hints(config_cls)
+    names = {field.name for field in dataclasses.fields(config_cls)}
     params = []
     for field in dataclasses.fields(config_cls):
         if field.name in exclude:
@@ -70,7 +72,7 @@ def config_options(
         meta = field.metadata
         kind = kinds[field.name]
         if dataclasses.is_dataclass(kind):
-            params += config_options(kind, exclude, help)  # type: ignore[arg-type]
+            params += config_options(kind, {*exclude, *names}, help)  # type: ignore[arg-type]
             continue
         if meta.get("cli_required"):
             default: Any = ...
