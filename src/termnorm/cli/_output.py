@@ -34,7 +34,7 @@ def json_ready(metrics: Mapping[str, float]) -> dict[str, Any]:
     return out
 
 
-def print_json(payload: Mapping[str, Any]) -> None:
+def print_json(payload: Mapping[str, Any] | list[Any]) -> None:
     """Print ``payload`` as indented JSON on stdout."""
     typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
 

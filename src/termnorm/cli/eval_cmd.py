@@ -70,13 +70,6 @@ def ks_up_to(k: int) -> tuple[int, ...]:
     return tuple(sorted({x for x in STANDARD_KS if x <= k} | {k}))
 
 
-def _baseline_matcher(kind: LexicalKind, kg_dir: Path) -> Matcher:
-    from termnorm.kg.graph import KnowledgeGraph
-    from termnorm.search.lexical import make_lexical_matcher
-
-    return make_lexical_matcher(kind, KnowledgeGraph.load(kg_dir))
-
-
 def _check_sources(
     paths: list[Path],
     index: Path | None,
@@ -277,8 +270,11 @@ def _run_single(
 
             matcher = recorder = RowRecorder(matcher)
     else:
+        from termnorm.kg.graph import KnowledgeGraph
+        from termnorm.search.lexical import make_lexical_matcher
+
         assert baseline is not None and kg is not None  # _check_sources
-        matcher = _baseline_matcher(baseline, kg)
+        matcher = make_lexical_matcher(baseline, KnowledgeGraph.load(kg))
     report = evaluator.evaluate(matcher)
     if predictions is not None:
         report.write_predictions(predictions)

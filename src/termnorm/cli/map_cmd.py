@@ -279,8 +279,7 @@ def register(app: typer.Typer) -> None:
     group.command("status")(status_cmd)
     group.command("export")(export_cmd)
     group.command("apply")(apply_cmd)
-    from termnorm.cli import map_review_cmd, map_reviewer_cmd
+    from termnorm.cli import map_review_cmd
 
     map_review_cmd.register(group)
-    map_reviewer_cmd.register(group)
     app.add_typer(group, name="map")

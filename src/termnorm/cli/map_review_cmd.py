@@ -1,5 +1,6 @@
-"""``termnorm map queue | show | decide | auto-approve``: the review side of a mapping project
-(registered into the ``map`` group by :mod:`termnorm.cli.map_cmd`)."""
+"""``termnorm map queue | show | decide | auto-approve`` and ``termnorm map reviewer add | list |
+remove``: the review side of a mapping project and the people of its review page, each with a
+token that names them (registered into the ``map`` group by :mod:`termnorm.cli.map_cmd`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,14 @@ from termnorm.cli._output import print_json, print_report
 from termnorm.projects.states import Predicate
 
 __all__ = ["register"]
+
+REVIEWER_HELP = """The reviewers of a project's review page (termnorm serve --project PROJECT).
+
+  TOKEN=$(termnorm map reviewer add labs ann)     (the token alone on stdout, shown once)
+
+  then open http://127.0.0.1:8000/review#token=$TOKEN
+
+Only the token's SHA-256 is stored; a reviewer who lost theirs gets a new one with --rotate."""
 
 
 def queue_cmd(
@@ -125,9 +134,67 @@ def auto_cmd(
     print_report(report, json_out, line)
 
 
+def add_cmd(
+    project: str = typer.Argument(..., help="Project name."),
+    name: str = typer.Argument(..., help="The reviewer's name (their decisions carry it)."),
+    rotate: bool = typer.Option(
+        False, "--rotate", help="Give an existing reviewer a new token (the old one stops)."
+    ),
+    db: str | None = db_option(),
+    json_out: bool = json_option(),
+) -> None:
+    """Add a reviewer and print their token (stdout; shown only now)."""
+    from termnorm.projects.reviewers import add_reviewer
+
+    added = add_reviewer(project, name, rotate=rotate, db=db)
+    if json_out:
+        print_json(added.to_dict())
+        return
+    typer.echo(added.token)
+    typer.echo(
+        f"{project}: reviewer {added.name!r} {'has a new token' if rotate else 'added'}. "
+        "The token above is shown only now: hand it to them. With termnorm serve "
+        f"--project {project} running, they open /review#token=TOKEN.",
+        err=True,
+    )
+
+
+def list_cmd(
+    project: str = typer.Argument(..., help="Project name."),
+    db: str | None = db_option(),
+    json_out: bool = json_option(),
+) -> None:
+    """The reviewers of a project (never their tokens)."""
+    from termnorm.projects.reviewers import list_reviewers
+
+    found = list_reviewers(project, db=db)
+    if json_out:
+        print_json({"reviewers": [r.to_dict() for r in found]})
+        return
+    for r in found:
+        typer.echo(f"{r.name}\ttoken made {r.created_at:%Y-%m-%d %H:%M}")
+
+
+def remove_cmd(
+    project: str = typer.Argument(..., help="Project name."),
+    name: str = typer.Argument(..., help="The reviewer to remove."),
+    db: str | None = db_option(),
+) -> None:
+    """Remove a reviewer: their token stops working, their decisions stay."""
+    from termnorm.projects.reviewers import remove_reviewer
+
+    remove_reviewer(project, name, db=db)
+    typer.echo(f"{project}: reviewer {name!r} removed (their decisions stay)")
+
+
 def register(group: typer.Typer) -> None:
-    """Attach the review commands to the ``map`` group."""
+    """Attach the review commands and ``reviewer`` to the ``map`` group."""
     group.command("queue")(queue_cmd)
     group.command("show")(show_cmd)
     group.command("decide")(decide_cmd)
     group.command("auto-approve")(auto_cmd)
+    reviewers = typer.Typer(help=REVIEWER_HELP, no_args_is_help=True)
+    reviewers.command("add")(add_cmd)
+    reviewers.command("list")(list_cmd)
+    reviewers.command("remove")(remove_cmd)
+    group.add_typer(reviewers, name="reviewer")

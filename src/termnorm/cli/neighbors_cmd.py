@@ -3,11 +3,12 @@ compare models by eye (CODER's case studies)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import typer
+
+from termnorm.cli._output import print_json
 
 __all__ = ["register"]
 
@@ -66,7 +67,7 @@ def register(app: typer.Typer) -> None:
                     }
                 )
         if json_out:
-            typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+            print_json(payload)
             return
         console = Console()
         for entry in payload:
