@@ -17,7 +17,6 @@ def register_all(app: typer.Typer) -> None:
         eval_cmd,
         eval_compare_cmd,  # noqa: F401
         eval_embedding_cmd,  # noqa: F401
-        eval_select_cmd,  # noqa: F401
         index_cmd,
         kg_cmd,
         kge_cmd,
