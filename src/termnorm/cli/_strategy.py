@@ -4,8 +4,9 @@ live in the spec only, as ``train``'s live in ``TrainConfig``).
 
 :func:`with_spec_options` adds them to a command function (which takes them as
 ``**spec``), :func:`spec_from_options` turns them back into the spec (a refusal becomes a
-usage error naming the option). The help texts other commands share (``rank``, ``map``,
-``serve``) are re-exported from the spec. Registering stays cheap: the spec imports nothing.
+usage error naming the option). Commands that take some of these settings outside a spec
+(``map``, ``serve``) reuse their help texts (``SPEC_HELP``). Registering stays cheap: the
+spec imports nothing.
 """
 
 from __future__ import annotations
@@ -17,33 +18,9 @@ import typer
 
 from termnorm.cli._config_options import with_config_options
 from termnorm.cli._options import RUNTIME_HELP
-from termnorm.search.spec import SPEC_HELP, PipelineSpec
+from termnorm.search.spec import PipelineSpec
 
-__all__ = [
-    "COMBINER_HELP",
-    "HYBRID_HELP",
-    "K_C_HELP",
-    "RANKER_HELP",
-    "STRATEGY_HELP",
-    "SYNONYMS_HELP",
-    "spec_from_options",
-    "synonym_notice",
-    "synonyms_option",
-    "with_spec_options",
-]
-
-STRATEGY_HELP = SPEC_HELP["strategy"]
-SYNONYMS_HELP = SPEC_HELP["synonyms"]
-HYBRID_HELP = SPEC_HELP["hybrid"]
-COMBINER_HELP = SPEC_HELP["combiner"]
-RANKER_HELP = SPEC_HELP["ranker"]
-K_C_HELP = SPEC_HELP["k_c"]
-
-
-def synonyms_option() -> Any:
-    """``--synonyms FILE``, repeatable (a ``list[Path] | None`` parameter): the declaration
-    of the commands that take domain synonym files outside a spec (``rank``, ``serve``)."""
-    return typer.Option(None, "--synonyms", help=SYNONYMS_HELP, exists=True)
+__all__ = ["spec_from_options", "synonym_notice", "with_spec_options"]
 
 
 def with_spec_options(

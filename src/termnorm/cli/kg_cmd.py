@@ -37,19 +37,6 @@ Examples:
   termnorm kg build dict.tsv --format tsv --prefix MYDICT --add 'biosyn:train_dictionary.txt#prefix=MESH' --out kg/dict
 """
 
-# Source flag -> the loader option field it sets (on every source whose options have it).
-_FLAG_FIELDS = {
-    "--lang": "langs",
-    "--sab": "sabs",
-    "--keep-suppressed": "keep_suppressed",
-    "--synonym-scopes": "synonym_scopes",
-    "--no-annotations": "with_annotations",
-    "--used-only": "used_only",
-    "--one-direction": "one_direction",
-    "--prefix": "prefix",
-    "--encoding": "encoding",
-}
-
 
 def parse_add(value: str) -> SourceSpec:
     """``FORMAT[:PATH][#key=value,...]`` → a :class:`SourceSpec` (PATH ``builtin`` = none).
@@ -99,8 +86,9 @@ def _infer_format(path: Path | None) -> str:
     )
 
 
-def _with_flags(specs: list[SourceSpec], flags: dict[str, Any]) -> list[SourceSpec]:
-    """Apply the source flags to every spec whose format takes them (per-spec options win)."""
+def _with_flags(specs: list[SourceSpec], flags: dict[str, tuple[str, Any]]) -> list[SourceSpec]:
+    """Apply the source flags (``flag: (loader option field, value)``) to every spec whose
+    format has that field (per-spec options win)."""
     import dataclasses
 
     from termnorm.kg.build import FORMATS, SourceSpec
@@ -110,8 +98,7 @@ def _with_flags(specs: list[SourceSpec], flags: dict[str, Any]) -> list[SourceSp
     for spec in specs:
         fields = {f.name for f in dataclasses.fields(FORMATS[spec.format].options)}
         options = dict(spec.options)
-        for flag, value in flags.items():
-            name = _FLAG_FIELDS[flag]
+        for flag, (name, value) in flags.items():
             if name in fields:
                 used.add(flag)
                 options.setdefault(name, value)
@@ -194,18 +181,18 @@ def register(app: typer.Typer) -> None:
         if not specs:
             raise ValueError("give a SOURCE with --format, or at least one --add")
         prepare_output(out, overwrite, {"source": [s.path for s in specs if s.path]}, "kg")
-        flags: dict[str, Any] = {
-            "--lang": _split_list(lang) or None,
-            "--sab": _split_list(sab) or None,
-            "--keep-suppressed": keep_suppressed or None,
-            "--synonym-scopes": _split_list(synonym_scopes) or None,
-            "--no-annotations": False if no_annotations else None,
-            "--used-only": used_only or None,
-            "--one-direction": one_direction or None,
-            "--prefix": prefix,
-            "--encoding": encoding,
+        flags: dict[str, tuple[str, Any]] = {  # flag: (loader option field, value or None)
+            "--lang": ("langs", _split_list(lang) or None),
+            "--sab": ("sabs", _split_list(sab) or None),
+            "--keep-suppressed": ("keep_suppressed", keep_suppressed or None),
+            "--synonym-scopes": ("synonym_scopes", _split_list(synonym_scopes) or None),
+            "--no-annotations": ("with_annotations", False if no_annotations else None),
+            "--used-only": ("used_only", used_only or None),
+            "--one-direction": ("one_direction", one_direction or None),
+            "--prefix": ("prefix", prefix),
+            "--encoding": ("encoding", encoding),
         }
-        specs = _with_flags(specs, {k: v for k, v in flags.items() if v is not None})
+        specs = _with_flags(specs, {k: v for k, v in flags.items() if v[1] is not None})
         card, _ = build_kg_to_dir(specs, out)
         if json_out:
             typer.echo(json.dumps({"out": str(out), **card}, indent=2, default=str))

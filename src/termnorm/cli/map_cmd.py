@@ -13,16 +13,9 @@ import typer
 
 from termnorm.cli._options import db_option, json_option
 from termnorm.cli._output import print_json, print_report
-from termnorm.cli._strategy import (
-    COMBINER_HELP,
-    HYBRID_HELP,
-    K_C_HELP,
-    RANKER_HELP,
-    STRATEGY_HELP,
-    SYNONYMS_HELP,
-)
 from termnorm.engines import Engine
 from termnorm.projects.states import ExportFormat
+from termnorm.search.spec import SPEC_HELP
 
 __all__ = ["register"]
 
@@ -84,25 +77,25 @@ def init(
         "torch", "--runtime", help="Encoder runtime: torch, bf16, onnx, onnx-int8, auto."
     ),
     synonyms: list[Path] = typer.Option(
-        [], "--synonyms", exists=True, dir_okay=False, help=SYNONYMS_HELP
+        [], "--synonyms", exists=True, dir_okay=False, help=SPEC_HELP["synonyms"]
     ),
     strategy: str | None = typer.Option(
         None,
         "--strategy",
-        help=STRATEGY_HELP
+        help=SPEC_HELP["strategy"]
         + " Approved mappings are domain synonyms, so the default searches them once there are some.",
     ),
-    ranker: Path | None = typer.Option(None, "--ranker", exists=True, help=RANKER_HELP),
-    hybrid: Path | None = typer.Option(None, "--hybrid", exists=True, help=HYBRID_HELP),
+    ranker: Path | None = typer.Option(None, "--ranker", exists=True, help=SPEC_HELP["ranker"]),
+    hybrid: Path | None = typer.Option(None, "--hybrid", exists=True, help=SPEC_HELP["hybrid"]),
     combiner: Path | None = typer.Option(
         None,
         "--combiner",
         exists=True,
-        help=COMBINER_HELP
+        help=SPEC_HELP["combiner"]
         + " Scores then are calibrated: map status shows the expected precision of auto-approving.",
     ),
     k: int = typer.Option(5, "-k", "--k", min=1, help="Candidates kept per row."),
-    k_c: int = typer.Option(10, "--k-c", min=1, help=K_C_HELP),
+    k_c: int = typer.Option(10, "--k-c", min=1, help=SPEC_HELP["k_c"]),
     min_score: float | None = typer.Option(
         None, "--min-score", help="Drop candidates scoring below this."
     ),
