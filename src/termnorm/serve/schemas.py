@@ -87,7 +87,11 @@ def _integral(value: Any) -> Any:
 
 Count = Annotated[int, BeforeValidator(_integral)]
 
-Name = _text(MAX_ID_CHARS)  # a concept ID or a code
+Name = Annotated[
+    StrictStr,
+    StringConstraints(min_length=1, max_length=MAX_ID_CHARS, pattern=NOT_BLANK),
+    BeforeValidator(_encodable),
+]
 
 
 class _Strict(BaseModel):
