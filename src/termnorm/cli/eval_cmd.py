@@ -18,7 +18,6 @@ from rich.table import Table
 
 from termnorm.cli._output import json_ready, print_json
 from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_options
-from termnorm.encoders.runtime import Runtime
 from termnorm.evaluation.metric_names import unprefixed
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.mentions.composite import CompositeRule
@@ -229,9 +228,7 @@ def normalize_cmd(
         )
     ks = ks_up_to(k)
     if zero_shot:
-        metrics, info = _run_zero_shot(
-            mentions, ks, baseline, model, pooling, predictions, spec.runtime, spec.threads
-        )
+        metrics, info = _run_zero_shot(mentions, ks, baseline, model, pooling, predictions, spec)
     else:
         metrics, info = _run_single(
             mentions[0], fmt, ks, spec, baseline, kg, composite_rule, predictions, abbreviations
@@ -324,8 +321,7 @@ def _run_zero_shot(
     model: Path | None,
     pooling: str | None,
     predictions: Path | None,
-    runtime: Runtime = Runtime.TORCH,
-    threads: int | None = None,
+    spec: PipelineSpec,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     from termnorm.evaluation.zero_shot import ZeroShotEvaluator
 
@@ -339,7 +335,9 @@ def _run_zero_shot(
     else:
         from termnorm.encoders import TermEncoder
 
-        encoder = TermEncoder.load(model, pooling=pooling, runtime=runtime, threads=threads)
+        encoder = TermEncoder.load(
+            model, pooling=pooling, runtime=spec.runtime, threads=spec.threads
+        )
         report = evaluator.evaluate(encoder)
         matcher_name = f"embedding ({model or 'default model'})"
     if predictions is not None:

@@ -1,4 +1,5 @@
-"""``termnorm kg build`` and ``termnorm kg info``: compile terminologies into a KG folder.
+"""``termnorm kg build | info | split | keywords``: compile terminologies into a KG folder,
+inspect and split it, mine a keyword vocabulary (sites, types) from KG folders.
 
 Registering is cheap (no pandas import: the format names come from the import-free
 :mod:`termnorm.kg.formats`); the KG modules load when a command runs.
@@ -114,13 +115,57 @@ def _split_list(values: list[str] | None) -> list[str]:
     return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
 
 
+KEYWORDS_HELP = """Mine a keyword vocabulary (site and type keywords) from KG folders, for the keyword-attentive ranker (termnorm rank train --keywords FILE).
+
+--lang en: sites from HPO's organ-system branches and 'Abnormality of X' / 'Abnormal X morphology' names, types from the head words of disease names (MEDIC, HPO). --lang zh: Chinese procedure sites and types from the zh names of a procedure KG (icd9procs). The method: termnorm.kg.keyword_mining.
+
+Examples:
+
+  termnorm kg keywords --kg kg/hpo --kg kg/medic --lang en --out keywords_en.tsv
+
+  termnorm kg keywords --kg kg/icd9procs --lang zh --out keywords_zh_procedures.tsv
+"""
+
+
+def keywords(
+    kg: list[Path] = typer.Option(..., "--kg", exists=True, help="KG folder; repeatable."),
+    lang: str = typer.Option(..., "--lang", help="en (diseases, phenotypes) or zh (procedures)."),
+    out: Path = typer.Option(..., "--out", help="Keyword file (TSV) to write."),
+) -> None:
+    from termnorm.kg.graph import KnowledgeGraph
+    from termnorm.kg.keyword_mining import (
+        mine_chinese_procedure_keywords,
+        mine_english_keywords,
+    )
+
+    graphs = [KnowledgeGraph.load(path) for path in kg]
+    if lang == "en":
+        vocabulary = mine_english_keywords(graphs)
+    elif lang == "zh":
+        if len(graphs) != 1:
+            raise typer.BadParameter("--lang zh mines one procedure KG: give one --kg")
+        vocabulary = mine_chinese_procedure_keywords(graphs[0])
+    else:
+        raise typer.BadParameter("--lang must be en or zh")
+    sources = ", ".join(f"{p.name} ({g.fingerprint})" for p, g in zip(kg, graphs, strict=True))
+    vocabulary.save(
+        out,
+        comments=[
+            f"built by: termnorm kg keywords --lang {lang} from {sources}",
+            f"{len(vocabulary.sites)} sites, {len(vocabulary.types)} types "
+            "(method: termnorm.kg.keyword_mining)",
+        ],
+    )
+    typer.echo(
+        f"wrote {len(vocabulary.sites)} site and {len(vocabulary.types)} type keywords to {out}"
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Attach the ``kg`` command group (``build``, ``info``) to ``app``."""
     kg_app = typer.Typer(help="Compile and inspect knowledge graphs.", no_args_is_help=True)
     app.add_typer(kg_app, name="kg")
-    from termnorm.cli import kg_keywords_cmd
-
-    kg_keywords_cmd.register(kg_app)
+    kg_app.command("keywords", help=KEYWORDS_HELP)(keywords)
 
     @kg_app.command("build", help=BUILD_HELP)
     def build(
