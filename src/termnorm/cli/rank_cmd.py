@@ -142,8 +142,9 @@ def combine(
         "{m[train_acc_at_1]:.1%} (recall {m[train_acc_at_1_recall]:.1%}), top-1 ECE "
         "{m[train_ece_top1]:.3f}"
     )
-    own = {"runtime": runtime, "hybrid": hybrid, "ranker": ranker, "k_c": k_c}
-    spec = CombinerFitSpec(**_spec_values(given), **own)
+    spec = CombinerFitSpec(
+        **_spec_values(given), runtime=runtime, hybrid=hybrid, ranker=ranker, k_c=k_c
+    )
     _fit_card(out, overwrite, json_out, lambda: fit_combiner_card(spec, out), line)
 
 
