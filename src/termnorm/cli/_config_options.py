@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import types
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import typer
@@ -24,7 +24,7 @@ from typer.core import TyperCommand
 
 from termnorm.training.config.base import flag_of
 
-__all__ = ["PlainHelpCommand", "config_options", "with_options"]
+__all__ = ["PlainHelpCommand", "config_options", "with_config_options", "with_options"]
 
 
 class PlainHelpCommand(TyperCommand):
@@ -55,11 +55,16 @@ def _cli_type(kind: Any) -> Any:
     return kind
 
 
-def config_options(config_cls: type[Any], exclude: Collection[str] = ()) -> list[inspect.Parameter]:
+def config_options(
+    config_cls: type[Any], exclude: Collection[str] = (), help: Mapping[str, str] | None = None
+) -> list[inspect.Parameter]:
     """One keyword parameter (a ``typer.Option`` default) per field of ``config_cls`` but those
-    named in ``exclude``; a field that is itself a dataclass (a section of settings) gives one
-    per field of its own."""
+    named in ``exclude`` (``help`` overriding a field's help text); a field that is itself a
+    dataclass (a section of settings) gives one per field of its own that ``config_cls``
+    does not also have."""
+    texts = help or {}
     kinds = get_type_hints(config_cls)
+    names = {field.name for field in dataclasses.fields(config_cls)}
     params = []
     for field in dataclasses.fields(config_cls):
         if field.name in exclude:
@@ -67,7 +72,7 @@ def config_options(config_cls: type[Any], exclude: Collection[str] = ()) -> list
         meta = field.metadata
         kind = kinds[field.name]
         if dataclasses.is_dataclass(kind):
-            params += config_options(kind, exclude)  # type: ignore[arg-type]
+            params += config_options(kind, {*exclude, *names}, help)  # type: ignore[arg-type]
             continue
         if meta.get("cli_required"):
             default: Any = ...
@@ -82,7 +87,7 @@ def config_options(config_cls: type[Any], exclude: Collection[str] = ()) -> list
             default,
             option_names(field, kind),
             *meta.get("aliases", ()),
-            help=meta.get("help", ""),
+            help=texts.get(field.name, meta.get("help", "")),
             exists=exists is not None,
             file_okay=exists != "dir",
             dir_okay=exists != "file",
@@ -110,3 +115,19 @@ def with_options(
     func.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     func.__annotations__ = {p.name: p.annotation for p in params}
     return func
+
+
+def with_config_options(
+    *config_classes: type[Any], exclude: Collection[str] = (), help: Mapping[str, str] | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a command function (its own parameters, then ``**fields``) so that typer reads
+    its own parameters followed by the :func:`config_options` of ``config_classes``."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        own = [
+            p for p in inspect.signature(func).parameters.values() if p.kind is not p.VAR_KEYWORD
+        ]
+        options = [p for cls in config_classes for p in config_options(cls, exclude, help)]
+        return with_options(func, own, options)
+
+    return decorate

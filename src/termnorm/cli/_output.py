@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-__all__ = ["json_ready", "print_json"]
+__all__ = ["json_ready", "print_json", "print_report"]
 
 
 def _is_count(key: str) -> bool:
@@ -34,6 +34,14 @@ def json_ready(metrics: Mapping[str, float]) -> dict[str, Any]:
     return out
 
 
-def print_json(payload: Mapping[str, Any]) -> None:
+def print_json(payload: Mapping[str, Any] | list[Any]) -> None:
     """Print ``payload`` as indented JSON on stdout."""
     typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
+def print_report(report: Any, json_out: bool, line: str) -> None:
+    """``report.to_dict()`` as JSON with ``--json``, else the one ``line`` for people."""
+    if json_out:
+        print_json(report.to_dict())
+    else:
+        typer.echo(line)

@@ -4,81 +4,33 @@ live in the spec only, as ``train``'s live in ``TrainConfig``).
 
 :func:`with_spec_options` adds them to a command function (which takes them as
 ``**spec``), :func:`spec_from_options` turns them back into the spec (a refusal becomes a
-usage error naming the option). The help texts other commands share (``rank``, ``map``,
-``serve``) are re-exported from the spec. Registering stays cheap: the spec imports nothing.
+usage error naming the option). Commands that take some of these settings outside a spec
+(``map``, ``serve``) reuse their help texts (``SPEC_HELP``). Registering stays cheap: the
+spec imports nothing.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import typer
 
-from termnorm.cli._config_options import config_options, with_options
-from termnorm.cli._help import RUNTIME_HELP
-from termnorm.search.spec import SPEC_HELP, PipelineSpec
+from termnorm.cli._config_options import with_config_options
+from termnorm.cli._options import RUNTIME_HELP
+from termnorm.search.spec import PipelineSpec
 
-__all__ = [
-    "COMBINER_HELP",
-    "HYBRID_HELP",
-    "K_C_HELP",
-    "RANKER_HELP",
-    "STRATEGY_HELP",
-    "SYNONYMS_HELP",
-    "THRESHOLD_HELP",
-    "spec_from_options",
-    "synonym_notice",
-    "synonyms_option",
-    "with_spec_options",
-]
-
-STRATEGY_HELP = SPEC_HELP["strategy"]
-SYNONYMS_HELP = SPEC_HELP["synonyms"]
-THRESHOLD_HELP = SPEC_HELP["sieve_threshold"]
-HYBRID_HELP = SPEC_HELP["hybrid"]
-COMBINER_HELP = SPEC_HELP["combiner"]
-RANKER_HELP = SPEC_HELP["ranker"]
-K_C_HELP = SPEC_HELP["k_c"]
-
-
-def synonyms_option() -> Any:
-    """``--synonyms FILE``, repeatable (a ``list[Path] | None`` parameter): the declaration
-    of the commands that take domain synonym files outside a spec (``rank``, ``serve``)."""
-    return typer.Option(None, "--synonyms", help=SYNONYMS_HELP, exists=True)
-
-
-def _spec_options(exclude: Iterable[str], help: Mapping[str, str]) -> list[inspect.Parameter]:
-    """One keyword parameter per spec field not in ``exclude``, with the field's bounds
-    (``min``/``max``) and ``help`` overriding a field's help text."""
-    meta = {f.name: f.metadata for f in dataclasses.fields(PipelineSpec)}
-    texts = {"runtime": RUNTIME_HELP, **help}
-    params = []
-    for param in config_options(PipelineSpec):
-        if param.name in exclude:
-            continue
-        option = param.default
-        option.min, option.max = meta[param.name].get("min"), meta[param.name].get("max")
-        option.help = texts.get(param.name, option.help)
-        params.append(param)
-    return params
+__all__ = ["spec_from_options", "synonym_notice", "with_spec_options"]
 
 
 def with_spec_options(
     exclude: Iterable[str] = (), help: Mapping[str, str] | None = None
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a command function (its own parameters, then ``**spec``) so that typer
-    reads its parameters followed by the spec's options (less ``exclude``)."""
-
-    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        own = [
-            p for p in inspect.signature(func).parameters.values() if p.kind is not p.VAR_KEYWORD
-        ]
-        return with_options(func, own, _spec_options(set(exclude), help or {}))
-
-    return decorate
+    reads its parameters followed by the spec's options (less ``exclude``; ``help``
+    overriding a field's help text)."""
+    texts = {"runtime": RUNTIME_HELP, **(help or {})}
+    return with_config_options(PipelineSpec, exclude=tuple(exclude), help=texts)
 
 
 def spec_from_options(values: Mapping[str, Any], **fixed: Any) -> PipelineSpec:

@@ -5,14 +5,14 @@ Registering is cheap: torch, transformers and pandas load when a command runs.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from termnorm.cli._out import overwrite_option
+from termnorm.cli._options import overwrite_option
+from termnorm.cli._output import print_json
 
 __all__ = ["register"]
 
@@ -87,8 +87,7 @@ def register(app: typer.Typer) -> None:
             source={"kg": str(kg), "kg_fingerprint": graph.fingerprint, "langs": langs},
         )
         if json_out:
-            shown = {k: v for k, v in card.items() if k != "added"}
-            typer.echo(json.dumps(shown, indent=2, ensure_ascii=False))
+            print_json({k: v for k, v in card.items() if k != "added"})
             return
         typer.echo(
             f"{out}: {card['base_size']} → {card['new_size']} tokens ({len(card['added'])} "

@@ -1,18 +1,10 @@
 """``termnorm eval ...``: measure indexes, baselines and models on benchmarks.
 
 ``eval_app`` is the ``eval`` sub-app; this module adds ``eval normalize``. Another evaluator
-adds its command from its own module, without touching this one::
-
-    # cli/eval_mcsm_cmd.py
-    from termnorm.cli.eval_cmd import eval_app
-
-    def register(app: typer.Typer) -> None:   # app unused: eval_app is already attached
-        @eval_app.command("mcsm")
-        def mcsm(...) -> None: ...
-
-plus one line ``eval_mcsm_cmd.register(app)`` in ``cli/__init__.py`` *after*
-``eval_cmd.register(app)``. :mod:`termnorm.cli._output` prints metrics the same way
-(``--json`` flat, unprefixed). Heavy imports stay inside the command functions.
+adds its command from its own module, without touching this one (``@eval_app.command("mcsm")``
+on a module-level function), plus its name in the import of ``cli/__init__.py``.
+:mod:`termnorm.cli._output` prints metrics the same way (``--json`` flat, unprefixed).
+Heavy imports stay inside the command functions.
 """
 
 from __future__ import annotations
@@ -26,7 +18,6 @@ from rich.table import Table
 
 from termnorm.cli._output import json_ready, print_json
 from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_options
-from termnorm.encoders.runtime import Runtime
 from termnorm.evaluation.metric_names import unprefixed
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.mentions.composite import CompositeRule
@@ -76,13 +67,6 @@ def ks_up_to(k: int) -> tuple[int, ...]:
     if k < 1:
         raise typer.BadParameter(f"-k must be at least 1, got {k}", param_hint="-k")
     return tuple(sorted({x for x in STANDARD_KS if x <= k} | {k}))
-
-
-def _baseline_matcher(kind: LexicalKind, kg_dir: Path) -> Matcher:
-    from termnorm.kg.graph import KnowledgeGraph
-    from termnorm.search.lexical import make_lexical_matcher
-
-    return make_lexical_matcher(kind, KnowledgeGraph.load(kg_dir))
 
 
 def _check_sources(
@@ -244,9 +228,7 @@ def normalize_cmd(
         )
     ks = ks_up_to(k)
     if zero_shot:
-        metrics, info = _run_zero_shot(
-            mentions, ks, baseline, model, pooling, predictions, spec.runtime, spec.threads
-        )
+        metrics, info = _run_zero_shot(mentions, ks, baseline, model, pooling, predictions, spec)
     else:
         metrics, info = _run_single(
             mentions[0], fmt, ks, spec, baseline, kg, composite_rule, predictions, abbreviations
@@ -285,8 +267,11 @@ def _run_single(
 
             matcher = recorder = RowRecorder(matcher)
     else:
+        from termnorm.kg.graph import KnowledgeGraph
+        from termnorm.search.lexical import make_lexical_matcher
+
         assert baseline is not None and kg is not None  # _check_sources
-        matcher = _baseline_matcher(baseline, kg)
+        matcher = make_lexical_matcher(baseline, KnowledgeGraph.load(kg))
     report = evaluator.evaluate(matcher)
     if predictions is not None:
         report.write_predictions(predictions)
@@ -336,8 +321,7 @@ def _run_zero_shot(
     model: Path | None,
     pooling: str | None,
     predictions: Path | None,
-    runtime: Runtime = Runtime.TORCH,
-    threads: int | None = None,
+    spec: PipelineSpec,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     from termnorm.evaluation.zero_shot import ZeroShotEvaluator
 
@@ -351,7 +335,9 @@ def _run_zero_shot(
     else:
         from termnorm.encoders import TermEncoder
 
-        encoder = TermEncoder.load(model, pooling=pooling, runtime=runtime, threads=threads)
+        encoder = TermEncoder.load(
+            model, pooling=pooling, runtime=spec.runtime, threads=spec.threads
+        )
         report = evaluator.evaluate(encoder)
         matcher_name = f"embedding ({model or 'default model'})"
     if predictions is not None:

@@ -1,7 +1,7 @@
 """``termnorm eval mcsm|relation|clustering|relatedness|linkpred``: embedding benchmarks.
 
 The commands are added to the ``eval`` sub-app of :mod:`termnorm.cli.eval_cmd` when this
-module is imported (``register`` only imports it). ``--model`` defaults to the built-in
+module is imported. ``--model`` defaults to the built-in
 default model; ``--json`` prints flat metrics with plain names (``mcsm_mean``, ``accuracy``,
 ``f1``, ``spearman``, ``mrr``, ...). Heavy imports stay inside the command functions.
 """
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from termnorm.encoders import TermEncoder
     from termnorm.kg import KnowledgeGraph
 
-__all__ = ["register"]
+__all__: list[str] = []  # the commands are on eval_app
 
 _COUNTS = {"concepts", "pairs", "evaluated", "labels", "train", "test", "triplets", "dropped"}
 _COUNTS |= {"test_pairs", "test_positive_pairs", "k", "skipped_concepts"}
@@ -297,7 +297,3 @@ def _compare_linkpred(
             f"{m['mrr']:.3f}",
         )
     Console().print(table)
-
-
-def register(app: typer.Typer) -> None:
-    """Nothing to attach: importing this module added the commands to ``eval``."""

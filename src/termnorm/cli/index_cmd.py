@@ -12,8 +12,7 @@ from typing import Any
 
 import typer
 
-from termnorm.cli._help import RUNTIME_HELP
-from termnorm.cli._out import overwrite_option
+from termnorm.cli._options import RUNTIME_HELP, overwrite_option
 from termnorm.encoders.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
 from termnorm.encoders.device import DEVICE_HELP, Device
 from termnorm.encoders.pooling import Pooling

@@ -1,4 +1,5 @@
-"""``termnorm kg build`` and ``termnorm kg info``: compile terminologies into a KG folder.
+"""``termnorm kg build | info | split | keywords``: compile terminologies into a KG folder,
+inspect and split it, mine a keyword vocabulary (sites, types) from KG folders.
 
 Registering is cheap (no pandas import: the format names come from the import-free
 :mod:`termnorm.kg.formats`); the KG modules load when a command runs.
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from termnorm.cli._out import overwrite_option
+from termnorm.cli._options import overwrite_option
 from termnorm.kg.formats import KGFormat
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,19 +37,6 @@ Examples:
 
   termnorm kg build dict.tsv --format tsv --prefix MYDICT --add 'biosyn:train_dictionary.txt#prefix=MESH' --out kg/dict
 """
-
-# Source flag -> the loader option field it sets (on every source whose options have it).
-_FLAG_FIELDS = {
-    "--lang": "langs",
-    "--sab": "sabs",
-    "--keep-suppressed": "keep_suppressed",
-    "--synonym-scopes": "synonym_scopes",
-    "--no-annotations": "with_annotations",
-    "--used-only": "used_only",
-    "--one-direction": "one_direction",
-    "--prefix": "prefix",
-    "--encoding": "encoding",
-}
 
 
 def parse_add(value: str) -> SourceSpec:
@@ -99,8 +87,9 @@ def _infer_format(path: Path | None) -> str:
     )
 
 
-def _with_flags(specs: list[SourceSpec], flags: dict[str, Any]) -> list[SourceSpec]:
-    """Apply the source flags to every spec whose format takes them (per-spec options win)."""
+def _with_flags(specs: list[SourceSpec], flags: dict[str, tuple[str, Any]]) -> list[SourceSpec]:
+    """Apply the source flags (``flag: (loader option field, value)``) to every spec whose
+    format has that field (per-spec options win)."""
     import dataclasses
 
     from termnorm.kg.build import FORMATS, SourceSpec
@@ -110,8 +99,7 @@ def _with_flags(specs: list[SourceSpec], flags: dict[str, Any]) -> list[SourceSp
     for spec in specs:
         fields = {f.name for f in dataclasses.fields(FORMATS[spec.format].options)}
         options = dict(spec.options)
-        for flag, value in flags.items():
-            name = _FLAG_FIELDS[flag]
+        for flag, (name, value) in flags.items():
             if name in fields:
                 used.add(flag)
                 options.setdefault(name, value)
@@ -127,13 +115,57 @@ def _split_list(values: list[str] | None) -> list[str]:
     return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
 
 
+KEYWORDS_HELP = """Mine a keyword vocabulary (site and type keywords) from KG folders, for the keyword-attentive ranker (termnorm rank train --keywords FILE).
+
+--lang en: sites from HPO's organ-system branches and 'Abnormality of X' / 'Abnormal X morphology' names, types from the head words of disease names (MEDIC, HPO). --lang zh: Chinese procedure sites and types from the zh names of a procedure KG (icd9procs). The method: termnorm.kg.keyword_mining.
+
+Examples:
+
+  termnorm kg keywords --kg kg/hpo --kg kg/medic --lang en --out keywords_en.tsv
+
+  termnorm kg keywords --kg kg/icd9procs --lang zh --out keywords_zh_procedures.tsv
+"""
+
+
+def keywords(
+    kg: list[Path] = typer.Option(..., "--kg", exists=True, help="KG folder; repeatable."),
+    lang: str = typer.Option(..., "--lang", help="en (diseases, phenotypes) or zh (procedures)."),
+    out: Path = typer.Option(..., "--out", help="Keyword file (TSV) to write."),
+) -> None:
+    from termnorm.kg.graph import KnowledgeGraph
+    from termnorm.kg.keyword_mining import (
+        mine_chinese_procedure_keywords,
+        mine_english_keywords,
+    )
+
+    graphs = [KnowledgeGraph.load(path) for path in kg]
+    if lang == "en":
+        vocabulary = mine_english_keywords(graphs)
+    elif lang == "zh":
+        if len(graphs) != 1:
+            raise typer.BadParameter("--lang zh mines one procedure KG: give one --kg")
+        vocabulary = mine_chinese_procedure_keywords(graphs[0])
+    else:
+        raise typer.BadParameter("--lang must be en or zh")
+    sources = ", ".join(f"{p.name} ({g.fingerprint})" for p, g in zip(kg, graphs, strict=True))
+    vocabulary.save(
+        out,
+        comments=[
+            f"built by: termnorm kg keywords --lang {lang} from {sources}",
+            f"{len(vocabulary.sites)} sites, {len(vocabulary.types)} types "
+            "(method: termnorm.kg.keyword_mining)",
+        ],
+    )
+    typer.echo(
+        f"wrote {len(vocabulary.sites)} site and {len(vocabulary.types)} type keywords to {out}"
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Attach the ``kg`` command group (``build``, ``info``) to ``app``."""
     kg_app = typer.Typer(help="Compile and inspect knowledge graphs.", no_args_is_help=True)
     app.add_typer(kg_app, name="kg")
-    from termnorm.cli import kg_keywords_cmd
-
-    kg_keywords_cmd.register(kg_app)
+    kg_app.command("keywords", help=KEYWORDS_HELP)(keywords)
 
     @kg_app.command("build", help=BUILD_HELP)
     def build(
@@ -194,18 +226,18 @@ def register(app: typer.Typer) -> None:
         if not specs:
             raise ValueError("give a SOURCE with --format, or at least one --add")
         prepare_output(out, overwrite, {"source": [s.path for s in specs if s.path]}, "kg")
-        flags: dict[str, Any] = {
-            "--lang": _split_list(lang) or None,
-            "--sab": _split_list(sab) or None,
-            "--keep-suppressed": keep_suppressed or None,
-            "--synonym-scopes": _split_list(synonym_scopes) or None,
-            "--no-annotations": False if no_annotations else None,
-            "--used-only": used_only or None,
-            "--one-direction": one_direction or None,
-            "--prefix": prefix,
-            "--encoding": encoding,
+        flags: dict[str, tuple[str, Any]] = {  # flag: (loader option field, value or None)
+            "--lang": ("langs", _split_list(lang) or None),
+            "--sab": ("sabs", _split_list(sab) or None),
+            "--keep-suppressed": ("keep_suppressed", keep_suppressed or None),
+            "--synonym-scopes": ("synonym_scopes", _split_list(synonym_scopes) or None),
+            "--no-annotations": ("with_annotations", False if no_annotations else None),
+            "--used-only": ("used_only", used_only or None),
+            "--one-direction": ("one_direction", one_direction or None),
+            "--prefix": ("prefix", prefix),
+            "--encoding": ("encoding", encoding),
         }
-        specs = _with_flags(specs, {k: v for k, v in flags.items() if v is not None})
+        specs = _with_flags(specs, {k: v for k, v in flags.items() if v[1] is not None})
         card, _ = build_kg_to_dir(specs, out)
         if json_out:
             typer.echo(json.dumps({"out": str(out), **card}, indent=2, default=str))

@@ -18,9 +18,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from termnorm.cli._out import overwrite_option
-from termnorm.kge.config import FIELD_HELP as H
-from termnorm.kge.config import KGEConfig, KGEModelKind
+from termnorm.cli._config_options import with_config_options
+from termnorm.cli._options import overwrite_option
+from termnorm.kge.config import KGEConfig
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.kg import KnowledgeGraph
@@ -28,7 +28,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["register", "relatedness_name", "similarity_evaluators"]
 
-_D = KGEConfig()
 SUMMARY = ("hits@1", "hits@3", "hits@10", "mr", "mrr")
 PARTS = ("train", "valid", "test")
 
@@ -135,39 +134,11 @@ def register(app: typer.Typer) -> None:
         "--relatedness ../shared/benchmarks/mayosrs/MiniMayoSRS.csv "
         "--relatedness umnsrs=../shared/benchmarks/umnsrs/umnsrs-sim.txt",
     )
+    @with_config_options(KGEConfig)
     def train(
         kg: Path = typer.Option(..., "--kg", help="KG folder (from 'termnorm kg build')."),
-        model: KGEModelKind = typer.Option(_D.model, "--model", help=H["model"]),
         out: Path = typer.Option(..., "--out", "-o", help="KGE folder to write."),
         overwrite: bool = overwrite_option(),
-        dim: int = typer.Option(_D.dim, "--dim", help=H["dim"]),
-        epochs: int = typer.Option(_D.epochs, "--epochs", help=H["epochs"]),
-        batch_size: int = typer.Option(_D.batch_size, "--batch-size", help=H["batch_size"]),
-        lr: float | None = typer.Option(_D.lr, "--lr", help=H["lr"]),
-        negatives: int | None = typer.Option(_D.negatives, "--negatives", help=H["negatives"]),
-        early_stopping: bool = typer.Option(
-            _D.early_stopping, "--early-stopping/--no-early-stopping", help=H["early_stopping"]
-        ),
-        eval_every: int = typer.Option(_D.eval_every, "--eval-every", help=H["eval_every"]),
-        patience: int = typer.Option(_D.patience, "--patience", help=H["patience"]),
-        valid_max_triples: int | None = typer.Option(
-            _D.valid_max_triples, "--valid-max-triples", help=H["valid_max_triples"]
-        ),
-        valid_fraction: float = typer.Option(
-            _D.valid_fraction, "--valid-fraction", help=H["valid_fraction"]
-        ),
-        test_fraction: float = typer.Option(
-            _D.test_fraction, "--test-fraction", help=H["test_fraction"]
-        ),
-        eval_max_triples: int | None = typer.Option(
-            _D.eval_max_triples, "--eval-max-triples", help=H["eval_max_triples"]
-        ),
-        eval_batch_size: int = typer.Option(
-            _D.eval_batch_size, "--eval-batch-size", help=H["eval_batch_size"]
-        ),
-        seed: int = typer.Option(_D.seed, "--seed", help=H["seed"]),
-        device: str | None = typer.Option(_D.device, "--device", help=H["device"]),
-        progress: bool = typer.Option(_D.progress, "--progress/--no-progress", help=H["progress"]),
         mcsm: bool = typer.Option(
             True, "--mcsm/--no-mcsm", help="MCSM of the entity vectors on the KG's types."
         ),
@@ -182,6 +153,7 @@ def register(app: typer.Typer) -> None:
             "terms name a KG concept (repeatable).",
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
+        **fields: Any,
     ) -> None:
         """Train a KGE on the KG's relations (90/4/6 split with every valid/test entity seen
         in training), with filtered link prediction and similarity metrics on the card."""
@@ -191,28 +163,10 @@ def register(app: typer.Typer) -> None:
 
         pairs = [relatedness_name(spec)[1] for spec in relatedness or []]
         prepare_output(out, overwrite, {"--kg": kg, "--relatedness": pairs}, "kge")
-        config = KGEConfig(
-            model=model,
-            dim=dim,
-            epochs=epochs,
-            batch_size=batch_size,
-            lr=lr,
-            negatives=negatives,
-            early_stopping=early_stopping,
-            eval_every=eval_every,
-            patience=patience,
-            valid_max_triples=valid_max_triples,
-            valid_fraction=valid_fraction,
-            test_fraction=test_fraction,
-            eval_max_triples=eval_max_triples,
-            eval_batch_size=eval_batch_size,
-            seed=seed,
-            device=device,
-            progress=progress,
-        )
+        config = KGEConfig(**fields)
         graph = KnowledgeGraph.load(kg)
         evaluators = similarity_evaluators(
-            graph, mcsm, mcsm_k, mcsm_max_per_type, relatedness or [], seed
+            graph, mcsm, mcsm_k, mcsm_max_per_type, relatedness or [], config.seed
         )
         kge = train_kge(kg, config, out, evaluators)
         if json_out:

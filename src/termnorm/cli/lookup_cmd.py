@@ -3,12 +3,13 @@ and the warning ``normalize`` gives when a query is such an ID rather than a ter
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
+
+from termnorm.cli._output import print_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.index import TermIndex
@@ -120,8 +121,7 @@ def register(app: typer.Typer) -> None:
             missing = ", ".join(repr(exc.concept_id) for exc in unknown)
             raise TermnormError(f"{unknown[0]} (unknown: {missing})")
         if json_out:
-            payload: list[dict[str, Any]] = [info.to_dict() for info in infos]
-            typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+            print_json([info.to_dict() for info in infos])
             return
         for info in infos:
             _print_concept(info, max_relations)

@@ -13,8 +13,6 @@ import sys
 
 import typer
 
-from termnorm.cli import _state
-
 app = typer.Typer(
     name="termnorm",
     help="Normalize medical terms to concept IDs with knowledge-infused term embeddings.",
@@ -29,8 +27,7 @@ def _root(
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on error."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress details."),
 ) -> None:
-    """termnorm: terminologies in, concept IDs out."""
-    _state.DEBUG = debug
+    """termnorm: terminologies in, concept IDs out."""  # --debug: main() reads argv
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
@@ -55,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit:
         raise
     except Exception as exc:  # one line, unless --debug
-        if _state.DEBUG or "--debug" in (argv if argv is not None else sys.argv):
+        if "--debug" in args:
             raise
         typer.echo(f"error: {_user_message(exc)}", err=True)
         raise SystemExit(1) from None

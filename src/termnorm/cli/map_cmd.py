@@ -11,19 +11,11 @@ from pathlib import Path
 
 import typer
 
-from termnorm.cli._map_options import db_option as _db
-from termnorm.cli._map_options import json_option as _json
-from termnorm.cli._output import print_json
-from termnorm.cli._strategy import (
-    COMBINER_HELP,
-    HYBRID_HELP,
-    K_C_HELP,
-    RANKER_HELP,
-    STRATEGY_HELP,
-    SYNONYMS_HELP,
-)
+from termnorm.cli._options import db_option, json_option
+from termnorm.cli._output import print_json, print_report
 from termnorm.engines import Engine
 from termnorm.projects.states import ExportFormat
+from termnorm.search.spec import SPEC_HELP
 
 __all__ = ["register"]
 
@@ -51,259 +43,236 @@ MAP_ENGINE_HELP = (
 )
 
 
-def _register_init(app: typer.Typer) -> None:
-    @app.command("init")
-    def init(
-        project: str = typer.Argument(..., help="Project name (letters, digits, _ . -)."),
-        source: Path = typer.Option(
-            ...,
-            "--source",
-            exists=True,
-            dir_okay=False,
-            help="The code list: CSV, TSV, JSONL or Parquet.",
-        ),
-        code_column: str = typer.Option(
-            ..., "--code-column", help="Column of the source codes (unique)."
-        ),
-        text_column: str = typer.Option(..., "--text-column", help="Column of the texts to map."),
-        frequency_column: str | None = typer.Option(
-            None,
-            "--frequency-column",
-            help="Column of how often each code occurs (orders the review).",
-        ),
-        context_column: list[str] = typer.Option(
-            [],
-            "--context-column",
-            help="Column shown to reviewers (unit, specimen, ...); repeatable.",
-        ),
-        index: Path | None = typer.Option(
-            None,
-            "--index",
-            exists=True,
-            file_okay=False,
-            help="Index folder (default: the default index).",
-        ),
-        runtime: str = typer.Option(
-            "torch", "--runtime", help="Encoder runtime: torch, bf16, onnx, onnx-int8, auto."
-        ),
-        synonyms: list[Path] = typer.Option(
-            [], "--synonyms", exists=True, dir_okay=False, help=SYNONYMS_HELP
-        ),
-        strategy: str | None = typer.Option(
-            None,
-            "--strategy",
-            help=STRATEGY_HELP
-            + " Approved mappings are domain synonyms, so the default searches them once there are some.",
-        ),
-        ranker: Path | None = typer.Option(None, "--ranker", exists=True, help=RANKER_HELP),
-        hybrid: Path | None = typer.Option(None, "--hybrid", exists=True, help=HYBRID_HELP),
-        combiner: Path | None = typer.Option(
-            None,
-            "--combiner",
-            exists=True,
-            help=COMBINER_HELP
-            + " Scores then are calibrated: map status shows the expected precision of auto-approving.",
-        ),
-        k: int = typer.Option(5, "-k", "--k", min=1, help="Candidates kept per row."),
-        k_c: int = typer.Option(10, "--k-c", min=1, help=K_C_HELP),
-        min_score: float | None = typer.Option(
-            None, "--min-score", help="Drop candidates scoring below this."
-        ),
-        encoding: str = typer.Option(
-            "utf-8-sig", "--encoding", help="Text encoding of a CSV/TSV/JSONL source."
-        ),
-        db: str | None = _db(),
-        json_out: bool = _json(),
-    ) -> None:
-        """Create a project from a code list; every row waits for map run."""
-        from termnorm.projects.init import init_project
-        from termnorm.projects.settings import PipelineSettings
+def init(
+    project: str = typer.Argument(..., help="Project name (letters, digits, _ . -)."),
+    source: Path = typer.Option(
+        ...,
+        "--source",
+        exists=True,
+        dir_okay=False,
+        help="The code list: CSV, TSV, JSONL or Parquet.",
+    ),
+    code_column: str = typer.Option(
+        ..., "--code-column", help="Column of the source codes (unique)."
+    ),
+    text_column: str = typer.Option(..., "--text-column", help="Column of the texts to map."),
+    frequency_column: str | None = typer.Option(
+        None,
+        "--frequency-column",
+        help="Column of how often each code occurs (orders the review).",
+    ),
+    context_column: list[str] = typer.Option(
+        [],
+        "--context-column",
+        help="Column shown to reviewers (unit, specimen, ...); repeatable.",
+    ),
+    index: Path | None = typer.Option(
+        None,
+        "--index",
+        exists=True,
+        file_okay=False,
+        help="Index folder (default: the default index).",
+    ),
+    runtime: str = typer.Option(
+        "torch", "--runtime", help="Encoder runtime: torch, bf16, onnx, onnx-int8, auto."
+    ),
+    synonyms: list[Path] = typer.Option(
+        [], "--synonyms", exists=True, dir_okay=False, help=SPEC_HELP["synonyms"]
+    ),
+    strategy: str | None = typer.Option(
+        None,
+        "--strategy",
+        help=SPEC_HELP["strategy"]
+        + " Approved mappings are domain synonyms, so the default searches them once there are some.",
+    ),
+    ranker: Path | None = typer.Option(None, "--ranker", exists=True, help=SPEC_HELP["ranker"]),
+    hybrid: Path | None = typer.Option(None, "--hybrid", exists=True, help=SPEC_HELP["hybrid"]),
+    combiner: Path | None = typer.Option(
+        None,
+        "--combiner",
+        exists=True,
+        help=SPEC_HELP["combiner"]
+        + " Scores then are calibrated: map status shows the expected precision of auto-approving.",
+    ),
+    k: int = typer.Option(5, "-k", "--k", min=1, help="Candidates kept per row."),
+    k_c: int = typer.Option(10, "--k-c", min=1, help=SPEC_HELP["k_c"]),
+    min_score: float | None = typer.Option(
+        None, "--min-score", help="Drop candidates scoring below this."
+    ),
+    encoding: str = typer.Option(
+        "utf-8-sig", "--encoding", help="Text encoding of a CSV/TSV/JSONL source."
+    ),
+    db: str | None = db_option(),
+    json_out: bool = json_option(),
+) -> None:
+    """Create a project from a code list; every row waits for map run."""
+    from termnorm.projects.init import init_project
+    from termnorm.projects.settings import PipelineSettings
 
-        settings = PipelineSettings.of(
-            index=index, synonyms=synonyms, ranker=ranker, hybrid=hybrid, combiner=combiner,
-            runtime=runtime, strategy=strategy, k=k, k_c=k_c, min_score=min_score,
-        )  # fmt: skip
-        report = init_project(
-            project, source, code_column, text_column, frequency_column, context_column,
-            settings, db=db, encoding=encoding,
-        )  # fmt: skip
-        if json_out:
-            print_json(report.to_dict())
-        else:
-            typer.echo(
-                f"project {project}: {report.rows} rows in {report.db}; next: termnorm map run {project}"
-            )
+    settings = PipelineSettings.of(
+        index=index, synonyms=synonyms, ranker=ranker, hybrid=hybrid, combiner=combiner,
+        runtime=runtime, strategy=strategy, k=k, k_c=k_c, min_score=min_score,
+    )  # fmt: skip
+    report = init_project(
+        project, source, code_column, text_column, frequency_column, context_column,
+        settings, db=db, encoding=encoding,
+    )  # fmt: skip
+    line = f"project {project}: {report.rows} rows in {report.db}; next: termnorm map run {project}"
+    print_report(report, json_out, line)
 
 
-def _register_run(app: typer.Typer) -> None:
-    @app.command("run")
-    def run(
-        project: str = typer.Argument(..., help="Project name."),
-        batch_rows: int = typer.Option(
-            256, "--batch-rows", min=1, max=10_000, help="Rows searched and committed at a time."
-        ),
-        remap: bool = typer.Option(
-            False,
-            "--remap",
-            help="Also re-search the rows still to review (decisions made since count as synonyms).",
-        ),
-        ignore_source_change: bool = typer.Option(
-            False,
-            "--ignore-source-change",
-            help="Run even though the source file changed since it was read.",
-        ),
-        progress: bool = typer.Option(
-            True, "--progress/--no-progress", help="Show a progress bar."
-        ),
-        engine: Engine = typer.Option(Engine.LOCAL, "--engine", help=MAP_ENGINE_HELP),
-        workers: int = typer.Option(1, "--workers", min=1, help="Ray actors (--engine ray)."),
-        ray_address: str | None = typer.Option(
-            None,
-            "--address",
-            "--ray-address",
-            help="A running Ray cluster (e.g. ray://head:10001 or auto) instead of a local Ray; "
-            "every node must see the index at the same path.",
-        ),
-        db: str | None = _db(),
-        json_out: bool = _json(),
-    ) -> None:
-        """Map every row still to map (resumable: an interrupted run leaves each row done or to do)."""
-        from termnorm.api import project_matcher
-        from termnorm.projects.run import run_project
+def run(
+    project: str = typer.Argument(..., help="Project name."),
+    batch_rows: int = typer.Option(
+        256, "--batch-rows", min=1, max=10_000, help="Rows searched and committed at a time."
+    ),
+    remap: bool = typer.Option(
+        False,
+        "--remap",
+        help="Also re-search the rows still to review (decisions made since count as synonyms).",
+    ),
+    ignore_source_change: bool = typer.Option(
+        False,
+        "--ignore-source-change",
+        help="Run even though the source file changed since it was read.",
+    ),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    engine: Engine = typer.Option(Engine.LOCAL, "--engine", help=MAP_ENGINE_HELP),
+    workers: int = typer.Option(1, "--workers", min=1, help="Ray actors (--engine ray)."),
+    ray_address: str | None = typer.Option(
+        None,
+        "--address",
+        "--ray-address",
+        help="A running Ray cluster (e.g. ray://head:10001 or auto) instead of a local Ray; "
+        "every node must see the index at the same path.",
+    ),
+    db: str | None = db_option(),
+    json_out: bool = json_option(),
+) -> None:
+    """Map every row still to map (resumable: an interrupted run leaves each row done or to do)."""
+    from termnorm.api import project_matcher
+    from termnorm.projects.run import run_project
 
-        report = run_project(
-            project, project_matcher, db=db, batch_rows=batch_rows, remap=remap,
-            show_progress=progress, check_source=not ignore_source_change, engine=engine,
-            workers=workers, address=ray_address,
-        )  # fmt: skip
-        if json_out:
-            print_json(report.to_dict())
-        else:
-            typer.echo(
-                f"{project}: {report.mapped} rows mapped, {report.remapped} re-mapped "
-                f"({report.errors} without candidates; {report.synonyms} learned synonyms "
-                f"searched), {report.left} left"
-            )
+    report = run_project(
+        project, project_matcher, db=db, batch_rows=batch_rows, remap=remap,
+        show_progress=progress, check_source=not ignore_source_change, engine=engine,
+        workers=workers, address=ray_address,
+    )  # fmt: skip
+    line = (
+        f"{project}: {report.mapped} rows mapped, {report.remapped} re-mapped ({report.errors} "
+        f"without candidates; {report.synonyms} learned synonyms searched), {report.left} left"
+    )
+    print_report(report, json_out, line)
 
 
-def _register_status(app: typer.Typer) -> None:
-    @app.command("status")
-    def status_cmd(
-        project: str = typer.Argument(..., help="Project name."),
-        min_score: float = typer.Option(
-            0.9, "--min-score", help="The auto-approve threshold to estimate."
-        ),
-        db: str | None = _db(),
-        json_out: bool = _json(),
-    ) -> None:
-        """Rows by state, decisions, and what auto-approving at --min-score would give."""
-        from termnorm.projects.overview import status
+def status_cmd(
+    project: str = typer.Argument(..., help="Project name."),
+    min_score: float = typer.Option(
+        0.9, "--min-score", help="The auto-approve threshold to estimate."
+    ),
+    db: str | None = db_option(),
+    json_out: bool = json_option(),
+) -> None:
+    """Rows by state, decisions, and what auto-approving at --min-score would give."""
+    from termnorm.projects.overview import status
 
-        report = status(project, db=db, min_score=min_score)
-        if json_out:
-            print_json(report.to_dict())
-            return
-        typer.echo(f"project {project} ({report.db}): {report.rows} rows, {report.retired} retired")
-        typer.echo("  " + "  ".join(f"{s} {n}" for s, n in report.states.items()))
-        who = ", ".join(report.reviewers) or "nobody yet"
-        typer.echo(f"  {report.decisions} decisions by {who}; {report.synonyms} learned synonyms")
-        auto = report.auto
-        if auto is not None:
-            expected = (
-                f"expected precision {auto.expected_precision:.3f}"
-                if auto.expected_precision is not None
-                else "expected precision unknown (scores are similarities; a --combiner makes them probabilities)"
-                if not auto.calibrated
-                else "expected precision -"
-            )
-            observed = (
-                f"observed {auto.observed_precision:.3f} on {auto.reviewed} reviewed rows"
-                if auto.observed_precision is not None
-                else "no reviewed row scored that high yet"
-            )
-            typer.echo(
-                f"  score >= {auto.min_score:g}: {auto.rows} rows could be auto-approved; {expected}; {observed}"
-            )
-        if report.source_changed:
-            typer.echo(f"warning: {report.source_changed}", err=True)
+    report = status(project, db=db, min_score=min_score)
+    if json_out:
+        print_json(report.to_dict())
+        return
+    typer.echo(f"project {project} ({report.db}): {report.rows} rows, {report.retired} retired")
+    typer.echo("  " + "  ".join(f"{s} {n}" for s, n in report.states.items()))
+    who = ", ".join(report.reviewers) or "nobody yet"
+    typer.echo(f"  {report.decisions} decisions by {who}; {report.synonyms} learned synonyms")
+    auto = report.auto
+    if auto is not None:
+        expected = (
+            f"expected precision {auto.expected_precision:.3f}"
+            if auto.expected_precision is not None
+            else "expected precision unknown (scores are similarities; a --combiner makes them probabilities)"
+            if not auto.calibrated
+            else "expected precision -"
+        )
+        observed = (
+            f"observed {auto.observed_precision:.3f} on {auto.reviewed} reviewed rows"
+            if auto.observed_precision is not None
+            else "no reviewed row scored that high yet"
+        )
+        typer.echo(
+            f"  score >= {auto.min_score:g}: {auto.rows} rows could be auto-approved; {expected}; {observed}"
+        )
+    if report.source_changed:
+        typer.echo(f"warning: {report.source_changed}", err=True)
 
 
-def _register_export(app: typer.Typer) -> None:
-    @app.command("export")
-    def export_cmd(
-        project: str = typer.Argument(..., help="Project name."),
-        format: ExportFormat = typer.Option(
-            ...,
-            "--format",
-            help="sssom, omop (source_to_concept_map), csv, or synonyms (concept_id<TAB>text).",
-        ),
-        out: Path = typer.Option(..., "--out", help="File to write."),
-        subject_prefix: str | None = typer.Option(
-            None,
-            "--subject-prefix",
-            help="SSSOM: CURIE prefix of the source codes (default: the project's name).",
-        ),
-        base_uri: str = typer.Option(
-            "https://w3id.org/termnorm/projects/",
-            "--base-uri",
-            help="SSSOM: URI base of the codes and the mapping set.",
-        ),
-        vocabulary_id: str | None = typer.Option(
-            None,
-            "--vocabulary-id",
-            help="OMOP: source_vocabulary_id (default: the project's name).",
-        ),
-        db: str | None = _db(),
-        json_out: bool = _json(),
-    ) -> None:
-        """Write the project's mappings as SSSOM TSV, OMOP source_to_concept_map, CSV or synonyms."""
-        from termnorm.projects.exports import export
+def export_cmd(
+    project: str = typer.Argument(..., help="Project name."),
+    format: ExportFormat = typer.Option(
+        ...,
+        "--format",
+        help="sssom, omop (source_to_concept_map), csv, or synonyms (concept_id<TAB>text).",
+    ),
+    out: Path = typer.Option(..., "--out", help="File to write."),
+    subject_prefix: str | None = typer.Option(
+        None,
+        "--subject-prefix",
+        help="SSSOM: CURIE prefix of the source codes (default: the project's name).",
+    ),
+    base_uri: str = typer.Option(
+        "https://w3id.org/termnorm/projects/",
+        "--base-uri",
+        help="SSSOM: URI base of the codes and the mapping set.",
+    ),
+    vocabulary_id: str | None = typer.Option(
+        None,
+        "--vocabulary-id",
+        help="OMOP: source_vocabulary_id (default: the project's name).",
+    ),
+    db: str | None = db_option(),
+    json_out: bool = json_option(),
+) -> None:
+    """Write the project's mappings as SSSOM TSV, OMOP source_to_concept_map, CSV or synonyms."""
+    from termnorm.projects.exports import export
 
-        report = export(
-            project, format, out, db=db, subject_prefix=subject_prefix, base_uri=base_uri,
-            vocabulary_id=vocabulary_id,
-        )  # fmt: skip
-        if json_out:
-            print_json(report.to_dict())
-        else:
-            typer.echo(f"{report.rows} rows written to {out} ({report.format})")
+    report = export(
+        project, format, out, db=db, subject_prefix=subject_prefix, base_uri=base_uri,
+        vocabulary_id=vocabulary_id,
+    )  # fmt: skip
+    print_report(report, json_out, f"{report.rows} rows written to {out} ({report.format})")
 
 
-def _register_apply(app: typer.Typer) -> None:
-    @app.command("apply")
-    def apply_cmd(
-        project: str = typer.Argument(..., help="Project name."),
-        source: Path = typer.Option(
-            ...,
-            "--source",
-            exists=True,
-            dir_okay=False,
-            help="The new version of the code list (same columns).",
-        ),
-        db: str | None = _db(),
-        json_out: bool = _json(),
-    ) -> None:
-        """Bring in a new version of the list: unchanged rows keep their decisions, changed and new rows go to map, dropped rows are retired."""
-        from termnorm.projects.apply import apply_source
+def apply_cmd(
+    project: str = typer.Argument(..., help="Project name."),
+    source: Path = typer.Option(
+        ...,
+        "--source",
+        exists=True,
+        dir_okay=False,
+        help="The new version of the code list (same columns).",
+    ),
+    db: str | None = db_option(),
+    json_out: bool = json_option(),
+) -> None:
+    """Bring in a new version of the list: unchanged rows keep their decisions, changed and new rows go to map, dropped rows are retired."""
+    from termnorm.projects.apply import apply_source
 
-        report = apply_source(project, source, db=db)
-        if json_out:
-            print_json(report.to_dict())
-        else:
-            typer.echo(
-                f"{project}: {report.unchanged} unchanged, {report.changed} changed and "
-                f"{report.added} new (to map), {report.retired} retired, {report.restored} restored"
-            )
+    report = apply_source(project, source, db=db)
+    line = (
+        f"{project}: {report.unchanged} unchanged, {report.changed} changed and "
+        f"{report.added} new (to map), {report.retired} retired, {report.restored} restored"
+    )
+    print_report(report, json_out, line)
 
 
 def register(app: typer.Typer) -> None:
     """Attach the ``map`` group to ``app`` (the review commands: :mod:`map_review_cmd`)."""
     group = typer.Typer(help=MAP_HELP, no_args_is_help=True)
-    for add in (_register_init, _register_run, _register_status, _register_export,
-                _register_apply):  # fmt: skip
-        add(group)
-    from termnorm.cli import map_review_cmd, map_reviewer_cmd
+    group.command("init")(init)
+    group.command("run")(run)
+    group.command("status")(status_cmd)
+    group.command("export")(export_cmd)
+    group.command("apply")(apply_cmd)
+    from termnorm.cli import map_review_cmd
 
     map_review_cmd.register(group)
-    map_reviewer_cmd.register(group)
     app.add_typer(group, name="map")

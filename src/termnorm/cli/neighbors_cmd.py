@@ -3,11 +3,12 @@ compare models by eye (CODER's case studies)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import typer
+
+from termnorm.cli._output import print_json
 
 __all__ = ["register"]
 
@@ -44,7 +45,7 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         from termnorm.api import get_normalizer
-        from termnorm.search.query import QueryError
+        from termnorm.search.candidate import candidates_or_raise
 
         if mode not in ("term", "concept"):
             raise typer.BadParameter("must be term or concept", param_hint="--mode")
@@ -53,20 +54,13 @@ def register(app: typer.Typer) -> None:
         for index in targets:
             if index is None:
                 typer.echo("using the default index (built once on first use)", err=True)
-            normalizer = get_normalizer(index, mode)
-            results = normalizer.normalize_rows(terms, k)
-            for term, result in zip(terms, results, strict=True):
-                if result.error is not None:
-                    raise QueryError(f"{term!r}: {result.error}")
-                payload.append(
-                    {
-                        "index": str(index) if index is not None else "default",
-                        "query": term,
-                        "neighbors": [c.to_dict() for c in result.candidates],
-                    }
-                )
+            results = get_normalizer(index, mode).normalize_rows(terms, k)
+            name = str(index) if index is not None else "default"
+            for term, found in zip(terms, candidates_or_raise(results, terms), strict=True):
+                neighbors = [c.to_dict() for c in found]
+                payload.append({"index": name, "query": term, "neighbors": neighbors})
         if json_out:
-            typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+            print_json(payload)
             return
         console = Console()
         for entry in payload:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from termnorm.cli._output import print_json
 from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_options
 from termnorm.cli.lookup_cmd import warn_concept_id_queries
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
@@ -73,7 +74,7 @@ def _print_results(terms: list[str], results: list[RowResult], json_out: bool) -
             )
             for term, result in zip(terms, results, strict=True)
         ]
-        typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        print_json(payload)
         return
     from rich.console import Console
     from rich.table import Table

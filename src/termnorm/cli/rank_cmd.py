@@ -8,7 +8,6 @@ cheap: torch, pandas and the search code load when a command runs.
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -16,17 +15,10 @@ from typing import Any
 
 import typer
 
-from termnorm.cli._config_options import PlainHelpCommand, config_options, with_options
-from termnorm.cli._help import RUNTIME_HELP
-from termnorm.cli._map_options import db_option
-from termnorm.cli._out import overwrite_option
+from termnorm.cli._config_options import PlainHelpCommand, with_config_options
+from termnorm.cli._options import RUNTIME_HELP, db_option, overwrite_option
 from termnorm.encoders.runtime import Runtime
-from termnorm.search.rank.specs import (
-    DEFAULT_K_C,
-    RankerTrainConfig,
-    RankTrainSpec,
-    TrainingDataSpec,
-)
+from termnorm.search.rank.specs import DEFAULT_K_C, RankTrainSpec, TrainingDataSpec
 
 __all__ = ["register"]
 
@@ -74,73 +66,14 @@ def register(app: typer.Typer) -> None:
         help="Train rankers that reorder recalled candidates.", no_args_is_help=True
     )
     app.add_typer(rank_app, name="rank")
-
-    def add(name: str, run: Any, help_text: str, options: list[inspect.Parameter]) -> None:
-        command = with_options(run, [], options)
-        plain = PlainHelpCommand if name == "train" else None  # long flags wrap, not cut
-        rank_app.command(name, help=help_text, cls=plain)(command)
-
-    add("hybrid", hybrid, HYBRID_FIT_HELP, [*_DATA, *_K_SIDES, *_RUNTIME, *_CARD_OUT])
-    add("combine", combine, COMBINE_HELP, [*_DATA, *_RUNTIME, *_COMBINE, *_CARD_OUT])
-    add("train", train, TRAIN_HELP, [*_TRAIN_OPTIONS, *_TRAIN_EXTRA])
+    rank_app.command("hybrid", help=HYBRID_FIT_HELP)(hybrid)
+    rank_app.command("combine", help=COMBINE_HELP)(combine)
+    rank_app.command("train", help=TRAIN_HELP, cls=PlainHelpCommand)(train)  # long flags wrap
 
 
-def _options(*specs: tuple[str, Any, Any]) -> list[inspect.Parameter]:
-    """Keyword parameters ``(name, typer.Option, annotation)`` for :func:`with_options`."""
-    kind = inspect.Parameter.KEYWORD_ONLY
-    return [inspect.Parameter(n, kind, default=d, annotation=a) for n, d, a in specs]
-
-
-def _card_option(flag: str, help_text: str) -> Any:
-    return typer.Option(None, flag, exists=True, help=help_text)
-
-
-_DATA = config_options(TrainingDataSpec)
-_TRAIN_OPTIONS = [
-    *config_options(RankTrainSpec, exclude=("train",)),
-    *config_options(RankerTrainConfig, exclude=("seed",)),
-]
-_K_SIDES = _options(
-    ("k_dense", typer.Option(20, "--k-dense", min=1, help="Candidates of the dense side."), int),
-    ("k_sparse", typer.Option(20, "--k-sparse", min=1, help="Candidates of the TF-IDF side."), int),
-)
-_RUNTIME = _options(
-    ("runtime", typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP), Runtime)
-)
-_COMBINE = _options(
-    ("hybrid", _card_option("--hybrid", "Hybrid recall card (termnorm rank hybrid)."), Path | None),
-    ("ranker", _card_option("--ranker", "Ranker folder whose logit is a feature."), Path | None),
-    (
-        "k_c",
-        typer.Option(DEFAULT_K_C, "--k-c", min=1, help="Candidates recalled per mention."),
-        int,
-    ),
-)
-_OUTPUT = _options(
-    ("overwrite", overwrite_option(), bool),
-    ("json_out", typer.Option(False, "--json", help="Print the card as JSON."), bool),
-)
-_CARD_OUT = [
-    *_options(("out", typer.Option(..., "--out", help="Card (JSON file) to write."), Path)),
-    *_OUTPUT,
-]
-_TRAIN_EXTRA = (
-    _options(
-        ("out", typer.Option(..., "--out", help="Ranker folder to write."), Path),
-        (
-            "project",
-            typer.Option(
-                None,
-                "--project",
-                help="Train on this mapping project's review decisions (approved and picked rows) "
-                "instead of --mentions.",
-            ),
-            str | None,
-        ),
-        ("db", db_option(), str | None),
-    )
-    + _OUTPUT
-)
+_RUNTIME = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP)
+_CARD_OUT = typer.Option(..., "--out", help="Card (JSON file) to write.")
+_JSON = typer.Option(False, "--json", help="Print the card as JSON.")
 
 
 def _spec_values(given: dict[str, Any]) -> dict[str, Any]:
@@ -163,7 +96,16 @@ def _fit_card(
     typer.echo(json.dumps(card, indent=2) if json_out else line.format(out=out, c=card, m=m))
 
 
-def hybrid(out: Path, overwrite: bool, json_out: bool, **given: Any) -> None:
+@with_config_options(TrainingDataSpec)
+def hybrid(
+    k_dense: int = typer.Option(20, "--k-dense", min=1, help="Candidates of the dense side."),
+    k_sparse: int = typer.Option(20, "--k-sparse", min=1, help="Candidates of the TF-IDF side."),
+    runtime: Runtime = _RUNTIME,
+    out: Path = _CARD_OUT,
+    overwrite: bool = overwrite_option(),
+    json_out: bool = _JSON,
+    **given: Any,
+) -> None:
     """``termnorm rank hybrid``: :func:`~termnorm.search.rank.fit_hybrid` of the options."""
     from termnorm.search.rank.hybrid_fit import HybridFitSpec, fit_hybrid
 
@@ -172,11 +114,25 @@ def hybrid(out: Path, overwrite: bool, json_out: bool, **given: Any) -> None:
         "{m[train_acc_at_1]:.1%} (dense alone {m[train_acc_at_1_dense]:.1%}), a gold "
         "candidate for {m[train_candidates_with_gold]:.1%}"
     )
-    spec = HybridFitSpec(**_spec_values(given))
+    spec = HybridFitSpec(**_spec_values(given), k_dense=k_dense, k_sparse=k_sparse, runtime=runtime)
     _fit_card(out, overwrite, json_out, lambda: fit_hybrid(spec, out), line)
 
 
-def combine(out: Path, overwrite: bool, json_out: bool, **given: Any) -> None:
+@with_config_options(TrainingDataSpec)
+def combine(
+    runtime: Runtime = _RUNTIME,
+    hybrid: Path | None = typer.Option(
+        None, "--hybrid", exists=True, help="Hybrid recall card (termnorm rank hybrid)."
+    ),
+    ranker: Path | None = typer.Option(
+        None, "--ranker", exists=True, help="Ranker folder whose logit is a feature."
+    ),
+    k_c: int = typer.Option(DEFAULT_K_C, "--k-c", min=1, help="Candidates recalled per mention."),
+    out: Path = _CARD_OUT,
+    overwrite: bool = overwrite_option(),
+    json_out: bool = _JSON,
+    **given: Any,
+) -> None:
     """``termnorm rank combine``: :func:`~termnorm.search.rank.fit_combiner_card` of the
     options."""
     from termnorm.search.rank.combiner_fit import CombinerFitSpec, fit_combiner_card
@@ -186,16 +142,24 @@ def combine(out: Path, overwrite: bool, json_out: bool, **given: Any) -> None:
         "{m[train_acc_at_1]:.1%} (recall {m[train_acc_at_1_recall]:.1%}), top-1 ECE "
         "{m[train_ece_top1]:.3f}"
     )
-    spec = CombinerFitSpec(**_spec_values(given))
+    spec = CombinerFitSpec(
+        **_spec_values(given), runtime=runtime, hybrid=hybrid, ranker=ranker, k_c=k_c
+    )
     _fit_card(out, overwrite, json_out, lambda: fit_combiner_card(spec, out), line)
 
 
+@with_config_options(RankTrainSpec)
 def train(
-    out: Path,
-    project: str | None,
-    db: str | None,
-    overwrite: bool,
-    json_out: bool,
+    out: Path = typer.Option(..., "--out", help="Ranker folder to write."),
+    project: str | None = typer.Option(
+        None,
+        "--project",
+        help="Train on this mapping project's review decisions (approved and picked rows) "
+        "instead of --mentions.",
+    ),
+    db: str | None = db_option(),
+    overwrite: bool = overwrite_option(),
+    json_out: bool = _JSON,
     **given: Any,
 ) -> None:
     """``termnorm rank train``: the options are :class:`RankTrainSpec`'s fields; the spec

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from termnorm.cli._map_options import DB_HELP
-from termnorm.cli._strategy import synonyms_option
+from termnorm.cli._options import DB_HELP
+from termnorm.search.spec import SPEC_HELP
 from termnorm.serve.settings import DEFAULT_MAX_UPLOAD_COLUMNS, DEFAULT_MAX_UPLOAD_ROWS
 
 __all__ = ["register"]
@@ -37,17 +37,6 @@ Examples:
 SHUTDOWN_GRACE_S = 10
 
 
-def _project_pipeline(
-    project: str, db: str | None, synonym_files: list[Path] | None
-) -> tuple[Path | None, list[Path] | None]:
-    """The index and synonym files ``project`` maps with (``synonym_files`` given win)."""
-    from termnorm.projects.overview import pipeline_settings
-
-    settings = pipeline_settings(project, db=db)
-    index = Path(settings.index) if settings.index is not None else None
-    return index, synonym_files or [Path(p) for p in settings.synonyms]
-
-
 def register(app: typer.Typer) -> None:
     """Attach ``serve`` to ``app``."""
 
@@ -64,7 +53,9 @@ def register(app: typer.Typer) -> None:
             "--synonyms-file",
             help="JSONL store of domain synonyms: loaded at start, added ones appended.",
         ),
-        synonym_files: list[Path] | None = synonyms_option(),
+        synonym_files: list[Path] | None = typer.Option(
+            None, "--synonyms", help=SPEC_HELP["synonyms"], exists=True
+        ),
         token: str | None = typer.Option(
             None,
             "--token",
@@ -165,8 +156,12 @@ def register(app: typer.Typer) -> None:
                 raise typer.BadParameter(str(exc), param_hint="--allow-origin") from None
 
         if project is not None:  # a project not there is an error now, not at start-up
-            project_index, synonym_files = _project_pipeline(project, project_db, synonym_files)
-            index = index if index is not None else project_index
+            from termnorm.projects.overview import pipeline_settings
+
+            mapped = pipeline_settings(project, db=project_db)  # its index and synonyms
+            if index is None and mapped.index is not None:
+                index = Path(mapped.index)
+            synonym_files = synonym_files or [Path(p) for p in mapped.synonyms]
         elif project_db is not None:
             raise typer.BadParameter("--db needs --project PROJECT", param_hint="--db")
         if implication is not None and ranker is None:

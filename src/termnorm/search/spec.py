@@ -94,7 +94,7 @@ class PipelineSpec:
     )
     runtime: Runtime = dataclasses.field(
         default=Runtime.TORCH, metadata=_m("")
-    )  # help: termnorm.cli._help.RUNTIME_HELP
+    )  # help: termnorm.cli._options.RUNTIME_HELP
     threads: int | None = _f(None, THREADS_HELP, min=1)
     hybrid: Path | None = dataclasses.field(
         default=None,

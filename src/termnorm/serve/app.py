@@ -153,20 +153,13 @@ def _batcher(settings: ServeSettings, runtime: Runtime, metrics: Metrics) -> Mic
 
 
 async def _load(settings: ServeSettings, runtime: Runtime) -> None:
+    what = "the index"
     try:
         space, stored = await asyncio.to_thread(load_space, settings)
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:
-        logger.exception("loading the index failed")
-        runtime.error = f"{type(exc).__name__}: {exc}"
-        return
-    try:
+        what = "the ranker"
         ranker = await asyncio.to_thread(load_ranker, settings, space)
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:
-        logger.exception("loading the ranker failed")
+    except Exception as exc:  # not a cancellation: that is a BaseException
+        logger.exception("loading %s failed", what)
         runtime.error = f"{type(exc).__name__}: {exc}"
         return
     runtime.state = ServiceState(settings, space, ranker, stored.skipped)

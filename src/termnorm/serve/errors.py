@@ -5,7 +5,7 @@
 (:class:`ApiError`, a full queue), for FastAPI's
 validation errors (422) and for Starlette's HTTP errors (404 unknown route, 405 wrong
 method, 400 unreadable body, 413), so no answer is ever ``{"detail": "..."}``.
-:func:`error_response` builds the same answer for the ASGI guards, which run before routing.
+:meth:`ApiError.response` is the same answer for the ASGI guards, which run before routing.
 :func:`redact_paths` keeps the absolute paths of the server's files out of what anonymous
 clients read.
 """
@@ -25,7 +25,7 @@ from termnorm.serve.batching import QueueFullError
 from termnorm.serve.schemas import error_body
 from termnorm.serve.synonym_store import SynonymStoreError
 
-__all__ = ["ApiError", "add_error_handlers", "error_response", "redact_paths"]
+__all__ = ["ApiError", "add_error_handlers", "redact_paths"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,16 +61,9 @@ class ApiError(Exception):
         self.body = error_body(loc, message, kind)
         self.headers = headers
 
-
-def error_response(
-    status: int,
-    loc: list[str | int],
-    message: str,
-    kind: str,
-    headers: dict[str, str] | None = None,
-) -> JSONResponse:
-    """The ``ErrorOut`` answer with one item."""
-    return JSONResponse(error_body(loc, message, kind), status_code=status, headers=headers)
+    def response(self, **headers: str) -> JSONResponse:
+        """The ``ErrorOut`` answer, with its headers and ``headers``."""
+        return JSONResponse(self.body, self.status, {**(self.headers or {}), **headers})
 
 
 def redact_paths(text: str) -> str:
@@ -101,17 +94,18 @@ def add_error_handlers(app: FastAPI) -> None:
 
     async def api_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiError)
-        return JSONResponse(exc.body, status_code=exc.status, headers=exc.headers)
+        return exc.response()
 
     async def queue_full(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, QueueFullError)
         headers = {"Retry-After": str(exc.retry_after)}
-        return error_response(503, ["body", "texts"], str(exc), "queue_full", headers)
+        return ApiError(503, ["body", "texts"], str(exc), "queue_full", headers).response()
 
     async def store_failed(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, SynonymStoreError)
         logger.error("%s", exc)
-        return error_response(500, ["body", "pairs"], redact_paths(str(exc)), "store_failed")
+        message = redact_paths(str(exc))
+        return ApiError(500, ["body", "pairs"], message, "store_failed").response()
 
     async def invalid(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
@@ -123,7 +117,7 @@ def add_error_handlers(app: FastAPI) -> None:
         loc, message = _http_message(request, exc)
         kind = _KINDS.get(exc.status_code, "http_error")
         headers = {k: v for k, v in (exc.headers or {}).items() if k.lower() == "allow"}
-        return error_response(exc.status_code, loc, message, kind, headers or None)
+        return ApiError(exc.status_code, loc, message, kind, headers).response()
 
     app.add_exception_handler(ApiError, api_error)
     app.add_exception_handler(QueueFullError, queue_full)

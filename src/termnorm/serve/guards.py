@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from starlette.exceptions import HTTPException
 
-from termnorm.serve.errors import ApiError, error_response
+from termnorm.serve.errors import ApiError
 from termnorm.serve.settings import ServeSettings
 
 __all__ = [
@@ -99,10 +99,7 @@ def _header(scope: Any, name: bytes) -> bytes | None:
 
 async def _refuse(scope: Any, receive: Any, send: Any, error: ApiError) -> None:
     """Answer ``error`` without reading the body; the connection is then closed."""
-    headers = {**(error.headers or {}), "Connection": "close"}
-    item = error.body["detail"][0]
-    response = error_response(error.status, item["loc"], item["msg"], item["type"], headers)
-    await response(scope, receive, send)
+    await error.response(Connection="close")(scope, receive, send)
 
 
 class SiteGuard:

@@ -1,3 +1,0 @@
-"""Process-wide CLI flags set by the root callback."""
-
-DEBUG = False
