@@ -48,7 +48,6 @@ ROOT_API = ("termnorm", "termnorm.api")
 LAB_COMMANDS = {
     "termnorm.cli.bench_cmd",
     "termnorm.cli.eval_compare_cmd",
-    "termnorm.cli.eval_select_cmd",
 }
 
 
