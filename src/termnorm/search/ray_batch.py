@@ -245,12 +245,7 @@ def normalize_file_ray(
     job = {
         "input": [input_identity(Path(f)) for f in dict.fromkeys(p.path for p in partitions)],
         "chunk_rows": chunk_rows,
-        "column": spec.column,
-        "k": k,
-        "context_column": spec.context,
-        "abbreviations": spec.mode.value,
-        "choice": canonical(choice),
-        "prefix": spec.prefix,
+        **spec.record(),
         "settings": dict(settings or {}),
     }
     job = canonical(job)
@@ -260,10 +255,7 @@ def normalize_file_ray(
     try:
         _open_output(output, job, restart)
         todo = [p for p in partitions if not (output / _PART.format(p.index)).is_file()]
-        report = BatchReport(
-            input, output, spec.column, abbreviations=spec.mode.value, context_column=spec.context,
-            prefix=spec.prefix, skipped_parts=len(partitions) - len(todo),
-        )  # fmt: skip
+        report = spec.report(input, output, skipped_parts=len(partitions) - len(todo))
         report.resumed_from = sum(p.stop - p.start for p in partitions) - sum(
             p.stop - p.start for p in todo
         )
