@@ -272,18 +272,8 @@ def normalize_file_ray(
         try:
             if todo:
                 with ray_session(ray, address, workers):
-                    _run(
-                        ray,
-                        matcher_factory,
-                        todo,
-                        spec,
-                        output,
-                        columns,
-                        schema,
-                        workers,
-                        report,
-                        bar,
-                    )
+                    worker = (matcher_factory, spec, str(output), columns, schema)
+                    _run(ray, todo, worker, workers, report, bar)
         finally:
             bar.close()
         totals = _part_counts(output, len(partitions))
@@ -296,22 +286,20 @@ def normalize_file_ray(
 
 def _run(
     ray: Any,
-    factory: Callable[[], RowMatcher],
     todo: list[Partition],
-    spec: RowSpec,
-    output: Path,
-    columns: list[str],
-    schema: pa.Schema,
+    worker: tuple[Any, ...],
     workers: int,
     report: BatchReport,
     bar: Any,
 ) -> None:
+    """Map ``todo`` through ``workers`` :class:`_PartitionWorker` actors (``worker``: their
+    constructor's arguments), counting each finished part into ``report`` and ``bar``."""
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False  # ours has the total and the ETA
     dataset = ray.data.from_items([asdict(p) for p in todo], override_num_blocks=len(todo))
     mapped = dataset.map_batches(
         _PartitionWorker,
-        fn_constructor_args=(factory, spec, str(output), columns, schema),
+        fn_constructor_args=worker,
         batch_size=1,
         compute=ray.data.ActorPoolStrategy(size=workers),
         num_cpus=1,
