@@ -230,26 +230,17 @@ def normalize(
     """Top-``k`` concepts for one term (a list) or for each of several terms (a list of lists).
 
     The search is the :class:`~termnorm.search.spec.PipelineSpec` of the keywords
-    (:class:`AnswerOptions`: ``mode``, ``strategy``, ``min_score``, ``namespaces``,
-    ``semantic_types``, ``hybrid``, ``combiner``, ``k_c``, ``rank_mode``, ``multi``, ...;
-    an unknown keyword is a ``TypeError``). ``context``: the terms' document text (one
-    string for all, or one per term, ``None`` for none); short forms it defines (Ab3P) are
-    expanded and the better of the two rankings kept, its candidates' ``expanded_from`` set
-    (:mod:`termnorm.search.context`). Raises :class:`~termnorm.search.QueryError` for an
-    empty, whitespace-only, non-text or over-long term, and for ``terms`` that is neither a
-    text nor a list of texts (``None``, ``bytes``, a number). ``runtime``: the encoder's
-    inference runtime (``torch``, ``bf16``, ``onnx``, ``onnx-int8``, ``auto``). ``ranker``
-    (a ranker folder from ``termnorm rank train`` or a loaded
-    :class:`~termnorm.search.rank.Ranker`, trained on this index): the top ``k_c``
-    candidates are reordered by the fused recall and ranker scores
-    (:class:`~termnorm.search.rank.RankedMatcher`); each candidate then carries its
-    ``recall_score`` and ``ranker_score``. ``synonyms``: domain synonyms (a synonym file, a
-    list of them, or ``(concept_id, text)`` pairs; see :func:`add_synonyms`) searched by
-    ``strategy`` (default ``d-t+od-t`` with synonyms, else the plain ``mode``); files are
-    encoded once per index and cached until they change. ``hybrid``: a hybrid recall card
-    (``termnorm rank hybrid``: dense + char 3-gram TF-IDF candidates); ``combiner``: a learned
-    combiner card (``termnorm rank combine``): candidates ordered by the probability that
-    each is correct, ``min_score`` then a probability threshold.
+    (:class:`AnswerOptions`, the options of ``termnorm normalize``; an unknown keyword is a
+    ``TypeError``). ``context``: the terms' document text (one string for all, or one per
+    term, ``None`` for none); short forms it defines (Ab3P) are expanded and the better of the
+    two rankings kept, its candidates' ``expanded_from`` set (:mod:`termnorm.search.context`).
+    Raises :class:`~termnorm.search.QueryError` for an empty, whitespace-only, non-text or
+    over-long term, and for ``terms`` that is neither a text nor a list of texts (``None``,
+    ``bytes``, a number). ``ranker``: a ranker folder (``termnorm rank train``) or a loaded
+    :class:`~termnorm.search.rank.Ranker` trained on this index; each candidate then carries
+    its ``recall_score`` and ``ranker_score``. ``synonyms``: domain synonyms (a synonym file,
+    a list of them, or ``(concept_id, text)`` pairs; see :func:`add_synonyms`); files are
+    encoded once per index and cached until they change.
     """
     _check_terms(terms)
     pipeline, loaded, given, pairs = _spec(index, ranker, synonyms, spec)

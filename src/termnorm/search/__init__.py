@@ -35,29 +35,16 @@ __all__ = [
     "validate_query",
 ]
 
-_WHERE = {
-    "Candidate": "candidate",
-    "Matcher": "candidate",
-    "RowMatcher": "candidate",
-    "RowResult": "candidate",
-    "Source": "candidate",
-    "ContextMatcher": "context",
-    "ExpansionChoice": "context",
-    "ExpansionRule": "context",
-    "DEFAULT_SIEVE_THRESHOLD": "defaults",
-    "SearchSpace": "domain",
-    "ConceptFilter": "filters",
-    "SearchConfig": "matcher",
-    "SpaceMatcher": "matcher",
-    "build_strategy": "matcher",
-    "Normalizer": "normalizer",
-    "QueryError": "query",
-    "validate_query": "query",
-    "PAPER_STRATEGIES": "strategies",
-    "SearchMode": "strategies",
-    "StrategySpec": "strategies",
-    "Target": "strategies",
-    "parse_strategy": "strategies",
+_MODULES = {
+    "candidate": ("Candidate", "Matcher", "RowMatcher", "RowResult", "Source"),
+    "context": ("ContextMatcher", "ExpansionChoice", "ExpansionRule"),
+    "defaults": ("DEFAULT_SIEVE_THRESHOLD",),
+    "domain": ("SearchSpace",),
+    "filters": ("ConceptFilter",),
+    "matcher": ("SearchConfig", "SpaceMatcher", "build_strategy"),
+    "normalizer": ("Normalizer",),
+    "query": ("QueryError", "validate_query"),
+    "strategies": ("PAPER_STRATEGIES", "SearchMode", "StrategySpec", "Target", "parse_strategy"),
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,4 +64,4 @@ if TYPE_CHECKING:  # pragma: no cover
         parse_strategy,
     )
 
-__getattr__ = lazy_getattr(__name__, _WHERE)
+__getattr__ = lazy_getattr(__name__, {n: m for m, names in _MODULES.items() for n in names})

@@ -136,23 +136,8 @@ class BatchReport:
     """Output parts already finished by an earlier run, left as they were (``engine="ray"``)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for ``--json``."""
-        return {
-            "input": str(self.input),
-            "output": str(self.output),
-            "column": self.column,
-            "rows": self.rows,
-            "errors": self.errors,
-            "abstained": self.abstained,
-            "abbreviations": self.abbreviations,
-            "context_column": self.context_column,
-            "expanded": self.expanded,
-            "resumed_from": self.resumed_from,
-            "replaced_lines": self.replaced_lines,
-            "prefix": self.prefix,
-            "parts": self.parts,
-            "skipped_parts": self.skipped_parts,
-        }
+        """JSON-ready form for ``--json`` (the fields, paths as strings)."""
+        return {**dataclasses.asdict(self), "input": str(self.input), "output": str(self.output)}
 
 
 def added_columns(k: int, expanded: bool = False, multi: bool = False) -> list[str]:
@@ -301,6 +286,24 @@ class RowSpec:
         """The added columns' names, prefixed."""
         return [self.prefix + c for c in added_columns(self.k, self.expanding, self.multi)]
 
+    def record(self) -> dict[str, Any]:
+        """These settings as a resumable job records them (both engines)."""
+        return {
+            "column": self.column,
+            "k": self.k,
+            "context_column": self.context,
+            "abbreviations": self.mode.value,
+            "choice": canonical(self.choice),
+            "prefix": self.prefix,
+        }
+
+    def report(self, input: Path, output: Path, **counts: Any) -> BatchReport:
+        """The :class:`BatchReport` of a run over ``input`` with these settings."""
+        return BatchReport(
+            input, output, self.column, abbreviations=self.mode.value,
+            context_column=self.context, prefix=self.prefix, **counts,
+        )  # fmt: skip
+
 
 @dataclass
 class ChunkCounts:
@@ -430,12 +433,7 @@ def normalize_file(
     job = {
         "input": input_identity(input),
         "output_format": out_format.value,
-        "column": spec.column,
-        "k": k,
-        "context_column": spec.context,
-        "abbreviations": spec.mode.value,
-        "choice": canonical(choice),
-        "prefix": spec.prefix,
+        **spec.record(),
         "encoding": encoding,
         "errors": DecodeErrors(errors).value,
         "matcher": matcher.identity(),
@@ -445,10 +443,7 @@ def normalize_file(
     out = ResumableOutput(
         output, out_format, [*reader.columns, *spec.added], schema, job, restart=restart
     )
-    report = BatchReport(
-        input, output, spec.column, abbreviations=spec.mode.value, context_column=spec.context,
-        resumed_from=out.rows_done, prefix=spec.prefix,
-    )  # fmt: skip
+    report = spec.report(input, output, resumed_from=out.rows_done)
     if out.rows_done:
         logger.info("resuming after %d of %d rows", out.rows_done, reader.num_rows)
     else:

@@ -232,10 +232,10 @@ def build(
     if synonyms is not None:
         space = with_synonyms(space, synonyms, notice=notice)
     with_domain = bool(spec.synonyms) or synonyms is not None
-    if isinstance(index, SearchSpace) or synonyms is not None:  # the caller's space: its cache
-        return _assemble(spec, space, ranker, with_domain)
     if ranker is None and spec.ranker is not None:
         ranker = load_ranker(spec.ranker, spec.threads)  # cached per card version
+    if isinstance(index, SearchSpace) or synonyms is not None:  # the caller's space: its cache
+        return _assemble(spec, space, ranker, with_domain)
     cards = [p for p in (spec.hybrid, spec.combiner) if p is not None]
     key = (spec, id(space), id(ranker), *(_version(p) for p in cards))
     with _lock:
@@ -268,8 +268,6 @@ def _assemble(
     spec: PipelineSpec, space: SearchSpace, ranker: Ranker | None, with_domain: bool
 ) -> RowMatcher:
     """Recall, then the learned stages (module doc)."""
-    if ranker is None and spec.ranker is not None:
-        ranker = load_ranker(spec.ranker, spec.threads)
     return learned_stages(spec, recall_stage(spec, space, ranker, with_domain), space, ranker)
 
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -116,12 +116,7 @@ class SynonymReport:
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready view."""
-        return {
-            "read": self.read,
-            "kept": self.kept,
-            "encoded_texts": self.encoded_texts,
-            "dropped": dict(self.dropped),
-        }
+        return {**asdict(self), "dropped": dict(self.dropped)}
 
 
 def resolve_synonyms(

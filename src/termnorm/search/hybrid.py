@@ -42,7 +42,7 @@ from termnorm.search.candidate import (
 from termnorm.search.domain import SearchSpace
 from termnorm.search.identity import canonical
 from termnorm.search.lexical.tfidf import TfidfMatcher
-from termnorm.search.matcher import SpaceMatcher, abstain
+from termnorm.search.matcher import SpaceMatcher, abstained
 from termnorm.search.parts import Part
 from termnorm.search.query import query_problem
 from termnorm.search.strategies import ModuleSpec, Representation, Target
@@ -209,11 +209,7 @@ class HybridMatcher(RowAnswers):
                 )
                 for r, i in enumerate(order, start=1)
             ]
-            kept = abstain(ranked, self.min_score)
-            if kept or self.min_score is None:
-                out[row] = RowResult(kept)
-            else:
-                out[row] = RowResult([], abstained=f"no concept scored >= {self.min_score:g}")
+            out[row] = abstained(ranked, self.min_score)
         return out
 
     def scored(self, queries: Sequence[str]) -> list[ScoredCandidates]:

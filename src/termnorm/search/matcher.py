@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from termnorm.index.term_index import TermIndex
-from termnorm.search.candidate import Candidate, RowResult, candidates_or_raise
+from termnorm.search.candidate import Candidate, RowAnswers, RowResult
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 from termnorm.search.domain import QueryEncoder, SearchSpace
 from termnorm.search.filters import ConceptFilter
@@ -44,7 +44,14 @@ from termnorm.search.ranking import rank_parts
 from termnorm.search.sieve import sieve_merge
 from termnorm.search.strategies import ModuleSpec, SearchMode, StrategySpec, parse_strategy
 
-__all__ = ["RESTRICT_FRACTION", "SearchConfig", "SpaceMatcher", "abstain", "build_strategy"]
+__all__ = [
+    "RESTRICT_FRACTION",
+    "SearchConfig",
+    "SpaceMatcher",
+    "abstain",
+    "abstained",
+    "build_strategy",
+]
 
 RESTRICT_FRACTION = 0.25
 """A filter leaving at most this share of a part's rows is searched exactly on those rows."""
@@ -85,7 +92,19 @@ def abstain(candidates: list[Candidate], min_score: float | None) -> list[Candid
     return [c._replace(rank=i) for i, c in enumerate(kept, start=1)]
 
 
-class SpaceMatcher:
+def abstained(
+    candidates: list[Candidate], min_score: float | None, what: str = "scored"
+) -> RowResult:
+    """The row of ``candidates`` scoring at least ``min_score`` (:func:`abstain`), or, when
+    none does, the row that abstains saying so (``"no concept scored >= 0.8"``; ``what``:
+    ``"has probability"`` for the learned stages)."""
+    kept = abstain(candidates, min_score)
+    if kept or min_score is None:
+        return RowResult(kept)
+    return RowResult([], abstained=f"no concept {what} >= {min_score:g}")
+
+
+class SpaceMatcher(RowAnswers):
     """Top-``k`` concepts for query texts from a :class:`SearchSpace`; see the module doc."""
 
     def __init__(
@@ -168,20 +187,9 @@ class SpaceMatcher:
             found["domain_synonyms"] = digest.hexdigest()
         return found
 
-    # ------------------------------------------------------------------ Matcher protocol
-    def normalize_batch(self, texts: Sequence[str], k: int = 5) -> list[list[Candidate]]:
-        """Top-``k`` concepts per text; :class:`QueryError` (naming the row) on a bad text."""
-        results = self.normalize_rows(texts, k)
-        return candidates_or_raise(results)
-
     def alt_ids(self, concept_id: str) -> tuple[str, ...]:
         """Other IDs of a concept (xrefs, merged IDs), from the index."""
         return self.space.alt_ids(concept_id)
-
-    # ------------------------------------------------------------------ entry points
-    def normalize(self, text: str, k: int = 5) -> list[Candidate]:
-        """Top-``k`` concepts for one text (:class:`QueryError` when it is not usable)."""
-        return self.normalize_batch([text], k)[0]
 
     def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
         """One :class:`RowResult` per input, in order; bad inputs carry their message."""
@@ -193,12 +201,8 @@ class SpaceMatcher:
         if rows:
             queries = [str(texts[i]).strip() for i in rows]
             vectors = self.encode_queries(queries)
-            min_score = self.config.min_score
             for row, candidates in zip(rows, self.search_vectors(vectors, k), strict=True):
-                if candidates or min_score is None:
-                    out[row] = RowResult(candidates)
-                else:
-                    out[row] = RowResult([], abstained=f"no concept scored >= {min_score:g}")
+                out[row] = abstained(candidates, self.config.min_score)
         return out
 
     def encode_queries(self, queries: list[str]) -> np.ndarray:

@@ -245,12 +245,7 @@ def normalize_file_ray(
     job = {
         "input": [input_identity(Path(f)) for f in dict.fromkeys(p.path for p in partitions)],
         "chunk_rows": chunk_rows,
-        "column": spec.column,
-        "k": k,
-        "context_column": spec.context,
-        "abbreviations": spec.mode.value,
-        "choice": canonical(choice),
-        "prefix": spec.prefix,
+        **spec.record(),
         "settings": dict(settings or {}),
     }
     job = canonical(job)
@@ -260,10 +255,7 @@ def normalize_file_ray(
     try:
         _open_output(output, job, restart)
         todo = [p for p in partitions if not (output / _PART.format(p.index)).is_file()]
-        report = BatchReport(
-            input, output, spec.column, abbreviations=spec.mode.value, context_column=spec.context,
-            prefix=spec.prefix, skipped_parts=len(partitions) - len(todo),
-        )  # fmt: skip
+        report = spec.report(input, output, skipped_parts=len(partitions) - len(todo))
         report.resumed_from = sum(p.stop - p.start for p in partitions) - sum(
             p.stop - p.start for p in todo
         )
@@ -280,18 +272,8 @@ def normalize_file_ray(
         try:
             if todo:
                 with ray_session(ray, address, workers):
-                    _run(
-                        ray,
-                        matcher_factory,
-                        todo,
-                        spec,
-                        output,
-                        columns,
-                        schema,
-                        workers,
-                        report,
-                        bar,
-                    )
+                    worker = (matcher_factory, spec, str(output), columns, schema)
+                    _run(ray, todo, worker, workers, report, bar)
         finally:
             bar.close()
         totals = _part_counts(output, len(partitions))
@@ -304,22 +286,20 @@ def normalize_file_ray(
 
 def _run(
     ray: Any,
-    factory: Callable[[], RowMatcher],
     todo: list[Partition],
-    spec: RowSpec,
-    output: Path,
-    columns: list[str],
-    schema: pa.Schema,
+    worker: tuple[Any, ...],
     workers: int,
     report: BatchReport,
     bar: Any,
 ) -> None:
+    """Map ``todo`` through ``workers`` :class:`_PartitionWorker` actors (``worker``: their
+    constructor's arguments), counting each finished part into ``report`` and ``bar``."""
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False  # ours has the total and the ETA
     dataset = ray.data.from_items([asdict(p) for p in todo], override_num_blocks=len(todo))
     mapped = dataset.map_batches(
         _PartitionWorker,
-        fn_constructor_args=(factory, spec, str(output), columns, schema),
+        fn_constructor_args=worker,
         batch_size=1,
         compute=ray.data.ActorPoolStrategy(size=workers),
         num_cpus=1,

@@ -10,6 +10,9 @@ keys refused by :meth:`PipelineSpec.from_dict`). :func:`termnorm.search.build.bu
 it into the matcher. Import-free (the CLI reads the help texts while it registers).
 """
 
+# option() returns a dataclasses.Field, as field() does: no shared mutable default
+# ruff: noqa: RUF009
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,130 +26,115 @@ from termnorm.kg._options import options_from_dict
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, DEFAULT_WITH_SYNONYMS
 from termnorm.search.identity import canonical
 
-__all__ = ["RANK_MODES", "SPEC_HELP", "PipelineSpec"]
+__all__ = ["RANK_MODES", "SPEC_HELP", "PipelineSpec", "option"]
 
 RANK_MODES = ("learned", "fused", "rank", "recall")
 """The ranker's orders (:class:`termnorm.search.rank.RankMode`'s values)."""
+_PATHS = ("index", "model", "hybrid", "combiner", "ranker", "implication")
 
 
-def _m(help: str, **meta: Any) -> dict[str, Any]:
-    """A field's CLI metadata: ``help``, ``flag``, ``min``/``max``, ``exists``."""
-    return {"help": help, **meta}
-
-
-def _f(default: Any, help: str, **meta: Any) -> Any:
-    """A field with a default and its CLI metadata (:func:`_m`)."""
-    return dataclasses.field(default=default, metadata=_m(help, **meta))
+def option(default: Any, help: str, **meta: Any) -> Any:
+    """A spec field with a default and its command-line option's metadata: ``help``, and
+    ``flag``, ``exists``, ``cli_required``, ``min``/``max`` (:mod:`termnorm.cli._config_options`)."""
+    return dataclasses.field(default=default, metadata={"help": help, **meta})
 
 
 @dataclass(frozen=True)
 class PipelineSpec:
     """How a search is assembled (module doc); every field has a default, paths as given."""
 
-    index: Path | None = dataclasses.field(
-        default=None, metadata=_m("Index folder (default: the built-in HPO index).")
+    index: Path | None = option(None, "Index folder (default: the built-in HPO index).")
+    model: Path | None = option(
+        None,
+        "The index's encoder folder, when it moved since the build (its fingerprint must "
+        "match the index card's).",
     )
-    model: Path | None = dataclasses.field(
-        default=None,
-        metadata=_m(
-            "The index's encoder folder, when it moved since the build (its fingerprint must "
-            "match the index card's).",
-        ),
+    mode: str = option(
+        "term", "term: search term vectors (o-t); concept: concept mean vectors (o-c)."
     )
-    mode: str = _f("term", "term: search term vectors (o-t); concept: concept mean vectors (o-c).")
-    max_chars: int = _f(1000, "Longest accepted term.", min=1)
-    synonyms: tuple[Path, ...] = _f(
+    max_chars: int = option(1000, "Longest accepted term.", min=1)
+    synonyms: tuple[Path, ...] = option(
         (),
         "Domain synonyms added at search time (no retraining, only they are encoded): a "
         "concept_id<TAB>text file or an annotated mention file (pubtator, biosyn, ...). "
         "Repeatable: every file's synonyms are added.",
         exists="path",
     )
-    strategy: str | None = _f(
+    strategy: str | None = option(
         None,
         "Search strategy: o-t, o-c, d-t, d-c, od-t, od-c (target O ontology / D domain synonyms "
         "/ OD both, T text or C concept vectors) or a sieve FIRST+SECOND such as d-t+od-t (the "
         "first module's answer when its cosine >= --sieve-threshold). Default with --synonyms: "
         f"{DEFAULT_WITH_SYNONYMS}.",
     )
-    sieve_threshold: float = _f(
+    sieve_threshold: float = option(
         DEFAULT_SIEVE_THRESHOLD,
         "Cosine at or above which a sieve takes its first module's answer.",
         min=-1.0,
         max=1.0,
     )
-    min_score: float | None = _f(
+    min_score: float | None = option(
         None,
         "Abstain below this cosine: weaker candidates are dropped, a term left without any gets "
         "no concept (in files: an empty concept_id and the reason in error).",
         min=-1.0,
         max=1.0,
     )
-    namespaces: tuple[str, ...] = _f(
+    namespaces: tuple[str, ...] = option(
         (),
         "Only concepts of this ID namespace (HP for HP:0001250); repeatable.",
         flag="--namespace",
     )
-    semantic_types: tuple[str, ...] = _f(
+    semantic_types: tuple[str, ...] = option(
         (),
         'Only concepts of this semantic type ("Disease or Syndrome"); repeatable.',
         flag="--type",
     )
-    runtime: Runtime = dataclasses.field(
-        default=Runtime.TORCH, metadata=_m("")
-    )  # help: termnorm.cli._options.RUNTIME_HELP
-    threads: int | None = _f(None, THREADS_HELP, min=1)
-    hybrid: Path | None = dataclasses.field(
-        default=None,
-        metadata=_m(
-            "Hybrid recall card (termnorm rank hybrid): the search's candidates and char 3-gram "
-            "TF-IDF candidates merged, ordered by w*cosine + (1-w)*TF-IDF cosine with the card's w "
-            "(--min-score then applies to that score).",
-            exists="path",
-        ),
+    runtime: Runtime = option(Runtime.TORCH, "")  # help: termnorm.cli._options.RUNTIME_HELP
+    threads: int | None = option(None, THREADS_HELP, min=1)
+    hybrid: Path | None = option(
+        None,
+        "Hybrid recall card (termnorm rank hybrid): the search's candidates and char 3-gram "
+        "TF-IDF candidates merged, ordered by w*cosine + (1-w)*TF-IDF cosine with the card's w "
+        "(--min-score then applies to that score).",
+        exists="path",
     )
-    combiner: Path | None = dataclasses.field(
-        default=None,
-        metadata=_m(
-            "Learned combiner card (termnorm rank combine): the top k_c candidates reordered by the "
-            "probability that each is correct (recall, TF-IDF, token and ranker features, logistic "
-            "regression); --min-score is then a probability threshold.",
-            exists="path",
-        ),
+    combiner: Path | None = option(
+        None,
+        "Learned combiner card (termnorm rank combine): the top k_c candidates reordered by the "
+        "probability that each is correct (recall, TF-IDF, token and ranker features, logistic "
+        "regression); --min-score is then a probability threshold.",
+        exists="path",
     )
-    ranker: Path | None = dataclasses.field(
-        default=None,
-        metadata=_m(
-            "Ranker folder (termnorm rank train): the top --k-c candidates of the search are "
-            "reordered by the ranker fused with the recall score.",
-            exists="path",
-        ),
+    ranker: Path | None = option(
+        None,
+        "Ranker folder (termnorm rank train): the top --k-c candidates of the search are "
+        "reordered by the ranker fused with the recall score.",
+        exists="path",
     )
-    k_c: int = _f(10, "Candidates recalled per mention for the ranker (at least -k).", min=1)
-    rank_mode: str | None = _f(
+    k_c: int = option(10, "Candidates recalled per mention for the ranker (at least -k).", min=1)
+    rank_mode: str | None = option(
         None,
         "learned: by the probability of the combiner the ranker folder carries (the default "
         "when it has one: rank train --holdout); fused: by (1-w)*ranker + w*recall similarity "
         "(the paper's, w=0.5; the default otherwise); rank: by the ranker alone; recall: the "
         "search order (ablation).",
     )
-    fusion_weight: float = _f(0.5, "w, the weight of the recall similarity in the fused score.")
-    theta: float = _f(
+    fusion_weight: float = option(0.5, "w, the weight of the recall similarity in the fused score.")
+    theta: float = option(
         0.8, "With --multi and 3+ predicted codes: also output candidates with fused score > theta."
     )
-    multi: bool = _f(
+    multi: bool = option(
         False,
         "Several codes per mention: the predicted implication number x picks the top x codes "
         "(x=3: the top 3 and every candidate above --theta). Needs an implication head: the "
         "index's recall model's, or --implication MODEL.",
         flag="--multi",
     )
-    implication: Path | None = dataclasses.field(
-        default=None,
-        metadata=_m(
-            "Model folder with an implication head (termnorm train --objective mtcg).",
-            exists="path",
-        ),
+    implication: Path | None = option(
+        None,
+        "Model folder with an implication head (termnorm train --objective mtcg).",
+        exists="path",
     )
 
     def __post_init__(self) -> None:
@@ -158,7 +146,7 @@ class PipelineSpec:
             value = getattr(self, name)
             set_(self, name, tuple([value] if isinstance(value, str | Path) else value or ()))
         set_(self, "synonyms", tuple(Path(s) for s in self.synonyms))
-        for name in ("index", "model", "hybrid", "combiner", "ranker", "implication"):
+        for name in _PATHS:
             if isinstance(value := getattr(self, name), str):
                 set_(self, name, Path(value))
         if self.mode not in ("term", "concept"):
@@ -180,15 +168,14 @@ class PipelineSpec:
         """A copy with every path absolute (what a job record keeps)."""
         paths = {
             name: value.resolve()
-            for name in ("index", "model", "hybrid", "combiner", "ranker", "implication")
+            for name in _PATHS
             if isinstance(value := getattr(self, name), Path)
         }
         return self.replace(synonyms=tuple(p.resolve() for p in self.synonyms), **paths)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (paths as strings, tuples as lists); :meth:`from_dict` reads it."""
-        data: dict[str, Any] = canonical(self)
-        return data
+        return canonical(self)  # type: ignore[no-any-return]
 
     @classmethod
     def from_dict(

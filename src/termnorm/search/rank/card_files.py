@@ -2,7 +2,8 @@
 
 A card is written atomically (a temporary file renamed over the target) and read back with
 two checks: its ``kind`` and the identity of the index it was fitted on
-(:func:`~termnorm.search.rank.ranker.recall_identity`: KG and recall model fingerprints).
+(:func:`recall_identity`: KG and recall model fingerprints), which a ranker folder's card
+records too.
 """
 
 from __future__ import annotations
@@ -13,8 +14,44 @@ from typing import Any
 
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index.term_index import TermIndex
+from termnorm.search.rank.specs import TrainingDataSpec
+from termnorm.search.strategies import parse_strategy
 
-__all__ = ["read_json_card", "write_json_card"]
+__all__ = [
+    "fitted_index",
+    "read_json_card",
+    "recall_identity",
+    "recall_settings",
+    "write_json_card",
+]
+
+
+def recall_identity(index: TermIndex) -> dict[str, Any]:
+    """What a ranker, hybrid or combiner card needs of an index: its KG and its recall model
+    (fingerprints). Not the index's own identity (:func:`termnorm.search.identity.index_identity`,
+    which a rebuild changes): a rebuilt index of the same KG and model serves the same ranker."""
+    return {
+        "kg_fingerprint": index.card["kg"]["fingerprint"],
+        "model_fingerprint": index.card["model"]["fingerprint"],
+        "pooling": index.card["model"]["pooling"],
+    }
+
+
+def fitted_index(path: str | Path, index: TermIndex) -> dict[str, Any]:
+    """A card's ``index`` entry: the folder (absolute) and its :func:`recall_identity`."""
+    return {"path": str(Path(path).resolve()), **recall_identity(index)}
+
+
+def recall_settings(spec: TrainingDataSpec, index: TermIndex) -> dict[str, Any]:
+    """What a hybrid or combiner card records of the recall and data it was fitted with."""
+    return {
+        "strategy": str(parse_strategy(spec.resolved_strategy)),
+        "sieve_threshold": spec.threshold,
+        "index": fitted_index(spec.index, index),
+        "training_data": [str(p) for p in spec.mentions],
+        "synonyms": [str(p) for p in spec.synonyms],
+        "cross_fitting": {"folds": spec.folds, "seed": spec.seed},
+    }
 
 
 def write_json_card(path: str | Path, card: dict[str, Any]) -> Path:
@@ -33,8 +70,6 @@ def read_json_card(
     """The card at ``path``; :class:`~termnorm.errors.ArtifactMismatchError` when it is not a
     ``kind`` card or was fitted on an index other than ``index`` (``command`` names the
     ``termnorm`` command that writes one)."""
-    from termnorm.search.rank.ranker import recall_identity
-
     card: dict[str, Any] = json.loads(Path(path).read_text())
     if card.get("kind") != kind:
         raise ArtifactMismatchError(

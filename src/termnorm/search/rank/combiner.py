@@ -48,7 +48,7 @@ from termnorm.search.domain import SearchSpace
 from termnorm.search.hybrid import HybridMatcher, space_kg
 from termnorm.search.lexical.dictionary import normalize_text
 from termnorm.search.lexical.tfidf import TfidfMatcher
-from termnorm.search.matcher import SpaceMatcher, abstain
+from termnorm.search.matcher import SpaceMatcher, abstained
 
 __all__ = [
     "BASE_FEATURES",
@@ -57,7 +57,9 @@ __all__ = [
     "Combiner",
     "RankerLike",
     "candidate_features",
+    "feature_rows",
     "fit_combiner",
+    "reorder",
     "tfidf_of",
 ]
 
@@ -155,6 +157,41 @@ def candidate_features(
     return np.stack(columns, axis=1) if n else np.zeros((0, len(columns)))
 
 
+def feature_rows(
+    queries: Sequence[str],
+    lists: Sequence[Sequence[Candidate]],
+    tfidf: TfidfMatcher,
+    ranker: RankerLike | None,
+) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    """Per query: its candidates' :func:`candidate_features` and the ranker's probabilities
+    (``None`` without a ranker)."""
+    probs: Sequence[np.ndarray | None] = (
+        ranker.score_batch(queries, lists) if ranker is not None else [None] * len(lists)
+    )
+    return [
+        (candidate_features(q, c, tfidf, p), p)
+        for q, c, p in zip(queries, lists, probs, strict=True)
+    ]
+
+
+def reorder(
+    candidates: Sequence[Candidate], scores: np.ndarray, probs: np.ndarray | None
+) -> tuple[list[Candidate], np.ndarray]:
+    """Candidates sorted by ``scores`` (stable: ties keep the recall order), each with its
+    recall score, ranker score (``probs``) and new score; and the sorted scores."""
+    order = np.argsort(-scores, kind="stable")
+    ranked = [
+        candidates[i]._replace(
+            score=float(scores[i]),
+            rank=rank,
+            recall_score=candidates[i].score,
+            ranker_score=None if probs is None else float(probs[i]),
+        )
+        for rank, i in enumerate(order, start=1)
+    ]
+    return ranked, scores[order]
+
+
 @dataclass(frozen=True)
 class Combiner:
     """A fitted logistic regression over named, standardized features (module doc)."""
@@ -247,12 +284,6 @@ class CombinedMatcher(OverRecall):
         self.min_probability = min_probability
         self.name = f"{recall.name}+combiner"
 
-    def with_min_probability(self, min_probability: float | None) -> CombinedMatcher:
-        """The same matcher abstaining below another probability."""
-        return CombinedMatcher(
-            self.recall, self.combiner, self.tfidf, self.k_c, self.ranker, min_probability
-        )
-
     @property
     def index(self) -> Any:
         """The recall stage's index."""
@@ -269,38 +300,8 @@ class CombinedMatcher(OverRecall):
             return out
         queries = [str(texts[i]).strip() for i in rows]
         lists = [recalled[i].candidates for i in rows]
-        probs = self.probabilities(queries, lists)
-        for row, cands, (p, ranker_p) in zip(rows, lists, probs, strict=True):
-            order = np.argsort(-p, kind="stable")[:k]
-            ranked = [
-                cands[i]._replace(
-                    score=float(p[i]),
-                    rank=r,
-                    recall_score=cands[i].score,
-                    ranker_score=None if ranker_p is None else float(ranker_p[i]),
-                )
-                for r, i in enumerate(order, start=1)
-            ]
-            kept = abstain(ranked, self.min_probability)
-            if kept or self.min_probability is None:
-                out[row] = recalled[row]._replace(candidates=kept)
-            else:
-                out[row] = RowResult(
-                    [], abstained=f"no concept has probability >= {self.min_probability:g}"
-                )
+        features = feature_rows(queries, lists, self.tfidf, self.ranker)
+        for row, cands, (x, ranker_p) in zip(rows, lists, features, strict=True):
+            ranked, _ = reorder(cands, self.combiner.predict(x), ranker_p)
+            out[row] = abstained(ranked[:k], self.min_probability, "has probability")
         return out
-
-    def probabilities(
-        self, queries: Sequence[str], lists: Sequence[Sequence[Candidate]]
-    ) -> list[tuple[np.ndarray, np.ndarray | None]]:
-        """Per query: P(correct) of each candidate (recall order) and the ranker's
-        probabilities (``None`` without a ranker)."""
-        ranker_probs: Sequence[np.ndarray | None] = (
-            self.ranker.score_batch(queries, lists)
-            if self.ranker is not None
-            else [None] * len(lists)
-        )
-        return [
-            (self.combiner.predict(candidate_features(q, c, self.tfidf, rp)), rp)
-            for q, c, rp in zip(queries, lists, ranker_probs, strict=True)
-        ]

@@ -27,20 +27,18 @@ from typing import Any
 
 import numpy as np
 
-from termnorm.encoders.memo import MemoEncoder
-from termnorm.index.term_index import TermIndex
 from termnorm.search.candidate import Candidate, RowMatcher
 from termnorm.search.domain import SearchSpace
 from termnorm.search.matcher import build_strategy
 from termnorm.search.rank.calibration import expected_calibration_error
-from termnorm.search.rank.card_files import read_json_card, write_json_card
+from termnorm.search.rank.card_files import read_json_card, recall_settings, write_json_card
 from termnorm.search.rank.combiner import (
     BASE_FEATURES,
     FEATURES,
     CombinedMatcher,
     Combiner,
     RankerLike,
-    candidate_features,
+    feature_rows,
     fit_combiner,
     tfidf_of,
 )
@@ -51,8 +49,8 @@ from termnorm.search.rank.train_data import (
     crossfit_map,
     gold_hits,
     spec_training_data,
+    training_space,
 )
-from termnorm.search.strategies import parse_strategy
 
 __all__ = ["CARD_KIND", "CombinerFitSpec", "fit_combiner_card", "fit_on_queries", "load_combined"]
 
@@ -83,12 +81,9 @@ def fit_combiner_card(
 ) -> dict[str, Any]:
     """Fit the combiner (module doc), write its card to ``out`` and return the card.
     ``ranker``: a loaded ranker (else ``spec.ranker`` is loaded when given)."""
-    from termnorm.search.rank.ranker import load_ranker, recall_identity
+    from termnorm.search.rank.ranker import load_ranker
 
-    index = TermIndex.load(spec.index)
-    encoder = index.load_encoder()
-    encoder.set_runtime(spec.runtime, threads=spec.threads)
-    space = SearchSpace(index, MemoEncoder(encoder))
+    index, space = training_space(spec, spec.runtime)
     held: frozenset[str] = frozenset()
     if ranker is None and spec.ranker is not None:
         loaded = load_ranker(spec.ranker, threads=spec.threads)
@@ -101,14 +96,9 @@ def fit_combiner_card(
         "kind": CARD_KIND,
         "combiner": combiner.to_dict(),
         "k_c": spec.k_c,
-        "strategy": str(parse_strategy(spec.resolved_strategy)),
-        "sieve_threshold": spec.threshold,
+        **recall_settings(spec, index),
         "hybrid": None if spec.hybrid is None else str(Path(spec.hybrid).resolve()),
         "ranker": None if spec.ranker is None else str(Path(spec.ranker).resolve()),
-        "index": {"path": str(Path(spec.index).resolve()), **recall_identity(index)},
-        "training_data": [str(p) for p in spec.mentions],
-        "synonyms": [str(p) for p in spec.synonyms],
-        "cross_fitting": {"folds": spec.folds, "seed": spec.seed},
         "ranker_in_sample": ranker is not None and not held,
         "metrics": metrics,
     }
@@ -128,15 +118,9 @@ def fit_on_queries(
 
     def run(fold_space: SearchSpace, texts: list[str]) -> list[tuple[list[Candidate], np.ndarray]]:
         recall = _recall(fold_space, spec)
-        tfidf = tfidf_of(recall)
         lists = [r.candidates for r in recall.normalize_rows(texts, spec.k_c)]
-        probs: Sequence[np.ndarray | None] = (
-            ranker.score_batch(texts, lists) if ranker is not None else [None] * len(lists)
-        )
-        return [
-            (c, candidate_features(t, c, tfidf, p))
-            for t, c, p in zip(texts, lists, probs, strict=True)
-        ]
+        features = feature_rows(texts, lists, tfidf_of(recall), ranker)
+        return [(c, x) for c, (x, _p) in zip(lists, features, strict=True)]
 
     answers = crossfit_map(space, queries, run, data.fixed, data.crossfit, spec.folds, spec.seed)
     hits = gold_hits(queries, [c for c, _x in answers], space.index)

@@ -20,8 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from termnorm.encoders.memo import MemoEncoder
-from termnorm.index.term_index import TermIndex
 from termnorm.search.domain import SearchSpace
 from termnorm.search.hybrid import (
     DEFAULT_K_DENSE,
@@ -31,10 +29,14 @@ from termnorm.search.hybrid import (
     ScoredCandidates,
 )
 from termnorm.search.matcher import SpaceMatcher, build_strategy
-from termnorm.search.rank.card_files import read_json_card, write_json_card
+from termnorm.search.rank.card_files import read_json_card, recall_settings, write_json_card
 from termnorm.search.rank.specs import TrainingDataSpec
-from termnorm.search.rank.train_data import crossfit_map, gold_hits, spec_training_data
-from termnorm.search.strategies import parse_strategy
+from termnorm.search.rank.train_data import (
+    crossfit_map,
+    gold_hits,
+    spec_training_data,
+    training_space,
+)
 
 __all__ = [
     "CARD_KIND",
@@ -100,12 +102,7 @@ def scored_training_candidates(
 
 def fit_hybrid(spec: HybridFitSpec, out: str | Path) -> dict[str, Any]:
     """Fit the weight on the training candidates and write the card to ``out`` (JSON)."""
-    from termnorm.search.rank.ranker import recall_identity
-
-    index = TermIndex.load(spec.index)
-    encoder = index.load_encoder()
-    encoder.set_runtime(spec.runtime, threads=spec.threads)
-    space = SearchSpace(index, MemoEncoder(encoder))
+    index, space = training_space(spec, spec.runtime)
     queries, scored, hits = scored_training_candidates(space, spec)
     weight, acc = fit_weight(scored, hits)
     dense_first = sum(bool(h) and h[0] for h in hits) / max(1, len(hits))
@@ -115,12 +112,7 @@ def fit_hybrid(spec: HybridFitSpec, out: str | Path) -> dict[str, Any]:
         "weight": weight,
         "k_dense": spec.k_dense,
         "k_sparse": spec.k_sparse,
-        "strategy": str(parse_strategy(spec.resolved_strategy)),
-        "sieve_threshold": spec.threshold,
-        "index": {"path": str(Path(spec.index).resolve()), **recall_identity(index)},
-        "training_data": [str(p) for p in spec.mentions],
-        "synonyms": [str(p) for p in spec.synonyms],
-        "cross_fitting": {"folds": spec.folds, "seed": spec.seed},
+        **recall_settings(spec, index),
         "metrics": {
             "queries": len(queries),
             "train_acc_at_1": acc[weight],

@@ -40,8 +40,8 @@ from termnorm.search.candidate import (
     RowResult,
 )
 from termnorm.search.lexical.tfidf import TfidfMatcher
-from termnorm.search.matcher import abstain
-from termnorm.search.rank.combiner import candidate_features, tfidf_of
+from termnorm.search.matcher import abstained
+from termnorm.search.rank.combiner import candidate_features, reorder, tfidf_of
 from termnorm.search.rank.fusion import (
     DEFAULT_FUSION_WEIGHT,
     DEFAULT_K_C,
@@ -140,7 +140,7 @@ class RankedMatcher(OverRecall):
         queries = [str(texts[i]).strip() for i in rows]
         lists = [recalled[i].candidates for i in rows]
         if self.mode is RankMode.RECALL:
-            scored = [self._order(c, np.array([x.score for x in c]), None) for c in lists]
+            scored = [reorder(c, np.array([x.score for x in c]), None) for c in lists]
         else:
             probs = self.ranker.score_batch(queries, lists)
             scored = [self._reorder(q, c, p) for q, c, p in zip(queries, lists, probs, strict=True)]
@@ -151,14 +151,8 @@ class RankedMatcher(OverRecall):
         )
         out = list(recalled)
         for j, (row, (candidates, scores)) in enumerate(zip(rows, scored, strict=True)):
-            kept = abstain(candidates[:k], self.min_probability)
-            if not kept:
-                out[row] = RowResult(
-                    [], abstained=f"no concept has probability >= {self.min_probability:g}"
-                )
-                continue
-            result = recalled[row]._replace(candidates=kept)
-            if implications is not None:
+            result = abstained(candidates[:k], self.min_probability, "has probability")
+            if implications is not None and result.candidates:
                 x = int(min(max(int(implications[j]), 1), 3))
                 n = select_codes(scores, x, self.theta)
                 result = result._replace(
@@ -174,25 +168,7 @@ class RankedMatcher(OverRecall):
         cosines = np.array([c.score for c in candidates])
         if self.combiner is not None and self.tfidf is not None:
             features = candidate_features(query, candidates, self.tfidf, probs)
-            return self._order(candidates, self.combiner.predict(features), probs)
+            return reorder(candidates, self.combiner.predict(features), probs)
         if self.mode is RankMode.RANK:
-            return self._order(candidates, probs, probs)
-        return self._order(candidates, fuse(cosines, probs, self.weight), probs)
-
-    @staticmethod
-    def _order(
-        candidates: list[Candidate], scores: np.ndarray, probs: np.ndarray | None
-    ) -> tuple[list[Candidate], np.ndarray]:
-        """Candidates sorted by ``scores`` (stable: ties keep the recall order), each with
-        its recall score, ranker score and new score; and the sorted scores."""
-        order = np.argsort(-scores, kind="stable")
-        ranked = [
-            candidates[i]._replace(
-                score=float(scores[i]),
-                rank=rank,
-                recall_score=candidates[i].score,
-                ranker_score=None if probs is None else float(probs[i]),
-            )
-            for rank, i in enumerate(order, start=1)
-        ]
-        return ranked, scores[order]
+            return reorder(candidates, probs, probs)
+        return reorder(candidates, fuse(cosines, probs, self.weight), probs)

@@ -34,6 +34,7 @@ from termnorm.errors import ArtifactMismatchError
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.keywords import KeywordVocabulary, read_keywords
 from termnorm.search.candidate import Candidate
+from termnorm.search.rank.card_files import recall_identity
 from termnorm.search.rank.combiner import Combiner
 from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
 from termnorm.search.rank.texts import candidate_text
@@ -52,17 +53,6 @@ CARD_NAME = "ranker.json"
 KEYWORDS_FILE = "keywords.tsv"
 RANKER_FORMAT = 1
 DEFAULT_PAIRS_PER_PASS = 128
-
-
-def recall_identity(index: TermIndex) -> dict[str, Any]:
-    """What a ranker, hybrid or combiner card needs of an index: its KG and its recall model
-    (fingerprints). Not the index's own identity (:func:`termnorm.search.identity.index_identity`,
-    which a rebuild changes): a rebuilt index of the same KG and model serves the same ranker."""
-    return {
-        "kg_fingerprint": index.card["kg"]["fingerprint"],
-        "model_fingerprint": index.card["model"]["fingerprint"],
-        "pooling": index.card["model"]["pooling"],
-    }
 
 
 def _identity_text(identity: dict[str, Any]) -> str:
@@ -115,11 +105,7 @@ class Ranker:
     def score(self, mention: str, candidates: Sequence[Candidate]) -> np.ndarray:
         """Probabilities ``[len(candidates)]`` (float64) of each candidate being the
         mention's concept, the pairs scored in one batch."""
-        if not candidates:
-            return np.zeros(0)
-        texts = [candidate_text(c) for c in candidates]
-        probs = self.model.predict([mention] * len(texts), texts, batch_size=len(texts))
-        return probs.numpy().astype(np.float64)
+        return self.score_batch([mention], [candidates])[0]
 
     def score_batch(
         self,

@@ -8,6 +8,9 @@ registers its commands, :mod:`termnorm.cli._config_options`).
 Python entry point). Each field's metadata is its option: help text, flag, ``exists``.
 """
 
+# option() returns a dataclasses.Field, as field() does: no shared mutable default
+# ruff: noqa: RUF009
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
@@ -17,6 +20,7 @@ from typing import Any
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.mentions.mention import MentionFormat
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, default_strategy
+from termnorm.search.spec import SPEC_HELP, option
 
 __all__ = [
     "DEFAULT_FOLDS",
@@ -27,7 +31,6 @@ __all__ = [
     "RankTrainSpec",
     "RankerTrainConfig",
     "TrainingDataSpec",
-    "option",
 ]
 
 DEFAULT_FOLDS = 5
@@ -36,13 +39,6 @@ DEFAULT_K_C = 10
 DEFAULT_HOLDOUT = 0.2  # documents kept out of the ranker's training for the stacked combiner
 TRAIN_PAIR_LENGTH = 48  # tokens of a training pair (the measured recipe; inference reads the card)
 LOSSES = ("pointwise", "listwise")
-
-
-def option(help_text: str, **more: Any) -> dict[str, Any]:
-    """A spec field's metadata: its help text and how its command-line option is made
-    (``flag``, ``exists``, ``cli_required``, ``min``, ``max``:
-    :mod:`termnorm.cli._config_options`)."""
-    return {"help": help_text, **more}
 
 
 @dataclass(frozen=True)
@@ -55,58 +51,44 @@ class TrainingDataSpec:
     that many queries (all when ``None``). ``threads``: encoder (and torch) threads.
     """
 
-    index: Path = field(metadata=option("Index folder (recall).", cli_required=True, exists="dir"))
-    mentions: tuple[Path, ...] = field(
-        default=(), metadata=option("Annotated training mentions; repeatable.", exists="path")
+    index: Path = field(
+        metadata={"help": "Index folder (recall).", "cli_required": True, "exists": "dir"}
     )
-    mention_format: MentionFormat | None = field(
-        default=None, metadata=option("Mention format (detected when omitted).", flag="--format")
+    mentions: tuple[Path, ...] = option(
+        (), "Annotated training mentions; repeatable.", exists="path"
     )
-    synonyms: tuple[Path, ...] = field(
-        default=(),
-        metadata=option(
-            "Domain synonym file searched as at inference (a --mentions file too: "
-            "cross-fitted by document); repeatable.",
-            exists="path",
-        ),
+    mention_format: MentionFormat | None = option(
+        None, "Mention format (detected when omitted).", flag="--format"
     )
-    synonyms_format: str | None = field(
-        default=None, metadata=option("Format of the synonym files (detected when omitted).")
+    synonyms: tuple[Path, ...] = option(
+        (),
+        "Domain synonym file searched as at inference (a --mentions file too: "
+        "cross-fitted by document); repeatable.",
+        exists="path",
     )
-    strategy: str | None = field(
-        default=None,
-        metadata=option(
-            "Search strategy, as termnorm normalize --strategy (default: d-t+od-t with "
-            "synonyms, else o-t)."
-        ),
+    synonyms_format: str | None = option(
+        None, "Format of the synonym files (detected when omitted)."
     )
-    threshold: float = field(
-        default=DEFAULT_SIEVE_THRESHOLD,
-        metadata=option(
-            "Cosine at or above which a sieve takes its first module's answer.",
-            flag="--sieve-threshold",
-            min=-1.0,
-            max=1.0,
-        ),
+    strategy: str | None = option(
+        None,
+        "Search strategy, as termnorm normalize --strategy (default: d-t+od-t with "
+        "synonyms, else o-t).",
     )
-    folds: int = field(
-        default=DEFAULT_FOLDS, metadata=option("Cross-fitting folds (documents).", min=2)
+    threshold: float = option(
+        DEFAULT_SIEVE_THRESHOLD,
+        SPEC_HELP["sieve_threshold"],
+        flag="--sieve-threshold",
+        min=-1.0,
+        max=1.0,
     )
-    abbreviations: AbbreviationMode | None = field(
-        default=None,
-        metadata=option(
-            "Expand short forms from the documents (default: ab3p for document formats)."
-        ),
+    folds: int = option(DEFAULT_FOLDS, "Cross-fitting folds (documents).", min=2)
+    abbreviations: AbbreviationMode | None = option(
+        None, "Expand short forms from the documents (default: ab3p for document formats)."
     )
-    max_queries: int | None = field(
-        default=None, metadata=option("Train on a seeded sample of this many queries.", min=1)
-    )
-    seed: int = field(
-        default=0, metadata=option("Seed of the folds, the sampling and the ranker's training.")
-    )
-    threads: int | None = field(
-        default=None,
-        metadata=option("CPU threads of the encoder and torch (default: theirs).", min=1),
+    max_queries: int | None = option(None, "Train on a seeded sample of this many queries.", min=1)
+    seed: int = option(0, "Seed of the folds, the sampling and the ranker's training.")
+    threads: int | None = option(
+        None, "CPU threads of the encoder and torch (default: theirs).", min=1
     )
 
     @property
@@ -120,23 +102,17 @@ class RankerTrainConfig:
     """How a ranker is trained (paper defaults where it gives them); each field's metadata
     is its ``termnorm rank train`` option."""
 
-    epochs: int = field(default=2, metadata=option("Passes over the pairs.", min=1))
-    lr: float = field(default=3e-5, metadata=option("Learning rate of the encoder (AdamW)."))
-    head_lr: float = field(default=1e-3, metadata=option("Learning rate of the head."))
-    batch_size: int = field(default=32, metadata=option("Pairs per step.", min=1))
-    warmup: float = field(
-        default=0.1, metadata=option("Linear warm-up, a fraction of the steps in [0, 1).")
-    )
-    weight_decay: float = field(
-        default=0.01, metadata=option("AdamW weight decay of the encoder's matrices.")
-    )
+    epochs: int = option(2, "Passes over the pairs.", min=1)
+    lr: float = option(3e-5, "Learning rate of the encoder (AdamW).")
+    head_lr: float = option(1e-3, "Learning rate of the head.")
+    batch_size: int = option(32, "Pairs per step.", min=1)
+    warmup: float = option(0.1, "Linear warm-up, a fraction of the steps in [0, 1).")
+    weight_decay: float = option(0.01, "AdamW weight decay of the encoder's matrices.")
     seed: int = 0
-    loss: str = field(
-        default="listwise",
-        metadata=option(
-            "listwise: softmax over each query's k_c candidates, cross-entropy on the gold "
-            "(a batch holds whole queries); pointwise: BCE per pair (the paper's, an ablation)."
-        ),
+    loss: str = option(
+        "listwise",
+        "listwise: softmax over each query's k_c candidates, cross-entropy on the gold "
+        "(a batch holds whole queries); pointwise: BCE per pair (the paper's, an ablation).",
     )
 
     def validate(self) -> None:
@@ -169,49 +145,36 @@ class RankTrainSpec(TrainingDataSpec):
     combiner on exactly those mentions.
     """
 
-    keywords: Path | None = field(
-        default=None,
-        metadata=option(
-            "Keyword file (keyword<TAB>kind); default: the shipped vocabulary of --lang.",
-            exists="path",
-        ),
+    keywords: Path | None = option(
+        None,
+        "Keyword file (keyword<TAB>kind); default: the shipped vocabulary of --lang.",
+        exists="path",
     )
-    lang: str = field(default="en", metadata=option("Shipped keyword vocabulary: en or zh."))
-    plain: bool = field(
-        default=False,
-        metadata=option(
-            "A plain cross-encoder without keyword tokens (BERT-rank): its folder is a "
-            "sentence-transformers CrossEncoder.",
-            flag="--plain",
-        ),
+    lang: str = option("en", "Shipped keyword vocabulary: en or zh.")
+    plain: bool = option(
+        False,
+        "A plain cross-encoder without keyword tokens (BERT-rank): its folder is a "
+        "sentence-transformers CrossEncoder.",
+        flag="--plain",
     )
-    k_c: int = field(
-        default=DEFAULT_K_C, metadata=option("Candidates recalled per mention.", min=1)
+    k_c: int = option(DEFAULT_K_C, "Candidates recalled per mention.", min=1)
+    base_model: Path | None = option(
+        None, "Model folder the ranker starts from (default all-MiniLM-L6-v2).", flag="--model"
     )
-    base_model: Path | None = field(
-        default=None,
-        metadata=option(
-            "Model folder the ranker starts from (default all-MiniLM-L6-v2).", flag="--model"
-        ),
+    max_length: int = option(TRAIN_PAIR_LENGTH, "Tokens of a pair.", min=8)
+    freeze_embeddings: bool = option(
+        False,
+        "Keep the word-embedding matrix fixed (a little faster on a CPU; the measured "
+        "default trains it).",
+        flag="--freeze-embeddings/--train-embeddings",
     )
-    max_length: int = field(default=TRAIN_PAIR_LENGTH, metadata=option("Tokens of a pair.", min=8))
-    freeze_embeddings: bool = field(
-        default=False,
-        metadata=option(
-            "Keep the word-embedding matrix fixed (a little faster on a CPU; the measured "
-            "default trains it).",
-            flag="--freeze-embeddings/--train-embeddings",
-        ),
-    )
-    holdout: float = field(
-        default=DEFAULT_HOLDOUT,
-        metadata=option(
-            "Share of training documents the ranker does not train on; the learned combiner "
-            "is fitted on their mentions with the ranker's scores and stored in the folder "
-            "(--ranker then orders by its probability). 0: no combiner, paper fusion.",
-            min=0.0,
-            max=0.95,
-        ),
+    holdout: float = option(
+        DEFAULT_HOLDOUT,
+        "Share of training documents the ranker does not train on; the learned combiner "
+        "is fitted on their mentions with the ranker's scores and stored in the folder "
+        "(--ranker then orders by its probability). 0: no combiner, paper fusion.",
+        min=0.0,
+        max=0.95,
     )
     train: RankerTrainConfig = field(default_factory=RankerTrainConfig)
 

@@ -25,13 +25,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from termnorm.encoders.memo import MemoEncoder
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.ids import id_key
 from termnorm.mentions import Mention, MentionFormat, MentionKind, detect_format, read_mentions
 from termnorm.mentions.abbreviations import AbbreviationMode, DocumentAbbreviations
 from termnorm.mentions.documents import DOCUMENT_FORMATS, read_documents
 from termnorm.mentions.synonyms import mention_pairs, read_synonyms
-from termnorm.search.candidate import Candidate, RowMatcher
+from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
 from termnorm.search.matcher import build_strategy
 from termnorm.search.rank.specs import DEFAULT_FOLDS, TrainingDataSpec
@@ -50,6 +51,7 @@ __all__ = [
     "recall_candidates",
     "sample_queries",
     "spec_training_data",
+    "training_space",
 ]
 
 logger = logging.getLogger(__name__)
@@ -177,18 +179,12 @@ def recall_candidates(
     crossfit_synonyms: Sequence[tuple[str, Pair]] = (),
     folds: int = DEFAULT_FOLDS,
     seed: int = 0,
-    make_matcher: Callable[[SearchSpace], RowMatcher] | None = None,
 ) -> list[list[Candidate]]:
-    """The top-``k_c`` candidates of each query, cross-fitted (:func:`crossfit_map`).
-    ``make_matcher`` builds the recall stage over a fold's space (default: ``strategy`` with
-    ``threshold``)."""
+    """The top-``k_c`` candidates of each query by ``strategy`` (``threshold``), cross-fitted
+    (:func:`crossfit_map`)."""
 
     def run(fold_space: SearchSpace, texts: list[str]) -> list[list[Candidate]]:
-        matcher = (
-            make_matcher(fold_space)
-            if make_matcher is not None
-            else build_strategy(fold_space, strategy, threshold)
-        )
+        matcher = build_strategy(fold_space, strategy, threshold)
         return [r.candidates for r in matcher.normalize_rows(texts, k_c)]
 
     return crossfit_map(space, queries, run, fixed_synonyms, crossfit_synonyms, folds, seed)
@@ -242,6 +238,15 @@ def load_training_data(
             fixed += read_synonyms(path, synonyms_format)
         synonym_cards.append({"path": str(path), "cross_fitted": is_training})
     return TrainingData(queries, fixed, crossfit, cards, synonym_cards)
+
+
+def training_space(spec: TrainingDataSpec, runtime: str = "torch") -> tuple[TermIndex, SearchSpace]:
+    """The index of ``spec`` and its search space, the encoder run by ``runtime`` on
+    ``spec.threads`` threads behind a query memo (:class:`~termnorm.encoders.memo.MemoEncoder`)."""
+    index = TermIndex.load(spec.index)
+    encoder = index.load_encoder()
+    encoder.set_runtime(runtime, threads=spec.threads)
+    return index, SearchSpace(index, MemoEncoder(encoder))
 
 
 def spec_training_data(spec: TrainingDataSpec) -> TrainingData:

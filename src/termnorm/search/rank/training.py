@@ -23,14 +23,14 @@ from typing import Any
 
 from termnorm._artifacts import file_sha256
 from termnorm.encoders.fingerprint import model_fingerprint
-from termnorm.encoders.memo import MemoEncoder
 from termnorm.encoders.transformer import default_model_path
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.keywords import builtin_keywords_path, read_keywords
 from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
+from termnorm.search.rank.card_files import fitted_index
 from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
-from termnorm.search.rank.ranker import Ranker, recall_identity, save_ranker
+from termnorm.search.rank.ranker import Ranker, save_ranker
 from termnorm.search.rank.specs import (
     DEFAULT_FOLDS,
     DEFAULT_HOLDOUT,
@@ -47,6 +47,7 @@ from termnorm.search.rank.train_data import (
     holdout_documents,
     recall_candidates,
     spec_training_data,
+    training_space,
 )
 from termnorm.search.rank.train_loop import RankPair, train_cross_encoder
 from termnorm.search.strategies import parse_strategy
@@ -120,10 +121,7 @@ def train_ranker(
         )
     keywords_file = None if spec.plain else (spec.keywords or builtin_keywords_path(spec.lang))
     keywords = read_keywords(keywords_file) if keywords_file is not None else None
-    index = TermIndex.load(spec.index)
-    encoder = index.load_encoder()
-    encoder.set_runtime("torch", threads=spec.threads)
-    space = SearchSpace(index, MemoEncoder(encoder))
+    index, space = training_space(spec)
 
     data = spec_training_data(spec) if data is None else data
     strategy = spec.resolved_strategy
@@ -151,7 +149,7 @@ def train_ranker(
     stacked = _stacked_combiner(spec, space, data, held, model)
     card = {
         "base_model": {"path": str(Path(base).resolve()), "fingerprint": model_fingerprint(base)},
-        "index": {"path": str(Path(spec.index).resolve()), **recall_identity(index)},
+        "index": fitted_index(spec.index, index),
         "recall_model": index.card["model"].get("path"),
         "strategy": str(parse_strategy(strategy)),
         "sieve_threshold": spec.threshold,
