@@ -45,11 +45,9 @@ def concept_id_queries(index: TermIndex, queries: Sequence[str]) -> list[tuple[s
     return out
 
 
-def warn_concept_id_queries(index: TermIndex | None, queries: Sequence[str]) -> None:
+def warn_concept_id_queries(index: TermIndex, queries: Sequence[str]) -> None:
     """One stderr line per query that is a concept ID of ``index`` (see
     :func:`concept_id_queries`), pointing to ``termnorm lookup``."""
-    if index is None:
-        return
     for query, concept_id in concept_id_queries(index, queries):
         typer.echo(
             f"warning: {query!r} is the ID of {concept_id} in this index; normalize searches "

@@ -216,14 +216,12 @@ def register(app: typer.Typer) -> None:
             )  # fmt: skip
             _print_report(report, json_out)
             return
-        from termnorm.search.build import build
+        from termnorm.search.build import build, resolve_index
         from termnorm.search.candidate import candidates_or_raise
 
         matcher = build(spec, notice=synonym_notice)
         queries = list(terms or [])
-        warn_concept_id_queries(
-            getattr(getattr(matcher, "recall", matcher), "index", None), queries
-        )
+        warn_concept_id_queries(resolve_index(spec.index), queries)  # the matcher's, cached
         results = matcher.normalize_rows(queries, k or DEFAULT_K_TERMS)
         candidates_or_raise(results, queries)
         _print_results(queries, results, json_out)
