@@ -41,17 +41,25 @@ def test_an_unknown_model_is_refused() -> None:
 
 
 def test_each_model_trains_with_its_recipe_unless_overridden() -> None:
-    from termnorm.kge.recipes import RECIPES, pipeline_arguments
+    from termnorm.kge.recipes import RECIPES, batch_size, negatives, pipeline_arguments
 
     complex_ = pipeline_arguments(KGEConfig(model=KGEModelKind.COMPLEX))
     assert complex_["model_kwargs"]["entity_initializer"] == "xavier_normal"  # not N(0, 1)
     assert complex_["model_kwargs"]["regularizer"] is None
-    assert (
-        complex_["negative_sampler_kwargs"]["num_negs_per_pos"]
-        == RECIPES[KGEModelKind.COMPLEX].negatives
-    )
-    assert all(r.negatives > 1 for r in RECIPES.values())
+    # ComplEx scores every entity (1-N), the distance models sample negatives
+    assert RECIPES[KGEModelKind.COMPLEX].negatives is None
+    assert complex_["training_loop"] == "LCWA" and "negative_sampler" not in complex_
+    assert all(r.negatives is None or r.negatives > 1 for r in RECIPES.values())
+    rotate = pipeline_arguments(KGEConfig(model=KGEModelKind.ROTATE))
+    assert rotate["training_loop"] == "sLCWA"
+    assert rotate["negative_sampler_kwargs"]["num_negs_per_pos"] == 32
     own = pipeline_arguments(KGEConfig(model=KGEModelKind.SIMPLE, lr=0.5, negatives=3, dim=7))
     assert own["optimizer_kwargs"] == {"lr": 0.5}
     assert own["negative_sampler_kwargs"] == {"num_negs_per_pos": 3}
     assert own["model_kwargs"]["embedding_dim"] == 7 and own["model_kwargs"]["clamp_score"] == 20
+    # --negatives turns a 1-N recipe back into sLCWA; --batch-size overrides the recipe's
+    sampled = KGEConfig(model=KGEModelKind.COMPLEX, negatives=4, batch_size=99)
+    assert pipeline_arguments(sampled)["training_loop"] == "sLCWA"
+    assert negatives(sampled) == 4 and batch_size(sampled) == 99
+    assert batch_size(KGEConfig(model=KGEModelKind.COMPLEX)) == 256
+    assert batch_size(KGEConfig(model=KGEModelKind.TRANSE)) == 1024

@@ -42,4 +42,9 @@ def test_the_defaults_learn_the_inverse_relation(
     early = card["early_stopping"]
     assert early["stopped_early"] and early["epochs_run"] < config.epochs
     assert early["best_epoch"] in [e["epoch"] for e in early["evaluations"]]
-    assert card["training"]["negatives"] > 1
+    training = card["training"]
+    if model is KGEModelKind.COMPLEX:  # 1-N: every entity is a negative, heads via r⁻¹
+        assert training["training_loop"] == "LCWA" and training["reciprocal_relations"]
+        assert kge.relation_vectors.shape[0] == len(kge.relation_labels)  # r⁻¹ rows dropped
+    else:
+        assert training["training_loop"] == "sLCWA" and training["negatives"] > 1

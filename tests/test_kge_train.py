@@ -169,3 +169,32 @@ def test_training_and_scoring_show_no_pykeen_notices(
     shown = [f"{r.name}: {r.getMessage()}" for r in caplog.records]
     assert shown == []
     assert [str(w.message) for w in raised if w.category is not DeprecationWarning] == []
+
+
+def test_a_1n_complex_scores_with_its_forward_relation_rows(
+    cluster_kg_dir: Path, tmp_path: Path
+) -> None:
+    """ComplEx trains 1-N with a reciprocal relation per relation (PyKEEN rows 2r and 2r + 1):
+    the saved relation vectors and the tail scorer must both use the forward row 2r, so the
+    scorer equals Re⟨h, r, t̄⟩ computed from the saved vectors."""
+    from termnorm.kge.scoring import KGETailScorer
+
+    kge = train_kge(
+        cluster_kg_dir, KGEConfig(**{**TINY, "model": KGEModelKind.COMPLEX}), tmp_path / "kge"
+    )
+    assert kge.card["training"]["reciprocal_relations"]
+    assert kge.relation_vectors.shape[0] == len(kge.relation_labels) == 2
+    scorer = KGETailScorer(tmp_path / "kge", KnowledgeGraph.load(cluster_kg_dir))
+    heads = kge.concept_ids[:3]
+    candidates = kge.concept_ids[:10]
+    for r, relation in enumerate(kge.relation_labels):
+        got = scorer.score_tails(heads, [relation] * 3, candidates)
+        d = kge.vectors.shape[1] // 2
+        row = {c: i for i, c in enumerate(kge.concept_ids)}
+        h = kge.vectors[[row[c] for c in heads]]
+        t = kge.vectors[[row[c] for c in candidates]]
+        rel = kge.relation_vectors[r]
+        a, b, c, e = h[:, :d], h[:, d:], rel[:d], rel[d:]
+        x, y = a * c - b * e, a * e + b * c  # h · r, real and imaginary parts
+        want = x @ t[:, :d].T + y @ t[:, d:].T  # Re⟨h · r, conj(t)⟩
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

@@ -3,8 +3,9 @@ the CLI reuses.
 
 Defaults follow the paper where it says something (the split is its 90 % training, 6 % test,
 4 % validation; embedding size 128 is ours). How each model trains (loss, regulariser,
-initialisation, negatives per positive, learning rate) comes from its recipe in
-:mod:`termnorm.kge.recipes`: ``lr`` and ``negatives`` left at ``None`` take the recipe's values.
+initialisation, negatives per positive or 1-N scoring, learning rate, batch size) comes from
+its recipe in :mod:`termnorm.kge.recipes`: ``lr``, ``negatives`` and ``batch_size`` left at
+``None`` take the recipe's values.
 Training runs up to ``epochs`` epochs and stops early when the filtered MRR on (a seeded sample
 of) the validation split stops improving.
 """
@@ -56,10 +57,18 @@ class KGEConfig:
         "when the validation MRR stops improving.",
         1,
     )
-    batch_size: int = _opt(1024, "Positive triples per batch.", 1)
+    batch_size: int | None = _opt(
+        None,
+        "Positive triples (sLCWA) or (h, r) pairs (1-N) per batch (default: the model's "
+        "recipe, 1,024 triples; 256 pairs for ComplEx).",
+        1,
+    )
     lr: float | None = _opt(None, "Adam learning rate (default: the model's recipe).")
     negatives: int | None = _opt(
-        None, "Corrupted triples per positive, sLCWA (default: the model's recipe).", 1
+        None,
+        "Corrupted triples per positive, sLCWA (default: the model's recipe; ComplEx scores "
+        "every entity, 1-N with reciprocal relations, unless this is given).",
+        1,
     )
     early_stopping: bool = _opt(
         True,

@@ -60,18 +60,20 @@ class KGETailScorer:
             str(r): int(i)
             for r, i in zip(relations["relation"], relations["relation_id"], strict=True)
         }
+        # cards from before the recipes (issue 32) have no "training": PyKEEN's defaults
+        training = self.card.get("training", {})
         split = load_split(self.folder)
         train = split.loc[split["part"] == "train", ["head", "relation", "tail"]]
         factory = TriplesFactory.from_labeled_triples(
             train.to_numpy(dtype=str),
             entity_to_id=self.entity_id,
             relation_to_id=self.relation_id,
-            create_inverse_triples=False,
+            # 1-N models were trained with a reciprocal relation per relation
+            create_inverse_triples=bool(training.get("reciprocal_relations", False)),
         )
         config = self.card.get("config", {})
         kind = KGEModelKind(config.get("model"))
-        # cards from before the recipes (issue 32) have no "training": PyKEEN's defaults
-        model_kwargs = self.card.get("training", {}).get("model_kwargs", {})
+        model_kwargs = training.get("model_kwargs", {})
         self.model: Any = build_model(
             kind,
             int(config["dim"]),
@@ -106,5 +108,6 @@ class KGETailScorer:
         )  # [B, 2]
         columns = torch.tensor([self.entity_id[c] for c in candidates], dtype=torch.long)
         with torch.no_grad():
-            scores = self.model.score_t(hr_batch=hr)  # [B, n_entities]
+            # predict_t maps relation r to the model's row (2r with reciprocal relations)
+            scores = self.model.predict_t(hr_batch=hr)  # [B, n_entities]
         return scores[:, columns].float().cpu().numpy()

@@ -20,7 +20,14 @@ from termnorm.errors import EmptyResultError
 from termnorm.kg import KnowledgeGraph
 from termnorm.kge._pykeen import require_pykeen
 
-__all__ = ["PARTS", "TripleSplit", "kg_triples", "sample_triples", "split_triples"]
+__all__ = [
+    "PARTS",
+    "TripleSplit",
+    "kg_triples",
+    "sample_triples",
+    "split_triples",
+    "with_reciprocal_relations",
+]
 
 PARTS = ("train", "valid", "test")
 
@@ -97,3 +104,16 @@ def sample_triples(factory: Any, max_triples: int | None, seed: int) -> Any:
     order = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
     keep = order[:max_triples].sort().values
     return factory.clone_and_exchange_triples(factory.mapped_triples[keep])
+
+
+def with_reciprocal_relations(factory: Any) -> Any:
+    """The same triples and ids, flagged so that PyKEEN adds a reciprocal (t, r⁻¹, h) for every
+    (h, r, t) (1-N training predicts heads as tails of r⁻¹; relation r is model row 2r)."""
+    from pykeen.triples import TriplesFactory
+
+    return TriplesFactory(
+        mapped_triples=factory.mapped_triples,
+        entity_to_id=factory.entity_to_id,
+        relation_to_id=factory.relation_to_id,
+        create_inverse_triples=True,
+    )

@@ -1,7 +1,7 @@
 """Train a KGE on a KG's relation table with PyKEEN and write it as a KGE folder.
 
 ``train_kge(kg, config, out)``: split the distinct triples (:mod:`termnorm.kge.split`), train
-the PyKEEN model on the training part (sLCWA with the model's recipe,
+the PyKEEN model on the training part (sLCWA or 1-N scoring, with the model's recipe,
 :mod:`termnorm.kge.recipes`; early stopping on the validation MRR, :mod:`termnorm.kge.stopping`),
 compute the filtered link-prediction metrics on the test part (:func:`link_prediction_metrics`), run the given
 evaluators on the entity vectors (e.g. MCSM and relatedness through
@@ -27,8 +27,8 @@ from termnorm.kg import KnowledgeGraph
 from termnorm.kge._pykeen import pykeen_device, quiet_pykeen, require_pykeen
 from termnorm.kge.config import KGEConfig
 from termnorm.kge.folder import save_kge
-from termnorm.kge.recipes import pipeline_arguments
-from termnorm.kge.split import sample_triples, split_triples
+from termnorm.kge.recipes import batch_size, negatives, pipeline_arguments
+from termnorm.kge.split import sample_triples, split_triples, with_reciprocal_relations
 from termnorm.kge.stopping import EarlyStopping
 from termnorm.kge.vectors import KGEVectors
 
@@ -124,19 +124,22 @@ def train_kge(
     logger.info("KGE split: %s", split.sizes())
     ranked = sample_triples(split.test, config.eval_max_triples, config.seed)
     arguments = pipeline_arguments(config)
+    count = negatives(config)
+    reciprocal = count is None
+    training = with_reciprocal_relations(split.train) if reciprocal else split.train
     started = time.perf_counter()
     device = pykeen_device(config.device)
     on_gpu = device.startswith("cuda")
     # quiet_pykeen: the evaluation's batch-size search warns on every CPU run
     with quiet_pykeen(), EarlyStopping(config, split) as stopping, frozen_gc():
         result = pipeline(
-            training=split.train,
+            training=training,
             testing=ranked,
             **arguments,
             **stopping.pipeline_arguments(),
             training_kwargs={
                 "num_epochs": config.epochs,
-                "batch_size": config.batch_size,
+                "batch_size": batch_size(config),
                 "use_tqdm": config.progress,  # one bar over the epochs, with an ETA
                 "use_tqdm_batch": False,
                 "tqdm_kwargs": {"desc": f"{config.model.pykeen_name} epochs"},
@@ -170,7 +173,12 @@ def train_kge(
             key: arguments[key]
             for key in ("model_kwargs", "loss", "loss_kwargs", "optimizer", "optimizer_kwargs")
         }
-        | {"negatives": arguments["negative_sampler_kwargs"]["num_negs_per_pos"]},
+        | {
+            "training_loop": arguments["training_loop"],
+            "negatives": "all (1-N)" if count is None else count,
+            "reciprocal_relations": reciprocal,
+            "batch_size": batch_size(config),
+        },
         "early_stopping": early,
         "kg": {"path": str(kg_path) if kg_path else None, "fingerprint": graph.fingerprint},
         "split": {
@@ -203,7 +211,8 @@ def train_kge(
         concept_ids=[id_to_entity[i] for i in range(len(id_to_entity))],
         vectors=real_vectors(model.entity_representations),
         relation_labels=[id_to_relation[i] for i in range(len(id_to_relation))],
-        relation_vectors=real_vectors(model.relation_representations),
+        # with reciprocal relations, relation r is row 2r and r⁻¹ row 2r + 1
+        relation_vectors=real_vectors(model.relation_representations)[:: 2 if reciprocal else 1],
         card=card,
     )
     metrics = link_prediction_metrics(result.metric_results)
