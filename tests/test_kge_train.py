@@ -157,14 +157,15 @@ def test_training_and_scoring_show_no_pykeen_notices(
     cluster_kg_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A CPU run logs no warning of PyKEEN or torch_max_mem ("Reconstructing all label-based
-    triples", "No cuda devices", "not considered safe") and raises no warning a user sees
+    triples", "No cuda devices", "not considered safe", "Using automatic batch size") and raises no warning a user sees
     (PyKEEN's internal DeprecationWarning is hidden outside __main__ anyway)."""
     from termnorm.kge.scoring import KGETailScorer
 
     caplog.set_level(logging.WARNING)
     with warnings.catch_warnings(record=True) as raised:
         warnings.simplefilter("always")
-        train_kge(cluster_kg_dir, KGEConfig(**TINY), tmp_path / "kge")
+        # a validation check every epoch: PyKEEN warned from the second check on
+        train_kge(cluster_kg_dir, KGEConfig(**TINY, eval_every=1), tmp_path / "kge")
         KGETailScorer(tmp_path / "kge", KnowledgeGraph.load(cluster_kg_dir))
     shown = [f"{r.name}: {r.getMessage()}" for r in caplog.records]
     assert shown == []

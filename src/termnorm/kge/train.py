@@ -148,6 +148,9 @@ def train_kge(
             # PyKEEN's memory search probes sub-batch sizes until CUDA runs out of memory
             training_loop_kwargs={"automatic_memory_optimization": on_gpu},
             evaluator="rankbased",
+            # held by the evaluator: PyKEEN's stopper passes evaluator.batch_size to every check
+            # after the first, and None there means "32, with a warning" on CPU
+            evaluator_kwargs={"batch_size": config.eval_batch_size},
             evaluation_kwargs={
                 "batch_size": config.eval_batch_size,
                 "use_tqdm": False,
