@@ -35,9 +35,9 @@ models (Dettmers et al. 2018, Lacroix et al. 2018, Ruffinelli et al. 2020) is to
 (h, r) against *every* entity, a softmax over all 31,674 candidates (PyKEEN's LCWA loop with
 ``CrossEntropyLoss``), with a reciprocal relation r⁻¹ per relation so that the head side
 (?, r, t) is trained too, as (t, r⁻¹, ?). For a bilinear score this is one matrix product per
-batch of (h, r) pairs, so an epoch costs about as much as 4 sampled negatives; for the
-distance models (TransE, RotatE) it would materialise a [batch, entities, dim] tensor, so they
-keep sampled negatives. A recipe without ``negatives`` trains this way; ``--negatives N``
+batch of (h, r) pairs (an epoch costs more than a sampled one, but needs no [batch, entities,
+dim] tensor); for the distance models (TransE, RotatE) it would materialise that tensor, so
+they keep sampled negatives. A recipe without ``negatives`` trains this way; ``--negatives N``
 turns it back into sLCWA with N negatives and no reciprocal relations (the earlier recipe).
 
 Values were chosen on the ICD-10 tree and HPO with annotations (README, "Knowledge-graph
