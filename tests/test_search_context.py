@@ -49,11 +49,13 @@ def cand(concept_id: str, score: float, rank: int = 1) -> Candidate:
     [
         ("best", 0.0, 0.70, 0.90, True),
         ("best", 0.0, 0.90, 0.70, False),
-        ("best", 0.0, 0.8000001, 0.8000004, False),  # equal at 6 decimals: the original
+        ("best", 0.0, 0.8000001, 0.8000004, True),  # equal at 6 decimals: the document's
+        ("best", 0.0, 1.0, 1.0, True),  # both exact: the document's definition wins
         ("expanded", 0.0, 1.00, 0.50, True),
         ("original-first", 0.95, 0.96, 0.99, False),  # a near-exact original hit wins
         ("original-first", 0.95, 0.94, 0.60, True),  # below the threshold: expanded
         ("original-first", 0.95, 0.95, 0.99, False),  # at the threshold: original
+        ("original-first", 0.95, 1.0, 1.0, True),  # a tie: the document's definition
     ],
 )
 def test_the_rule_on_hand_made_scores(
@@ -86,7 +88,14 @@ def test_default_rule_is_best_and_unknown_rules_are_listed() -> None:
 
 
 # ---------------------------------------------------------------- a deterministic row matcher
-EXACT_TERMS = {"sugar diabetes": "T:0003", "dm": "T:0003", "htn": "T:0002", "mi": "T:0001"}
+EXACT_TERMS = {
+    "sugar diabetes": "T:0003",
+    "dm": "T:0003",
+    "htn": "T:0002",
+    "mi": "T:0001",
+    "cd": "T:0010",  # the dictionary's "CD" (Celiac Disease)
+    "crohn disease": "T:0011",
+}
 
 
 class ExactMatcher:
@@ -143,6 +152,26 @@ def test_context_matcher_searches_each_distinct_text_once_and_marks_expanded_ans
     assert [c.expanded_from for c in top] == ["SD", None, "SD", None]
     # as a plain matcher it is the wrapped one: no context, no expansion
     assert ContextMatcher(fake).normalize_batch(["SD"])[0][0].concept_id == "T:0007"
+
+
+@pytest.mark.parametrize("rule", list(ExpansionRule))
+def test_a_short_form_the_document_defines_wins_its_tie_with_the_dictionary(
+    rule: ExpansionRule,
+) -> None:
+    # "CD" is a dictionary name (T:0010) and the document defines it as Crohn disease
+    # (T:0011): both texts match exactly at 1.0, and the document's meaning must win
+    document = "Crohn disease (CD) is a chronic bowel disease. CD flares were frequent."
+    texts = ["CD", "CD", "CD"]
+    results = ContextMatcher(ExactMatcher(), ExpansionChoice(rule)).normalize_in_context(
+        texts, [document, document, None], k=3
+    )
+    top = [r.candidates[0] for r in results]
+    assert [(c.concept_id, c.score) for c in top] == [
+        ("T:0011", 1.0),
+        ("T:0011", 1.0),
+        ("T:0010", 1.0),  # no document: the dictionary's answer
+    ]
+    assert [c.expanded_from for c in top] == ["CD", "CD", None]
 
 
 def test_expand_in_context_per_text_and_mode_none() -> None:

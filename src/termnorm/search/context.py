@@ -11,17 +11,20 @@ texts) and keeps, per mention, the ranking that :class:`ExpansionRule` chooses:
 ``expanded``
     always the expanded text's ranking.
 ``best`` (the default)
-    the ranking whose top candidate scores higher (the original on a tie, after rounding to
-    :data:`~termnorm.search.candidate.TIE_DECIMALS` decimals).
+    the ranking whose top candidate scores higher.
 ``original-first``
     a sieve: the original text's ranking when its top candidate scores at least
     ``threshold`` (an exact or near-exact hit, e.g. a domain synonym holding the short form),
     else the expanded text's.
 
-Chosen on NCBI-disease devel with MiniLM and MEDIC (``benchmarks/abbreviations.py --rules``):
-``expanded`` helps plain ontology search (acc@1 79.0 → 81.5) but hurts when the training
-mentions are domain synonyms (D-T+OD-T 89.6 → 89.2); ``best`` gives 81.8 and 89.8, as does
-``original-first`` at 0.95, and ``best`` has no threshold to tune.
+**A tie goes to the document's definition** under every rule: when the two top scores are
+equal after rounding to :data:`~termnorm.search.candidate.TIE_DECIMALS` decimals, the expanded
+ranking is kept. Scores are capped at 1.0, so a short form that is also a dictionary name
+("CD", Celiac Disease) and the expansion the document gives it ("Crohn disease (CD)") both
+match exactly; the document says which one its author meant, the dictionary does not.
+
+``best`` is the default because it has no threshold to tune; the measured effect of each rule
+is in the README ("Abbreviations from the document", ``benchmarks/abbreviations.py --rules``).
 
 A mention that nothing expanded is searched once and answered as is. The candidates of a
 ranking taken from the expanded text carry ``expanded_from`` (the mention's original text);
@@ -97,12 +100,13 @@ class ExpansionChoice:
         """Whether the rule keeps the ``expanded`` text's ranking rather than the ``original``'s.
 
         An empty ranking (refused or abstained) loses to one with candidates; when both are
-        empty, the original is kept.
+        empty, the original is kept. Equal top scores keep the expanded ranking: the
+        document's own definition of its short form wins a tie with the dictionary.
         """
         top_o, top_e = _top(original), _top(expanded)
         if top_e is None:
             return False
-        if self.rule is ExpansionRule.EXPANDED or top_o is None:
+        if self.rule is ExpansionRule.EXPANDED or top_o is None or top_e == top_o:
             return True
         if self.rule is ExpansionRule.BEST:
             return top_e > top_o
