@@ -1,8 +1,11 @@
 """The review page in a real headless Chromium (Playwright): a reviewer signs in with a
 token, approves, picks another candidate, marks no match, picks a concept searched by hand
 and flags a row, all from the keyboard; the queue advances and the database holds each
-decision under the reviewer's name. A row changed meanwhile shows what changed. The tests
-skip, saying why, where no Chromium or Playwright is installed."""
+decision under the reviewer's name. A row changed meanwhile shows what changed. What is
+hidden is not shown (signed out, revoked token, queue done); a token opened in the tab signs
+in; a refused next row says why and offers to start over; the candidates are in the Tab
+order; long texts stay in their columns. The tests skip, saying why, where no Chromium or
+Playwright is installed."""
 
 from __future__ import annotations
 
@@ -233,13 +236,18 @@ def test_the_queue_done_hides_the_decision_form(page: Any, project: dict[str, An
     db = project["db"]
     queue = [e.code for e in review_queue("labs", db=db, limit=100)]
     expect(page.locator("#row-title")).to_contain_text(queue[0])
-    for code in queue:  # bob decides them all meanwhile
+    for code in queue[1:]:  # bob decides the others meanwhile
         decide("labs", code, "no_match", reviewer="bob", db=db)
-    page.keyboard.press("s")
+    page.keyboard.press("s")  # ann skips the last one
     expect(page.locator("#row-title")).to_have_text("Queue done")
     expect(page.locator("#row-empty")).to_be_visible()
     for gone in ("#decide-form", "#row-facts", "#candidates", "#history"):
         expect(page.locator(gone)).to_be_hidden()
+    restart = page.get_by_role("button", name="Start the queue over")  # the skipped row back
+    expect(restart).to_be_visible()
+    page.keyboard.press("r")
+    expect(page.locator("#row-title")).to_contain_text(queue[0])
+    expect(restart).to_be_hidden()
 
 
 def test_a_token_given_in_the_address_of_an_open_tab_signs_in(
