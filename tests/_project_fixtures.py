@@ -34,11 +34,13 @@ CODES = [
 ]
 
 
-def write_codes(path: Path, rows: list[tuple[str, str, str, str]] = CODES) -> Path:
-    """``rows`` as a CSV with columns code, label, count, unit."""
+def write_codes(
+    path: Path, rows: list[tuple[str, str, str, str]] = CODES, context: str = "unit"
+) -> Path:
+    """``rows`` as a CSV with columns code, label, count and ``context`` (unit)."""
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["code", "label", "count", "unit"])
+        writer.writerow(["code", "label", "count", context])
         writer.writerows(rows)
     return path
 

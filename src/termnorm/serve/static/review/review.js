@@ -8,6 +8,7 @@
 const TOKEN_KEY = "termnorm-review-token";
 const SEARCH_K = 10;
 const QUEUE_SHOWN = 15;
+const LIST_IDS = { candidates: "candidates", search: "search-results" };  // the choice lists
 const $ = (id) => document.getElementById(id);
 
 const state = {
@@ -72,8 +73,16 @@ function signOut(message) {
   $("token").focus();
 }
 
+// The token of the address (/review#token=T), taken off it; null when it names none.
+function tokenFromAddress() {
+  const given = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (given) history.replaceState(null, "", location.pathname + location.search);
+  return given;
+}
+
 async function signIn(token) {
   state.token = token;
+  state.skip = [];
   try {
     state.me = await must("/v1/review/me");
   } catch (e) {
@@ -104,11 +113,32 @@ async function refreshQueue() {
   setStatus("ready", `Reviewing as ${state.me.reviewer}: ${body.total} ${what}.`);
 }
 
+// Lease the next row and show it; a refusal (say, more skips than the server takes) is shown
+// with the way on: start the queue over.
 async function nextRow() {
-  const body = await must("/v1/review/next", {
+  const { status, body } = await api("/v1/review/next", {
     method: "POST", json: { skip: state.skip, flagged: state.flagged },
   });
+  if (status >= 400) {
+    showNoRow("No row shown");
+    $("next-error").textContent = `The next row was not given: ${errorText(body, status)}. ` +
+      "Start the queue over to go on.";
+    $("next-error").hidden = false;
+    $("restart-line").hidden = false;
+    $("restart").focus();
+    return;
+  }
   showRow(body.row);
+  reloadQueue();
+}
+
+// Forget the skipped rows and take the queue's first row again.
+async function restartQueue() {
+  state.skip = [];
+  await nextRow();
+}
+
+function reloadQueue() {
   refreshQueue().catch((e) => setStatus("unreachable", `Queue not shown: ${e.message}`));
 }
 
@@ -116,28 +146,37 @@ function fact(name, value) {
   return [el("dt", {}, name), el("dd", {}, value)];
 }
 
-function showRow(row) {
-  state.row = row;
+// The row area without a row: its title, the row's parts hidden (and the messages of the
+// last one gone).
+function showNoRow(title) {
+  state.row = null;
   clearInterval(state.renew);
-  $("conflict").hidden = true;
-  $("row-empty").hidden = row !== null;
-  for (const id of ["row-facts", "candidates", "decide-form", "history"]) $(id).hidden = row === null;
+  for (const id of ["conflict", "next-error", "restart-line", "row-empty", "reserved"]) {
+    $(id).hidden = true;
+  }
+  for (const id of ["row-facts", "candidates", "decide-form", "history"]) $(id).hidden = true;
+  $("row-title").textContent = title;
+  $("candidates").replaceChildren();
+  $("concept").hidden = true;
+}
+
+function showRow(row) {
   if (row === null) {
-    $("row-title").textContent = state.flagged ? "No flagged row left" : "Queue done";
-    $("candidates").replaceChildren();
-    $("concept").hidden = true;
+    showNoRow(state.flagged ? "No flagged row left" : "Queue done");
+    $("row-empty").hidden = false;
+    $("restart-line").hidden = state.skip.length === 0;  // the skipped rows are still there
+    $("row-title").focus();
     return;
   }
-  $("row-title").textContent = `${row.code}: ${row.text}`;
+  showNoRow(`${row.code}: ${row.text}`);
+  state.row = row;
+  for (const id of ["row-facts", "candidates", "decide-form", "history"]) $(id).hidden = false;
   const facts = [
     ...fact("State", `${row.state}, version ${row.version}`),
     ...fact("Frequency", row.frequency === null ? "—" : String(row.frequency)),
   ];
   for (const [key, value] of Object.entries(row.context || {})) facts.push(...fact(key, String(value)));
-  if (row.lease) {
-    const until = new Date(row.lease.expires_at).toLocaleTimeString();
-    facts.push(...fact("Reserved", `for you until ${until}`));
-  }
+  showReservation(row.lease);
   if (row.map_error) facts.push(...fact("Mapping error", row.map_error));
   $("row-facts").replaceChildren(...facts);
   state.lists.candidates = row.candidates.map((c) => ({
@@ -166,20 +205,33 @@ function showHistory(decisions) {
     (d.predicate ? ` (${d.predicate})` : "") + (d.comment ? ` — “${d.comment}”` : ""))));
 }
 
+// "Reserved for you until …" for the lease held on the row shown (none: nothing shown).
+function showReservation(lease) {
+  $("reserved").hidden = !lease;
+  $("reserved").textContent = lease
+    ? `Reserved for you until ${new Date(lease.expires_at).toLocaleTimeString()}.` : "";
+}
+
 async function renewLease() {
   if (!state.row) return;
-  const { status, body } = await api(`/v1/review/rows/${encodeURIComponent(state.row.code)}/lease`,
+  const code = state.row.code;
+  const { status, body } = await api(`/v1/review/rows/${encodeURIComponent(code)}/lease`,
     { method: "POST" });
   if (status === 409) showConflict(body);
+  else if (status < 400 && state.row && state.row.code === code) {
+    state.row.lease = body.lease;
+    showReservation(body.lease);
+  }
 }
 
 // ------------------------------------------------------------------ candidates and search
+// The choices of a list as its options; each list is one Tab stop (see select).
 function renderChoices(kind) {
-  const list = $(kind === "candidates" ? "candidates" : "search-results");
-  list.replaceChildren(...state.lists[kind].map((c, i) => {
+  $(LIST_IDS[kind]).replaceChildren(...state.lists[kind].map((c, i) => {
     const pct = Math.max(0, Math.min(100, Math.round(c.score * 100)));
     const item = el("li", { role: "option", class: "result choice", "aria-selected": "false",
-                            "data-concept": c.concept_id, id: `${kind}-${i}` },
+                            "data-concept": c.concept_id, id: `${kind}-${i}`,
+                            tabindex: i === 0 ? "0" : "-1" },
       el("span", {}, el("span", { class: "num" }, `${i + 1}. `), el("strong", {}, c.name), " ",
         el("span", { class: "id" }, c.concept_id)),
       el("span", { class: "bar", role: "img", "aria-label": `score ${c.score.toFixed(3)}` },
@@ -193,22 +245,25 @@ function renderChoices(kind) {
   }));
 }
 
-function select(kind, index) {
+// Select choice ``index`` of list ``kind``. A list is one Tab stop, its selected choice (else
+// its first); the focus follows the selection while it is in a list, or when ``focus``.
+function select(kind, index, focus = false) {
   const items = state.lists[kind];
   if (items.length === 0) return;
+  const inList = Object.values(LIST_IDS).some((id) => $(id).contains(document.activeElement));
   state.active = kind;
   state.selected = Math.max(0, Math.min(items.length - 1, index));
-  for (const name of ["candidates", "search"]) {
-    const list = $(name === "candidates" ? "candidates" : "search-results");
-    list.querySelectorAll(".choice").forEach((node, i) => {
+  for (const [name, id] of Object.entries(LIST_IDS)) {
+    $(id).querySelectorAll(".choice").forEach((node, i) => {
       const on = name === kind && i === state.selected;
       node.setAttribute("aria-selected", on ? "true" : "false");
       node.classList.toggle("selected", on);
+      node.tabIndex = (name === kind ? on : i === 0) ? 0 : -1;
     });
-    if (name === kind) list.setAttribute("aria-activedescendant", `${kind}-${state.selected}`);
   }
   const node = $(`${kind}-${state.selected}`);
-  if (node) node.scrollIntoView({ block: "nearest" });
+  if (focus || inList) node.focus();
+  else node.scrollIntoView({ block: "nearest" });
   showConcept(items[state.selected].concept_id);
 }
 
@@ -316,18 +371,23 @@ async function decide(action, concept = null) {
   }
 }
 
+// A 409: the row changed meanwhile (shown as it is now) or another reviewer holds it. Either
+// way it is no longer reserved for this reviewer as shown, and the queue has changed.
 function showConflict(body) {
   const message = errorText(body, 409);
   if (body && body.row) {  // changed meanwhile: show it as it is now
     const last = body.row.decisions[body.row.decisions.length - 1];
     const who = last ? ` (${last.reviewer}: ${last.action}${last.concept_id ? " " + last.concept_id : ""})` : "";
-    showRow({ ...body.row, lease: state.row ? state.row.lease : null });
+    showRow({ ...body.row, lease: null });
     $("conflict").textContent = `Changed meanwhile${who}: ${message} Press s to move on.`;
   } else {
-    $("conflict").textContent = `${message} Press s to take the next row.`;
     clearInterval(state.renew);
+    if (state.row) state.row.lease = null;
+    showReservation(null);
+    $("conflict").textContent = `${message} Press s to take the next row.`;
   }
   $("conflict").hidden = false;
+  reloadQueue();
 }
 
 async function skip() {
@@ -358,7 +418,7 @@ function onKey(event) {
     event.preventDefault(); decide("comment"); return;
   }
   if (target.id === "search" && event.key === "ArrowDown" && state.lists.search.length) {
-    event.preventDefault(); target.blur(); select("search", 0); return;
+    event.preventDefault(); select("search", 0, true); return;
   }
   if (inField(target) || event.ctrlKey) return;
   if (target.tagName === "BUTTON" && event.key === "Enter") return;  // the button's own action
@@ -369,6 +429,7 @@ function onKey(event) {
     n: () => decide("no_match"),
     f: () => decide("flag"),
     s: skip,
+    r: restartQueue,
     c: () => $("comment").focus(),
     "/": () => $("search").focus(),
     e: () => setPredicate("exact"),
@@ -400,11 +461,13 @@ document.addEventListener("DOMContentLoaded", () => {
   $("flag").addEventListener("click", () => decide("flag"));
   $("save-comment").addEventListener("click", () => decide("comment"));
   $("skip").addEventListener("click", skip);
+  $("restart").addEventListener("click", restartQueue);
   $("flagged-queue").addEventListener("change", switchQueue);
   document.addEventListener("keydown", onKey);
-  const fragment = new URLSearchParams(location.hash.slice(1));
-  const given = fragment.get("token");
-  if (given) history.replaceState(null, "", location.pathname + location.search);  // off the URL
-  const token = given || sessionStorage.getItem(TOKEN_KEY);
+  window.addEventListener("hashchange", () => {  // /review#token=T opened in this tab
+    const given = tokenFromAddress();
+    if (given) signIn(given);
+  });
+  const token = tokenFromAddress() || sessionStorage.getItem(TOKEN_KEY);
   if (token) signIn(token); else signOut("");
 });
