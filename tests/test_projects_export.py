@@ -114,7 +114,8 @@ def test_omop_export_has_source_to_concept_map_columns(decided: Path, tmp_path: 
 def test_omop_export_refuses_concept_ids_that_are_not_numbers(
     decided: Path, tmp_path: Path
 ) -> None:
-    decide("p", "A6", "pick", concept_id="HP:X12", reviewer="ann", db=decided)
+    hp = {"HP:X12": ("HP:X12", "a concept of an HP index")}.__getitem__  # no index read
+    decide("p", "A6", "pick", concept_id="HP:X12", reviewer="ann", concepts=hp, db=decided)
     with pytest.raises(ProjectError, match=r"code 'A6' maps to 'HP:X12'.*--format sssom"):
         export("p", "omop", tmp_path / "stcm.csv", db=decided)
     assert not (tmp_path / "stcm.csv").exists()  # all or nothing

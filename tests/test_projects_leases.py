@@ -164,6 +164,7 @@ def test_decisions_under_a_lease_refuse_others_and_stale_versions(
     record = decide_leased(
         "p", "R1", "pick", reviewer="ann", version=version, concept_id="X:9",
         concept_name="picked by hand", predicate="broad", db=db,
+        concepts={"X:9": ("X:9", "picked by hand")}.__getitem__,  # the index, by hand
     )  # fmt: skip
     assert (record.state, record.concept_id, record.concept_name, record.predicate) == (
         "approved", "X:9", "picked by hand", "broad",

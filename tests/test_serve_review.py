@@ -190,11 +190,12 @@ def test_every_decision_is_in_the_audit_trail_under_the_tokens_reviewer(
         )
 
     assert decide("R1", ann, action="comment", comment="unit is mg/dL").status_code == 200
+    # a concept searched by hand: a bare ID resolves, the label is the index's
     picked = decide(
-        "R1", ann, action="pick", concept_id="X:77", concept_name="found by hand",
-        predicate="narrow",
-    )  # fmt: skip
-    assert picked.status_code == 200 and picked.json()["concept_name"] == "found by hand"
+        "R1", ann, action="pick", concept_id="0007", concept_name="Anemia", predicate="narrow"
+    )
+    assert picked.status_code == 200
+    assert (picked.json()["concept_id"], picked.json()["concept_name"]) == ("T:0007", "anemia")
     assert decide("R2", bob, action="no_match").status_code == 200
     assert decide("R3", bob, action="flag", comment="ask cardiology").status_code == 200
     flagged = client.get("/v1/review/queue?flagged=true", headers=ann).json()
@@ -206,6 +207,15 @@ def test_every_decision_is_in_the_audit_trail_under_the_tokens_reviewer(
     forged = decide("R4", ann, action="approve", reviewer="bob")
     assert forged.status_code == 422 and forged.json()["detail"][0]["loc"] == ["body", "reviewer"]
     assert decide("R4", ann, action="pick").status_code == 422  # pick needs a concept
+    # a concept the index lacks, another concept's name (T:0004 is asthma), a NUL: 422
+    for refused in (
+        {"action": "pick", "concept_id": "MESH:D999999"},
+        {"action": "pick", "concept_id": "T:0004", "concept_name": "Influenza"},
+        {"action": "comment", "comment": "nul\u0000here"},
+    ):
+        answer = decide("R4", ann, **refused)
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["detail"][0]["type"] == "decision_refused"
     assert decide("R4", ann, action="maybe").status_code == 422
     missing = client.post(
         "/v1/review/rows/NOPE/decisions", json={"action": "approve", "version": 1}, headers=ann

@@ -13,7 +13,9 @@ import typer
 
 from termnorm.cli._options import db_option, json_option
 from termnorm.cli._output import print_json, print_report
+from termnorm.cli.map_review_cmd import min_score_option
 from termnorm.engines import Engine
+from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
 from termnorm.projects.states import ExportFormat
 from termnorm.search.spec import SPEC_HELP
 
@@ -96,11 +98,15 @@ def init(
     ),
     k: int = typer.Option(5, "-k", "--k", min=1, help="Candidates kept per row."),
     k_c: int = typer.Option(10, "--k-c", min=1, help=SPEC_HELP["k_c"]),
-    min_score: float | None = typer.Option(
-        None, "--min-score", help="Drop candidates scoring below this."
-    ),
+    min_score: float | None = min_score_option(None, "Drop candidates scoring below this."),
     encoding: str = typer.Option(
-        "utf-8-sig", "--encoding", help="Text encoding of a CSV/TSV/JSONL source."
+        DEFAULT_ENCODING, "--encoding", help="Text encoding of a CSV/TSV/JSONL source."
+    ),
+    errors: DecodeErrors = typer.Option(
+        DecodeErrors.STRICT,
+        "--errors",
+        help="Undecodable bytes in the source: strict stops at their file:line; replace keeps "
+        "the row with U+FFFD in their place (map apply reads later lists the same way).",
     ),
     db: str | None = db_option(),
     json_out: bool = json_option(),
@@ -115,7 +121,7 @@ def init(
     )  # fmt: skip
     report = init_project(
         project, source, code_column, text_column, frequency_column, context_column,
-        settings, db=db, encoding=encoding,
+        settings, db=db, encoding=encoding, errors=errors,
     )  # fmt: skip
     line = f"project {project}: {report.rows} rows in {report.db}; next: termnorm map run {project}"
     print_report(report, json_out, line)
@@ -167,9 +173,7 @@ def run(
 
 def status_cmd(
     project: str = typer.Argument(..., help="Project name."),
-    min_score: float = typer.Option(
-        0.9, "--min-score", help="The auto-approve threshold to estimate."
-    ),
+    min_score: float = min_score_option(0.9, "The auto-approve threshold to estimate."),
     db: str | None = db_option(),
     json_out: bool = json_option(),
 ) -> None:

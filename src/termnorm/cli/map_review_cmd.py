@@ -4,13 +4,19 @@ token that names them (registered into the ``map`` group by :mod:`termnorm.cli.m
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from termnorm.cli._options import db_option, json_option
 from termnorm.cli._output import print_json, print_report
+from termnorm.projects.settings import score_bounds
 from termnorm.projects.states import Predicate
 
-__all__ = ["register"]
+__all__ = ["CELL_CHARS", "min_score_option", "register", "shown_cell"]
+
+CELL_CHARS = 80
+"""The longest cell ``map queue`` prints (``--json`` gives every cell whole)."""
 
 REVIEWER_HELP = """The reviewers of a project's review page (termnorm serve --project PROJECT).
 
@@ -19,6 +25,19 @@ REVIEWER_HELP = """The reviewers of a project's review page (termnorm serve --pr
   then open http://127.0.0.1:8000/review#token=$TOKEN
 
 Only the token's SHA-256 is stored; a reviewer who lost theirs gets a new one with --rotate."""
+
+
+def min_score_option(default: Any, help: str) -> Any:
+    """``--min-score`` bounded as ``termnorm normalize --min-score`` is (the spec's range)."""
+    low, high = score_bounds()
+    return typer.Option(default, "--min-score", min=low, max=high, help=help)
+
+
+def shown_cell(value: str, limit: int = CELL_CHARS) -> str:
+    """``value`` on one line (tabs and line breaks as spaces), cut to ``limit`` characters
+    with an ellipsis: a table cell."""
+    flat = " ".join(value.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def queue_cmd(
@@ -30,7 +49,8 @@ def queue_cmd(
     db: str | None = db_option(),
     json_out: bool = json_option(),
 ) -> None:
-    """The rows to review next: frequency x uncertainty, highest first."""
+    """The rows to review next: frequency x uncertainty, highest first (long cells cut: --json
+    gives them whole)."""
     from termnorm.projects.rows import review_queue
     from termnorm.projects.states import RowState
 
@@ -42,7 +62,8 @@ def queue_cmd(
     for e in entries:
         score = "-" if e.score is None else f"{e.score:.3f}"
         typer.echo(
-            f"{e.code}\t{e.text}\t{e.concept_id or '-'}\t{score}\tv{e.version}\tpriority {e.priority:.3g}"
+            f"{shown_cell(e.code)}\t{shown_cell(e.text)}\t{e.concept_id or '-'}\t{score}\t"
+            f"v{e.version}\tpriority {e.priority:.3g}"
         )
 
 
@@ -115,9 +136,7 @@ def decide_cmd(
 
 def auto_cmd(
     project: str = typer.Argument(..., help="Project name."),
-    min_score: float = typer.Option(
-        ..., "--min-score", help="Approve top candidates scoring at least this."
-    ),
+    min_score: float = min_score_option(..., "Approve top candidates scoring at least this."),
     reviewer: str = typer.Option(
         ..., "--reviewer", envvar="TERMNORM_REVIEWER", help="Who sets the threshold."
     ),

@@ -59,7 +59,7 @@ def apply_source(
         old = SourceSpec.from_dict(proj.source)
         spec, entries = read_source(
             source, old.code_column, old.text_column, old.frequency_column,
-            old.context_columns, old.encoding,
+            old.context_columns, old.encoding, old.errors,
         )  # fmt: skip
         rows = {r.code: r for r in session.scalars(
             select(SourceRow).where(SourceRow.project_id == proj.id)

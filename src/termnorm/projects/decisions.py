@@ -18,10 +18,19 @@ from datetime import datetime
 from sqlalchemy import and_, select, update
 from sqlalchemy.orm import Session
 
+from termnorm.projects.concepts import ConceptResolver, checked_name, project_concepts
 from termnorm.projects.errors import DecisionError, StaleRowError, UnknownCodeError
-from termnorm.projects.models import CandidateRow, DecisionRow, JsonReady, SourceRow, utcnow
-from termnorm.projects.settings import PipelineSettings
+from termnorm.projects.models import (
+    CandidateRow,
+    DecisionRow,
+    JsonReady,
+    ProjectRow,
+    SourceRow,
+    utcnow,
+)
+from termnorm.projects.settings import PipelineSettings, check_min_score
 from termnorm.projects.states import Action, Predicate, RowState
+from termnorm.projects.storable import storable_problem
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
 
 __all__ = [
@@ -135,7 +144,16 @@ def _candidate(session: Session, row_id: int, concept_id: str | None) -> Candida
     return session.scalars(query).first()
 
 
+def _check_text(text: str | None, what: str) -> None:
+    """:class:`DecisionError` when ``text`` holds a character no project stores."""
+    problem = storable_problem(text, what)
+    if problem:
+        raise DecisionError(problem)
+
+
 def _check(action: Action, reviewer: str, concept_id: str | None, comment: str | None) -> None:
+    _check_text(reviewer, "the reviewer's name")
+    _check_text(comment, "the comment")
     if not reviewer.strip():
         raise DecisionError("a decision needs the reviewer's name (--reviewer NAME)")
     if action is Action.PICK and not concept_id:
@@ -148,6 +166,29 @@ def _check(action: Action, reviewer: str, concept_id: str | None, comment: str |
         raise DecisionError("auto-approve is termnorm map auto-approve, not one row's decision")
 
 
+def _chosen(
+    session: Session,
+    row: SourceRow,
+    concept_id: str,
+    concept_name: str | None,
+    concepts: ConceptResolver | None,
+) -> tuple[str, str, float | None]:
+    """``(id, name, confidence)`` of the concept ``concept_id`` names: the row's candidate of
+    that ID, else the index's concept (:mod:`termnorm.projects.concepts`; a candidate found
+    through a bare ID keeps its score). ``concept_name``, when given, must be its name."""
+    found = _candidate(session, row.id, concept_id)
+    if found is None:
+        if concepts is None:
+            project = session.get(ProjectRow, row.project_id)
+            assert project is not None  # the row's foreign key
+            concepts = project_concepts(PipelineSettings.from_dict(project.settings))
+        resolved, name = concepts(concept_id)
+        found = _candidate(session, row.id, resolved)
+        if found is None:
+            return resolved, checked_name(resolved, name, concept_name), None
+    return found.concept_id, checked_name(found.concept_id, found.name, concept_name), found.score
+
+
 def decide_row(
     session: Session,
     row: SourceRow,
@@ -158,10 +199,13 @@ def decide_row(
     comment: str | None = None,
     expect_version: int | None = None,
     concept_name: str | None = None,
+    concepts: ConceptResolver | None = None,
 ) -> DecisionRecord:
     """:func:`decide` on a row already read in ``session``'s writing transaction (the review
-    page adds its lease check in the same transaction). ``concept_name``: the name of a
-    concept picked by hand that is not among the row's candidates."""
+    page adds its lease check in the same transaction). ``concept_name``: the name the
+    client shows for ``concept_id``, refused unless it is the index's; ``concepts``: the
+    project's index as a resolver (``None``: read from the project's settings when a
+    concept is not among the row's candidates)."""
     _check(action, reviewer, concept_id, comment)
     chosen = Predicate(predicate) if predicate is not None else None
     if chosen is None and action in {Action.APPROVE, Action.PICK}:
@@ -172,21 +216,17 @@ def decide_row(
         )
     if expect_version is not None and row.version != expect_version:
         raise StaleRowError(row.code, expect_version, row.version)
-    concept = None
-    if action in {Action.APPROVE, Action.PICK, Action.FLAG} and (
-        action is Action.APPROVE or concept_id
-    ):
-        found = _candidate(session, row.id, concept_id)
-        if action is Action.APPROVE and found is None:
+    concept: tuple[str, str, float | None] | None = None
+    if action is Action.APPROVE:
+        found = _candidate(session, row.id, None)
+        if found is None:
             raise DecisionError(
                 f"row {row.code!r} has no candidate to approve (state {row.state}): map it "
                 "first (termnorm map run), or choose with --pick ID or --no-match"
             )
-        concept = (
-            (found.concept_id, found.name, found.score)
-            if found
-            else (str(concept_id), concept_name, None)
-        )
+        concept = (found.concept_id, found.name, found.score)
+    elif action in {Action.PICK, Action.FLAG} and concept_id:
+        concept = _chosen(session, row, concept_id, concept_name, concepts)
     return append_decision(session, row, action, reviewer, concept, chosen, comment)
 
 
@@ -200,25 +240,34 @@ def decide(
     predicate: Predicate | str | None = None,
     comment: str | None = None,
     expect_version: int | None = None,
+    concepts: ConceptResolver | None = None,
     db: DatabaseLike = None,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> DecisionRecord:
     """Record ``reviewer``'s decision on the row of ``code`` (see the module).
 
-    ``approve`` takes the row's top candidate; ``pick`` the concept ``concept_id`` (any
-    concept: one the reviewer searched by hand need not be a candidate); ``flag`` asks for a
-    second opinion (optionally naming a concept); ``predicate`` (``exact``, default for
+    ``approve`` takes the row's top candidate; ``pick`` the concept ``concept_id`` (a
+    candidate, or a concept the reviewer searched by hand: resolved through the project's
+    index as ``termnorm lookup`` does, bare and alternative IDs included, and stored with
+    the index's ID and name; an ID the index lacks is a :class:`DecisionError`, see
+    :mod:`termnorm.projects.concepts`; ``concepts`` is that index when the caller holds it);
+    ``flag`` asks for a second opinion (optionally naming a concept, resolved alike); ``predicate`` (``exact``, default for
     approve/pick, ``broad``, ``narrow``) says how code and concept relate. With
     ``expect_version`` (the version the reviewer saw) a row changed since is refused with
     :class:`StaleRowError`; without it the decision applies to the row as it is now.
     Retired rows and approving a row without candidates are :class:`DecisionError`."""
     action = Action(action)
     _check(action, reviewer, concept_id, comment)
-    with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):
-        row = find_row(session, proj.id, code)
-        record = decide_row(
-            session, row, action, reviewer, concept_id, predicate, comment, expect_version
-        )
+    try:
+        with open_project(project, db, write=True, busy_timeout=busy_timeout) as opened:
+            _, session, proj = opened
+            row = find_row(session, proj.id, code)
+            record = decide_row(
+                session, row, action, reviewer, concept_id, predicate, comment, expect_version,
+                concepts=concepts,
+            )  # fmt: skip
+    except StaleRowError as exc:  # name the project in what to run
+        raise StaleRowError(exc.code, exc.expected, exc.current, project) from None
     logger.info("%s: %s %s by %s", project, record.action, code, reviewer)
     return record
 
@@ -233,7 +282,10 @@ def auto_approve(
 ) -> AutoApproveReport:
     """Approve the top candidate of every row still to review whose score is at least
     ``min_score``, as ``auto_approve`` decisions of ``reviewer`` (who set the threshold),
-    in one transaction. Rows decided, flagged or retired are left alone."""
+    in one transaction. Rows decided, flagged or retired are left alone. A ``min_score``
+    outside the range of scores is a ``ValueError`` (:func:`check_min_score`)."""
+    check_min_score(min_score)
+    _check_text(reviewer, "the reviewer's name")
     if not reviewer.strip():
         raise DecisionError("auto-approve needs the name of who sets the threshold (--reviewer)")
     with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):

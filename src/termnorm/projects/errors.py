@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from datetime import datetime
 
 from termnorm.errors import InputFormatError, TermnormError
@@ -50,11 +51,11 @@ class StaleRowError(ProjectError):
     """A decision against a row version that is no longer current: someone (or a run)
     changed the row since the reviewer saw it. Nothing was written."""
 
-    def __init__(self, code: str, expected: int, current: int) -> None:
+    def __init__(self, code: str, expected: int, current: int, project: str = "PROJECT") -> None:
         super().__init__(
             f"row {code!r} changed since version {expected} (now version {current}): nothing "
-            f"written; look at the row again (termnorm map status) and decide with "
-            f"--expect-version {current}"
+            f"written; look at the row again (termnorm map show {project} {shlex.quote(code)}: "
+            f"its candidates and decisions) and decide with --expect-version {current}"
         )
         self.code = code
         self.expected = expected
@@ -96,4 +97,5 @@ class DatabaseBusyError(ProjectError):
 
 
 class DatabaseUnreachableError(ProjectError):
-    """The database server could not be reached (or refused the connection)."""
+    """The database server could not be reached (or refused the connection), or a SQLite
+    file could not be opened or created (its folder is read-only, say)."""

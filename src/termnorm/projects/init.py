@@ -10,6 +10,7 @@ from pathlib import Path
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
+from termnorm.io.decoding import DecodeErrors
 from termnorm.projects.errors import ProjectExistsError
 from termnorm.projects.models import JsonReady, ProjectRow, SourceRow, utcnow
 from termnorm.projects.settings import PipelineSettings, SourceSpec
@@ -63,21 +64,28 @@ def init_project(
     *,
     db: DatabaseLike = None,
     encoding: str = "utf-8-sig",
+    errors: DecodeErrors | str = DecodeErrors.STRICT,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> InitReport:
     """Create ``project`` in ``db`` with every row of ``source`` to map.
 
     The source is read and checked whole first (:func:`~termnorm.projects.source.read_source`:
-    missing columns, empty codes or texts, duplicate codes are refused naming the rows), then
+    missing columns, empty codes or texts, duplicate codes are refused naming the rows;
+    undecodable bytes too unless ``errors`` is ``replace``, which the project keeps for
+    :func:`~termnorm.projects.apply.apply_source`), then
     stored in one transaction: either the whole project exists afterwards or nothing does.
     An existing project of that name is refused (:class:`ProjectExistsError`; a new version
     of its list is :func:`~termnorm.projects.apply.apply_source`)."""
     check_name(project)
     spec, entries = read_source(
-        source, code_column, text_column, frequency_column, tuple(context_columns), encoding
-    )
+        source, code_column, text_column, frequency_column, tuple(context_columns), encoding,
+        errors,
+    )  # fmt: skip
     settings = settings or PipelineSettings()
-    with using_store(project, db, busy_timeout) as store, store.session(write=True) as session:
+    with (
+        using_store(project, db, busy_timeout, create=True) as store,
+        store.session(write=True) as session,
+    ):
         _refuse_existing(session, project, spec, store.shown)
         row = ProjectRow(
             name=project, created_at=utcnow(), settings=settings.to_dict(), source=spec.to_dict()

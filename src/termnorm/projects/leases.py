@@ -28,6 +28,7 @@ from typing import Any
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
+from termnorm.projects.concepts import ConceptResolver
 from termnorm.projects.decisions import DecisionRecord, decide_row, find_row
 from termnorm.projects.errors import LeaseHeldError, ProjectError
 from termnorm.projects.models import LeaseRow, SourceRow, utcnow
@@ -209,11 +210,13 @@ def decide_leased(
     concept_name: str | None = None,
     predicate: Predicate | str | None = None,
     comment: str | None = None,
+    concepts: ConceptResolver | None = None,
     db: DatabaseLike = None,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> DecisionRecord:
     """``reviewer``'s decision on the row of ``code`` as they saw it at ``version`` (see
-    :func:`~termnorm.projects.decisions.decide` for the actions), refused with
+    :func:`~termnorm.projects.decisions.decide` for the actions and ``concepts``; a
+    ``concept_name`` that is not the index's name of ``concept_id`` is refused), refused with
     :class:`LeaseHeldError` when another reviewer holds the row and with
     :class:`~termnorm.projects.errors.StaleRowError` when it changed since ``version``.
     A decision gives the reviewer's lease back; a comment keeps it."""
@@ -222,8 +225,9 @@ def decide_leased(
         row = find_row(session, proj.id, code)
         _refuse_held(session, row.id, code, reviewer, utcnow())
         record = decide_row(
-            session, row, action, reviewer, concept_id, predicate, comment, version, concept_name
-        )
+            session, row, action, reviewer, concept_id, predicate, comment, version,
+            concept_name, concepts,
+        )  # fmt: skip
         if action is not Action.COMMENT:
             _give_back(session, reviewer, row.id)
     logger.info("%s: %s %s by %s (review page)", project, record.action, code, reviewer)

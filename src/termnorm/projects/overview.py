@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from termnorm.projects.decisions import learned_synonyms
 from termnorm.projects.errors import SourceChangedError
 from termnorm.projects.models import CandidateRow, DecisionRow, SourceRow
-from termnorm.projects.settings import PipelineSettings, SourceSpec
+from termnorm.projects.settings import PipelineSettings, SourceSpec, check_min_score
 from termnorm.projects.source import check_unchanged
 from termnorm.projects.states import Action, RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
@@ -99,7 +99,9 @@ def status(
     min_score: float = DEFAULT_MIN_SCORE,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> ProjectStatus:
-    """The :class:`ProjectStatus` of ``project`` (reads only)."""
+    """The :class:`ProjectStatus` of ``project`` (reads only); ``min_score`` as
+    :func:`~termnorm.projects.settings.check_min_score` accepts."""
+    check_min_score(min_score)
     with open_project(project, db, busy_timeout=busy_timeout) as (store, session, proj):
         settings = PipelineSettings.from_dict(proj.settings)
         by_state = session.execute(

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from termnorm.projects.errors import ReviewerError
 from termnorm.projects.models import JsonReady, ReviewerRow, utcnow
+from termnorm.projects.storable import storable_problem
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
 
 __all__ = [
@@ -64,6 +65,9 @@ def token_digest(token: str) -> str:
 
 
 def _check_name(name: str) -> str:
+    problem = storable_problem(name, "the reviewer's name")
+    if problem:
+        raise ReviewerError(problem)
     name = name.strip()
     if not name or len(name) > _MAX_NAME:
         raise ReviewerError(

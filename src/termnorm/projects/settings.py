@@ -7,20 +7,44 @@ keys, so a database written by a newer termnorm is never half understood.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from termnorm.io.decoding import DecodeErrors
 from termnorm.kg._options import options_from_dict, options_to_dict
+from termnorm.search.spec import PipelineSpec
 
 if TYPE_CHECKING:
     from termnorm.search.candidate import RowMatcher
 
-__all__ = ["DEFAULT_K", "PipelineSettings", "SourceSpec"]
+__all__ = ["DEFAULT_K", "PipelineSettings", "SourceSpec", "check_min_score", "score_bounds"]
 
 DEFAULT_K = 5
 """Candidates kept per row."""
+
+
+def score_bounds() -> tuple[float, float]:
+    """The range of a ``--min-score``: the bounds of ``termnorm normalize --min-score``
+    (:class:`~termnorm.search.spec.PipelineSpec`'s ``min_score``), one range for every face."""
+    (meta,) = (f.metadata for f in dataclasses.fields(PipelineSpec) if f.name == "min_score")
+    return float(meta["min"]), float(meta["max"])
+
+
+def check_min_score(value: float | None) -> float | None:
+    """``value`` when it is ``None`` or in :func:`score_bounds`; a ``ValueError`` saying so
+    otherwise (NaN included: it would compare false with every score)."""
+    low, high = score_bounds()
+    if value is not None and not (math.isfinite(value) and low <= value <= high):
+        raise ValueError(
+            f"--min-score {value:g}: a score threshold must be in [{low:g}, {high:g}] (scores "
+            "are cosines, or probabilities with a --combiner); one outside would keep no "
+            "candidate or every one"
+        )
+    return value
 
 
 def _path(value: str | Path | None) -> str | None:
@@ -53,6 +77,7 @@ class PipelineSettings:
     def __post_init__(self) -> None:
         if self.k < 1:
             raise ValueError(f"k must be at least 1, got {self.k}")
+        check_min_score(self.min_score)
         if self.ranker is not None and self.combiner is not None:
             raise ValueError("a combiner card names its own ranker (if any): drop --ranker")
 
@@ -89,8 +114,9 @@ class PipelineSettings:
 
 @dataclass(frozen=True)
 class SourceSpec:
-    """Where a project's rows came from: the file (absolute path), its SHA-256 when read, and
-    which columns hold the code, the text, the frequency and the context shown to reviewers."""
+    """Where a project's rows came from: the file (absolute path), its SHA-256 when read,
+    which columns hold the code, the text, the frequency and the context shown to reviewers,
+    and how the file is decoded (``errors``: a :class:`~termnorm.io.decoding.DecodeErrors`)."""
 
     path: str
     sha256: str
@@ -99,6 +125,7 @@ class SourceSpec:
     frequency_column: str | None = None
     context_columns: tuple[str, ...] = field(default_factory=tuple)
     encoding: str = "utf-8-sig"
+    errors: str = DecodeErrors.STRICT.value
 
     @property
     def columns(self) -> list[str]:
@@ -107,8 +134,11 @@ class SourceSpec:
         return [self.code_column, self.text_column, *optional, *self.context_columns]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return options_to_dict(self)
+        """JSON-ready form (``errors`` only when not strict: older termnorms read the rest)."""
+        data = options_to_dict(self)
+        if self.errors == DecodeErrors.STRICT.value:
+            del data["errors"]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SourceSpec:

@@ -4,7 +4,9 @@ A source file is any table :func:`termnorm.io.tables.open_reader` reads (CSV, TS
 Parquet). The code and text columns are required; a frequency column must hold numbers;
 context columns are kept as they are (shown to reviewers). Refused, naming the file and the
 rows: a missing column (the file's columns listed), an empty code or text, a code on more
-than one row (every duplicate listed with its rows), a frequency that is not a number.
+than one row (every duplicate listed with its rows), a frequency that is not a number, a
+code, text or context cell holding a NUL character (:mod:`termnorm.projects.storable`).
+Undecodable bytes stop the read at their file:line unless ``errors`` is ``replace``.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from typing import Any
 
 from termnorm._artifacts import file_sha256
 from termnorm.errors import InputFormatError
+from termnorm.io.decoding import DecodeErrors
 from termnorm.io.tables import open_reader
 from termnorm.projects.errors import DuplicateCodesError, SourceChangedError
 from termnorm.projects.settings import SourceSpec
+from termnorm.projects.storable import has_nul
 
 __all__ = ["SourceEntry", "check_unchanged", "read_source"]
 
@@ -62,6 +66,7 @@ def read_source(
     frequency_column: str | None = None,
     context_columns: tuple[str, ...] = (),
     encoding: str = "utf-8-sig",
+    errors: DecodeErrors | str = DecodeErrors.STRICT,
 ) -> tuple[SourceSpec, list[SourceEntry]]:
     """The :class:`SourceSpec` of ``path`` (its digest included) and its rows, in file order.
     Raises :class:`~termnorm.errors.InputFormatError` (or :class:`DuplicateCodesError`) as
@@ -69,7 +74,8 @@ def read_source(
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"source file {path} does not exist")
-    reader = open_reader(path, encoding=encoding)
+    errors = DecodeErrors(errors)
+    reader = open_reader(path, encoding=encoding, errors=errors)
     wanted = [code_column, text_column, *([frequency_column] if frequency_column else [])]
     missing = [c for c in [*wanted, *context_columns] if c not in reader.columns]
     if missing:
@@ -78,7 +84,7 @@ def read_source(
         )
     entries: list[SourceEntry] = []
     rows_of: dict[str, list[int]] = defaultdict(list)
-    empty_codes, empty_texts, bad_numbers = [], [], []
+    empty_codes, empty_texts, bad_numbers, nuls = [], [], [], []
     number = 0
     for chunk in reader.chunks(_CHUNK):
         for record in chunk:
@@ -94,6 +100,8 @@ def read_source(
                 bad_numbers.append(f"{number} ({record.get(str(frequency_column))!r})")
                 frequency = None
             context = {c: record.get(c) for c in context_columns} or None
+            if has_nul([code, text, context]):
+                nuls.append(f"{number} ({code.replace(chr(0), '?') or 'no code'})")
             rows_of[code].append(number)
             entries.append(SourceEntry(code, text, frequency, context))
     if empty_codes:
@@ -112,6 +120,12 @@ def read_source(
             f"{frequency_column!r} is not a non-negative number on data row(s) "
             f"{_listed(bad_numbers)}",
         )  # fmt: skip
+    if nuls:
+        raise InputFormatError(
+            path, None,
+            f"a NUL character (U+0000) in the code, text or context of data row(s) "
+            f"{_listed(nuls)}: a project stores no NUL (PostgreSQL cannot); remove them",
+        )  # fmt: skip
     duplicates = [
         f"{c!r} (rows {', '.join(map(str, r))})" for c, r in rows_of.items() if len(r) > 1
     ]
@@ -125,7 +139,7 @@ def read_source(
         raise InputFormatError(path, None, "has no data row")
     spec = SourceSpec(
         str(path.resolve()), file_sha256(path), code_column, text_column, frequency_column,
-        tuple(context_columns), encoding,
+        tuple(context_columns), encoding, errors.value,
     )  # fmt: skip
     return spec, entries
 

@@ -117,6 +117,8 @@ class Store:
                 "(a map run or another reviewer): nothing was written; try again when it "
                 "is done, or raise the busy timeout"
             )
+        if sqlite and ("unable to open" in text or "readonly" in text):
+            return _unwritable(self.engine.url.database or self.shown)
         if sqlite:
             return DatabaseUnreachableError(f"{self.shown}: {text.strip()}")
         return DatabaseUnreachableError(
@@ -161,13 +163,45 @@ def _sqlite_events(engine: Engine, busy_timeout: float) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
+def _unwritable(path: str) -> DatabaseUnreachableError:
+    folder = Path(path).parent
+    return DatabaseUnreachableError(
+        f"cannot open or create the project database {path}: SQLite needs to write the file "
+        f"and its -wal and -shm files beside it in {folder}, which is not writable (or not "
+        "there); give --db a file in a folder you may write (or TERMNORM_PROJECT_DB)"
+    )
+
+
+def _sqlite_file(project: str, path: str, create: bool) -> None:
+    """Make the folder of a SQLite file that ``create`` may make; else refuse a missing
+    file (opening it would leave an empty database behind)."""
+    file = Path(path)
+    if not create:
+        if not file.is_file():
+            raise ProjectNotFoundError(
+                f"no project database {file} (so no project {project!r}); create the "
+                f"project with termnorm map init {project} --source FILE ... (or give --db "
+                "the database it is in)"
+            )
+        return
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unwritable(path) from exc
+
+
 def open_store(
-    project: str, db: str | Path | None = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+    project: str,
+    db: str | Path | None = None,
+    busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    create: bool = True,
 ) -> Store:
     """Open (and migrate) the database of ``project`` (see the module for ``db``).
 
-    A SQLite file is created when missing; a PostgreSQL database must exist. Raises
-    :class:`DatabaseUnreachableError`, :class:`DatabaseBusyError`, or
+    A missing SQLite file is created when ``create`` (else
+    :class:`~termnorm.projects.errors.ProjectNotFoundError`, and no file is left behind); a
+    PostgreSQL database must exist. Raises :class:`DatabaseUnreachableError` (a SQLite file
+    in a folder that cannot be written says so), :class:`DatabaseBusyError`, or
     :class:`~termnorm.projects.errors.SchemaTooNewError` for a database of a newer termnorm.
     """
     from termnorm.projects.migrate import upgrade
@@ -176,7 +210,7 @@ def open_store(
     shown = url.render_as_string(hide_password=True)
     if url.get_backend_name() == "sqlite":
         if url.database and url.database != ":memory:":
-            Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+            _sqlite_file(project, url.database, create)
         engine = create_engine(url, connect_args={"timeout": busy_timeout})
         _sqlite_events(engine, busy_timeout)
     else:
@@ -207,13 +241,17 @@ compiled statements)."""
 
 @contextmanager
 def using_store(
-    project: str, db: DatabaseLike = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+    project: str,
+    db: DatabaseLike = None,
+    busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    create: bool = False,
 ) -> Iterator[Store]:
-    """``db`` as an open store for the block (see :data:`DatabaseLike`)."""
+    """``db`` as an open store for the block (see :data:`DatabaseLike`); only ``create``
+    makes a missing SQLite file (``map init``), else there is no project to find."""
     if isinstance(db, Store):
         yield db
         return
-    store = open_store(project, db, busy_timeout)
+    store = open_store(project, db, busy_timeout, create)
     try:
         yield store
     finally:

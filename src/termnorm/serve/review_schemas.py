@@ -139,9 +139,18 @@ class DecisionIn(_Strict):
         "searched by hand); no_match; flag: a second opinion; comment: a note only."
     )
     version: Count = Field(ge=1, description="The row version the reviewer saw.")
-    concept_id: Name | None = None
+    concept_id: Name | None = Field(
+        None,
+        description="pick (or flag): a concept of the project's index, by its ID, a bare ID "
+        "(D004244 for MESH:D004244) or an alternative ID; stored as the index's own ID. "
+        "An ID the index lacks is refused (422, decision_refused).",
+    )
     concept_name: StrictStr | None = Field(
-        None, max_length=1000, description="The name of a concept picked by hand."
+        None,
+        max_length=1000,
+        description="Optional, a check only: the concept's name as the client shows it. The "
+        "decision always stores the index's name; one that differs from it (case and "
+        "spacing aside) is refused (422, decision_refused), nothing written.",
     )
     predicate: Literal["exact", "broad", "narrow"] | None = Field(
         None, description="How the code relates to the concept (default exact)."

@@ -28,6 +28,7 @@ from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from termnorm.projects.concepts import index_concepts
 from termnorm.projects.errors import (
     DatabaseBusyError,
     DatabaseUnreachableError,
@@ -59,8 +60,10 @@ from termnorm.serve.review_schemas import (
     ReviewerOut,
     RowOut,
 )
+from termnorm.serve.routes.deps import ready_state
 from termnorm.serve.routes.service import STATIC
 from termnorm.serve.schemas import error_body
+from termnorm.serve.state import ServiceState
 
 __all__ = ["PAGE", "ReviewContext", "router"]
 
@@ -89,7 +92,7 @@ class Reviewer:
 
 def _open(project: str, db: str | None) -> Store:
     """The project's store, checked to hold ``project`` (else the start-up fails, saying so)."""
-    store = open_store(project, db)
+    store = open_store(project, db, create=False)
     try:
         with store.session() as session:
             store.project(session, project)
@@ -283,17 +286,25 @@ def row(code: str, who: Reviewer = Depends(reviewer)) -> Any:
     tags=["review"],
     responses=_CONFLICT,
 )
-def decide(code: str, body: DecisionIn, who: Reviewer = Depends(reviewer)) -> Any:
+def decide(
+    code: str,
+    body: DecisionIn,
+    who: Reviewer = Depends(reviewer),
+    state: ServiceState = Depends(ready_state),
+) -> Any:
     """Record this reviewer's decision on the row as they saw it (``version``): appended to
     the audit trail under their name; their lease is given back (a comment keeps it). 409,
-    nothing written, when another reviewer holds the row or it changed since."""
+    nothing written, when another reviewer holds the row or it changed since. A picked
+    ``concept_id`` must be a concept of the served index (bare and alternative IDs resolve;
+    422 otherwise); the decision carries the index's ID and name."""
     context = who.context
     try:
         with _answers():
             record = decide_leased(
                 context.project, code, body.action, reviewer=who.name, version=body.version,
                 concept_id=body.concept_id, concept_name=body.concept_name,
-                predicate=body.predicate, comment=body.comment, db=context.store,
+                predicate=body.predicate, comment=body.comment,
+                concepts=index_concepts(state.space.index), db=context.store,
             )  # fmt: skip
     except LeaseHeldError as exc:
         return _lease_held(exc)

@@ -1,0 +1,77 @@
+"""Concepts a reviewer names by hand (``map decide --pick ID``, the review page's pick),
+resolved through the project's index before anything is written.
+
+A picked ID is the row's candidate of that very ID, or else the concept the index gives it
+as ``termnorm lookup`` does (its own ID, a bare one such as ``D004244`` for
+``MESH:D004244``, or an alternative ID): the decision stores the index's own ID and name.
+An ID the index does not know is refused (:class:`~termnorm.projects.errors.DecisionError`),
+and so is a name sent along with the ID that is not the index's name of that concept: a
+label never comes from the client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from termnorm.projects.errors import DecisionError
+from termnorm.projects.settings import PipelineSettings
+
+if TYPE_CHECKING:
+    from termnorm.index import TermIndex
+
+__all__ = ["ConceptResolver", "checked_name", "index_concepts", "project_concepts"]
+
+ConceptResolver = Callable[[str], tuple[str, str]]
+"""``resolve(concept_id) -> (the index's concept ID, its name)``; :class:`DecisionError`
+when the index has no such concept."""
+
+
+def index_concepts(index: TermIndex) -> ConceptResolver:
+    """The resolver of ``index`` (see the module)."""
+
+    def resolve(concept_id: str) -> tuple[str, str]:
+        row = index.resolve_id(concept_id.strip())
+        if row is None:
+            where = index.path or "(in memory)"
+            raise DecisionError(
+                f"no concept {concept_id!r} in the project's index {where}, neither as a "
+                "concept ID nor as an alternative ID: nothing written; check the ID with "
+                f"termnorm lookup {concept_id} --index {where} (a namespace is optional)"
+            )
+        concept = index.concepts.iloc[row]
+        return str(concept["concept_id"]), str(concept["name"])
+
+    return resolve
+
+
+def project_concepts(settings: PipelineSettings) -> ConceptResolver:
+    """The resolver of the index ``settings`` name (``None``: the default index), read on
+    its first use only: a decision on a candidate never loads the index."""
+    loaded: list[ConceptResolver] = []
+
+    def resolve(concept_id: str) -> tuple[str, str]:
+        if not loaded:
+            from termnorm.search.build import resolve_index
+
+            loaded.append(index_concepts(resolve_index(settings.index)))
+        return loaded[0](concept_id)
+
+    return resolve
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def checked_name(concept_id: str, name: str, given: str | None) -> str:
+    """``name`` (the index's) when ``given`` is ``None`` or the same name (case and spacing
+    aside); :class:`DecisionError` otherwise (the client labelled the ID with another
+    concept's name: which one did the reviewer mean?)."""
+    if given is not None and _folded(given) != _folded(name):
+        raise DecisionError(
+            f"concept_name {given!r} is not the name of {concept_id} in the project's index "
+            f"({name!r}): nothing written; send the ID of the concept meant, and its name as "
+            "the index gives it (or no concept_name)"
+        )
+    return name
