@@ -15,7 +15,7 @@ Queries: "q alpha" = e0 (A:1 via "alpha disease", then B:2 via "beta variant" at
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +75,7 @@ class KeyedEncoder:
         batch_size: int = 256,
         show_progress: bool = False,
         desc: str = "encoding",
+        on_batch: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         self.calls.append(list(texts))
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
@@ -86,6 +87,9 @@ class KeyedEncoder:
                 v = np.random.default_rng(seed).standard_normal(self.dimension)
                 v = v.astype(np.float32)
                 out[i] = v / np.linalg.norm(v)
+        for start in range(0, len(texts), batch_size):  # as a real encoder reports batches
+            if on_batch is not None:
+                on_batch(min(batch_size, len(texts) - start))
         return out
 
 

@@ -59,3 +59,25 @@ def make_chain_kg(chains: int = 10, length: int = 12) -> KnowledgeGraph:
 def save_chain_kg(folder: Path) -> Path:
     """:func:`make_chain_kg` saved as a KG folder."""
     return make_chain_kg().save(folder, card={"sources": [{"format": "fixture"}]})
+
+
+def make_tree_kg(chapters: int = 4, blocks: int = 3, leaves: int = 10) -> KnowledgeGraph:
+    """A plain ``is_a`` tree as ``kg build --format icd10who`` gives: a root, ``chapters``
+    chapters of ``blocks`` blocks of ``leaves`` leaves. Every leaf hangs on one edge, so the
+    coverage split cannot hold out any leaf edge. 136 triples by default, 120 of them leaves'."""
+    concepts, terms, relations = [], [], []
+
+    def add(cid: str, parent: str | None) -> None:
+        concepts.append({"concept_id": cid, "name": f"node {cid}", "semantic_types": ["node"]})
+        terms.append({"concept_id": cid, "term": f"node {cid}", "is_preferred": True})
+        if parent is not None:
+            relations.append({"head": cid, "relation": "is_a", "tail": parent})
+
+    add("T:root", None)
+    for c in range(chapters):
+        add(f"T:{c}", "T:root")
+        for b in range(blocks):
+            add(f"T:{c}.{b}", f"T:{c}")
+            for leaf in range(leaves):
+                add(f"T:{c}.{b}.{leaf}", f"T:{c}.{b}")
+    return KnowledgeGraph.from_records(concepts, terms, relations)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -39,6 +39,7 @@ def test_vectors_are_returned_as_float32() -> None:
             batch_size: int = 256,
             show_progress: bool = False,
             desc: str = "encoding",
+            on_batch: Callable[[int], None] | None = None,
         ) -> np.ndarray:
             return super().encode(texts).astype(np.float64)
 

@@ -9,7 +9,7 @@ import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -104,6 +104,66 @@ def test_a_killed_build_resumes_with_the_missing_shards_only(
     assert fail_at["calls"] == 2 and index.card["build"]["resumed_shards"] == 4
     assert not work.exists()
     _same_index(tmp_path / "whole", out)
+
+
+class _RecordingBar:
+    """A stand-in for the build's tqdm bar that keeps every ``update`` and its total."""
+
+    made: ClassVar[list[_RecordingBar]] = []
+
+    def __init__(self, total: int, initial: int = 0, **_: Any) -> None:
+        self.total, self.n, self.updates = total, initial, list[int]()
+        _RecordingBar.made.append(self)
+
+    def update(self, n: int) -> None:
+        self.updates.append(n)
+        self.n += n
+
+    def set_postfix_str(self, *_: Any) -> None:
+        """The shard count is not checked here."""
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+
+def test_the_bar_moves_with_each_encoder_batch(
+    tiny_kg_dir: Path, tiny_bert_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(encoding, "tqdm", _RecordingBar)
+    _RecordingBar.made.clear()
+    index = _build(tiny_kg_dir, tiny_bert_path, tmp_path / "idx", batch_size=2)
+    (bar,) = _RecordingBar.made
+    strings = index.terms["term"].nunique()  # the bar counts distinct strings
+    shards = index.card["build"]["shards"]
+    assert bar.total == strings and bar.n == strings
+    assert len([n for n in bar.updates if n]) > shards
+    assert all(0 < n <= 2 for n in bar.updates if n)  # one update per batch of <= 2 strings
+
+
+def test_a_ray_like_engine_without_batches_moves_the_bar_per_shard(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class ShardsOnly:
+        def describe(self) -> dict[str, Any]:
+            return {"engine": "test", "device": "cpu"}
+
+        def encode(self, shards: Any, texts: pd.Index, on_batch: Any = None) -> Iterator[Any]:
+            for shard in shards:  # no on_batch calls, as the Ray engine
+                yield shard, np.ones((len(shard), 4), dtype=np.float16)
+
+    monkeypatch.setattr(encoding, "tqdm", _RecordingBar)
+    _RecordingBar.made.clear()
+    uniques = pd.Index([f"t{i}" for i in range(14)])
+    codes = np.arange(14)
+    out, report = encoding.stream_term_vectors(
+        codes,
+        uniques,
+        4,
+        plan_shards(14, 6),
+        ShardsOnly(),  # type: ignore[arg-type]
+    )
+    assert report.encoded == 3 and out.shape == (14, 4)
+    assert _RecordingBar.made[0].updates == [6, 6, 2]
 
 
 def _interrupt(kg: Path, model: Path, out: Path, fail_at: dict[str, Any]) -> None:

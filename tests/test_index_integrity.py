@@ -93,3 +93,50 @@ def test_first_non_finite(dtype: type) -> None:
     vectors[66_001, 3] = np.inf
     vectors[68_000, 0] = np.nan
     assert first_non_finite(vectors, block_rows=1000) == 66_001
+
+
+def test_index_info_refuses_damaged_vectors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _saved(tmp_path)
+    _poison(folder / "concept_vectors.npy")
+    code, out, err = run_main(["index", "info", str(folder)], capsys)
+    assert code == 1 and not out
+    assert f"index {folder} is damaged: concept_vectors.npy is not the file" in err
+    assert f"termnorm index build --kg KG_FOLDER --out {folder} --overwrite" in err
+
+
+def test_index_info_refuses_a_changed_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _saved(tmp_path)
+    (folder / "concepts.parquet").write_bytes((folder / "terms.parquet").read_bytes())
+    code, _, err = run_main(["index", "info", str(folder)], capsys)
+    assert code == 1 and "concepts.parquet is not the table this index was built with" in err
+
+
+def test_index_info_says_what_it_verified(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _saved(tmp_path)
+    card = json.loads((folder / "index.json").read_text())
+    files = len(card["tables"]) + len(card["vectors"]["sha256"])
+    code, out, _ = run_main(["index", "info", str(folder)], capsys)
+    assert code == 0 and f"yes: {files} files match the SHA-256 digests" in out
+    code, out, _ = run_main(["index", "info", str(folder), "--json"], capsys)
+    assert code == 0 and json.loads(out)["verified"] == files
+    _poison(folder / "term_vectors.npy")
+    code, out, _ = run_main(["index", "info", str(folder), "--no-verify"], capsys)
+    assert code == 0 and "not verified (--no-verify)" in out
+    code, out, _ = run_main(["index", "info", str(folder), "--no-verify", "--json"], capsys)
+    assert code == 0 and json.loads(out)["verified"] is None
+
+
+def test_index_info_checks_an_older_index_for_nan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _saved(tmp_path)
+    _drop_digests(folder)
+    _poison(folder / "term_vectors.npy", row=2)
+    code, _, err = run_main(["index", "info", str(folder)], capsys)
+    assert code == 1 and "term_vectors.npy holds a NaN or infinite value at row 2" in err

@@ -13,10 +13,11 @@ import pytest
 import torch
 
 from _cli import run_main
-from _kge_fixtures import save_cluster_kg
+from _kge_fixtures import make_tree_kg, save_cluster_kg
 from termnorm.errors import ArtifactMismatchError, MissingExtraError
 from termnorm.kg import KnowledgeGraph
 from termnorm.kge import KGEConfig, KGEModelKind, kg_triples, load_kge, train_kge
+from termnorm.kge.split import KEEPING_ENDS
 from termnorm.losses import MultiSimilarityV3Loss
 
 pytest.importorskip("pykeen")
@@ -151,6 +152,21 @@ def test_cli_refuses_a_kg_too_small_for_the_split(
     args = ["kge", "train", "--kg", str(tiny_kg_dir), "--out", str(tmp_path / "kge")]
     code, _, stderr = run_main(args, capsys)
     assert code == 1 and "too few for a split" in stderr
+
+
+def test_cli_trains_on_a_plain_tree_and_reports_the_edges_kept_in_training(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kg = make_tree_kg().save(tmp_path / "kg", card={"sources": [{"format": "fixture"}]})
+    out = tmp_path / "kge"
+    args = ["kge", "train", "--kg", str(kg), "--out", str(out), "--no-mcsm", "--json"]
+    code, stdout, stderr = run_main([*args, "--dim", "8", "--epochs", "1"], capsys)
+    assert code == 0, stderr
+    split = json.loads(stdout)["split"]
+    assert split["kept_in_training"] == 124 and split["method"] == KEEPING_ENDS
+    assert split["sizes"] == {"train": 124, "valid": 4, "test": 8}
+    code, stdout, _ = run_main(["kge", "info", str(out)], capsys)
+    assert code == 0 and "kept in training" in stdout and "124 triples" in stdout
 
 
 def test_training_and_scoring_show_no_pykeen_notices(

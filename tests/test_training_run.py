@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -193,6 +195,39 @@ def test_resume_gives_the_same_parameters_as_an_uninterrupted_run(
     with pytest.raises(ArtifactMismatchError, match=r"holds no checkpoint.*--overwrite"):
         build_trainer(_config(tiny_bert_path, cut, loss="coder+sty"), kg=tiny_kg).train(True)
     assert (cut / "model.safetensors").is_file()
+
+
+def test_sigterm_while_hard_negatives_encode_stops_at_the_next_batch(
+    tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
+) -> None:
+    out = tmp_path / "m"
+    cfg = _config(tiny_bert_path, out, encode_batch=2)  # neighbour refreshes before steps 1, 5, 9
+    trainer = build_trainer(cfg, tiny_kg)
+    seen: dict[int, int] = {}  # step -> forward batches of its refresh
+    refreshes_at = trainer.source.before_step
+    forward = trainer.encoder._forward
+
+    def before_step(step: int, encode: Encode) -> None:
+        seen[step] = 0
+        refreshes_at(step, encode)
+
+    def counting(inputs: dict[str, np.ndarray]) -> np.ndarray:
+        step = max(seen)
+        seen[step] += 1
+        if step == 4 and seen[step] == 2:
+            os.kill(os.getpid(), signal.SIGTERM)  # the trainer's handler sets its flag
+        return forward(inputs)
+
+    trainer.source.before_step = before_step  # type: ignore[method-assign]
+    trainer.encoder._forward = counting
+    first = trainer.train()
+    assert seen[0] > 2  # a whole refresh has more batches than the one cut short
+    assert seen[4] == 2 and max(seen) == 4  # no batch after the signal, no step 5
+    assert first.interrupted and first.steps == 4 and first.signal == signal.SIGTERM
+    assert latest_checkpoint(out) is not None and not (out / "model.safetensors").exists()
+    second = build_trainer(cfg, kg=tiny_kg).train(True)  # the refresh of step 4 runs again
+    assert second.steps == 12 and not second.interrupted
+    assert (out / "model.safetensors").is_file()
 
 
 def test_logged_lr_is_the_rate_each_step_used(

@@ -110,6 +110,9 @@ def _summary(card: dict[str, Any], title: str) -> None:
         f"{card.get('split', {}).get('entities')} / {card.get('split', {}).get('relations')}",
     )
     table.add_row("train / valid / test", " / ".join(str(sizes.get(p)) for p in PARTS))
+    kept = card.get("split", {}).get("kept_in_training")
+    if kept:
+        table.add_row("kept in training", f"{kept} triples (an end would leave training)")
     table.add_section()
     shown = [f"linkpred_{m}" for m in SUMMARY] + ["mcsm_mean"]
     shown += [k for k in metrics if k.endswith(("_spearman", "_coverage"))]

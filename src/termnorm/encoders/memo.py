@@ -9,7 +9,7 @@ The vectors are the wrapped encoder's, unchanged; the memo grows for the wrapper
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,14 +53,19 @@ class MemoEncoder:
         batch_size: int = 256,
         show_progress: bool = False,
         desc: str = "encoding",
+        on_batch: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         """float32 vectors ``[len(texts), dimension]`` in input order, as the wrapped
-        encoder returns them; texts not seen before go to it in one call, each once.
-        Empty ``texts`` give an empty ``[0, dimension]`` array."""
+        encoder returns them; texts not seen before go to it in one call, each once (with
+        ``on_batch``). Empty ``texts`` give an empty ``[0, dimension]`` array."""
         missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
         if missing:
             vectors = self.encoder.encode(
-                missing, batch_size=batch_size, show_progress=show_progress, desc=desc
+                missing,
+                batch_size=batch_size,
+                show_progress=show_progress,
+                desc=desc,
+                on_batch=on_batch,
             )
             self.memo.update(zip(missing, np.asarray(vectors, dtype=np.float32), strict=True))
         if not texts:

@@ -5,7 +5,7 @@ and the ONNX export read; :class:`~termnorm.encoders.TermEncoder` is one)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -52,7 +52,10 @@ class Encoder(Protocol):
         batch_size: int = ...,
         show_progress: bool = ...,
         desc: str = ...,
-    ) -> np.ndarray: ...
+        on_batch: Callable[[int], None] | None = ...,
+    ) -> np.ndarray:
+        """Vectors ``[len(texts), d]``; ``on_batch(n)`` after each batch of ``n`` texts."""
+        ...
 
 
 class EncoderModel(Protocol):

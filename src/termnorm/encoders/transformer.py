@@ -2,7 +2,9 @@
 
 Contract of :meth:`TermEncoder.encode`: for texts x_1..x_n returns an ``[n, d]`` float32 array
 whose rows are ``e_i / ‖e_i‖`` with ``e_i = head(pool(BERT(x_i)))``, in input order, computed
-in length-sorted batches (so padding is minimal) with an optional progress bar. ``head`` is
+in length-sorted batches (so padding is minimal) with an optional progress bar and an optional
+``on_batch(texts_done)`` callback after each batch (a build's bar, a trainer's stop check: an
+exception it raises ends the call). ``head`` is
 the folder's Dense (and inner Normalize) modules, usually none; which folders load and what
 is refused: :mod:`termnorm.encoders.folder`.
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -335,8 +337,10 @@ class TermEncoder:
         batch_size: int = DEFAULT_BATCH_SIZE,
         show_progress: bool = False,
         desc: str = "encoding",
+        on_batch: Callable[[int], None] | None = None,
     ) -> np.ndarray:
-        """L2-normalized float32 vectors ``[len(texts), d]`` in input order (module doc)."""
+        """L2-normalized float32 vectors ``[len(texts), d]`` in input order (module doc);
+        ``on_batch`` gets the number of distinct texts each forward batch encoded."""
         n = len(texts)
         out = np.empty((n, self.dimension), dtype=np.float32)
         if n == 0:
@@ -344,9 +348,11 @@ class TermEncoder:
         unique = list(dict.fromkeys(texts))
         cache = self.query_cache if len(unique) <= QUERY_CALL_MAX else None
         if cache is None:
-            vectors = self.encode_with(self._forward, unique, batch_size, show_progress, desc)
+            vectors = self.encode_with(
+                self._forward, unique, batch_size, show_progress, desc, on_batch
+            )
         else:
-            vectors = self._encode_cached(cache, unique, batch_size)
+            vectors = self._encode_cached(cache, unique, batch_size, on_batch)
         if len(unique) == n:
             out[:] = vectors
         else:
@@ -354,15 +360,24 @@ class TermEncoder:
             np.take(vectors, [row[t] for t in texts], axis=0, out=out)
         return out
 
-    def _encode_cached(self, cache: QueryCache, texts: list[str], batch_size: int) -> np.ndarray:
-        """Vectors of distinct ``texts``, read from / written to the query cache."""
+    def _encode_cached(
+        self,
+        cache: QueryCache,
+        texts: list[str],
+        batch_size: int,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
+        """Vectors of distinct ``texts``, read from / written to the query cache
+        (``on_batch`` sees the batches of the texts it misses)."""
         fingerprint = self.fingerprint if self.path is not None else "in-memory"
         keys = [(t, fingerprint, self.runtime.value) for t in texts]
         found = [cache.get(k) for k in keys]
         missing = [i for i, v in enumerate(found) if v is None]
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         if missing:
-            fresh = self.encode_with(self._forward, [texts[i] for i in missing], batch_size)
+            fresh = self.encode_with(
+                self._forward, [texts[i] for i in missing], batch_size, on_batch=on_batch
+            )
             for j, i in enumerate(missing):
                 cache.put(keys[i], fresh[j])
                 out[i] = fresh[j]
@@ -378,12 +393,14 @@ class TermEncoder:
         batch_size: int = DEFAULT_BATCH_SIZE,
         show_progress: bool = False,
         desc: str = "encoding",
+        on_batch: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         """Vectors of ``texts`` (in order, duplicates encoded again) through ``forward``.
 
         One tokenizer call for all texts; batches of similar token length (at most
         ``batch_size`` texts and, on a CPU, :data:`CPU_BATCH_TOKENS` padded tokens), padded
-        into the encoder's reused buffer.
+        into the encoder's reused buffer. After each batch ``on_batch`` (when given) gets its
+        number of texts; an exception it raises stops the encoding there.
         """
         n = len(texts)
         out = np.empty((n, self.dimension), dtype=np.float32)
@@ -427,6 +444,8 @@ class TermEncoder:
                         arrays["token_type_ids"][row, cols] = tokens["token_type_ids"][i]
                 out[idx] = forward(arrays)
                 bar.update(len(idx))
+                if on_batch is not None:
+                    on_batch(len(idx))
         finally:
             bar.close()
             if was_training:

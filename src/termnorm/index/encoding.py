@@ -8,7 +8,9 @@ One path for every build: the distinct strings are cut into shards
 float16 vectors as it is done, in any order. Each is stored (when there is a work folder),
 scattered into the rows of the terms that use its strings, and dropped: no float32 matrix of
 all terms exists, and repeated strings are encoded once. One progress bar covers the whole
-build (distinct strings, shards done / total in its postfix, ETA).
+build (distinct strings, shards done / total in its postfix, ETA); it moves with each encoder
+batch of the local engine (a 16,384-string shard takes minutes on a busy CPU) and with each
+finished shard of the Ray engine (the workers' batches are not reported back).
 
 The engine decides only who encodes a shard; what a shard's vectors are is
 :func:`encode_shard` in both engines.
@@ -17,7 +19,7 @@ The engine decides only who encodes a shard; what a shard's vectors are is
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -30,7 +32,14 @@ from termnorm.errors import ArtifactMismatchError
 from termnorm.index.shards import Shard, ShardStore
 from termnorm.index.vectors import STORAGE_DTYPE
 
-__all__ = ["LocalEngine", "ShardEngine", "StreamReport", "encode_shard", "stream_term_vectors"]
+__all__ = [
+    "LocalEngine",
+    "OnBatch",
+    "ShardEngine",
+    "StreamReport",
+    "encode_shard",
+    "stream_term_vectors",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -48,14 +57,21 @@ def refuse_bad_vectors(vectors: np.ndarray, texts: Sequence[str]) -> None:
         )
 
 
-def encode_shard(encoder: Encoder, texts: Sequence[str], batch_size: int) -> np.ndarray:
-    """float16 ``[len(texts), d]`` vectors of one shard's strings (checked, then rounded).
+OnBatch = Callable[[int], None]
+"""Called with the number of strings of each encoder batch as it is done."""
+
+
+def encode_shard(
+    encoder: Encoder, texts: Sequence[str], batch_size: int, on_batch: OnBatch | None = None
+) -> np.ndarray:
+    """float16 ``[len(texts), d]`` vectors of one shard's strings (checked, then rounded);
+    ``on_batch`` follows the encoder's batches.
 
     Raises :class:`~termnorm.errors.ArtifactMismatchError` for vectors of the wrong shape
     and for NaN, infinite or all-zero vectors.
     """
     dim = int(encoder.dimension)
-    vectors = encoder.encode(texts, batch_size=batch_size, show_progress=False)
+    vectors = encoder.encode(texts, batch_size=batch_size, show_progress=False, on_batch=on_batch)
     if vectors.shape != (len(texts), dim):
         raise ArtifactMismatchError(
             f"the encoder returned vectors of shape {vectors.shape} for {len(texts)} texts "
@@ -82,10 +98,12 @@ class ShardEngine(Protocol):
         ...
 
     def encode(
-        self, shards: Sequence[Shard], texts: pd.Index
+        self, shards: Sequence[Shard], texts: pd.Index, on_batch: OnBatch | None = None
     ) -> Iterator[tuple[Shard, np.ndarray]]:
         """``(shard, float16 vectors)`` for each of ``shards`` (strings ``texts[start:stop]``),
-        as each is done, in any order."""
+        as each is done, in any order. An engine that calls ``on_batch`` reports the batches
+        of one shard at a time, each before that shard is yielded; one that does not (Ray)
+        lets the caller count the shard when it arrives."""
         ...
 
 
@@ -108,12 +126,12 @@ class LocalEngine:
         return {"engine": "local", "device": str(getattr(device, "type", device or "cpu"))}
 
     def encode(
-        self, shards: Sequence[Shard], texts: pd.Index
+        self, shards: Sequence[Shard], texts: pd.Index, on_batch: OnBatch | None = None
     ) -> Iterator[tuple[Shard, np.ndarray]]:
-        """Each shard through :func:`encode_shard`, in order."""
+        """Each shard through :func:`encode_shard`, in order, reporting its batches."""
         for shard in shards:
             strings = texts[shard.start : shard.stop].tolist()
-            yield shard, encode_shard(self.encoder, strings, self.batch_size)
+            yield shard, encode_shard(self.encoder, strings, self.batch_size, on_batch)
 
 
 @dataclass
@@ -164,14 +182,22 @@ def stream_term_vectors(
         desc=f"encoding ({where['engine']}, {where['device']})", disable=not show_progress,
     )  # fmt: skip
     bar.set_postfix_str(f"shards {len(done)}/{len(shards)}", False)
+    batched = 0  # strings of the shard in progress the bar already counted by batches
+
+    def on_batch(n: int) -> None:
+        nonlocal batched
+        batched += n
+        bar.update(n)
+
     try:
-        for shard, vectors in engine.encode(todo, uniques):
+        for shard, vectors in engine.encode(todo, uniques, on_batch):
             if store is not None:
                 store.write(shard, vectors)
             scatter(shard, vectors)
             report.encoded += 1
             bar.set_postfix_str(f"shards {len(done) + report.encoded}/{len(shards)}", False)
-            bar.update(len(shard))
+            bar.update(len(shard) - batched)  # all of it when the engine reports no batches
+            batched = 0
     finally:
         bar.close()
     return out, report

@@ -28,7 +28,7 @@ import pandas as pd
 from termnorm.encoders.device import resolve_device
 from termnorm.engines import RayWorkerError, import_ray, ray_session
 from termnorm.errors import ArtifactMismatchError, TermnormError
-from termnorm.index.encoding import encode_shard
+from termnorm.index.encoding import OnBatch, encode_shard
 from termnorm.index.shards import Shard
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -163,9 +163,10 @@ class RayEngine:
         return {"engine": "ray", "workers": self.workers, "device": self.device}
 
     def encode(
-        self, shards: Sequence[Shard], texts: pd.Index
+        self, shards: Sequence[Shard], texts: pd.Index, on_batch: OnBatch | None = None
     ) -> Iterator[tuple[Shard, np.ndarray]]:
-        """Each shard's vectors as an actor finishes it (module doc)."""
+        """Each shard's vectors as an actor finishes it (module doc). ``on_batch`` is not
+        called: the workers' batches stay on the workers, the caller counts whole shards."""
         if not shards:
             return
         ray = self.ray

@@ -50,7 +50,7 @@ from termnorm.index.choose import BackendSpec, default_memory_budget, estimate_b
 from termnorm.index.encoding import LocalEngine, ShardEngine, stream_term_vectors
 from termnorm.index.exact import rerank_exact
 from termnorm.index.factory import build_vector_index, load_vector_index, resolve_backend
-from termnorm.index.integrity import vector_digests, verify_vectors
+from termnorm.index.integrity import damaged, vector_digests, verify_tables, verify_vectors
 from termnorm.index.lookup import (
     ConceptInfo,
     RelationInfo,
@@ -115,19 +115,12 @@ def backend_search(
     return rerank_exact(vectors, queries, rough, k)
 
 
-def _damaged(path: Path, reason: object) -> ArtifactMismatchError:
-    return ArtifactMismatchError(
-        f"{path} is damaged or unreadable ({reason}); rebuild the index with "
-        "'termnorm index build' (or restore the folder from a copy)"
-    )
-
-
 def _read_table(path: Path) -> pd.DataFrame:
-    """A Parquet table of the index folder; an unreadable one is :func:`_damaged`."""
+    """A Parquet table of the index folder; an unreadable one is :func:`.integrity.damaged`."""
     try:
         return pq.read_table(path).to_pandas()
     except (OSError, pa.ArrowException) as exc:
-        raise _damaged(path, exc) from exc
+        raise damaged(path, exc) from exc
 
 
 class TermIndex:
@@ -333,17 +326,8 @@ class TermIndex:
         mode: Literal["r"] | None = "r" if mmap else None
         hashed = card.get("tables", {})
         if version >= RELATIONS_FROM and hashed and _RELATIONS not in hashed:
-            raise _damaged(folder / CARD_NAME, f"no content hash for {_RELATIONS}")
-        for name, digest in hashed.items():  # older cards lack them: no check
-            path = folder / name
-            if not path.is_file():
-                raise _damaged(path, "missing")
-            if file_sha256(path) != digest:
-                raise ArtifactMismatchError(
-                    f"{path} is not the table this index was built with (its content hash "
-                    f"differs from {folder / CARD_NAME}): the file was replaced or edited; "
-                    "rebuild the index with 'termnorm index build'"
-                )
+            raise damaged(folder / CARD_NAME, f"no content hash for {_RELATIONS}")
+        verify_tables(folder, card)
         terms, concepts = (_read_table(folder / name) for name in _TABLES)
         for col in ("semantic_types", "alt_ids"):
             concepts[col] = [list(v) for v in concepts[col]]
@@ -352,15 +336,15 @@ class TermIndex:
             try:
                 vectors[name] = np.load(folder / name, mmap_mode=mode)
             except (OSError, ValueError, EOFError) as exc:
-                raise _damaged(folder / name, exc) from exc
+                raise damaged(folder / name, exc) from exc
         term_vectors, concept_vectors = vectors["term_vectors.npy"], vectors["concept_vectors.npy"]
         if len(term_vectors) != len(terms) or len(concept_vectors) != len(concepts):
-            raise _damaged(folder, "vectors and tables disagree in length")
+            raise damaged(folder, "vectors and tables disagree in length")
         verify_vectors(folder, card, vectors)
         try:
             specs = {k: BackendSpec.from_dict(v) for k, v in card["backend"].items()}
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise _damaged(folder / CARD_NAME, f"bad 'backend' entry: {exc!r}") from exc
+            raise damaged(folder / CARD_NAME, f"bad 'backend' entry: {exc!r}") from exc
         return cls(
             terms, concepts, term_vectors, concept_vectors, card,
             specs["terms"], specs["concepts"], folder=folder,
@@ -460,7 +444,7 @@ class TermIndex:
             self._relations = _read_table(path)
             missing = set(RELATION_COLUMNS) - set(self._relations.columns)
             if missing:
-                raise _damaged(path, f"no column(s) {sorted(missing)}")
+                raise damaged(path, f"no column(s) {sorted(missing)}")
         return self._relations
 
     def neighbours(self, row: int) -> tuple[RelationInfo, ...] | None:

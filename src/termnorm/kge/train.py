@@ -185,7 +185,9 @@ def train_kge(
         "early_stopping": early,
         "kg": {"path": str(kg_path) if kg_path else None, "fingerprint": graph.fingerprint},
         "split": {
-            "method": "pykeen coverage",
+            "method": split.method,
+            # requested validation/test triples kept in training so their ends stay there
+            "kept_in_training": split.kept_in_training,
             "seed": config.seed,
             "fractions": {
                 "train": config.train_fraction,

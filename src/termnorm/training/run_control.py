@@ -2,7 +2,9 @@
 
 :class:`StopFlag` turns SIGINT/SIGTERM into a flag the loop checks after each step (so a
 checkpoint is written before exiting); under DDP the flag is OR-reduced over ranks so that all
-ranks stop at the same step.
+ranks stop at the same step. Between steps the batch source may encode for minutes (its hard
+negatives); :meth:`StopFlag.between_batches` is the encoder's per-batch callback there and
+raises :class:`StopRequested`, which the trainer turns into the same checkpoint and exit.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from termnorm.training.distributed import DistInfo
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["StopFlag", "append_log", "peak_rss_mb", "truncate_log"]
+__all__ = ["StopFlag", "StopRequested", "append_log", "peak_rss_mb", "truncate_log"]
 
 
 def peak_rss_mb() -> float:
@@ -46,6 +48,10 @@ def truncate_log(path: Path, step: int) -> None:
         if line.strip() and json.loads(line).get("step", 0) <= step
     ]
     path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+
+
+class StopRequested(Exception):
+    """A signal arrived while the batch source was encoding: stop before the next batch."""
 
 
 class StopFlag:
@@ -83,3 +89,9 @@ class StopFlag:
             if flag and self.signal is None:
                 self.signal = signal.SIGTERM
         return flag
+
+    def between_batches(self, _texts: int) -> None:
+        """An encoder's ``on_batch`` callback: raise :class:`StopRequested` when :meth:`check`
+        says stop (every DDP rank encodes the same batches, so all raise at the same one)."""
+        if self.check():
+            raise StopRequested(f"signal {self.signal} while encoding")

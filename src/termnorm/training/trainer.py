@@ -54,7 +54,13 @@ from termnorm.training.optim import (
     resolve_precision,
 )
 from termnorm.training.protocols import BatchSource, Evaluator, Objective
-from termnorm.training.run_control import StopFlag, append_log, peak_rss_mb, truncate_log
+from termnorm.training.run_control import (
+    StopFlag,
+    StopRequested,
+    append_log,
+    peak_rss_mb,
+    truncate_log,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -222,7 +228,11 @@ class Trainer:
         self.t0 = time.perf_counter()
         try:
             while step < c.steps:
-                self.source.before_step(step, self._encode)
+                try:
+                    self.source.before_step(step, self._encode)
+                except StopRequested:  # a signal while the source encoded: as after a step
+                    self._checkpoint(step)
+                    return self._result(step, interrupted=True)
                 tick = time.perf_counter()
                 parts, n_terms = self._step(step)
                 step += 1
@@ -327,7 +337,8 @@ class Trainer:
     def _encode(self, texts: list[str]) -> np.ndarray:
         """Vectors of ``texts`` with the current weights (for the batch source's refreshes of
         its hard negatives); from :data:`ENCODE_PROGRESS_MIN` texts on with a progress bar,
-        since the first refresh runs before step 1 (minutes on a large KG)."""
+        since the first refresh runs before step 1 (minutes on a large KG). A signal stops it
+        after the batch in progress (:class:`StopRequested`, caught in :meth:`train`)."""
         show = self.info.is_main and len(texts) >= ENCODE_PROGRESS_MIN
         with autocast(self.info.device, self.dtype):
             return self.encoder.encode(
@@ -335,6 +346,7 @@ class Trainer:
                 batch_size=self.config.encode_batch,
                 show_progress=show,
                 desc=f"hard negatives: encoding {len(texts):,} terms",
+                on_batch=self.stop.between_batches,
             )
 
     # ------------------------------------------------------------------ evaluation
