@@ -9,7 +9,7 @@ from starlette.concurrency import run_in_threadpool
 
 from termnorm.index.lookup import UnknownConceptError
 from termnorm.serve.batching import MicroBatcher
-from termnorm.serve.errors import ApiError, redact_paths
+from termnorm.serve.errors import ApiError, redact_paths, shorten
 from termnorm.serve.routes.deps import app_batcher, authorized, ready_state, with_limits
 from termnorm.serve.schemas import ConceptOut, ErrorOut, SynonymsIn, SynonymsOut, request_models
 from termnorm.serve.settings import ServeSettings
@@ -35,7 +35,7 @@ async def concept(
     try:
         info = await run_in_threadpool(state.space.index.concept, concept_id)
     except UnknownConceptError as exc:
-        message = redact_paths(str(exc))
+        message = shorten(redact_paths(str(exc)))  # the ID echoed is the client's
         raise ApiError(404, ["path", "concept_id"], message, "unknown_concept") from None
     body = info.to_dict()
     relations = body["relations"]

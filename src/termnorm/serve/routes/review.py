@@ -27,6 +27,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.convertors import PathConvertor, register_url_convertor
 
 from termnorm.projects.errors import (
     DatabaseBusyError,
@@ -48,7 +49,7 @@ from termnorm.projects.reviewers import reviewer_for_token
 from termnorm.projects.rows import review_queue, show_row
 from termnorm.projects.states import RowState
 from termnorm.projects.store import Store, open_store
-from termnorm.serve.errors import ApiError
+from termnorm.serve.errors import ApiError, shorten
 from termnorm.serve.review_schemas import (
     ConflictOut,
     DecidedOut,
@@ -68,6 +69,18 @@ PAGE = STATIC / "review"
 _ASSETS = {"review.js": "text/javascript", "review.css": "text/css"}
 _RETRY_BUSY = "2"
 _MAX_QUEUE = 200
+_ACTIONS = ("lease", "decisions")  # what follows a row code in .../rows/CODE/ACTION
+
+
+class _RowCode(PathConvertor):
+    """A row code in a path (slashes allowed) that does not end in ``/lease`` or
+    ``/decisions``: those paths are the row's actions, so another method on them is 405
+    with their ``Allow``, never a row code ``CODE/lease``."""
+
+    regex = ".*" + "".join(f"(?<!/{action})" for action in _ACTIONS)
+
+
+register_url_convertor("row_code", _RowCode())  # the row route's path names it
 
 
 @dataclass
@@ -141,8 +154,8 @@ def _answers() -> Iterator[None]:
     """The project's errors as HTTP answers (409s are the routes' own)."""
     try:
         yield
-    except UnknownCodeError as exc:
-        raise ApiError(404, ["path", "code"], str(exc), "unknown_code") from None
+    except UnknownCodeError as exc:  # the code echoed is the client's: shortened
+        raise ApiError(404, ["path", "code"], shorten(str(exc)), "unknown_code") from None
     except DecisionError as exc:
         raise ApiError(422, ["body"], str(exc), "decision_refused") from None
     except DatabaseBusyError as exc:
@@ -270,7 +283,7 @@ def give_back(code: str, who: Reviewer = Depends(reviewer)) -> Response:
     return Response(status_code=204)
 
 
-@router.get("/v1/review/rows/{code:path}", response_model=RowOut, tags=["review"])
+@router.get("/v1/review/rows/{code:row_code}", response_model=RowOut, tags=["review"])
 def row(code: str, who: Reviewer = Depends(reviewer)) -> Any:
     """One row with its candidates and decision history (no lease taken)."""
     with _answers():
