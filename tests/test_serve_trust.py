@@ -187,8 +187,8 @@ def test_the_uploads_encoding_fields_exist_and_the_advice_names_them(client: Tes
 
 
 @pytest.mark.parametrize("path", ["/v1/concepts/T:0001%0A", "/v1/concepts/T:%0A0001"])
-def test_a_control_character_in_an_id_is_a_clear_400(client: TestClient, path: str) -> None:
-    item = _item(client.get(path), 400)
+def test_a_control_character_in_an_id_is_a_clear_404(client: TestClient, path: str) -> None:
+    item = _item(client.get(path), 404)
     assert item["type"] == "control_character" and "U+000A" in item["msg"]
     assert "%0A" in item["msg"]
 

@@ -15,7 +15,7 @@ a full encoding queue 503 with ``Retry-After``. Adding synonyms needs ``Authoriz
 body is read (401 without it or with another token; 403 when the service was started
 without a token). The ``Host`` and ``Origin`` checks against DNS rebinding and cross-site
 forms (421, 403; 400 for a malformed ``Host``) run first, then a path with a control
-character is refused (400; serve/guards.py). Anonymous answers name the index, model and
+character is answered 404 saying so (serve/guards.py). Anonymous answers name the index, model and
 synonym files, never their absolute paths, the 503s after a failed load included. ``OPTIONS``
 on a route answers 204 with ``Allow`` listing every method of its path (serve/allow.py).
 """

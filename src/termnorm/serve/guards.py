@@ -7,8 +7,9 @@
   method but GET, HEAD and OPTIONS) carrying an ``Origin`` must come from the service's own
   origin (the ``Host`` it was sent to) or one given with ``--allow-origin`` (else 403).
   Requests without ``Origin`` (curl, scripts, other servers) are not cross-site and pass.
-* :class:`PathGuard` refuses a path with a control character (``%0A`` in a concept ID):
-  400 saying so, where routing would drop a trailing newline or answer "no such route".
+* :class:`PathGuard` answers a path with a control character (``%0A`` in a concept ID) 404
+  saying so (no concept ID, row code or route has one), where routing would drop a
+  trailing newline or answer "no such route".
 * :class:`TokenGuard` checks the bearer token of the paths that need one (403 when the
   service has none, 401 when it is missing or wrong), so an anonymous body is never parsed.
   Tokens are compared as UTF-8 bytes in constant time: non-ASCII tokens work.
@@ -181,8 +182,8 @@ def _control_character(path: str) -> tuple[int, str] | None:
 
 
 class PathGuard:
-    """ASGI middleware: 400 for a path with a control character (see the module docstring):
-    no concept ID, row code or route has one."""
+    """ASGI middleware: 404 for a path with a control character (see the module docstring):
+    no concept ID, row code or route has one, so nothing there can be found."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -194,7 +195,7 @@ class PathGuard:
             return
         at, char = found
         error = ApiError(
-            400,
+            404,
             ["path"],
             f"the path {clip(scope['path'])} contains the control character U+{ord(char):04X} "
             f"at character {at} ({quote(char)} in the URL): no concept ID, row code or route "

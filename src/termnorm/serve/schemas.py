@@ -29,6 +29,7 @@ from termnorm.search.query import DEFAULT_MAX_CHARS
 
 __all__ = [
     "BLANK_CHARACTERS",
+    "NO_CONTROL",
     "CandidateOut",
     "ConceptOut",
     "ErrorItem",
@@ -56,6 +57,9 @@ Python, so a text the schema calls non-blank could be refused as blank by the se
 NOT_BLANK = f"[^{BLANK_CHARACTERS}]"
 """Not blank: a character that ``str.strip()`` keeps (a text must have one)."""
 MAX_ID_CHARS = 200  # longest concept ID a request may name
+NO_CONTROL = r"^[^\x00-\x1f\x7f-\x9f]+$"
+"""An ID or code in a path: no control character (C0, DEL, C1): none has one, and the
+service answers such a path 404 saying so (serve/guards.py ``PathGuard``) before routing."""
 DEFAULT_MAX_BATCH = 64
 DEFAULT_MAX_K = 100
 

@@ -22,9 +22,9 @@ import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.convertors import PathConvertor, register_url_convertor
@@ -61,7 +61,7 @@ from termnorm.serve.review_schemas import (
     RowOut,
 )
 from termnorm.serve.routes.service import STATIC
-from termnorm.serve.schemas import error_body
+from termnorm.serve.schemas import NO_CONTROL, error_body
 
 __all__ = ["PAGE", "ReviewContext", "router"]
 
@@ -81,6 +81,7 @@ class _RowCode(PathConvertor):
 
 
 register_url_convertor("row_code", _RowCode())  # the row route's path names it
+RowCode = Annotated[str, Path(pattern=NO_CONTROL, description="A row's code.")]
 
 
 @dataclass
@@ -260,7 +261,7 @@ def next_row(body: NextIn, who: Reviewer = Depends(reviewer)) -> NextOut:
     tags=["review"],
     responses=_CONFLICT,
 )
-def take_lease(code: str, who: Reviewer = Depends(reviewer)) -> Any:
+def take_lease(code: RowCode, who: Reviewer = Depends(reviewer)) -> Any:
     """Lease the row of ``code`` to this reviewer, or renew their lease (the page does
     while it shows the row); 409 when another reviewer holds it."""
     context = who.context
@@ -275,7 +276,7 @@ def take_lease(code: str, who: Reviewer = Depends(reviewer)) -> Any:
 
 
 @router.delete("/v1/review/rows/{code:path}/lease", status_code=204, tags=["review"])
-def give_back(code: str, who: Reviewer = Depends(reviewer)) -> Response:
+def give_back(code: RowCode, who: Reviewer = Depends(reviewer)) -> Response:
     """Give the row back without deciding (skip); 204 whether or not it was held."""
     context = who.context
     with _answers():
@@ -284,7 +285,7 @@ def give_back(code: str, who: Reviewer = Depends(reviewer)) -> Response:
 
 
 @router.get("/v1/review/rows/{code:row_code}", response_model=RowOut, tags=["review"])
-def row(code: str, who: Reviewer = Depends(reviewer)) -> Any:
+def row(code: RowCode, who: Reviewer = Depends(reviewer)) -> Any:
     """One row with its candidates and decision history (no lease taken)."""
     with _answers():
         return show_row(who.context.project, code, db=who.context.store).to_dict()
@@ -296,7 +297,7 @@ def row(code: str, who: Reviewer = Depends(reviewer)) -> Any:
     tags=["review"],
     responses=_CONFLICT,
 )
-def decide(code: str, body: DecisionIn, who: Reviewer = Depends(reviewer)) -> Any:
+def decide(code: RowCode, body: DecisionIn, who: Reviewer = Depends(reviewer)) -> Any:
     """Record this reviewer's decision on the row as they saw it (``version``): appended to
     the audit trail under their name; their lease is given back (a comment keeps it). 409,
     nothing written, when another reviewer holds the row or it changed since."""
