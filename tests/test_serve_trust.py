@@ -161,7 +161,7 @@ def test_schema_and_server_agree_on_what_is_blank(client: TestClient) -> None:
     for char in map(chr, range(0x3001)):
         assert (re.search(texts, char) is None) == char.isspace(), hex(ord(char))
     item = _item(client.post("/v1/normalize", json={"texts": ["\x85"]}), 422)
-    assert item["loc"] == ["body", "texts", 0]
+    assert item["loc"] == ["body", "texts", 0] and item["msg"].startswith("blank: give a text")
 
 
 def test_the_uploads_strategy_is_validated_listing_the_strategies(client: TestClient) -> None:

@@ -25,7 +25,7 @@ from starlette.exceptions import HTTPException
 
 from termnorm.serve.allow import allowed_methods
 from termnorm.serve.batching import QueueFullError
-from termnorm.serve.schemas import error_body
+from termnorm.serve.schemas import NO_CONTROL, NOT_BLANK, error_body
 from termnorm.serve.synonym_store import SynonymStoreError
 
 __all__ = ["MAX_MESSAGE", "ApiError", "add_error_handlers", "clip", "redact_paths", "shorten"]
@@ -158,7 +158,19 @@ def add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(HTTPException, http_error)
 
 
+_PATTERN_MESSAGES = {
+    NOT_BLANK: "blank: give a text with a character that is not whitespace",
+    NO_CONTROL: "contains a control character (or is empty): no ID or code has one",
+}
+"""What a pattern of the schema means, said instead of the pattern itself."""
+
+
 def _item(error: Any) -> dict[str, Any]:
-    """One of pydantic's errors as an ``ErrorItem`` (no echo of the input)."""
+    """One of pydantic's errors as an ``ErrorItem`` (no echo of the input); a pattern of
+    the schema is explained, not quoted."""
     loc = [p if isinstance(p, int) else str(p) for p in error.get("loc", ())]
-    return {"loc": loc, "msg": str(error.get("msg", "")), "type": str(error.get("type", ""))}
+    message = str(error.get("msg", ""))
+    if error.get("type") == "string_pattern_mismatch":
+        pattern = str((error.get("ctx") or {}).get("pattern"))
+        message = _PATTERN_MESSAGES.get(pattern, message)
+    return {"loc": loc, "msg": message, "type": str(error.get("type", ""))}
