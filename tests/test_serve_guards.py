@@ -156,7 +156,7 @@ def test_a_malformed_allowed_origin_is_refused_at_creation(index_dir: Path) -> N
     ("method", "path", "kwargs", "status", "loc"),
     [
         ("GET", "/v1/nope", {}, 404, ["path"]),
-        ("GET", "/v1/concepts/NOPE%0A1", {}, 404, ["path"]),  # no route: the ID has a newline
+        ("GET", "/v1/concepts/NOPE%0A1", {}, 404, ["path"]),  # a control character (issue 41)
         ("GET", "/v1/concepts/NOPE%201", {}, 404, ["path", "concept_id"]),
         ("DELETE", "/v1/normalize", {}, 405, []),
         ("GET", "/v1/normalize", {}, 405, []),

@@ -1,4 +1,5 @@
-"""Schemathesis against the service's own OpenAPI spec (issue 29, item 12): every operation,
+"""Schemathesis against the service's own OpenAPI spec (issue 29, item 12; ``serve --project``
+too, issue 41): every operation,
 positive and negative data, every check (server errors, status codes, content types,
 response schemas and headers, schema-valid data accepted, schema-violating data rejected,
 the bearer token enforced). A bounded, deterministic run over the tiny index, in-process.
@@ -6,7 +7,7 @@ the bearer token enforced). A bounded, deterministic run over the tiny index, in
 Some fields are valid only for what the index holds, which no schema can say: the
 namespaces and semantic types of its concepts, strategies whose D targets need domain
 synonyms, ``multi`` without a ranker, the content of an uploaded CSV (UTF-8, a header
-naming its text column). :func:`_positive_semantics` keeps those fields valid in the cases
+naming its text column, a codec name). :func:`_positive_semantics` keeps those fields valid in the cases
 Schemathesis generates as valid; negative cases are sent as generated.
 """
 
@@ -28,7 +29,9 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.python import asgi
 
+from _project_fixtures import fake_mapped
 from _serve_fixtures import build_tiny_index
+from termnorm.projects import add_reviewer
 from termnorm.serve import create_app
 
 TOKEN = "s3cret"
@@ -55,23 +58,12 @@ def _positive_semantics(context: Any, case: Any) -> Any:
         case.body["file"] = ("t.csv", f'term\n"{text}"\n'.encode())
         case.body["column"] = ""
         case.body["strategy"] = STRATEGIES[pick % len(STRATEGIES)]
+        case.body["encoding"] = "utf-8"  # a codec name: the schema cannot list them
     return case
 
 
-@pytest.fixture(scope="module")
-def api_schema(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    root = tmp_path_factory.mktemp("schemathesis")
-    store = root / "synonyms.jsonl"
-    store.write_text(json.dumps({"concept_id": "T:0001", "text": "ticker trouble"}) + "\n")
-    app = create_app(
-        build_tiny_index(root, tiny_bert_path),
-        synonyms=store,
-        token=TOKEN,
-        max_batch=8,
-        max_chars=50,
-        max_k=10,
-        allow_hosts=[asgi.HOST],  # the Host Schemathesis's in-process client sends
-    )
+def _started(app: Any) -> Any:
+    """The schema of ``app``, started and ready, with the case hook."""
     with asgi.get_client(app) as client:  # starts the app (its lifespan) once for the run
         deadline = time.monotonic() + 60
         while client.get("/v1/ready").status_code != 200:
@@ -80,20 +72,61 @@ def api_schema(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -
     loaded = schemathesis.openapi.from_asgi("/openapi.json", app)
     loaded.config.generation.update(max_examples=EXAMPLES, deterministic=True)
     loaded.hook("map_case")(_positive_semantics)
-    yield loaded
+    return loaded
+
+
+def _options(root: Path, tiny_bert_path: Path) -> dict[str, Any]:
+    store = root / "synonyms.jsonl"
+    store.write_text(json.dumps({"concept_id": "T:0001", "text": "ticker trouble"}) + "\n")
+    return {
+        "index": build_tiny_index(root, tiny_bert_path),
+        "synonyms": store,
+        "max_batch": 8,
+        "max_chars": 50,
+        "max_k": 10,
+        "allow_hosts": [asgi.HOST],  # the Host Schemathesis's in-process client sends
+    }
+
+
+@pytest.fixture(scope="module")
+def api_schema(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    root = tmp_path_factory.mktemp("schemathesis")
+    yield _started(create_app(token=TOKEN, **_options(root, tiny_bert_path)))
     asgi.shutdown_lifespans()
 
 
+@pytest.fixture(scope="module")
+def project_schema(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """``serve --project``: the review API too; the reviewer's token is also the service's,
+    so one bearer token unlocks every operation."""
+    root = tmp_path_factory.mktemp("schemathesis_project")
+    db = str(fake_mapped(root, str(root / "projects.db")))
+    REVIEWER["token"] = add_reviewer("p", "ann", db=db).token
+    options = _options(root, tiny_bert_path)
+    app = create_app(token=REVIEWER["token"], project="p", project_db=db, **options)
+    yield _started(app)
+    asgi.shutdown_lifespans()
+
+
+REVIEWER: dict[str, str] = {}
 schema = schemathesis.pytest.from_fixture("api_schema")
-
-
-@schema.parametrize()
-@settings(
+project = schemathesis.pytest.from_fixture("project_schema")
+_RUN = settings(
     max_examples=EXAMPLES,
     derandomize=True,
     deadline=None,
     database=None,
     suppress_health_check=list(HealthCheck),
 )
+
+
+@schema.parametrize()
+@_RUN
 def test_the_service_conforms_to_its_spec(case: Any) -> None:
     case.call_and_validate(headers={"Authorization": f"Bearer {TOKEN}"})
+
+
+@project.parametrize()
+@_RUN
+def test_the_service_with_a_project_conforms_to_its_spec(case: Any) -> None:
+    case.call_and_validate(headers={"Authorization": f"Bearer {REVIEWER['token']}"})

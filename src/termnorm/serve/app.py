@@ -14,8 +14,10 @@ unknown route, or concept (in the path or a synonym pair) 404; a body above its 
 a full encoding queue 503 with ``Retry-After``. Adding synonyms needs ``Authorization: Bearer TOKEN``, checked before the
 body is read (401 without it or with another token; 403 when the service was started
 without a token). The ``Host`` and ``Origin`` checks against DNS rebinding and cross-site
-forms (421, 403) run first (serve/guards.py). Anonymous answers name the index, model and
-synonym files, never their absolute paths.
+forms (421, 403; 400 for a malformed ``Host``) run first, then a path with a control
+character is answered 404 saying so (serve/guards.py). Anonymous answers name the index, model and
+synonym files, never their absolute paths, the 503s after a failed load included. ``OPTIONS``
+on a route answers 204 with ``Allow`` listing every method of its path (serve/allow.py).
 """
 
 from __future__ import annotations
@@ -39,7 +41,14 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from termnorm.serve.batching import MicroBatcher
 from termnorm.serve.errors import ApiError, add_error_handlers
-from termnorm.serve.guards import BodyCap, BodyLimit, SiteGuard, TokenGuard, normalize_origin
+from termnorm.serve.guards import (
+    BodyCap,
+    BodyLimit,
+    PathGuard,
+    SiteGuard,
+    TokenGuard,
+    normalize_origin,
+)
 from termnorm.serve.metrics import Metrics, MetricsMiddleware
 from termnorm.serve.routes import concepts, search, service
 from termnorm.serve.routes.docs import add_docs
@@ -167,7 +176,7 @@ async def _load(settings: ServeSettings, runtime: Runtime) -> None:
 
 
 def _add_guards(app: FastAPI, settings: ServeSettings) -> None:
-    """The checks that run before routing, innermost first: body size, token, site."""
+    """The checks that run before routing, innermost first: body size, token, path, site."""
     json_cap = BodyCap(
         settings.max_json_bytes,
         "send fewer or shorter texts (the server's --max-batch and --max-chars)",
@@ -182,5 +191,6 @@ def _add_guards(app: FastAPI, settings: ServeSettings) -> None:
     app.add_middleware(
         TokenGuard, token=settings.token, paths=frozenset({("POST", concepts.SYNONYMS_PATH)})
     )
+    app.add_middleware(PathGuard)
     origins = frozenset(normalize_origin(o) for o in settings.allow_origins)  # ValueError now
     app.add_middleware(SiteGuard, settings=settings, origins=origins)

@@ -4,7 +4,9 @@
 :func:`add_error_handlers` answers in that shape for the service's own errors
 (:class:`ApiError`, a full queue), for FastAPI's
 validation errors (422) and for Starlette's HTTP errors (404 unknown route, 405 wrong
-method, 400 unreadable body, 413), so no answer is ever ``{"detail": "..."}``.
+method, with ``Allow`` listing every method of the path; ``OPTIONS`` on such a path is
+answered 204 with that ``Allow``; 400 unreadable body, 413), so no answer is ever
+``{"detail": "..."}``.
 :meth:`ApiError.response` is the same answer for the ASGI guards, which run before routing.
 :func:`redact_paths` keeps the absolute paths of the server's files out of what anonymous
 clients read.
@@ -18,14 +20,15 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
+from termnorm.serve.allow import allowed_methods
 from termnorm.serve.batching import QueueFullError
-from termnorm.serve.schemas import error_body
+from termnorm.serve.schemas import NO_CONTROL, NOT_BLANK, error_body
 from termnorm.serve.synonym_store import SynonymStoreError
 
-__all__ = ["ApiError", "add_error_handlers", "redact_paths"]
+__all__ = ["MAX_MESSAGE", "ApiError", "add_error_handlers", "clip", "redact_paths", "shorten"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +41,11 @@ _KINDS = {
     413: "too_large",
     415: "unsupported_media_type",
 }
-_SHOWN_PATH = 80  # characters of an unknown path echoed back
+SHOWN_INPUT = 80
+"""Characters of a client's value (a path, a code, an ID) that a message echoes back."""
+MAX_MESSAGE = 2000
+"""Longest error message: a longer one (a list of a file's columns) keeps its start and
+its end, where the advice is, and says how much was cut."""
 _UNPARSABLE = "There was an error parsing the body"  # FastAPI's 400 detail
 # An absolute POSIX or Windows path: the folders before its last part are dropped.
 _ABSOLUTE = re.compile(r"(?<![\w.~-])(?:/|[A-Za-z]:[\\/])(?:[^\s'\"/\\:,;()]+[\\/])+")
@@ -56,6 +63,7 @@ class ApiError(Exception):
         kind: str,
         headers: dict[str, str] | None = None,
     ) -> None:
+        message = shorten(message, MAX_MESSAGE)
         super().__init__(message)
         self.status = status
         self.body = error_body(loc, message, kind)
@@ -66,22 +74,41 @@ class ApiError(Exception):
         return JSONResponse(self.body, self.status, {**(self.headers or {}), **headers})
 
 
+def clip(value: str, limit: int = SHOWN_INPUT) -> str:
+    """``repr(value)`` of at most about ``limit`` characters of ``value`` (``'abc...'`` and
+    the length when cut): how a message echoes a client's value."""
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}... ({len(value)} characters)"
+
+
+def shorten(message: str, limit: int = 4 * SHOWN_INPUT) -> str:
+    """``message`` cut in the middle to about ``limit`` characters, saying how many were cut:
+    for a message that echoes a client's value whole (the start and the end, where the
+    advice is, are kept)."""
+    if len(message) <= limit:
+        return message
+    half = limit // 2
+    cut = len(message) - 2 * half
+    return f"{message[:half]} [... {cut} characters cut ...] {message[-half:]}"
+
+
 def redact_paths(text: str) -> str:
     """``text`` with every absolute path cut to its last part (``/srv/idx/medic`` → ``medic``),
     for answers that anonymous clients read; the full text goes to the server's log."""
     return _ABSOLUTE.sub("", text)
 
 
-def _http_message(request: Request, exc: HTTPException) -> tuple[list[str | int], str]:
-    """Where and what, for one of Starlette's HTTP errors."""
-    path = request.url.path
-    shown = path if len(path) <= _SHOWN_PATH else path[:_SHOWN_PATH] + "..."
+def _http_message(
+    request: Request, exc: HTTPException, allowed: str | None
+) -> tuple[list[str | int], str]:
+    """Where and what, for one of Starlette's HTTP errors (``allowed``: a 405's ``Allow``)."""
+    shown = clip(request.url.path)
     if exc.status_code == 404 and exc.detail == "Not Found":
-        return ["path"], f"no such route: {shown!r}; the API is described at /docs"
+        return ["path"], f"no such route: {shown}; the API is described at /docs"
     if exc.status_code == 405:
-        allowed = (exc.headers or {}).get("Allow") or (exc.headers or {}).get("allow")
         also = f"; allowed: {allowed}" if allowed else ""
-        return [], f"method {request.method} is not allowed on {shown!r}{also}"
+        return [], f"method {request.method} is not allowed on {shown}{also}"
     if exc.status_code == 413:
         return list(getattr(exc, "loc", ["body"])), str(exc.detail)
     if exc.status_code == 400 and exc.detail == _UNPARSABLE:
@@ -112,11 +139,16 @@ def add_error_handlers(app: FastAPI) -> None:
         items = [_item(e) for e in exc.errors()]
         return JSONResponse({"detail": items}, status_code=422)
 
-    async def http_error(request: Request, exc: Exception) -> JSONResponse:
+    async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        loc, message = _http_message(request, exc)
+        headers = {}
+        if exc.status_code == 405:
+            own = {k.lower(): v for k, v in (exc.headers or {}).items()}.get("allow")
+            headers["Allow"] = ", ".join(allowed_methods(request, own))
+            if request.method == "OPTIONS":
+                return Response(status_code=204, headers=headers)
+        loc, message = _http_message(request, exc, headers.get("Allow"))
         kind = _KINDS.get(exc.status_code, "http_error")
-        headers = {k: v for k, v in (exc.headers or {}).items() if k.lower() == "allow"}
         return ApiError(exc.status_code, loc, message, kind, headers).response()
 
     app.add_exception_handler(ApiError, api_error)
@@ -126,7 +158,19 @@ def add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(HTTPException, http_error)
 
 
+_PATTERN_MESSAGES = {
+    NOT_BLANK: "blank: give a text with a character that is not whitespace",
+    NO_CONTROL: "contains a control character (or is empty): no ID or code has one",
+}
+"""What a pattern of the schema means, said instead of the pattern itself."""
+
+
 def _item(error: Any) -> dict[str, Any]:
-    """One of pydantic's errors as an ``ErrorItem`` (no echo of the input)."""
+    """One of pydantic's errors as an ``ErrorItem`` (no echo of the input); a pattern of
+    the schema is explained, not quoted."""
     loc = [p if isinstance(p, int) else str(p) for p in error.get("loc", ())]
-    return {"loc": loc, "msg": str(error.get("msg", "")), "type": str(error.get("type", ""))}
+    message = str(error.get("msg", ""))
+    if error.get("type") == "string_pattern_mismatch":
+        pattern = str((error.get("ctx") or {}).get("pattern"))
+        message = _PATTERN_MESSAGES.get(pattern, message)
+    return {"loc": loc, "msg": message, "type": str(error.get("type", ""))}

@@ -2,10 +2,14 @@
 
 * :class:`SiteGuard` defeats DNS rebinding and cross-site forms. The ``Host`` header must
   name this server: an IP literal, ``localhost``, the ``--host`` it listens on, or a name
-  given with ``--allow-host`` (else 421). A browser request that changes something (any
+  given with ``--allow-host`` (else 421); a ``Host`` that is not ``name[:port]`` (``[::1``,
+  ``127.0.0.1/x``) is refused (400). A browser request that changes something (any
   method but GET, HEAD and OPTIONS) carrying an ``Origin`` must come from the service's own
   origin (the ``Host`` it was sent to) or one given with ``--allow-origin`` (else 403).
   Requests without ``Origin`` (curl, scripts, other servers) are not cross-site and pass.
+* :class:`PathGuard` answers a path with a control character (``%0A`` in a concept ID) 404
+  saying so (no concept ID, row code or route has one), where routing would drop a
+  trailing newline or answer "no such route".
 * :class:`TokenGuard` checks the bearer token of the paths that need one (403 when the
   service has none, 401 when it is missing or wrong), so an anonymous body is never parsed.
   Tokens are compared as UTF-8 bytes in constant time: non-ASCII tokens work.
@@ -20,17 +24,18 @@ from __future__ import annotations
 import hmac
 import ipaddress
 from typing import Any, NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from starlette.exceptions import HTTPException
 
-from termnorm.serve.errors import ApiError
+from termnorm.serve.errors import ApiError, clip
 from termnorm.serve.settings import ServeSettings
 
 __all__ = [
     "BodyCap",
     "BodyLimit",
     "BodyTooLarge",
+    "PathGuard",
     "SiteGuard",
     "TokenGuard",
     "host_allowed",
@@ -44,12 +49,13 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _split_host(value: str, scheme: str) -> tuple[str, int | None]:
-    """``(name, port)`` of a ``Host`` header or an authority (``[::1]:8000`` → ``::1``)."""
-    parts = urlsplit(f"{scheme}://{value.strip()}")
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
+    """``(name, port)`` of a ``Host`` header or an authority (``[::1]:8000`` → ``::1``);
+    ``ValueError`` when ``value`` is not ``name[:port]`` (an unclosed ``[``, a path, a user,
+    a port that is not a number)."""
+    parts = urlsplit(f"{scheme}://{value.strip()}")  # ValueError on "[::1"
+    port = parts.port  # ValueError on "host:abc"
+    if parts.path or parts.query or parts.fragment or "@" in parts.netloc:
+        raise ValueError(f"{value!r} is not host[:port]")
     return (parts.hostname or "").rstrip("."), port or _DEFAULT_PORTS.get(scheme)
 
 
@@ -77,13 +83,16 @@ def normalize_origin(origin: str) -> str:
     origin = origin.strip().rstrip("/")
     if origin == "*":
         return origin
-    parts = urlsplit(origin.lower())
-    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname or parts.path or parts.query:
+    try:
+        parts = urlsplit(origin.lower())
+        if parts.scheme not in _DEFAULT_PORTS or not parts.hostname or parts.path or parts.query:
+            raise ValueError(origin)
+        host, port = _split_host(parts.netloc, parts.scheme)
+    except ValueError:
         raise ValueError(
             f"{origin!r} is not a web origin: give scheme://host[:port], e.g. "
             "https://app.example or http://localhost:3000"
-        )
-    host, port = _split_host(parts.netloc, parts.scheme)
+        ) from None
     shown = f"[{host}]" if ":" in host else host
     return f"{parts.scheme}://{shown}" + (
         "" if port == _DEFAULT_PORTS[parts.scheme] else f":{port}"
@@ -124,7 +133,16 @@ class SiteGuard:
         """Why this request is refused, or ``None``."""
         scheme = scope.get("scheme", "http")
         raw_host = (_header(scope, b"host") or b"").decode("latin-1")
-        name = _split_host(raw_host, scheme)[0]
+        try:
+            name = _split_host(raw_host, scheme)[0]
+        except ValueError:
+            return ApiError(
+                400,
+                ["header", "Host"],
+                f"the Host header {clip(raw_host)} is not a host name with an optional port "
+                "(host[:port], an IPv6 address in brackets: [::1]:8000); fix the client",
+                "bad_host",
+            )
         if raw_host and not host_allowed(name, self.settings):
             return ApiError(
                 421,
@@ -153,6 +171,38 @@ class SiteGuard:
             "to allow that site",
             "cross_origin",
         )
+
+
+def _control_character(path: str) -> tuple[int, str] | None:
+    """The position and character of the first control character (C0, DEL, C1) of ``path``."""
+    for i, char in enumerate(path):
+        if char < " " or "\x7f" <= char <= "\x9f":
+            return i, char
+    return None
+
+
+class PathGuard:
+    """ASGI middleware: 404 for a path with a control character (see the module docstring):
+    no concept ID, row code or route has one, so nothing there can be found."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        found = _control_character(scope["path"]) if scope["type"] == "http" else None
+        if found is None:
+            await self.app(scope, receive, send)
+            return
+        at, char = found
+        error = ApiError(
+            404,
+            ["path"],
+            f"the path {clip(scope['path'])} contains the control character U+{ord(char):04X} "
+            f"at character {at} ({quote(char)} in the URL): no concept ID, row code or route "
+            "has one; remove it (a pasted line break?) and send the request again",
+            "control_character",
+        )
+        await _refuse(scope, receive, send, error)
 
 
 def token_problem(token: str | None, given: bytes | None) -> ApiError | None:

@@ -3,8 +3,9 @@
 ``termnorm_requests_total{method,route,status}``, ``termnorm_request_seconds{route}``
 (latency histogram), ``termnorm_batch_texts`` (texts per encoded micro-batch) and
 ``termnorm_queue_texts`` (texts waiting to be encoded). ``route`` is the route's template
-(``/v1/concepts/{concept_id}``), never the raw path, and ``method`` a known HTTP method or
-``other``, so label values stay few whatever clients send.
+(``/v1/concepts/{concept_id}``, ``/openapi.json``) or a mount's (``/static/{path}``), never
+the raw path, ``unmatched`` only when no route took the request (a real 404), and
+``method`` a known HTTP method or ``other``, so label values stay few whatever clients send.
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-__all__ = ["CONTENT_TYPE_LATEST", "KNOWN_METHODS", "Metrics", "MetricsMiddleware", "method_label"]
+__all__ = [
+    "CONTENT_TYPE_LATEST",
+    "KNOWN_METHODS",
+    "UNMATCHED",
+    "Metrics",
+    "MetricsMiddleware",
+    "method_label",
+    "route_label",
+]
 
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 _BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
@@ -24,9 +33,32 @@ KNOWN_METHODS = frozenset(
 )
 
 
+UNMATCHED = "unmatched"
+"""The ``route`` label of a request no route took."""
+
+
 def method_label(method: str) -> str:
     """``method`` when it is a standard HTTP method, else ``"other"``."""
     return method if method in KNOWN_METHODS else "other"
+
+
+def route_label(scope: Any) -> str:
+    """The template of the route that took a routed request: the API route's own
+    (``scope["route"]``), else the plain route or mount of the app whose endpoint it is
+    (``/openapi.json``, ``/static/{path}``); :data:`UNMATCHED` when none did."""
+    route = scope.get("route")
+    if getattr(route, "path", None):
+        return str(route.path)
+    endpoint = scope.get("endpoint")
+    app = scope.get("app")
+    if endpoint is None or app is None:
+        return UNMATCHED
+    for candidate in getattr(app, "routes", ()):
+        if endpoint is getattr(candidate, "endpoint", None) or endpoint is getattr(
+            candidate, "app", None
+        ):
+            return str(getattr(candidate, "path_format", None) or UNMATCHED)
+    return UNMATCHED
 
 
 class Metrics:
@@ -84,8 +116,7 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, send_status)
         finally:
-            route = scope.get("route")
-            template = getattr(route, "path", None) or "unmatched"
+            template = route_label(scope)
             self.metrics.requests.labels(
                 method_label(scope["method"]), template, str(status["code"])
             ).inc()

