@@ -1,52 +1,81 @@
 """termnorm: knowledge-infused medical term embeddings and concept normalization.
 
 The public API is a set of thin functions over lazily built objects (see :mod:`termnorm.api`),
-the main classes they return and the errors they raise; importing this package does no work
-(no model, index or terminology is loaded: every name resolves on first use).
+the main classes they return and the errors they raise, every one a :class:`TermnormError`;
+importing this package does no work (no model, index or terminology is loaded: every name
+resolves on first use, and ``dir(termnorm)`` lists them all).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from termnorm._lazy import lazy_dir, lazy_getattr
 from termnorm._version import __version__
 
-# public name -> the module that defines it
-_EXPORTS = {
-    "add_synonyms": "termnorm.api",
-    "build_index": "termnorm.api",
-    "load_index": "termnorm.api",
-    "load_kg": "termnorm.api",
-    "load_ranker": "termnorm.api",
-    "lookup": "termnorm.api",
-    "normalize": "termnorm.api",
-    "normalize_file": "termnorm.api",
-    "train": "termnorm.api",
-    "TermIndex": "termnorm.index.term_index",
-    "KnowledgeGraph": "termnorm.kg.graph",
-    "Candidate": "termnorm.search.candidate",
-    "ConceptInfo": "termnorm.index.lookup",
-    "TermnormError": "termnorm.errors",
-    "InputFormatError": "termnorm.errors",
-    "ArtifactMismatchError": "termnorm.errors",
-    "EmptyResultError": "termnorm.errors",
-    "NotWritableError": "termnorm.errors",
-    "MissingExtraError": "termnorm.errors",
-    "QueryError": "termnorm.search.query",
+# the module under termnorm that defines each public name
+_NAMES = {
+    "api": "add_synonyms build_index load_index load_kg load_ranker lookup normalize "
+    "normalize_file train",
+    "index.term_index": "TermIndex",
+    "kg.graph": "KnowledgeGraph",
+    "search.candidate": "Candidate",
+    "index.lookup": "ConceptInfo UnknownConceptError",
+    "errors": "TermnormError InputFormatError ArtifactMismatchError EmptyResultError "
+    "NotWritableError MissingExtraError",
+    "encoders.device": "DeviceUnavailableError",
+    "encoders.fidelity": "RuntimeFidelityError",
+    "encoders.int8_kernel": "Int8KernelError",
+    "encoders.runtime": "RuntimeUnavailableError",
+    "engines": "RayWorkerError",
+    "io.output_lock": "OutputBusyError",
+    "io.resumable": "ResumeError",
+    "projects.errors": "ProjectError ProjectNotFoundError ProjectExistsError UnknownCodeError "
+    "DecisionError StaleRowError LeaseHeldError ReviewerError DuplicateCodesError "
+    "SourceChangedError SchemaTooNewError DatabaseBusyError DatabaseUnreachableError",
+    "search.build": "SpecError EmptySpecError",
+    "search.filters": "FilterError",
+    "search.query": "QueryError",
+    "serve.synonym_store": "SynonymStoreError",
 }
 
 __all__ = [
     "ArtifactMismatchError",
     "Candidate",
     "ConceptInfo",
+    "DatabaseBusyError",
+    "DatabaseUnreachableError",
+    "DecisionError",
+    "DeviceUnavailableError",
+    "DuplicateCodesError",
     "EmptyResultError",
+    "EmptySpecError",
+    "FilterError",
     "InputFormatError",
+    "Int8KernelError",
     "KnowledgeGraph",
+    "LeaseHeldError",
     "MissingExtraError",
     "NotWritableError",
+    "OutputBusyError",
+    "ProjectError",
+    "ProjectExistsError",
+    "ProjectNotFoundError",
     "QueryError",
+    "RayWorkerError",
+    "ResumeError",
+    "ReviewerError",
+    "RuntimeFidelityError",
+    "RuntimeUnavailableError",
+    "SchemaTooNewError",
+    "SourceChangedError",
+    "SpecError",
+    "StaleRowError",
+    "SynonymStoreError",
     "TermIndex",
     "TermnormError",
+    "UnknownCodeError",
+    "UnknownConceptError",
     "__version__",
     "add_synonyms",
     "build_index",
@@ -71,6 +100,11 @@ if TYPE_CHECKING:  # pragma: no cover
         normalize_file,
         train,
     )
+    from termnorm.encoders.device import DeviceUnavailableError
+    from termnorm.encoders.fidelity import RuntimeFidelityError
+    from termnorm.encoders.int8_kernel import Int8KernelError
+    from termnorm.encoders.runtime import RuntimeUnavailableError
+    from termnorm.engines import RayWorkerError
     from termnorm.errors import (
         ArtifactMismatchError,
         EmptyResultError,
@@ -79,18 +113,31 @@ if TYPE_CHECKING:  # pragma: no cover
         NotWritableError,
         TermnormError,
     )
-    from termnorm.index.lookup import ConceptInfo
+    from termnorm.index.lookup import ConceptInfo, UnknownConceptError
     from termnorm.index.term_index import TermIndex
+    from termnorm.io.output_lock import OutputBusyError
+    from termnorm.io.resumable import ResumeError
     from termnorm.kg.graph import KnowledgeGraph
+    from termnorm.projects.errors import (
+        DatabaseBusyError,
+        DatabaseUnreachableError,
+        DecisionError,
+        DuplicateCodesError,
+        LeaseHeldError,
+        ProjectError,
+        ProjectExistsError,
+        ProjectNotFoundError,
+        ReviewerError,
+        SchemaTooNewError,
+        SourceChangedError,
+        StaleRowError,
+        UnknownCodeError,
+    )
+    from termnorm.search.build import EmptySpecError, SpecError
     from termnorm.search.candidate import Candidate
+    from termnorm.search.filters import FilterError
     from termnorm.search.query import QueryError
+    from termnorm.serve.synonym_store import SynonymStoreError
 
-
-def __getattr__(name: str) -> Any:
-    """Resolve the public names lazily so that ``import termnorm`` stays cheap."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'termnorm' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, {n: m for m, names in _NAMES.items() for n in names.split()})
+__dir__ = lazy_dir(__all__)

@@ -1,4 +1,5 @@
-"""Lazy package exports: ``__getattr__ = lazy_getattr(__name__, {"Name": "module"})``.
+"""Lazy package exports: ``__getattr__ = lazy_getattr(__name__, {"Name": "module"})`` and
+``__dir__ = lazy_dir(__all__)``.
 
 A package's public names resolve on first access, so importing one light submodule (the CLI
 reads option enums and help texts at start-up) never loads torch, transformers or pandas.
@@ -7,7 +8,7 @@ reads option enums and help texts at start-up) never loads torch, transformers o
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 
@@ -20,3 +21,14 @@ def lazy_getattr(package: str, where: Mapping[str, str]) -> Callable[[str], Any]
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     return __getattr__
+
+
+def lazy_dir(names: Iterable[str]) -> Callable[[], list[str]]:
+    """Module ``__dir__`` listing ``names`` (the package's ``__all__``), sorted: ``dir()`` and
+    tab completion show the lazy exports, which are not attributes until first asked."""
+    listed = sorted(names)
+
+    def __dir__() -> list[str]:
+        return list(listed)
+
+    return __dir__

@@ -10,6 +10,8 @@ a call does the forward pass only. Which runtime is which: :mod:`termnorm.encode
 from __future__ import annotations
 
 import contextlib
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +32,9 @@ __all__ = [
     "TorchForward",
     "bf16_supported",
     "build_forward",
+    "check_threads",
     "set_threads",
+    "torch_threads",
 ]
 
 
@@ -43,12 +47,38 @@ def bf16_supported(device: torch.device) -> bool:
     )
 
 
+def check_threads(threads: int | None) -> int | None:
+    """``threads``, refused when it is not ``None`` and below 1."""
+    if threads is not None and threads < 1:
+        raise ValueError(f"--threads must be at least 1, not {threads}")
+    return threads
+
+
 def set_threads(threads: int | None) -> None:
     """Intra-op threads of torch for this process (``None``: leave torch's choice)."""
-    if threads is not None:
-        if threads < 1:
-            raise ValueError(f"--threads must be at least 1, not {threads}")
-        torch.set_num_threads(threads)
+    checked = check_threads(threads)
+    if checked is not None:
+        torch.set_num_threads(checked)
+
+
+_scope = threading.RLock()  # one torch_threads block at a time (torch's setting is global)
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """Torch's intra-op threads are ``threads`` inside the block and what they were before it
+    after it (``None``: unchanged), so one component's setting does not leak into the process.
+    Blocks nest; blocks of other threads wait, since the setting is the process's."""
+    if threads is None:
+        yield
+        return
+    with _scope:
+        before = torch.get_num_threads()
+        set_threads(threads)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
 
 
 class TorchForward:

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from termnorm.errors import EmptyResultError
+from termnorm.errors import EmptyResultError, TermnormError
 from termnorm.index.term_index import CARD_NAME, TermIndex
 from termnorm.search.candidate import RowMatcher
 from termnorm.search.defaults import default_strategy
@@ -192,7 +192,8 @@ def _add(
 
 
 def load_ranker(path: str | Path, threads: int | None = None) -> Ranker:
-    """Read a ranker folder (``termnorm rank train``), cached until its card changes."""
+    """Read a ranker folder (``termnorm rank train``), cached until its card changes; it
+    scores on ``threads`` torch threads, the process's setting restored after each call."""
     from termnorm.search.rank import load_ranker as load
     from termnorm.search.rank.ranker import CARD_NAME as RANKER_CARD
 
@@ -245,7 +246,7 @@ def build(
         return cache[key]
 
 
-class SpecError(ValueError):
+class SpecError(TermnormError, ValueError):
     """A spec setting this search space cannot serve; ``field`` names it (the service's 422)."""
 
     def __init__(self, field: str, message: str) -> None:

@@ -30,6 +30,7 @@ import torch
 
 from termnorm._artifacts import atomic_dir, file_sha256, read_versioned_card, write_card
 from termnorm._version import __version__
+from termnorm.encoders.forward import check_threads, torch_threads
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.keywords import KeywordVocabulary, read_keywords
@@ -63,14 +64,20 @@ def _identity_text(identity: dict[str, Any]) -> str:
 
 
 class Ranker:
-    """A loaded ranker: scores a mention's candidates, all of them in one forward pass."""
+    """A loaded ranker: scores a mention's candidates, all of them in one forward pass, on
+    ``threads`` intra-op threads of torch (``None``: torch's setting), restored after it."""
 
     def __init__(
-        self, model: KeywordCrossEncoder, card: dict[str, Any], path: Path | None = None
+        self,
+        model: KeywordCrossEncoder,
+        card: dict[str, Any],
+        path: Path | None = None,
+        threads: int | None = None,
     ) -> None:
         self.model = model
         self.card = card
         self.path = path
+        self.threads = check_threads(threads)
 
     @property
     def plain(self) -> bool:
@@ -141,7 +148,8 @@ class Ranker:
     ) -> None:
         left = [mentions[i] for i in rows for _ in candidate_lists[i]]
         right = [candidate_text(c) for i in rows for c in candidate_lists[i]]
-        probs = self.model.predict(left, right, batch_size=len(left)).numpy()
+        with torch_threads(self.threads):
+            probs = self.model.predict(left, right, batch_size=len(left)).numpy()
         start = 0
         for i in rows:
             n = len(candidate_lists[i])
@@ -184,7 +192,8 @@ def load_ranker(
 ) -> Ranker:
     """The ranker of a folder :func:`save_ranker` wrote.
 
-    ``threads``: torch's intra-op threads (``None``: unchanged).
+    ``threads``: torch's intra-op threads while the ranker scores, restored after each call
+    (``None``: unchanged); loading leaves the process's setting as it is.
 
     Raises:
         ArtifactMismatchError: not a ranker folder, a format this termnorm does not read, or
@@ -205,7 +214,5 @@ def load_ranker(
                 f"(sha256 differs from the card's {expected}); restore it or retrain"
             )
         keywords = read_keywords(keyword_path)
-    if threads is not None:
-        torch.set_num_threads(threads)
     model = KeywordCrossEncoder.load(folder, keywords, device)
-    return Ranker(model, card, folder)
+    return Ranker(model, card, folder, threads)
