@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from termnorm.projects import PipelineSettings, run_project
+from termnorm.projects import run_project
 from termnorm.search.candidate import Candidate, RowResult
 
 
@@ -25,7 +25,7 @@ class SlowMatcher:
         ]
 
 
-def build(_settings: PipelineSettings, _synonyms: object) -> SlowMatcher:
+def build(_spec: object, _synonyms: object) -> SlowMatcher:
     return SlowMatcher()
 
 

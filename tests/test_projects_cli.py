@@ -3,16 +3,20 @@ are one line on stderr and exit 1."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import typer
 
-from _cli import run_main
+from _cli import command_app, run_main
 from _project_fixtures import CODES, build_index, write_codes
+from termnorm.cli import map_cmd
 from termnorm.search.build import clear_caches
+from termnorm.search.spec import PipelineSpec
 
 
 @pytest.fixture(autouse=True)
@@ -101,3 +105,23 @@ def test_registering_map_imports_no_sqlalchemy() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                           env={"PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})  # fmt: skip
     assert done.stdout.strip() == "[]"
+
+
+def test_map_init_takes_every_spec_option_and_map_run_searches_the_stored_spec(
+    tmp_path: Path, tiny_bert_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    group = typer.main.get_command(command_app(map_cmd.register))
+    init_cmd = group.commands["map"].commands["init"]  # type: ignore[attr-defined]
+    assert {f.name for f in dataclasses.fields(PipelineSpec)} <= {p.name for p in init_cmd.params}
+    index = build_index(tmp_path, tiny_bert_path)
+    init = ["map", "init", "labs", "--source", str(write_codes(tmp_path / "codes.csv"))]
+    init += ["--code-column", "code", "--text-column", "label", "--index", str(index), "-k", "2"]
+    code, _out, err = run_main([*init, "--max-chars", "10", "--k-c", "4"], capsys)
+    assert code == 0, err
+    code, out, err = run_main(["map", "status", "labs", "--json"], capsys)
+    status = json.loads(out)
+    assert status["settings"] == {"k": 2} and status["spec"]["index"] == str(index.resolve())
+    assert (status["spec"]["max_chars"], status["spec"]["k_c"]) == (10, 4)
+    code, out, err = run_main(["map", "run", "labs", "--no-progress", "--json"], capsys)
+    assert code == 0, err  # every text over 10 characters is refused: only "zzqx blorp" maps
+    assert json.loads(out)["errors"] == sum(len(text) > 10 for _c, text, _f, _u in CODES) == 6

@@ -11,7 +11,7 @@ import pytest
 from _cli import run_main
 from _project_fixtures import build_index, postgres_url, project_db, write_codes  # noqa: F401
 from termnorm import api
-from termnorm.projects import PipelineSettings, decide, init_project, run_project
+from termnorm.projects import PipelineSettings, decide, init_project, run_project, training_data
 from termnorm.projects.training_data import project_training_data, train_project_ranker
 from termnorm.search.rank import RankerTrainConfig, RankTrainSpec, load_ranker
 from termnorm.search.rank.ranker import CARD_NAME
@@ -98,3 +98,21 @@ def test_rank_train_project_cli(
          "--out", str(tmp_path / "o")], capsys,
     )  # fmt: skip
     assert code == 1 and "maps with the index" in err
+
+
+def test_the_ranker_recalls_as_the_project_searches_unless_told_otherwise(
+    tmp_path: Path, index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --strategy the training recall is the project's spec: its strategy and sieve
+    threshold; --strategy replaces both (the rank spec's own threshold)."""
+    db = tmp_path / "p.db"
+    settings = PipelineSettings.of(index=index, strategy="d-t+od-t", sieve_threshold=0.8, k=3)
+    init_project("p", write_codes(tmp_path / "c.csv"), "code", "label", settings=settings, db=db)
+    decide("p", "L003", "pick", reviewer="ann", concept_id="T:0003", db=db)
+    given: list[RankTrainSpec] = []
+    monkeypatch.setattr(
+        training_data, "train_ranker", lambda spec, *_a, **_k: given.append(spec) or tmp_path
+    )
+    train_project_ranker("p", RankTrainSpec(index=index), tmp_path / "r", db)
+    train_project_ranker("p", RankTrainSpec(index=index, strategy="o-t"), tmp_path / "r", db)
+    assert [(s.strategy, s.threshold) for s in given] == [("d-t+od-t", 0.8), ("o-t", 0.95)]

@@ -21,6 +21,7 @@ from termnorm.projects.models import CandidateRow, SourceRow
 from termnorm.projects.ray_run import _MatchActor
 from termnorm.projects.store import open_store
 from termnorm.search.candidate import RowMatcher
+from termnorm.search.spec import PipelineSpec
 
 ROWS = [(f"C{i:03d}", text, "1", "") for i, text in enumerate(
     ["heart attack", "high blood pressure", "sugar diabetes", "bronchial asthma", "zzqx blorp",
@@ -94,10 +95,10 @@ def test_the_cli_takes_the_engine_and_names_the_extra(
 def test_an_actor_that_cannot_build_its_matcher_answers_why(tmp_path: Path) -> None:
     """The actor's code, in this process: its error travels as a message."""
 
-    def broken(_s: PipelineSettings, _p: Sequence[tuple[str, str]]) -> RowMatcher:
+    def broken(_s: PipelineSpec, _p: Sequence[tuple[str, str]]) -> RowMatcher:
         raise TermnormError("no index at /nowhere")
 
-    actor = _MatchActor(broken, PipelineSettings.of(), [])
+    actor = _MatchActor(broken, PipelineSpec(), [])
     assert actor.normalize_rows(["fever"], 3) == ([], "TermnormError: no index at /nowhere")
 
 
@@ -116,7 +117,7 @@ def test_ray_maps_a_project_as_the_local_engine_does(
     assert report.errors == expected.errors
     assert _candidates(ray) == _candidates(local)  # every row, candidate for candidate
 
-    def broken(_s: PipelineSettings, _p: Sequence[tuple[str, str]]) -> RowMatcher:
+    def broken(_s: PipelineSpec, _p: Sequence[tuple[str, str]]) -> RowMatcher:
         raise TermnormError("no index at /nowhere")
 
     again = _project(tmp_path, index, "again")

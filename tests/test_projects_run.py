@@ -22,6 +22,7 @@ from termnorm.projects import PipelineSettings, init_project, run_project, statu
 from termnorm.projects.models import CandidateRow, SourceRow
 from termnorm.projects.store import open_store
 from termnorm.search.candidate import Candidate, RowMatcher, RowResult
+from termnorm.search.spec import PipelineSpec
 
 HERE = Path(__file__).resolve().parent
 
@@ -76,8 +77,8 @@ def test_a_crashed_run_resumes_and_maps_every_row_exactly_once(
     init_project("p", write_codes(tmp_path / "codes.csv"), "code", "label",
                  settings=PipelineSettings.of(index=index, k=2), db=db)  # fmt: skip
 
-    def crashing(settings: PipelineSettings, synonyms: Sequence[tuple[str, str]]) -> RowMatcher:
-        return CrashingMatcher(api.project_matcher(settings, synonyms), at=2, in_write=in_write)  # type: ignore[return-value]
+    def crashing(spec: PipelineSpec, synonyms: Sequence[tuple[str, str]]) -> RowMatcher:
+        return CrashingMatcher(api.project_matcher(spec, synonyms), at=2, in_write=in_write)  # type: ignore[return-value]
 
     with pytest.raises(Exception) as died:
         run_project("p", crashing, db=db, batch_rows=3, show_progress=False)

@@ -5,6 +5,7 @@ changed under its project."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -103,11 +104,22 @@ def test_a_source_changed_under_its_project_stops_a_run(tmp_path: Path) -> None:
     assert status("p", db=db).states["to_map"] == len(CODES)  # the stored rows are untouched
 
 
-def test_settings_round_trip_and_refuse_unknown_keys(tmp_path: Path) -> None:
-    settings = PipelineSettings.of(index=tmp_path / "idx", synonyms=[tmp_path / "s.tsv"], k=3)
-    assert PipelineSettings.from_dict(settings.to_dict()) == settings
-    assert settings.index == str((tmp_path / "idx").resolve())
+def test_settings_round_trip_through_the_row_and_refuse_unknown_keys(tmp_path: Path) -> None:
+    settings = PipelineSettings.of(
+        index=tmp_path / "idx", synonyms=[tmp_path / "s.tsv"], k=3, max_chars=40, theta=0.7
+    )
+    row = SimpleNamespace(**settings.to_row())
+    assert row.settings == {"k": 3} and row.spec == settings.spec.to_dict()
+    assert PipelineSettings.from_row(row) == settings  # type: ignore[arg-type]
+    assert settings.spec.index == (tmp_path / "idx").resolve()
+    assert settings.spec.synonyms == ((tmp_path / "s.tsv").resolve(),)
+    bad_spec = SimpleNamespace(spec={**row.spec, "fusion": 0.5}, settings=row.settings)
     with pytest.raises(ValueError, match=r"unknown option\(s\) fusion for a project's pipeline"):
-        PipelineSettings.from_dict({**settings.to_dict(), "fusion": 0.5})
+        PipelineSettings.from_row(bad_spec)  # type: ignore[arg-type]
+    bad_setting = SimpleNamespace(spec=row.spec, settings={"k": 3, "queue": 9})
+    with pytest.raises(ValueError, match=r"unknown project setting\(s\) queue .*known: k"):
+        PipelineSettings.from_row(bad_setting)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="drop --ranker"):
-        PipelineSettings(ranker="r", combiner="c")
+        PipelineSettings.of(ranker="r", combiner="c")
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        PipelineSettings(k=0)

@@ -1,28 +1,33 @@
-"""The project store: migrations on a fresh database, the models equal to the newest
-revision, a newer revision refused by name, a locked SQLite file and an unreachable
+"""The project store: migrations on a fresh database, an older database's project settings
+upgraded to a pipeline spec (and back), the models equal to the newest revision, a newer revision refused by name, a locked SQLite file and an unreachable
 PostgreSQL as clear errors."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect, text
+from sqlalchemy import create_engine, inspect, select, text
 
 from _project_fixtures import postgres_url, project_db, write_codes  # noqa: F401
-from termnorm.projects import decide, init_project, status
+from termnorm.encoders.runtime import Runtime
+from termnorm.projects import PipelineSettings, decide, init_project, status
 from termnorm.projects.errors import (
     DatabaseBusyError,
     DatabaseUnreachableError,
     ProjectNotFoundError,
     SchemaTooNewError,
 )
-from termnorm.projects.migrate import current_revision, head_revision
-from termnorm.projects.models import Base
+from termnorm.projects.migrate import _config, current_revision, head_revision
+from termnorm.projects.models import Base, ProjectRow
 from termnorm.projects.store import check_name, database_url, open_store
+from termnorm.search.spec import PipelineSpec
 
 TABLES = {"project", "source_row", "candidate", "decision", "lease", "reviewer", "alembic_version"}
 
@@ -97,3 +102,56 @@ def test_an_open_store_may_be_passed_and_stays_open(tmp_path: Path) -> None:
         assert status("p", db=store).decisions == 1  # the same engine, still open
     finally:
         store.close()
+
+
+# the settings a project stored before it stored a spec (schema 0002_reviewers)
+OLD_SETTINGS = {
+    "index": "/data/idx/loinc", "runtime": "onnx", "synonyms": ["/data/lab.tsv"],
+    "strategy": "d-t", "ranker": None, "hybrid": None, "combiner": "/data/comb", "k": 3,
+    "k_c": 7, "min_score": 0.4,
+}  # fmt: skip
+
+
+def _old_database(url: str) -> None:
+    """A database at schema 0002_reviewers holding one project with :data:`OLD_SETTINGS`."""
+    engine = create_engine(url)
+    config = _config()
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0002_reviewers")
+        conn.execute(
+            text(
+                "INSERT INTO project (id, name, created_at, settings, source) "
+                "VALUES (1, 'p', :now, :settings, :source)"
+            ),
+            {"now": datetime.now(timezone.utc), "settings": json.dumps(OLD_SETTINGS),
+             "source": json.dumps({"path": "/data/c.csv", "sha256": "0" * 64,
+                                   "code_column": "code", "text_column": "label"})},
+        )  # fmt: skip
+    engine.dispose()
+
+
+def test_an_older_database_upgrades_its_projects_settings_to_a_spec(project_db: str) -> None:  # noqa: F811  (the fixture)
+    url = database_url("p", project_db)
+    _old_database(url)
+    store = open_store("p", project_db)  # upgraded on opening
+    try:
+        with store.session() as s:
+            row = s.scalars(select(ProjectRow)).one()
+            settings = PipelineSettings.from_row(row)
+    finally:
+        store.close()
+    meant = PipelineSpec(
+        index=Path("/data/idx/loinc"), runtime=Runtime.ONNX, synonyms=(Path("/data/lab.tsv"),),
+        strategy="d-t", combiner=Path("/data/comb"), k_c=7, min_score=0.4,
+    )  # fmt: skip
+    assert settings == PipelineSettings(meant, k=3) and settings.calibrated
+    assert row.settings == {"k": 3}
+    engine = create_engine(url)  # and back: the old settings as they were
+    config = _config()
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0002_reviewers")
+        stored = conn.execute(text("SELECT settings FROM project")).scalar()
+    engine.dispose()
+    assert (json.loads(stored) if isinstance(stored, str) else stored) == OLD_SETTINGS

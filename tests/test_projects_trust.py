@@ -109,7 +109,7 @@ def test_out_of_range_thresholds_are_refused_by_the_library(tmp_path: Path) -> N
     db = tmp_path / "p.db"
     with pytest.raises(ValueError, match=r"--min-score 2: a score threshold must be in \[-1, 1\]"):
         init_project("p", write_codes(tmp_path / "c.csv"), "code", "label",
-                     settings=PipelineSettings(min_score=2), db=db)  # fmt: skip
+                     settings=PipelineSettings.of(min_score=2), db=db)  # fmt: skip
     assert not db.exists()  # refused before any database was made
     init_project("p", write_codes(tmp_path / "c.csv"), "code", "label", db=db)
     run_project("p", build, db=db, show_progress=False)  # type: ignore[arg-type]

@@ -48,7 +48,6 @@ from termnorm.search.spec import PipelineSpec
 if TYPE_CHECKING:
     from termnorm.encoders.runtime import Runtime
     from termnorm.mentions.synonyms import SynonymSources
-    from termnorm.projects.settings import PipelineSettings
     from termnorm.search.batch import BatchReport
     from termnorm.search.candidate import RowMatcher
     from termnorm.search.rank import Ranker
@@ -329,44 +328,12 @@ def normalize_file(
     )  # fmt: skip
 
 
-def project_matcher(
-    settings: PipelineSettings, synonyms: Sequence[tuple[str, str]] = ()
-) -> RowMatcher:
-    """The matcher of a mapping project's ``settings`` (:mod:`termnorm.projects`), built by
-    the one factory from the same spec :func:`normalize` builds: the index and its encoder,
-    the synonym files plus ``synonyms`` (the project's approved ``(concept_id, text)``
-    mappings) as domain synonyms, the strategy (``None``: ``d-t+od-t`` once there are
-    synonyms; a strategy that searches domain synonyms is ``o-t`` while there are none: a
-    project's first run has no approved mapping yet), then hybrid recall, the combiner or
-    the ranker. What ``termnorm map run`` passes to :func:`termnorm.projects.run_project`."""
-    from termnorm.search.defaults import default_strategy
-    from termnorm.search.strategies import parse_strategy
-
-    space = search_space(settings.index, settings.runtime)
-    if settings.synonyms:
-        space = with_synonyms(space, [Path(s) for s in settings.synonyms])
-    if synonyms:
-        from termnorm.errors import EmptyResultError
-
-        pairs = [(text, (concept_id,)) for concept_id, text in synonyms]
-        try:
-            space = space.with_synonyms(pairs, source="project")[0]
-        except EmptyResultError as exc:  # every approved concept is outside this index
-            logger.warning("the project's approved mappings are not searched: %s", exc)
-    with_domain = space.domain is not None
-    strategy = settings.strategy or default_strategy(with_domain)
-    if not with_domain and parse_strategy(strategy).needs_domain:
-        logger.info(
-            "strategy %s searches domain synonyms and the project has none yet: %s until the "
-            "first approved mapping", strategy, default_strategy(False),
-        )  # fmt: skip
-        strategy = default_strategy(False)
-    spec = PipelineSpec(
-        index=settings.index, runtime=settings.runtime, strategy=strategy,  # type: ignore[arg-type]
-        min_score=settings.min_score, hybrid=settings.hybrid, combiner=settings.combiner,  # type: ignore[arg-type]
-        ranker=settings.ranker, k_c=settings.k_c,  # type: ignore[arg-type]
-    )  # fmt: skip
-    return build(spec, space)
+def project_matcher(spec: PipelineSpec, synonyms: Sequence[tuple[str, str]] = ()) -> RowMatcher:
+    """The matcher of a mapping project's ``spec`` (:mod:`termnorm.projects`):
+    :func:`~termnorm.search.build.build` of it, as :func:`normalize` builds, with
+    ``synonyms`` (the project's approved ``(concept_id, text)`` mappings) as domain synonyms.
+    What ``termnorm map run`` passes to :func:`termnorm.projects.run_project`."""
+    return build(spec, synonyms=list(synonyms) or None)
 
 
 def lookup(concept_id: str, index: IndexLike = None) -> ConceptInfo:

@@ -8,14 +8,17 @@ uses) and prints its report (``--json`` for machines).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from termnorm.cli._options import db_option, json_option
 from termnorm.cli._output import print_json, print_report
+from termnorm.cli._strategy import spec_from_options, with_spec_options
 from termnorm.cli.map_review_cmd import min_score_option
 from termnorm.engines import Engine
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
+from termnorm.projects.settings import DEFAULT_K
 from termnorm.projects.states import ExportFormat
 from termnorm.search.spec import SPEC_HELP
 
@@ -45,6 +48,16 @@ MAP_ENGINE_HELP = (
 )
 
 
+INIT_HELP = {
+    "strategy": SPEC_HELP["strategy"] + " Approved mappings are domain synonyms, so the default "
+    "searches them once there are some.",
+    "combiner": SPEC_HELP["combiner"] + " Scores then are calibrated: map status shows the "
+    "expected precision of auto-approving.",
+}
+"""``map init``'s help texts where a project adds to ``normalize``'s."""
+
+
+@with_spec_options(help=INIT_HELP)
 def init(
     project: str = typer.Argument(..., help="Project name (letters, digits, _ . -)."),
     source: Path = typer.Option(
@@ -68,37 +81,7 @@ def init(
         "--context-column",
         help="Column shown to reviewers (unit, specimen, ...); repeatable.",
     ),
-    index: Path | None = typer.Option(
-        None,
-        "--index",
-        exists=True,
-        file_okay=False,
-        help="Index folder (default: the default index).",
-    ),
-    runtime: str = typer.Option(
-        "torch", "--runtime", help="Encoder runtime: torch, bf16, onnx, onnx-int8, auto."
-    ),
-    synonyms: list[Path] = typer.Option(
-        [], "--synonyms", exists=True, dir_okay=False, help=SPEC_HELP["synonyms"]
-    ),
-    strategy: str | None = typer.Option(
-        None,
-        "--strategy",
-        help=SPEC_HELP["strategy"]
-        + " Approved mappings are domain synonyms, so the default searches them once there are some.",
-    ),
-    ranker: Path | None = typer.Option(None, "--ranker", exists=True, help=SPEC_HELP["ranker"]),
-    hybrid: Path | None = typer.Option(None, "--hybrid", exists=True, help=SPEC_HELP["hybrid"]),
-    combiner: Path | None = typer.Option(
-        None,
-        "--combiner",
-        exists=True,
-        help=SPEC_HELP["combiner"]
-        + " Scores then are calibrated: map status shows the expected precision of auto-approving.",
-    ),
-    k: int = typer.Option(5, "-k", "--k", min=1, help="Candidates kept per row."),
-    k_c: int = typer.Option(10, "--k-c", min=1, help=SPEC_HELP["k_c"]),
-    min_score: float | None = min_score_option(None, "Drop candidates scoring below this."),
+    k: int = typer.Option(DEFAULT_K, "-k", "--k", min=1, help="Candidates kept per row."),
     encoding: str = typer.Option(
         DEFAULT_ENCODING, "--encoding", help="Text encoding of a CSV/TSV/JSONL source."
     ),
@@ -110,15 +93,13 @@ def init(
     ),
     db: str | None = db_option(),
     json_out: bool = json_option(),
+    **spec: Any,
 ) -> None:
-    """Create a project from a code list; every row waits for map run."""
+    """Create a project from a code list; every row waits for map run. The search options are termnorm normalize's: the project stores them as its pipeline spec."""
     from termnorm.projects.init import init_project
     from termnorm.projects.settings import PipelineSettings
 
-    settings = PipelineSettings.of(
-        index=index, synonyms=synonyms, ranker=ranker, hybrid=hybrid, combiner=combiner,
-        runtime=runtime, strategy=strategy, k=k, k_c=k_c, min_score=min_score,
-    )  # fmt: skip
+    settings = PipelineSettings(spec_from_options(spec).resolved(), k)
     report = init_project(
         project, source, code_column, text_column, frequency_column, context_column,
         settings, db=db, encoding=encoding, errors=errors,

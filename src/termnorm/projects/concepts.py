@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from termnorm.projects.errors import DecisionError
-from termnorm.projects.settings import PipelineSettings
+from termnorm.search.spec import PipelineSpec
 
 if TYPE_CHECKING:
     from termnorm.index import TermIndex
@@ -45,8 +45,8 @@ def index_concepts(index: TermIndex) -> ConceptResolver:
     return resolve
 
 
-def project_concepts(settings: PipelineSettings) -> ConceptResolver:
-    """The resolver of the index ``settings`` name (``None``: the default index), read on
+def project_concepts(spec: PipelineSpec) -> ConceptResolver:
+    """The resolver of the index ``spec`` names (``None``: the default index), read on
     its first use only: a decision on a candidate never loads the index."""
     loaded: list[ConceptResolver] = []
 
@@ -54,7 +54,7 @@ def project_concepts(settings: PipelineSettings) -> ConceptResolver:
         if not loaded:
             from termnorm.search.build import resolve_index
 
-            loaded.append(index_concepts(resolve_index(settings.index)))
+            loaded.append(index_concepts(resolve_index(spec.index)))
         return loaded[0](concept_id)
 
     return resolve

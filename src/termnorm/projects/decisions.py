@@ -181,7 +181,7 @@ def _chosen(
         if concepts is None:
             project = session.get(ProjectRow, row.project_id)
             assert project is not None  # the row's foreign key
-            concepts = project_concepts(PipelineSettings.from_dict(project.settings))
+            concepts = project_concepts(PipelineSettings.from_row(project).spec)
         resolved, name = concepts(concept_id)
         found = _candidate(session, row.id, resolved)
         if found is None:
@@ -289,7 +289,7 @@ def auto_approve(
     if not reviewer.strip():
         raise DecisionError("auto-approve needs the name of who sets the threshold (--reviewer)")
     with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):
-        settings = PipelineSettings.from_dict(proj.settings)
+        settings = PipelineSettings.from_row(proj)
         top = (
             select(SourceRow, CandidateRow)
             .join(CandidateRow, and_(CandidateRow.row_id == SourceRow.id, CandidateRow.rank == 1))

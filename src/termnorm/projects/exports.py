@@ -256,7 +256,7 @@ def export(
             count = _write_synonyms(path, learned_synonyms(session, proj.id))
             return ExportReport(fmt.value, str(path), count)
         rows = list(_rows(session, proj.id))
-        calibrated = PipelineSettings.from_dict(proj.settings).calibrated
+        calibrated = PipelineSettings.from_row(proj).calibrated
     if fmt is ExportFormat.SSSOM:
         measure = "termnorm combiner probability" if calibrated else "termnorm cosine similarity"
         prefix = _prefix_name(subject_prefix or project)

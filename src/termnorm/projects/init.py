@@ -88,7 +88,7 @@ def init_project(
     ):
         _refuse_existing(session, project, spec, store.shown)
         row = ProjectRow(
-            name=project, created_at=utcnow(), settings=settings.to_dict(), source=spec.to_dict()
+            name=project, created_at=utcnow(), source=spec.to_dict(), **settings.to_row()
         )
         session.add(row)
         session.flush()

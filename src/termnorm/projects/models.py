@@ -1,6 +1,6 @@
 """The tables of a mapping project (SQLAlchemy 2.x declarative models).
 
-``project`` (settings as JSON) → ``source_row`` (one per code: text, frequency, context,
+``project`` (its pipeline spec and project settings as JSON) → ``source_row`` (one per code: text, frequency, context,
 state, version) → ``candidate`` (the row's top k, replaced as a whole when the row is
 re-mapped) and ``decision`` (append-only: who did what to which row version, and which
 decision it replaced). ``lease`` reserves a row for one reviewer until it expires.
@@ -74,7 +74,9 @@ class Base(DeclarativeBase):
 
 
 class ProjectRow(Base):
-    """One mapping project: its name, pipeline settings and source record (JSON)."""
+    """One mapping project: its name, its search (``spec``: a
+    :class:`~termnorm.search.spec.PipelineSpec`'s ``to_dict``), the settings that are not
+    the search's (``settings``: ``k``) and its source record (JSON)."""
 
     __tablename__ = "project"
 
@@ -82,6 +84,7 @@ class ProjectRow(Base):
     name: Mapped[str] = mapped_column(String(200), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     settings: Mapped[dict[str, Any]] = mapped_column(JSON)
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
     source: Mapped[dict[str, Any]] = mapped_column(JSON)
 
 

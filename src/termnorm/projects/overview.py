@@ -23,6 +23,7 @@ from termnorm.projects.settings import PipelineSettings, SourceSpec, check_min_s
 from termnorm.projects.source import check_unchanged
 from termnorm.projects.states import Action, RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
+from termnorm.search.spec import PipelineSpec
 
 __all__ = ["DEFAULT_MIN_SCORE", "AutoEstimate", "ProjectStatus", "pipeline_settings", "status"]
 
@@ -58,6 +59,7 @@ class ProjectStatus:
     auto: AutoEstimate | None = None
     source_changed: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    spec: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form for ``--json``."""
@@ -103,7 +105,7 @@ def status(
     :func:`~termnorm.projects.settings.check_min_score` accepts."""
     check_min_score(min_score)
     with open_project(project, db, busy_timeout=busy_timeout) as (store, session, proj):
-        settings = PipelineSettings.from_dict(proj.settings)
+        settings = PipelineSettings.from_row(proj)
         by_state = session.execute(
             select(SourceRow.state, SourceRow.retired, func.count())
             .where(SourceRow.project_id == proj.id)
@@ -128,7 +130,7 @@ def status(
             project, store.shown, sum(states.values()), retired, states, decisions, reviewers,
             len(learned_synonyms(session, proj.id)),
             _estimate(session, proj.id, min_score, settings.calibrated),
-            settings=settings.to_dict(),
+            settings={"k": settings.k}, spec=settings.spec.to_dict(),
         )  # fmt: skip
         try:
             check_unchanged(project, SourceSpec.from_dict(proj.source))
@@ -139,7 +141,7 @@ def status(
 
 def pipeline_settings(
     project: str, *, db: DatabaseLike = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
-) -> PipelineSettings:
-    """The pipeline ``project`` maps its rows with (its index, synonym files, ...)."""
+) -> PipelineSpec:
+    """The pipeline spec ``project`` maps its rows with (its index, synonym files, ...)."""
     with open_project(project, db, busy_timeout=busy_timeout) as (_store, _session, proj):
-        return PipelineSettings.from_dict(proj.settings)
+        return PipelineSettings.from_row(proj).spec

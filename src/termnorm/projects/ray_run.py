@@ -1,6 +1,6 @@
 """``map run --engine ray``: a project's search on a pool of Ray actors, its writes in the driver.
 
-Each of ``workers`` actors builds the project's matcher once (``build(settings, synonyms)``,
+Each of ``workers`` actors builds the project's matcher once (``build(spec, synonyms)``,
 shipped to it by Ray: the builder must pickle — :func:`termnorm.api.project_matcher` does).
 The driver keeps :func:`~termnorm.projects.run.run_project`'s loop: it reads a batch of rows
 still to map, :class:`RayRowMatcher` cuts the batch's texts into one slice per actor, the
@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from termnorm.engines import RayWorkerError, import_ray, ray_session
 from termnorm.errors import TermnormError
-from termnorm.projects.settings import MatcherBuilder, PipelineSettings
+from termnorm.projects.settings import MatcherBuilder
 
 if TYPE_CHECKING:
     from termnorm.search.candidate import RowMatcher, RowResult
+    from termnorm.search.spec import PipelineSpec
 
 __all__ = ["RayRowMatcher", "ray_matcher"]
 
@@ -34,11 +35,11 @@ class _MatchActor:
     """One Ray actor's matcher; answers ``(results, error)`` so that the driver gets the
     worker's message (Ray reports a failed constructor as a bare ``ActorDiedError``)."""
 
-    def __init__(self, build: MatcherBuilder, settings: PipelineSettings, synonyms: Any) -> None:
+    def __init__(self, build: MatcherBuilder, spec: PipelineSpec, synonyms: Any) -> None:
         self.error = ""
         self.matcher: RowMatcher | None = None
         try:
-            self.matcher = build(settings, synonyms)
+            self.matcher = build(spec, synonyms)
         except (TermnormError, ValueError, OSError) as exc:
             self.error = f"{type(exc).__name__}: {exc}"
 
@@ -61,7 +62,7 @@ class RayRowMatcher:
         self,
         ray: Any,
         build: MatcherBuilder,
-        settings: PipelineSettings,
+        spec: PipelineSpec,
         synonyms: Sequence[tuple[str, str]],
         workers: int,
     ) -> None:
@@ -69,7 +70,7 @@ class RayRowMatcher:
             raise ValueError(f"--workers must be at least 1, got {workers}")
         actor = ray.remote(num_cpus=1)(_MatchActor)
         self._ray = ray
-        self._actors = [actor.remote(build, settings, list(synonyms)) for _ in range(workers)]
+        self._actors = [actor.remote(build, spec, list(synonyms)) for _ in range(workers)]
 
     def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
         """Each text's answer, searched on the actors; :class:`~termnorm.engines.RayWorkerError`
@@ -91,7 +92,7 @@ class RayRowMatcher:
 @contextlib.contextmanager
 def ray_matcher(
     build: MatcherBuilder,
-    settings: PipelineSettings,
+    spec: PipelineSpec,
     synonyms: Sequence[tuple[str, str]],
     workers: int,
     address: str | None = None,
@@ -100,7 +101,7 @@ def ray_matcher(
     :class:`~termnorm.errors.MissingExtraError` without ``termnorm[ray]``."""
     ray = import_ray()
     with ray_session(ray, address, workers):
-        matcher = RayRowMatcher(ray, build, settings, synonyms, workers)
+        matcher = RayRowMatcher(ray, build, spec, synonyms, workers)
         try:
             yield matcher
         finally:

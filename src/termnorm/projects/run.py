@@ -7,11 +7,13 @@ mapped or still to map, never half; running again maps what is left. A row a rev
 decided while its batch was being searched keeps the decision (its candidates are not
 written).
 
-The matcher comes from ``build(settings, synonyms)``: the faces pass the one assembly of a
-search from settings that ``termnorm normalize`` uses (:func:`termnorm.api.project_matcher`),
-so a project maps its rows exactly as a ``normalize`` run with the same settings would, with
-the project's approved exact mappings added as domain synonyms
-(:func:`~termnorm.projects.decisions.learned_synonyms`).
+The matcher comes from ``build(spec, synonyms)``: the faces pass
+:func:`termnorm.api.project_matcher`, which is :func:`termnorm.search.build.build` of the
+project's spec, so a project maps its rows exactly as ``termnorm normalize`` with the same
+spec would, with the project's approved exact mappings added as domain synonyms
+(:func:`~termnorm.projects.decisions.learned_synonyms`). A strategy that searches domain
+synonyms waits for them: until the first approved mapping (and without a synonym file) the
+run searches the spec with no strategy named, which ``build`` resolves.
 
 Large lists: ``engine="ray"`` searches each batch on a pool of Ray actors while this process
 alone writes (:mod:`termnorm.projects.ray_run`), so resume stays exactly as above.
@@ -35,12 +37,14 @@ from termnorm.projects.settings import MatcherBuilder, PipelineSettings, SourceS
 from termnorm.projects.source import check_unchanged
 from termnorm.projects.states import RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, Store, using_store
+from termnorm.search.spec import PipelineSpec
+from termnorm.search.strategies import parse_strategy
 
 if TYPE_CHECKING:
     from termnorm.projects.ray_run import RayRowMatcher
     from termnorm.search.candidate import RowMatcher, RowResult
 
-__all__ = ["DEFAULT_BATCH_ROWS", "MatcherBuilder", "RunReport", "run_project"]
+__all__ = ["DEFAULT_BATCH_ROWS", "MatcherBuilder", "RunReport", "run_project", "searched_spec"]
 
 logger = logging.getLogger(__name__)
 
@@ -149,10 +153,21 @@ def _count(store: Store, project_id: int, states: list[str]) -> int:
         return int(session.scalar(query) or 0)
 
 
+def searched_spec(spec: PipelineSpec, synonyms: Sequence[tuple[str, str]]) -> PipelineSpec:
+    """The spec a run searches: ``spec``, but without its strategy while that strategy
+    searches domain synonyms and the project has none yet (no synonym file, no approved
+    mapping): ``build`` then searches the spec's default recall until the first approval."""
+    waits = spec.strategy is not None and parse_strategy(spec.strategy).needs_domain
+    if not waits or spec.synonyms or synonyms:
+        return spec
+    logger.info("strategy %s waits for the first approved mapping", spec.strategy)
+    return spec.replace(strategy=None)
+
+
 @contextlib.contextmanager
 def _matcher(
     build: MatcherBuilder,
-    settings: PipelineSettings,
+    spec: PipelineSpec,
     synonyms: Sequence[tuple[str, str]],
     engine: Engine,
     workers: int,
@@ -161,11 +176,11 @@ def _matcher(
     """The search of a run: ``build``'s matcher here, or one on Ray actors
     (:mod:`termnorm.projects.ray_run`)."""
     if engine is Engine.LOCAL:
-        yield build(settings, synonyms)
+        yield build(spec, synonyms)
         return
     from termnorm.projects.ray_run import ray_matcher
 
-    with ray_matcher(build, settings, synonyms, workers, address) as matcher:
+    with ray_matcher(build, spec, synonyms, workers, address) as matcher:
         yield matcher
 
 
@@ -201,11 +216,11 @@ def run_project(
     with using_store(project, db, busy_timeout) as store:
         with store.session() as session:
             proj = store.project(session, project)
-            project_id, settings = proj.id, PipelineSettings.from_dict(proj.settings)
-            spec = SourceSpec.from_dict(proj.source)
+            project_id, settings = proj.id, PipelineSettings.from_row(proj)
+            source = SourceSpec.from_dict(proj.source)
             synonyms = learned_synonyms(session, project_id)
         if check_source:
-            check_unchanged(project, spec)
+            check_unchanged(project, source)
         states = [RowState.TO_MAP.value] + ([RowState.TO_REVIEW.value] if remap else [])
         report = RunReport(project, synonyms=len(synonyms))
         total = _count(store, project_id, states)
@@ -214,7 +229,9 @@ def run_project(
             return report
         logger.info("%s: mapping %d rows (%d learned synonyms)", project, total, len(synonyms))
         with (
-            _matcher(build, settings, synonyms, engine, workers, address) as matcher,
+            _matcher(
+                build, searched_spec(settings.spec, synonyms), synonyms, engine, workers, address
+            ) as matcher,
             tqdm(total=total, desc="mapping", unit="row", disable=not show_progress) as bar,
         ):
             for state in states:

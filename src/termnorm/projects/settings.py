@@ -1,8 +1,9 @@
-"""A project's settings as plain data: the pipeline that maps its rows (the settings a
-``normalize`` run takes) and where its rows came from (file, hash, columns).
+"""A project's settings as plain data: how its rows are mapped (the pipeline spec a
+``normalize`` run takes, and the candidates kept per row) and where its rows came from
+(file, hash, columns).
 
-Both are frozen dataclasses stored as JSON in the project row; ``from_dict`` refuses unknown
-keys, so a database written by a newer termnorm is never half understood.
+Both are frozen dataclasses stored as JSON in the project row; reading refuses unknown keys,
+so a database written by a newer termnorm is never half understood.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from termnorm.io.decoding import DecodeErrors
@@ -19,6 +19,7 @@ from termnorm.kg._options import options_from_dict, options_to_dict
 from termnorm.search.spec import PipelineSpec
 
 if TYPE_CHECKING:
+    from termnorm.projects.models import ProjectRow
     from termnorm.search.candidate import RowMatcher
 
 __all__ = ["DEFAULT_K", "PipelineSettings", "SourceSpec", "check_min_score", "score_bounds"]
@@ -47,69 +48,47 @@ def check_min_score(value: float | None) -> float | None:
     return value
 
 
-def _path(value: str | Path | None) -> str | None:
-    return None if value is None else str(Path(value).resolve())
-
-
 @dataclass(frozen=True)
 class PipelineSettings:
-    """How a project's rows are mapped: what ``termnorm normalize`` would be given.
+    """How a project's rows are mapped: ``spec``, the search, built by
+    :func:`termnorm.search.build.build` as for ``termnorm normalize`` (every setting that
+    decides the search; the project's approved mappings are added as domain synonyms), and
+    ``k``, the candidates kept per row (the project's own setting)."""
 
-    ``index``: an index folder (``None``: the default index). ``runtime``: the encoder's
-    runtime. ``synonyms``: domain synonym files (the project's approved mappings are added
-    to them). ``strategy``: ``None`` follows the CLI's rule (``d-t+od-t`` once there are
-    domain synonyms, else ``o-t``), so approved mappings are searched as soon as they exist.
-    ``ranker`` / ``hybrid`` / ``combiner``: learned stages (a combiner makes scores calibrated
-    probabilities); ``k`` candidates are kept per row, ``k_c`` reranked; ``min_score``
-    drops weaker candidates."""
-
-    index: str | None = None
-    runtime: str = "torch"
-    synonyms: tuple[str, ...] = ()
-    strategy: str | None = None
-    ranker: str | None = None
-    hybrid: str | None = None
-    combiner: str | None = None
+    spec: PipelineSpec = field(default_factory=PipelineSpec)
     k: int = DEFAULT_K
-    k_c: int = 10
-    min_score: float | None = None
 
     def __post_init__(self) -> None:
         if self.k < 1:
             raise ValueError(f"k must be at least 1, got {self.k}")
-        check_min_score(self.min_score)
-        if self.ranker is not None and self.combiner is not None:
-            raise ValueError("a combiner card names its own ranker (if any): drop --ranker")
+        check_min_score(self.spec.min_score)
 
     @classmethod
-    def of(
-        cls,
-        index: str | Path | None = None,
-        synonyms: Sequence[str | Path] = (),
-        ranker: str | Path | None = None,
-        hybrid: str | Path | None = None,
-        combiner: str | Path | None = None,
-        **rest: Any,
-    ) -> PipelineSettings:
-        """Settings with every path made absolute (a project outlives the working folder)."""
-        return cls(
-            index=_path(index), synonyms=tuple(str(Path(s).resolve()) for s in synonyms),
-            ranker=_path(ranker), hybrid=_path(hybrid), combiner=_path(combiner), **rest,
-        )  # fmt: skip
+    def of(cls, k: int = DEFAULT_K, **spec: Any) -> PipelineSettings:
+        """Settings of ``k`` and the spec's fields, every path made absolute (a project
+        outlives the working folder)."""
+        return cls(PipelineSpec(**spec).resolved(), k)
 
     @property
     def calibrated(self) -> bool:
         """Whether scores are probabilities of being correct (a learned combiner)."""
-        return self.combiner is not None
+        return self.spec.combiner is not None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (what the project row stores)."""
-        return options_to_dict(self)
+    def to_row(self) -> dict[str, dict[str, Any]]:
+        """The project row's JSON columns: ``spec`` (``PipelineSpec.to_dict``) and
+        ``settings`` (the project's own: ``k``)."""
+        return {"spec": self.spec.to_dict(), "settings": {"k": self.k}}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PipelineSettings:
-        """The settings stored by :meth:`to_dict`; unknown keys are refused."""
-        return options_from_dict(cls, data, "a project's pipeline settings (a newer termnorm's?)")
+    def from_row(cls, row: ProjectRow) -> PipelineSettings:
+        """The settings stored by :meth:`to_row`; unknown keys are refused."""
+        spec = PipelineSpec.from_dict(row.spec, "a project's pipeline spec (a newer termnorm's?)")
+        unknown = sorted(set(row.settings) - {"k"})
+        if unknown:
+            raise ValueError(
+                f"unknown project setting(s) {', '.join(unknown)} (a newer termnorm's?); known: k"
+            )
+        return cls(spec, **row.settings)
 
 
 @dataclass(frozen=True)
@@ -146,6 +125,6 @@ class SourceSpec:
         return options_from_dict(cls, data, "a project's source record (a newer termnorm's?)")
 
 
-MatcherBuilder = Callable[["PipelineSettings", Sequence[tuple[str, str]]], "RowMatcher"]
-"""``build(settings, synonyms) -> matcher``: the search a project's settings describe, with
-``(concept_id, text)`` pairs added as domain synonyms."""
+MatcherBuilder = Callable[[PipelineSpec, Sequence[tuple[str, str]]], "RowMatcher"]
+"""``build(spec, synonyms) -> matcher``: the search of a project's spec, with
+``(concept_id, text)`` pairs added as domain synonyms (:func:`termnorm.api.project_matcher`)."""

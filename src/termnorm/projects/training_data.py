@@ -49,7 +49,7 @@ def project_training_data(
         ValueError: no row has a reviewer's decision yet.
     """
     with open_project(project, db, busy_timeout=busy_timeout) as (_, session, proj):
-        settings = PipelineSettings.from_dict(proj.settings)
+        settings = PipelineSettings.from_row(proj)
         rows = reviewed_rows(session, proj.id)
     if not rows:
         raise ValueError(
@@ -63,10 +63,10 @@ def project_training_data(
     crossfit: list[tuple[str, Pair]] = [
         (r.code, (r.text, (r.concept_id,))) for r in rows if r.predicate == Predicate.EXACT.value
     ]
-    files = [*settings.synonyms, *map(str, synonyms)]
+    files = [*settings.spec.synonyms, *synonyms]
     fixed = [pair for path in files for pair in read_synonyms(path)]
     cards = [{"project": project, "format": "project", "mentions": len(rows)}]
-    synonym_cards = [{"path": path, "cross_fitted": False} for path in files]
+    synonym_cards = [{"path": str(path), "cross_fitted": False} for path in files]
     synonym_cards.append({"project": project, "cross_fitted": True, "pairs": len(crossfit)})
     logger.info("%s: %d reviewed rows, %d queries", project, len(rows), len(queries))
     return TrainingData(queries, fixed, crossfit, cards, synonym_cards), settings
@@ -80,7 +80,8 @@ def train_project_ranker(
     show_progress: bool = False,
 ) -> Path:
     """``termnorm rank train --project PROJECT``: a ranker trained on the project's decisions
-    (module doc) with ``spec``'s settings; the strategy defaults to the project's.
+    (module doc) with ``spec``'s settings. Without ``spec.strategy`` the recall is the
+    project's: its spec's strategy and sieve threshold.
 
     Raises:
         ValueError: ``spec`` also names mention files, or an index other than the one the
@@ -89,11 +90,14 @@ def train_project_ranker(
     if spec.mentions:
         raise ValueError("train on a project's decisions or on mention files, not both")
     data, settings = project_training_data(project, db, spec.synonyms, spec.max_queries, spec.seed)
-    if settings.index is not None and Path(settings.index).resolve() != spec.index.resolve():
+    mapped = settings.spec
+    if mapped.index is not None and mapped.index.resolve() != spec.index.resolve():
         raise ValueError(
-            f"project {project!r} maps with the index {settings.index}: train its ranker on "
-            f"that index (--index {settings.index})"
+            f"project {project!r} maps with the index {mapped.index}: train its ranker on "
+            f"that index (--index {mapped.index})"
         )
-    searched = bool(data.fixed or data.crossfit)
-    strategy = spec.strategy or settings.strategy or default_strategy(searched)
+    if spec.strategy is None:
+        spec = replace(spec, strategy=mapped.strategy, threshold=mapped.sieve_threshold)
+    searched = bool(data.fixed or data.crossfit)  # the approved mappings: domain synonyms
+    strategy = spec.strategy or default_strategy(searched)
     return train_ranker(replace(spec, strategy=strategy), out, show_progress, data=data)
