@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from termnorm.kg._options import options_from_dict, options_to_dict
+from termnorm.options import options_from_dict, options_to_dict
 
 if TYPE_CHECKING:
     from termnorm.search.candidate import RowMatcher
