@@ -127,8 +127,8 @@ def test_build_to_dir_in_memory_path(tmp_path: Path) -> None:
 
 
 def test_options_from_strings() -> None:
-    from termnorm.kg._options import options_from_dict
     from termnorm.kg.hpo import HpoOptions
+    from termnorm.options import options_from_dict
 
     options = options_from_dict(
         HpoOptions,

@@ -21,6 +21,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 ROOMS = {
     "": 0,  # termnorm/__init__.py: the version; its lazy API names are the one exception below
     "errors": 0,
+    "options": 0,
     "paths": 0,
     "_artifacts": 0,
     "_lazy": 0,

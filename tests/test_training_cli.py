@@ -10,13 +10,16 @@ import re
 import types
 import typing
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from _cli import TINY_TRAIN_ARGS, run_main
 from termnorm import api
+from termnorm.options import opt
 from termnorm.training import TrainConfig, TrainResult
+from termnorm.training.config.base import Section
+from termnorm.training.objectives import OBJECTIVES, Objective
 
 
 def test_train_with_dev_mentions_reports_and_keeps_the_best_model(
@@ -135,6 +138,8 @@ def _other_value(field: dataclasses.Field[Any], kind: Any, path: Path) -> tuple[
     flag = "--" + field.name.replace("_", "-")
     names = field.metadata.get("flag") or (f"{flag}/--no-{flag[2:]}" if base is bool else flag)
     on, _, off = names.partition("/")  # --x/--no-x, --keep-best/--keep-last, a lone --overwrite
+    if field.name == "loss":  # a name of the objectives' registry
+        return [on, "coder"], "coder"
     if base is bool:
         return [off if default else on], not default
     if typing.get_origin(base) is tuple:
@@ -181,16 +186,86 @@ def test_every_config_field_is_an_option(
     assert {name: config.get(name) for name in expected} == expected
 
 
+def _help(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[list[str], str]:
+    """The option names ``termnorm train ARGS --help`` lists as entries, and its text."""
+    code, out, _ = run_main(["train", *args, "--help"], capsys)
+    assert code == 0
+    entries = out.split("Options:", 1)[1].split("\n\n")[0]
+    return re.findall(r"^  (--[a-z][a-z0-9-]*)", entries, re.M), out
+
+
 def test_help_at_80_columns_shows_every_option_name_whole(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "80")
-    code, out, _ = run_main(["train", "--help"], capsys)
-    assert code == 0
-    names = set(re.findall(r"--[a-z][a-z0-9-]*", out))
+    names: set[str] = set()
+    out = ""
+    for loss in ["", *OBJECTIVES.names()]:
+        _, text = _help(["--loss", loss] if loss else [], capsys)
+        names |= set(re.findall(r"--[a-z][a-z0-9-]*", text))
+        out += text
     for field, _ in _option_fields():
         flag = field.metadata.get("flag") or "--" + field.name.replace("_", "-")
         for name in flag.split("/"):
             assert name in names, name
         assert field.metadata["help"].split()[0] in out
     assert {"--resume", "--config", "--no-hard-negatives", "--keep-last"} <= names
+
+
+def test_an_objectives_help_lists_the_shared_options_and_its_own_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    triplet, text = _help(["--loss", "triplet"], capsys)
+    assert len(triplet) <= 30
+    assert {"--kg", "--steps", "--od-ratio", "--texts-per-concept", "--resume"} <= set(triplet)
+    assert not {"--m", "--negatives", "--inject-layer", "--kge", "--device"} & set(triplet)
+    assert "Runtime options of every objective" in text and "--device" in text
+    general, text = _help([], capsys)
+    assert "--steps" in general and "--device" in general and "--od-ratio" not in general
+    assert "'termnorm train --loss NAME --help' shows the options of objective NAME" in text
+    mtcg, _ = _help(["--objective", "mtcg"], capsys)
+    assert {"--negatives", "--relation-lr"} <= set(mtcg) and "--od-ratio" not in mtcg
+
+
+def test_an_unknown_objective_lists_the_known_ones(
+    tiny_kg_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_main(["train", "--kg", str(tiny_kg_dir), "--loss", "tripet"], capsys)
+    assert code == 2
+    text = " ".join(re.sub("[│╭╮╰╯─]", " ", err).split())  # click's error box, unwrapped
+    assert re.search(
+        r"unknown objective 'tripet' .*did you mean triplet\? Known objectives: ms, ms-v2", text
+    )
+    with pytest.raises(ValueError, match=r"unknown objective 'nope' .*Known objectives: .*mtcg"):
+        TrainConfig(loss="nope")
+
+
+@dataclasses.dataclass
+class _DummyConfig(Section):
+    """A test objective's own settings."""
+
+    name: ClassVar[str] = "dummy"
+    dummy_weight: float = opt(1.0, "The dummy objective's weight.", min=0.0)
+
+
+def test_a_registered_objective_brings_its_own_option(
+    tiny_kg_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    OBJECTIVES.register(Objective("dummy", "tests.test_training_cli:_dummy", (_DummyConfig,)))
+    try:
+        seen = _capture_config(monkeypatch)
+        args = ["train", "--kg", str(tiny_kg_dir), "--out", str(tmp_path / "m")]
+        code, _, err = run_main([*args, "--loss", "dummy", "--dummy-weight", "2.5"], capsys)
+        assert code == 0, err
+        assert seen[0].loss == "dummy" and seen[0].get("dummy_weight") == 2.5
+        assert seen[0].dummy.dummy_weight == 2.5 and seen[0].to_dict()["dummy_weight"] == 2.5
+        options, _ = _help(["--loss", "dummy"], capsys)
+        assert "--dummy-weight" in options and "--od-ratio" not in options
+        code, _, err = run_main([*args, "--loss", "dummy", "--dummy-weight", "-1"], capsys)
+        assert code != 0 and "--dummy-weight" in err
+    finally:
+        OBJECTIVES.unregister("dummy")
+    assert "dummy_weight" not in TrainConfig().to_dict()

@@ -3,7 +3,8 @@
 Every :class:`~termnorm.training.TrainConfig` field is an option, generated from the field
 (:mod:`termnorm.cli._config_options`: its default and help text live in the config only),
 plus ``--config FILE`` (a JSON file of fields; options given on the command line override
-it) and ``--resume``. The command parses them into a config and calls :func:`termnorm.train`,
+it) and ``--resume``; ``--help`` shows the shared options, ``--loss NAME --help`` those of
+objective NAME (:mod:`termnorm.cli._objective_command`). The command parses them into a config and calls :func:`termnorm.train`,
 which is what Python users call. Multi-process runs go through torchrun:
 ``torchrun --nproc_per_node N --no-python termnorm train ...``.
 """
@@ -13,15 +14,14 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from termnorm.cli._config_options import PlainHelpCommand, config_options, with_options
+from termnorm.cli._config_options import with_options
+from termnorm.cli._objective_command import ObjectiveCommand
 from termnorm.training.config import TrainConfig
-from termnorm.training.config.base import opt
 
 logger = logging.getLogger(__name__)
 
@@ -30,19 +30,6 @@ __all__ = ["register"]
 _CONTEXT = inspect.Parameter(
     "ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context
 )
-
-
-@dataclass
-class _RunOptions:
-    """The options of ``termnorm train`` that are not settings of the run."""
-
-    resume: bool = opt(False, "Continue from the newest checkpoint.", "--resume")
-    config_json: Path | None = opt(  # noqa: RUF009 - opt() returns a dataclasses.Field
-        None,
-        "JSON file of TrainConfig fields (options given here override it).",
-        "--config",
-        exists="file",
-    )
 
 
 def config_from_options(
@@ -60,7 +47,7 @@ def config_from_options(
     return TrainConfig.from_dict(values, config_json)
 
 
-def train(ctx: typer.Context, resume: bool, config_json: Path | None, **given: Any) -> None:
+def train(ctx: typer.Context, resume: bool, config_json: str | None, **given: Any) -> None:
     """Train an encoder on a KG (and your annotated mentions); write a sentence-transformers folder.
 
     The recipe that holds up (README, Training): your annotated mentions as domain synonyms
@@ -75,7 +62,8 @@ def train(ctx: typer.Context, resume: bool, config_json: Path | None, **given: A
     """
     from termnorm.api import train as run
 
-    result = run(config_from_options(ctx, given, config_json), resume=resume)
+    config_path = None if config_json is None else Path(config_json)
+    result = run(config_from_options(ctx, given, config_path), resume=resume)
     if result.interrupted:
         typer.echo(
             f"interrupted at step {result.steps}: checkpoint saved in {result.out}; "
@@ -89,8 +77,7 @@ def train(ctx: typer.Context, resume: bool, config_json: Path | None, **given: A
 
 
 def register(app: typer.Typer) -> None:
-    """Attach ``train`` to ``app``."""
-    command = with_options(
-        train, [_CONTEXT], [*config_options(TrainConfig), *config_options(_RunOptions)]
-    )
-    app.command("train", cls=PlainHelpCommand, context_settings={"max_content_width": 100})(command)
+    """Attach ``train`` to ``app`` (its options come from the objectives' registry when it
+    parses: :class:`ObjectiveCommand`)."""
+    command = with_options(train, [_CONTEXT], [])
+    app.command("train", cls=ObjectiveCommand, context_settings={"max_content_width": 100})(command)

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from termnorm.errors import EmptyResultError
-from termnorm.kg._options import options_from_dict, options_to_dict
 from termnorm.kg._text import Record
 from termnorm.kg.formats import KGFormat
 from termnorm.kg.graph import KnowledgeGraph
@@ -38,6 +37,7 @@ from termnorm.kg.records import Concept, LoadReport, Term
 from termnorm.kg.stream import write_records
 from termnorm.kg.tsv import TsvOptions, load_biosyn, load_tsv
 from termnorm.kg.umls import UmlsOptions, load_umls
+from termnorm.options import options_from_dict, options_to_dict
 
 log = logging.getLogger(__name__)
 

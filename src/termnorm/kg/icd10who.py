@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from termnorm.errors import InputFormatError
-from termnorm.kg._options import opt
 from termnorm.kg._text import Record
 from termnorm.kg._tryton import (
     SOURCE_LANG,
@@ -42,6 +41,7 @@ from termnorm.kg._tryton import (
     translations,
 )
 from termnorm.kg.records import Concept, LoadReport, Relation, Term
+from termnorm.options import opt
 
 NAMESPACE = "ICD10"
 SOURCE = "ICD10WHO"

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from termnorm.errors import InputFormatError
-from termnorm.kg._options import opt
 from termnorm.kg._text import Record
 from termnorm.kg._tryton import (
     SOURCE_LANG,
@@ -34,6 +33,7 @@ from termnorm.kg._tryton import (
     translations,
 )
 from termnorm.kg.records import Concept, LoadReport, Relation
+from termnorm.options import opt
 
 NAMESPACE = "ICD9P"
 SOURCE = "ICD9PROCS"

@@ -25,11 +25,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from termnorm.kg._options import opt
 from termnorm.kg._text import Record, concept_terms
 from termnorm.kg.ids import namespaced
 from termnorm.kg.obo_parser import SCOPES, OboDocument, OboStanza, parse_obo
 from termnorm.kg.records import Concept, LoadReport, Relation
+from termnorm.options import opt
 
 HPO_PHENOTYPE_ROOT = "HP:0000118"
 

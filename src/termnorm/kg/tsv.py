@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from termnorm.errors import InputFormatError
-from termnorm.kg._options import opt
 from termnorm.kg._text import Record, decode_entities, decoded_lines, dedup_terms, iter_lines
 from termnorm.kg.ids import namespaced
 from termnorm.kg.records import Concept, LoadReport
+from termnorm.options import opt
 
 DEFAULT_PREFIX = "LOCAL"
 _ID_HEADERS = {"concept_id", "id", "cui", "code", "conceptid"}

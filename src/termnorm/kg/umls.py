@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from termnorm.errors import InputFormatError
-from termnorm.kg._options import opt
 from termnorm.kg._text import Record, dedup_terms, iter_lines
 from termnorm.kg.records import Concept, LoadReport, Relation
+from termnorm.options import opt
 
 log = logging.getLogger(__name__)
 

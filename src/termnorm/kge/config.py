@@ -10,11 +10,16 @@ Training runs up to ``epochs`` epochs and stops early when the filtered MRR on (
 of) the validation split stops improving.
 """
 
+# opt() returns a dataclasses.Field, as field() does: no shared mutable default
+# ruff: noqa: RUF009
+
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from enum import Enum
 from typing import Any
+
+from termnorm.options import check_bounds, opt
 
 __all__ = ["FIELD_HELP", "KGEConfig", "KGEModelKind"]
 
@@ -35,73 +40,66 @@ class KGEModelKind(str, Enum):
         ]
 
 
-def _opt(default: Any, text: str, at_least: int | None = None) -> Any:
-    """A field with default ``default``, the help text the CLI shows and, for a number, its
-    smallest valid value (``None`` stays valid)."""
-    return field(default=default, metadata={"help": text, "at_least": at_least})
-
-
 @dataclass(frozen=True)
 class KGEConfig:
     """Everything that determines a KGE training run (saved in the folder's card)."""
 
-    model: KGEModelKind = _opt(  # noqa: RUF009 (a Field, as field() returns)
+    model: KGEModelKind = opt(
         KGEModelKind.TRANSE, "KGE model: " + ", ".join(k.value for k in KGEModelKind)
     )
-    dim: int = _opt(
-        128, "Embedding size (complex models: complex dimensions, vectors are 2×dim).", 1
+    dim: int = opt(
+        128, "Embedding size (complex models: complex dimensions, vectors are 2×dim).", min=1
     )
-    epochs: int = _opt(
+    epochs: int = opt(
         300,
         "Most epochs over the training triples; with early stopping training ends sooner, "
         "when the validation MRR stops improving.",
-        1,
+        min=1,
     )
-    batch_size: int | None = _opt(
+    batch_size: int | None = opt(
         None,
         "Positive triples (sLCWA) or (h, r) pairs (1-N) per batch (default: the model's "
         "recipe, 1,024 triples; 256 pairs for ComplEx).",
-        1,
+        min=1,
     )
-    lr: float | None = _opt(None, "Adam learning rate (default: the model's recipe).")
-    negatives: int | None = _opt(
+    lr: float | None = opt(None, "Adam learning rate (default: the model's recipe).")
+    negatives: int | None = opt(
         None,
         "Corrupted triples per positive, sLCWA (default: the model's recipe; ComplEx scores "
         "every entity, 1-N with reciprocal relations, unless this is given).",
-        1,
+        min=1,
     )
-    early_stopping: bool = _opt(
+    early_stopping: bool = opt(
         True,
         "Stop when the filtered validation MRR has not improved by 1 % for `patience` "
         "evaluations, and keep the best epoch's weights.",
     )
-    eval_every: int = _opt(5, "Epochs between two validation evaluations (early stopping).", 1)
-    patience: int = _opt(2, "Validation evaluations without improvement before stopping.", 1)
-    valid_max_triples: int | None = _opt(
+    eval_every: int = opt(5, "Epochs between two validation evaluations (early stopping).", min=1)
+    patience: int = opt(2, "Validation evaluations without improvement before stopping.", min=1)
+    valid_max_triples: int | None = opt(
         1000,
         "Rank a seeded sample of this many validation triples at each early-stopping "
         "check (None: all).",
-        1,
+        min=1,
     )
-    valid_fraction: float = _opt(0.04, "Share of triples held out for validation (paper: 4 %).")
-    test_fraction: float = _opt(0.06, "Share of triples held out for the test (paper: 6 %).")
-    eval_max_triples: int | None = _opt(
+    valid_fraction: float = opt(0.04, "Share of triples held out for validation (paper: 4 %).")
+    test_fraction: float = opt(0.06, "Share of triples held out for the test (paper: 6 %).")
+    eval_max_triples: int | None = opt(
         None,
         "Rank a seeded sample of this many test triples (default: all; still filtered "
         "against every known triple).",
-        1,
+        min=1,
     )
-    eval_batch_size: int = _opt(64, "Test triples scored at once against all entities (memory).", 1)
-    seed: int = _opt(0, "Seed of the split, initialisation and batches.")
-    device: str | None = _opt(None, "torch device (default: PyKEEN's choice, CUDA when present).")
-    progress: bool = _opt(True, "Show a progress bar over the epochs (with an ETA).")
+    eval_batch_size: int = opt(
+        64, "Test triples scored at once against all entities (memory).", min=1
+    )
+    seed: int = opt(0, "Seed of the split, initialisation and batches.")
+    device: str | None = opt(None, "torch device (default: PyKEEN's choice, CUDA when present).")
+    progress: bool = opt(True, "Show a progress bar over the epochs (with an ETA).")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "model", KGEModelKind(self.model))
-        for f in fields(self):
-            low, value = f.metadata["at_least"], getattr(self, f.name)
-            if low is not None and value is not None and value < low:
-                raise ValueError(f"{f.name} must be at least {low}, got {value}")
+        check_bounds(self, label=str)
         if self.lr is not None and self.lr <= 0:
             raise ValueError(f"lr must be positive, got {self.lr}")
         for name in ("valid_fraction", "test_fraction"):

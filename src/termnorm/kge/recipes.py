@@ -1,47 +1,13 @@
 """How each KGE model trains by default: loss, initialisation, regulariser, negatives, lr,
 training loop.
 
-PyKEEN's per-model defaults are tuned for 1,000-epoch reproductions (Trouillon et al.'s
-ComplEx: AdaGrad lr 0.5; Kazemi et al.'s SimplE: AdaGrad lr 0.1, ``experiments/`` in PyKEEN).
-With a CPU budget of minutes (Adam, one negative, tens of epochs) they did not learn on the
-ICD-10 tree or on HPO (issue 32):
-
-* **ComplEx** draws its embeddings from N(0, 1): a 128-dimensional trilinear score then has a
-  spread of about ±11 before any training, the softplus loss fits the training triples by
-  moving these large random vectors a little, and held-out triples rank at random (MRR 0.001
-  on the ICD-10 tree). Its L2 regulariser on every looked-up embedding also doubled the time
-  of an epoch. Recipe: Xavier-normal initialisation (small scores at the start), no
-  regulariser (early stopping on the validation MRR bounds over-fitting), sampled softmax
-  (below), 4 negatives.
-* **SimplE** has the same N(0, 1) initialisation (PyKEEN's default initialiser) and the same
-  failure (MRR 0.002; with 8 negatives and the sampled softmax still 0.0005); PyKEEN's default
-  also builds *no* regulariser (its resolver gets ``None``) and no score clamp. Recipe: the score clamp of the authors' code
-  (±20), the small initialisation of ComplEx, sampled softmax with 8 negatives.
-* **TransE**: a margin ranking loss of margin 1 with one uniformly corrupted tail or head is
-  satisfied almost at once on a tree (a random entity is far away), so training stops
-  receiving gradient (MRR 0.006 on HPO). Recipe: sampled softmax with 32 negatives.
-* **RotatE** learned with the old defaults (margin loss, one negative) but slowly (HPO MRR
-  0.039 after 20 epochs). Recipe: sampled softmax with 32 negatives. (RotatE's own
-  self-adversarial loss needs a margin matched to the embedding size: with margin 6 at
-  dimension 32 it did not learn the chain fixture of the tests.)
-
-The sampled softmax (PyKEEN's ``CrossEntropyLoss`` in sLCWA: −log of the positive's share
-of exp(score) over the positive and its negatives) is shift-invariant, so it needs no margin
-fitted to each model's score scale.
-
-**1-N scoring for the bilinear models.** With a few sampled negatives ComplEx and SimplE
-stopped at MRR 0.030 on HPO with annotations (target 0.05). The standard remedy for these
-models (Dettmers et al. 2018, Lacroix et al. 2018, Ruffinelli et al. 2020) is to score each
-(h, r) against *every* entity, a softmax over all 31,674 candidates (PyKEEN's LCWA loop with
-``CrossEntropyLoss``), with a reciprocal relation r⁻¹ per relation so that the head side
-(?, r, t) is trained too, as (t, r⁻¹, ?). For a bilinear score this is one matrix product per
-batch of (h, r) pairs (an epoch costs more than a sampled one, but needs no [batch, entities,
-dim] tensor); for the distance models (TransE, RotatE) it would materialise that tensor, so
-they keep sampled negatives. A recipe without ``negatives`` trains this way; ``--negatives N``
-turns it back into sLCWA with N negatives and no reciprocal relations (the earlier recipe).
-
-Values were chosen on the ICD-10 tree and HPO with annotations (README, "Knowledge-graph
-embeddings"); ``--lr``, ``--negatives`` and ``--batch-size`` override them per run.
+:data:`RECIPES` gives each :class:`~termnorm.kge.config.KGEModelKind` its
+:class:`KGERecipe` (saved on the KGE folder's card); ``--lr``, ``--negatives`` and
+``--batch-size`` override it per run. A recipe without ``negatives`` scores each (h, r) against
+every entity (1-N, PyKEEN's LCWA loop, reciprocal relations); ``--negatives N`` makes it sLCWA
+with N sampled negatives and no reciprocal relations. Why each model trains as it does, and the
+runs that chose the values: ``docs/kge_recipes.md``; results: README, "Knowledge-graph
+embeddings".
 """
 
 from __future__ import annotations

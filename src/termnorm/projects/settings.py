@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from termnorm.io.decoding import DecodeErrors
-from termnorm.kg._options import options_from_dict, options_to_dict
+from termnorm.options import options_from_dict, options_to_dict
 from termnorm.search.spec import PipelineSpec
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ keys refused by :meth:`PipelineSpec.from_dict`). :func:`termnorm.search.build.bu
 it into the matcher. Import-free (the CLI reads the help texts while it registers).
 """
 
-# option() returns a dataclasses.Field, as field() does: no shared mutable default
+# option() (termnorm.options.opt) returns a dataclasses.Field, as field() does
 # ruff: noqa: RUF009
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from termnorm.encoders.runtime import THREADS_HELP, Runtime
-from termnorm.kg._options import options_from_dict
+from termnorm.options import opt as option
+from termnorm.options import options_from_dict
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, DEFAULT_WITH_SYNONYMS
 from termnorm.search.identity import canonical
 
@@ -31,12 +32,6 @@ __all__ = ["RANK_MODES", "SPEC_HELP", "PipelineSpec", "option"]
 RANK_MODES = ("learned", "fused", "rank", "recall")
 """The ranker's orders (:class:`termnorm.search.rank.RankMode`'s values)."""
 _PATHS = ("index", "model", "hybrid", "combiner", "ranker", "implication")
-
-
-def option(default: Any, help: str, **meta: Any) -> Any:
-    """A spec field with a default and its command-line option's metadata: ``help``, and
-    ``flag``, ``exists``, ``cli_required``, ``min``/``max`` (:mod:`termnorm.cli._config_options`)."""
-    return dataclasses.field(default=default, metadata={"help": help, **meta})
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ class CoderObjective(Objective):
             )
         self.rel_weight = config.coder.relation_weight(config.loss)
         self.sty_weight = config.coder.sty_weight
-        kind = config.loss.relation
+        kind = LossKind(config.loss).relation
         self.relation: RelationLoss | TransEMarginLoss | None = None
         if kind == "matrix" and relation_labels:
             self.relation = RelationLoss(RelationHead(relation_labels, dim, RelationKind.MATRIX))
@@ -75,7 +75,7 @@ class CoderObjective(Objective):
             self.relation = TransEMarginLoss(
                 RelationHead(relation_labels, dim, RelationKind.TRANSE), config.coder.transe_margin
             )
-        self.sty = SemanticTypeLoss(dim, n_types) if config.loss.sty and n_types else None
+        self.sty = SemanticTypeLoss(dim, n_types) if LossKind(config.loss).sty and n_types else None
 
     @property
     def relation_head(self) -> RelationHead | None:
@@ -131,12 +131,12 @@ def coder_sampler(config: TrainConfig, kg: KnowledgeGraph) -> KGSampler:
         kg,
         c.k,
         s.m,
-        s.synonym_share if c.loss.relation else 1.0,
+        s.synonym_share if LossKind(c.loss).relation else 1.0,
         s.lang_balanced,
         c.seed,
         hard_share=s.hard_share if s.hard_negatives else 0.0,
         hard_cluster=s.hard_cluster,
-        with_types=c.loss.sty,
+        with_types=LossKind(c.loss).sty,
         domain_share=s.domain_share if c.uses_domain_groups else 0.0,
         refresh_every=s.hard_refresh if s.hard_negatives else 0,
         refresh_neighbours=s.hard_neighbours,
@@ -160,13 +160,13 @@ def coder_trainer(
     kg = with_domain_terms(config, kg, mentions)  # data first: its errors come before the model
     encoder, info = load_base_encoder(config, dist_info)  # seeds torch; the heads init below
     sampler = coder_sampler(config, kg)
-    if config.loss.relation and sampler.n_triplets == 0:
+    if LossKind(config.loss).relation and sampler.n_triplets == 0:
         logger.warning(
             "the KG has no usable relation (%d in the table, none between concepts with "
             "terms): training synonym-only (MS loss)",
             len(kg.relations),
         )
-    if config.loss.sty and not sampler.type_labels:
+    if LossKind(config.loss).sty and not sampler.type_labels:
         logger.warning("the KG has no semantic types: the STY loss is off")
     dim = int(encoder.model.config.hidden_size)
     objective = CoderObjective(dim, config, sampler.relation_labels, len(sampler.type_labels))

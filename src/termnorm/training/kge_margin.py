@@ -159,7 +159,7 @@ def load_margin_kge(config: TrainConfig, kg: KnowledgeGraph) -> KGEVectors:
     """
     if config.kge is None:  # validate() refuses it already; keeps the type checker informed
         raise ValueError(
-            f"--loss {config.loss.value} needs --kge KGE (a folder from 'termnorm kge train')"
+            f"--loss {config.loss} needs --kge KGE (a folder from 'termnorm kge train')"
         )
     return load_kge(config.kge, kg)
 

@@ -10,8 +10,6 @@ set to the first one's ``--out``.
 
 from __future__ import annotations
 
-import dataclasses
-
 from termnorm.kg import KnowledgeGraph
 from termnorm.training.config import PROTOTYPE_LOSSES, LossKind, TrainConfig
 from termnorm.training.protocols import Evaluator
@@ -36,11 +34,11 @@ def pipelined_training(
             (the fine-tuning must start from the pre-trained encoder).
     """
     if inject.loss is not LossKind.KGE_INJECT:
-        raise ValueError(f"the first stage must be --loss kge-inject (got {inject.loss.value})")
-    if finetune.loss.value not in PROTOTYPE_LOSSES:
+        raise ValueError(f"the first stage must be --loss kge-inject (got {inject.loss})")
+    if finetune.loss not in PROTOTYPE_LOSSES:
         raise ValueError(
             f"the fine-tuning stage takes an MS loss ({', '.join(PROTOTYPE_LOSSES)}), "
-            f"got {finetune.loss.value}"
+            f"got {finetune.loss}"
         )
     if inject.out is None:
         raise ValueError("the injection stage needs an output folder (out)")
@@ -50,7 +48,7 @@ def pipelined_training(
             f"not {finetune.base_model}: leave its base_model unset"
         )
     inject.validate()
-    finetune = dataclasses.replace(finetune, base_model=inject.out)
+    finetune = finetune.replace(base_model=inject.out)
     finetune.validate()
     first = run_training(inject, kg)
     if first.interrupted:

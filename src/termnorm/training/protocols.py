@@ -21,9 +21,9 @@ function ``(config, kg, mentions, evaluator, dist_info) -> Trainer`` in its own 
 prototype batches) that :func:`termnorm.training.run.build_trainer` picks by ``config.loss``.
 
 A new method is a new module with its batch source, its objective and its composition
-function, its settings as a section of :mod:`termnorm.training.config` (a field of
-``TrainConfig``: its flags follow), a :class:`~termnorm.training.LossKind` value and one
-entry in :data:`termnorm.training.run.COMPOSITIONS` — never an edit of the trainer.
+function, plus a module in :mod:`termnorm.training.objectives` declaring its
+:class:`~termnorm.training.config.base.Section` (its flags follow) and its ``Objective``, and
+one line in that package's registry — never an edit of the trainer.
 """
 
 from __future__ import annotations

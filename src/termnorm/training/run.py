@@ -1,8 +1,8 @@
 """One training job from its config: the composition root of ``termnorm train``.
 
 :func:`run_training` joins the torchrun process group when there is one, reads the training
-mentions (:mod:`termnorm.training.data`), builds the trainer that ``config.loss`` names
-(:func:`build_trainer`), runs it and leaves the group. An evaluator (the dev set) is injected
+mentions (:mod:`termnorm.training.data`), builds the trainer of the objective ``config.loss`` names
+(:func:`build_trainer`; :data:`termnorm.training.objectives.OBJECTIVES`), runs it and leaves the group. An evaluator (the dev set) is injected
 by the caller — :func:`termnorm.train` builds one from ``config.dev`` — since training sits
 below indexing and search.
 """
@@ -12,33 +12,20 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from termnorm.kg import KnowledgeGraph
-from termnorm.training.coder import coder_trainer
-from termnorm.training.config import BatchKind, LossKind, TrainConfig
+from termnorm.training.config import BatchKind, TrainConfig
 from termnorm.training.data import MentionPair, training_mentions
 from termnorm.training.distributed import DistInfo, cleanup, init_distributed
-from termnorm.training.kge_injection import kge_injection_trainer
-from termnorm.training.kge_margin import kge_margin_trainer
-from termnorm.training.mtcg import mtcg_trainer
+from termnorm.training.objectives import OBJECTIVES
 from termnorm.training.protocols import Evaluator
 from termnorm.training.prototype import prototype_trainer
 from termnorm.training.trainer import Trainer, TrainResult
-from termnorm.training.triplet import triplet_trainer
 
-__all__ = ["BATCH_COMPOSITIONS", "COMPOSITIONS", "build_trainer", "run_training"]
+__all__ = ["BATCH_COMPOSITIONS", "build_trainer", "run_training"]
 
 Composition = Callable[
     [TrainConfig, KnowledgeGraph, Sequence[MentionPair], Evaluator | None, DistInfo | None],
     Trainer,
 ]
-
-COMPOSITIONS: dict[LossKind, Composition] = {
-    **{kind: coder_trainer for kind in LossKind},
-    LossKind.MS_V3: kge_margin_trainer,
-    LossKind.TRIPLET: triplet_trainer,
-    LossKind.KGE_INJECT: kge_injection_trainer,
-    LossKind.MTCG: mtcg_trainer,
-}
-"""The trainer of each ``--loss``: ``(config, kg, mentions, evaluator, dist_info) -> Trainer``."""
 
 BATCH_COMPOSITIONS: dict[BatchKind, Composition] = {BatchKind.PROTOTYPE: prototype_trainer}
 """Batch sources that replace a loss's own (``--batches``); the MS losses take any of them."""
@@ -51,7 +38,8 @@ def build_trainer(
     evaluator: Evaluator | None = None,
     dist_info: DistInfo | None = None,
 ) -> Trainer:
-    """The :class:`Trainer` of ``config.loss`` (see :data:`COMPOSITIONS`), ready to train.
+    """The :class:`Trainer` of ``config.loss`` (its objective's composition function, or that of
+    ``config.batches`` where :data:`BATCH_COMPOSITIONS` has one), ready to train.
 
     Args:
         config: the run (checked first, before anything is loaded).
@@ -65,7 +53,9 @@ def build_trainer(
         if config.kg is None:
             raise ValueError("the training config needs a KG folder (--kg) or a KG object")
         kg = KnowledgeGraph.load(config.kg)
-    compose = BATCH_COMPOSITIONS.get(config.batches, COMPOSITIONS[config.loss])
+    compose = (
+        BATCH_COMPOSITIONS.get(config.batches) or OBJECTIVES.resolve(config.loss).composition()
+    )
     return compose(config, kg, mentions, evaluator, dist_info)
 
 

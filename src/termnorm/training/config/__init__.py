@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from termnorm.training.config.base import Section
 from termnorm.training.config.coder import CoderLossConfig
@@ -35,6 +34,9 @@ from termnorm.training.config.shared import (
     TrainData,
 )
 from termnorm.training.config.triplet import TripletConfig
+
+if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.training.objectives.base import Registry
 
 __all__ = [
     "PROTOTYPE_LOSSES",
@@ -65,31 +67,56 @@ RUNTIME_KEYS = frozenset({
 })  # fmt: skip
 
 
-@dataclass
+@dataclass(eq=False)
 class TrainConfig(SharedConfig):
-    """Everything that determines a training run (saved flat in checkpoints and the model card)."""
+    """Everything that determines a training run (saved flat in checkpoints and the model card):
+    the shared settings, and one section per :class:`Section` the registered objectives read
+    (``config.sampler``, ``config.mtcg``, ...; :data:`termnorm.training.objectives.OBJECTIVES`)."""
 
-    sampler: KGSamplerConfig = field(default_factory=KGSamplerConfig)
-    coder: CoderLossConfig = field(default_factory=CoderLossConfig)
-    prototype: PrototypeConfig = field(default_factory=PrototypeConfig)
-    injection: InjectionConfig = field(default_factory=InjectionConfig)
-    triplet: TripletConfig = field(default_factory=TripletConfig)
-    mtcg: MtcgConfig = field(default_factory=MtcgConfig)
+    def __post_init__(self) -> None:
+        """Typed values; ``loss`` resolved by name (an unknown one lists the known ones); every
+        section at its defaults."""
+        super().__post_init__()
+        self.loss = _registry().resolve(self.loss).name
+        self._sections: dict[str, Section] = {kind.name: kind() for kind in _registry().sections()}
+
+    def __getattr__(self, name: str) -> Any:
+        """The section ``name`` (``config.sampler``)."""
+        sections = self.__dict__.get("_sections", {})
+        if name in sections:
+            return sections[name]
+        raise AttributeError(f"'TrainConfig' object has no attribute or section {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TrainConfig) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def sections(self) -> list[Section]:
-        """The objective sections, in field order."""
-        return [getattr(self, name) for name in _sections()]
+        """The objective sections, in the registry's order."""
+        return list(self._sections.values())
 
     @property
     def keywords(self) -> Path | None:
         """``mtcg.keywords`` by its flat name (an input file ``termnorm.train`` guards)."""
-        return self.mtcg.keywords
+        return self.get("keywords")  # type: ignore[no-any-return]
 
     def get(self, key: str) -> Any:
         """The typed value of flat key ``key`` (``get("m")`` is ``sampler.m``)."""
         owner = _owners()[key]
-        return getattr(self if owner is None else getattr(self, owner), key)
+        return getattr(self if owner is None else self._sections[owner], key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready flat dict: the shared settings, then each section's fields."""
+        out = super().to_dict()
+        for section in self.sections:
+            out.update(section.to_dict())
+        return out
+
+    def replace(self, **changes: Any) -> TrainConfig:
+        """A copy with ``changes`` (flat keys)."""
+        return TrainConfig.from_dict({**self.to_dict(), **changes})
 
     def changed_from(self, saved: dict[str, Any]) -> list[str]:
         """``"key (checkpoint: old, now: new)"`` for each setting that differs from ``saved``
@@ -123,7 +150,7 @@ class TrainConfig(SharedConfig):
         Raises:
             ValueError: for a key that is not an option (a misspelt ``--config`` key or
                 keyword must not be ignored silently), naming ``source`` (e.g. the file the
-                keys came from) and the closest valid keys.
+                keys came from) and the closest valid keys; for an unknown ``loss``.
         """
         owners = _owners()
         unknown = sorted(set(data) - set(owners))
@@ -139,12 +166,12 @@ class TrainConfig(SharedConfig):
                 + (f" ({hints_text})" if hints_text else "")
                 + "; the keys are the 'termnorm train' options with '_' for '-'"
             )
-        shared = {key: value for key, value in data.items() if owners[key] is None}
-        sections: dict[str, Any] = {
-            name: kind(**{key: v for key, v in data.items() if owners[key] == name})
-            for name, kind in _sections().items()
-        }
-        return cls(**shared, **sections)
+        config = cls(**{key: value for key, value in data.items() if owners[key] is None})
+        for name, section in config._sections.items():
+            config._sections[name] = type(section)(
+                **{key: value for key, value in data.items() if owners[key] == name}
+            )
+        return config
 
     @classmethod
     def paper(cls, **overrides: Any) -> TrainConfig:
@@ -157,23 +184,19 @@ class TrainConfig(SharedConfig):
         return cls.from_dict({**base, **overrides}, "TrainConfig.paper")
 
 
-@functools.cache
-def _sections() -> dict[str, type[Section]]:
-    """``{field name: section class}`` of :class:`TrainConfig`."""
-    return {
-        f.name: f.default_factory  # type: ignore[misc]
-        for f in dataclasses.fields(TrainConfig)
-        if f.default_factory is not dataclasses.MISSING
-    }
+def _registry() -> Registry:
+    """The objectives registry (imported here: its modules import this package's)."""
+    from termnorm.training.objectives import OBJECTIVES
+
+    return OBJECTIVES
 
 
-@functools.cache
 def _owners() -> dict[str, str | None]:
-    """``{flat key: its section's field name, None for a shared setting}``."""
+    """``{flat key: its section's name, None for a shared setting}``."""
     owners: dict[str, str | None] = {f.name: None for f in dataclasses.fields(SharedConfig)}
-    for name, kind in _sections().items():
+    for kind in _registry().sections():
         for f in dataclasses.fields(kind):  # type: ignore[arg-type]
             if f.name in owners:
                 raise TypeError(f"{kind.__name__}.{f.name} repeats the option of another field")
-            owners[f.name] = name
+            owners[f.name] = kind.name
     return owners

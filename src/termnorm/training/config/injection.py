@@ -4,6 +4,7 @@ kge-inject``): where the entities are injected, how many, masking and passages."
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from termnorm.training.config.base import Section, opt
 from termnorm.training.config.shared import LossKind, SharedConfig
@@ -15,20 +16,22 @@ __all__ = ["InjectionConfig"]
 class InjectionConfig(Section):
     """``L_MLM + L_EL`` over corpus passages whose mentions get KGE entities injected."""
 
+    name: ClassVar[str] = "injection"
+
     inject_layer: int = opt(
         4,
         "--loss kge-inject: inject after this transformer layer (the paper: 8 of BERT's "
         "12; 4 of MiniLM's 6).",
     )
     inject_candidates: int = opt(
-        10, "--loss kge-inject: entities n the linker mixes per mention.", at_least=1
+        10, "--loss kge-inject: entities n the linker mixes per mention.", min=1
     )
     mlm_probability: float = opt(
         0.15, "--loss kge-inject: share of tokens masked (whole mentions)."
     )
     passage_length: int = opt(96, "--loss kge-inject: max tokens per training passage.")
     passages_per_batch: int = opt(
-        6, "--loss kge-inject: passages per batch (the paper's 6).", at_least=1
+        6, "--loss kge-inject: passages per batch (the paper's 6).", min=1
     )
 
     def validate(self, run: SharedConfig) -> None:

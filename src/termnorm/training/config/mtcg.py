@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import ClassVar
 
 from termnorm.training.config.base import Section, opt
 from termnorm.training.config.shared import LossKind, SharedConfig
@@ -38,6 +39,8 @@ class ImplicationWeighting(str, Enum):
 class MtcgConfig(Section):
     """``--loss mtcg``: triplet loss over (mention, gold, negative) + implication-number loss."""
 
+    name: ClassVar[str] = "mtcg"
+
     negatives: NegativeKind = opt(
         NegativeKind.ONLINE,
         "--loss mtcg: negative strategy: online (the current model's top wrong concepts, "
@@ -46,13 +49,13 @@ class MtcgConfig(Section):
         "gold name swapped; needs --keywords).",
     )
     negatives_per_mention: int = opt(
-        4, "--loss mtcg: k_n, negatives per (mention, gold) pair (paper: 4).", at_least=1
+        4, "--loss mtcg: k_n, negatives per (mention, gold) pair (paper: 4).", min=1
     )
     mention_batch: int = opt(
         16,
         "--loss mtcg: (mention, gold concept) pairs per micro-batch; each brings its gold "
         "name and k_n negatives, so a batch encodes (2 + k_n) texts per pair.",
-        at_least=1,
+        min=1,
     )
     triplet_margin: float = opt(
         1.0, "--loss mtcg: margin of the Euclidean triplet loss (paper: 1)."
@@ -60,7 +63,7 @@ class MtcgConfig(Section):
     implication_weight: float = opt(
         1.0,
         "--loss mtcg: weight of the implication-number cross-entropy (paper: 1, a plain sum).",
-        at_least=0,
+        min=0,
     )
     implication_class_weights: ImplicationWeighting = opt(
         ImplicationWeighting.BALANCED,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 from termnorm.training.config.base import Section, check_share, opt
 from termnorm.training.config.shared import SharedConfig
@@ -29,6 +30,8 @@ def check_batch_shape(k: int, m: int, flag: str = "") -> None:
 class KGSamplerConfig(Section):
     """How the KG sampler composes its 2k-term batches (``k`` is a shared setting)."""
 
+    name: ClassVar[str] = "sampler"
+
     m: int = opt(2, "Repeats of each sampled triplet in a batch (2 <= m <= sqrt(k)).")
     synonym_share: float = opt(
         0.75,
@@ -44,10 +47,10 @@ class KGSamplerConfig(Section):
     hard_negatives: bool = opt(True, "Compose batches of concepts near each other (CODER++-style).")
     hard_share: float = opt(0.75, "Share of slots composed from near-concept clusters.")
     hard_refresh: int = opt(
-        250, "Re-embed concept names every N steps to refresh neighbours.", at_least=1
+        250, "Re-embed concept names every N steps to refresh neighbours.", min=1
     )
-    hard_neighbours: int = opt(16, "Neighbours kept per concept.", at_least=1)
-    hard_cluster: int = opt(4, "Concept groups per near-concept cluster.", at_least=2)
+    hard_neighbours: int = opt(16, "Neighbours kept per concept.", min=1)
+    hard_cluster: int = opt(4, "Concept groups per near-concept cluster.", min=2)
     hard_max_concepts: int = opt(
         10_000, "Concepts embedded per neighbour refresh (a new random subset each time)."
     )

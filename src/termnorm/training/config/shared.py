@@ -12,7 +12,7 @@ every dev set.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 from pathlib import Path
 
 from termnorm.encoders.pooling import Pooling
@@ -21,8 +21,9 @@ from termnorm.training.config.base import Settings, opt
 __all__ = ["PROTOTYPE_LOSSES", "BatchKind", "LossKind", "Precision", "SharedConfig", "TrainData"]
 
 
-class LossKind(str, Enum):
-    """Which objective to train (``+sty`` adds the semantic-type classification loss)."""
+class LossKind(StrEnum):
+    """The built-in objectives (``+sty`` adds the semantic-type classification loss); ``--loss``
+    takes any name of :data:`termnorm.training.objectives.OBJECTIVES`."""
 
     CODER = "coder"  # L_MS + 1.0 · L_rel (cos(M_rᵀ e_h, e_t))
     MS = "ms"  # synonym-only L_MS (SapBERT-like baseline)
@@ -88,12 +89,13 @@ class SharedConfig(Settings):
     )
     base_model: Path | None = opt(None, "Start model folder (default: all-MiniLM-L6-v2).")
     pooling: Pooling | None = opt(None, "cls or mean (default: the model's own, else mean).")
-    loss: LossKind = opt(
+    loss: str = opt(
         LossKind.MS,
         "Objective: a CODER loss (ms = synonyms only), '+sty' adds the semantic-type "
         "loss; ms-v2 / ms-v3 = the MS loss with separate margins / with per-pair margins "
         "from a KGE (--kge); triplet = the triplet network; mtcg = the multi-task "
-        "candidate generator (mention triples + implication-number head, --mentions).",
+        "candidate generator (mention triples + implication-number head, --mentions). "
+        "'termnorm train --loss NAME --help' shows the options of objective NAME.",
         aliases=("--objective",),
     )
     batches: BatchKind = opt(
@@ -123,24 +125,22 @@ class SharedConfig(Settings):
         "prototype, mention passages for --loss kge-inject. Gold annotations are not read.",
     )
     corpus_format: str | None = opt(None, "Format of --corpus: text, pubtator, ... (detected).")
-    steps: int = opt(1500, "Optimizer steps.", at_least=1)
+    steps: int = opt(1500, "Optimizer steps.", min=1)
     k: int = opt(64, "Triplet slots per batch (the batch holds 2k terms).")
     lr: float = opt(5e-5, "Peak learning rate (AdamW).")
     weight_decay: float = opt(0.01, "AdamW weight decay.")
     relation_lr: float | None = opt(None, "Learning rate of relation/STY heads (default: lr).")
     warmup: float = opt(0.06, "Warm-up steps: a count (>= 1) or a share of --steps (< 1).")
-    grad_accum: int = opt(1, "Gradient accumulation (micro-batches per step).", at_least=1)
+    grad_accum: int = opt(1, "Gradient accumulation (micro-batches per step).", min=1)
     max_grad_norm: float = opt(1.0, "Gradient clipping norm (0 = off).")
     max_length: int = opt(24, "Max tokens per term.")
     precision: Precision = opt(Precision.AUTO, "fp32, bf16, fp16 or auto.")
     freeze_embeddings: bool = opt(True, "Freeze the token/position embeddings.")
     freeze_layers: int = opt(2, "Freeze the lowest N transformer layers.")
     seed: int = opt(13, "Random seed (sampling, dropout, init of heads).")
-    log_every: int = opt(10, "Write a JSONL log record every N steps.", at_least=1)
-    checkpoint_every: int = opt(
-        500, "Save a resumable checkpoint every N steps (0 = off).", at_least=0
-    )
-    keep_checkpoints: int = opt(2, "Checkpoints kept on disk (plus the best one).", at_least=1)
+    log_every: int = opt(10, "Write a JSONL log record every N steps.", min=1)
+    checkpoint_every: int = opt(500, "Save a resumable checkpoint every N steps (0 = off).", min=0)
+    keep_checkpoints: int = opt(2, "Checkpoints kept on disk (plus the best one).", min=1)
     clean_checkpoints: bool = opt(True, "Delete the checkpoints once the run has finished.")
     overwrite: bool = opt(False, "Replace an existing, non-empty --out folder.", "--overwrite")
     dev: Path | None = opt(None, "Mention file for periodic dev evaluation (acc@1).", exists="path")
@@ -148,7 +148,7 @@ class SharedConfig(Settings):
     dev_kg: Path | None = opt(
         None, "KG whose terms the dev mentions are matched to (default: --kg).", exists="path"
     )
-    eval_every: int = opt(0, "Evaluate on --dev every N steps (0 = only at the end).", at_least=0)
+    eval_every: int = opt(0, "Evaluate on --dev every N steps (0 = only at the end).", min=0)
     keep_best: bool = opt(
         True,
         "With --dev, the output holds the best model by the dev evaluator's primary "
@@ -162,7 +162,7 @@ class SharedConfig(Settings):
     )
     device: str | None = opt(None, "cpu, cuda, cuda:1 ... (default: cuda when present).")
     threads: int | None = opt(None, "torch CPU threads (default: torch's choice).")
-    encode_batch: int = opt(256, "Batch size when embedding concepts or dev terms.", at_least=1)
+    encode_batch: int = opt(256, "Batch size when embedding concepts or dev terms.", min=1)
 
     @property
     def uses_domain_groups(self) -> bool:
@@ -192,12 +192,12 @@ class SharedConfig(Settings):
         kge_losses = (LossKind.MS_V3, LossKind.KGE_INJECT)
         if self.loss in kge_losses and self.kge is None:
             raise ValueError(
-                f"--loss {self.loss.value} needs --kge KGE, a folder written by 'termnorm kge "
+                f"--loss {self.loss} needs --kge KGE, a folder written by 'termnorm kge "
                 "train --kg KG --model transe --out KGE' on the same KG as --kg"
             )
         if self.kge is not None and self.loss not in kge_losses:
             raise ValueError(
-                f"--kge is only used by --loss ms-v3 (got --loss {self.loss.value}) and "
+                f"--kge is only used by --loss ms-v3 (got --loss {self.loss}) and "
                 "--loss kge-inject; drop --kge or pass one of them"
             )
         if self.corpus and not (
