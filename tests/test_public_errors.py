@@ -20,6 +20,9 @@ INTERNAL = {
     "termnorm.serve.errors.ApiError",
     "termnorm.serve.guards.BodyTooLarge",
     "termnorm.serve.uploads.UploadCancelled",
+    # the encoder's per-batch stop signal inside a training run; the run catches it and
+    # returns interrupted, it never reaches a user
+    "termnorm.training.run_control.StopRequested",
 }
 # Modules that only run inside their own tool (Alembic's environment script).
 NOT_IMPORTABLE = {"termnorm.projects.migrations.env"}
