@@ -36,13 +36,14 @@ from termnorm.search.build import (
     load_ranker,
     remember_encoder,
     resolve_index,
+    resolve_strategy,
     search_space,
     with_synonyms,
 )
 from termnorm.search.candidate import Candidate, candidates_or_raise
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 from termnorm.search.domain import SearchSpace
-from termnorm.search.matcher import SpaceMatcher, build_strategy
+from termnorm.search.space_matcher import SpaceMatcher, build_strategy
 from termnorm.search.spec import PipelineSpec
 
 if TYPE_CHECKING:
@@ -339,7 +340,7 @@ def project_matcher(
     synonyms; a strategy that searches domain synonyms is ``o-t`` while there are none: a
     project's first run has no approved mapping yet), then hybrid recall, the combiner or
     the ranker. What ``termnorm map run`` passes to :func:`termnorm.projects.run_project`."""
-    from termnorm.search.defaults import default_strategy
+    from termnorm.search.defaults import DEFAULT_STRATEGY
     from termnorm.search.strategies import parse_strategy
 
     space = search_space(settings.index, settings.runtime)
@@ -353,14 +354,13 @@ def project_matcher(
             space = space.with_synonyms(pairs, source="project")[0]
         except EmptyResultError as exc:  # every approved concept is outside this index
             logger.warning("the project's approved mappings are not searched: %s", exc)
-    with_domain = space.domain is not None
-    strategy = settings.strategy or default_strategy(with_domain)
-    if not with_domain and parse_strategy(strategy).needs_domain:
+    strategy = resolve_strategy(settings, space)
+    if space.domain is None and parse_strategy(strategy).needs_domain:
         logger.info(
             "strategy %s searches domain synonyms and the project has none yet: %s until the "
-            "first approved mapping", strategy, default_strategy(False),
+            "first approved mapping", strategy, DEFAULT_STRATEGY,
         )  # fmt: skip
-        strategy = default_strategy(False)
+        strategy = DEFAULT_STRATEGY
     spec = PipelineSpec(
         index=settings.index, runtime=settings.runtime, strategy=strategy,  # type: ignore[arg-type]
         min_score=settings.min_score, hybrid=settings.hybrid, combiner=settings.combiner,  # type: ignore[arg-type]

@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from termnorm.engines import Engine
 from termnorm.projects.decisions import learned_synonyms
 from termnorm.projects.models import Base, CandidateRow, JsonReady, SourceRow, utcnow
-from termnorm.projects.settings import MatcherBuilder, PipelineSettings, SourceSpec
+from termnorm.projects.settings import MatcherBuilder, PipelineSettings, ProjectSource
 from termnorm.projects.source import check_unchanged
 from termnorm.projects.states import RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, Store, using_store
@@ -202,7 +202,7 @@ def run_project(
         with store.session() as session:
             proj = store.project(session, project)
             project_id, settings = proj.id, PipelineSettings.from_dict(proj.settings)
-            spec = SourceSpec.from_dict(proj.source)
+            spec = ProjectSource.from_dict(proj.source)
             synonyms = learned_synonyms(session, project_id)
         if check_source:
             check_unchanged(project, spec)

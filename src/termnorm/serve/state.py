@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from termnorm.search.build import SpecError, learned_stages, recall_stage, search_space
 from termnorm.search.defaults import default_strategy
 from termnorm.search.domain import SearchSpace, SynonymReport, add_synonym_sources
-from termnorm.search.matcher import SpaceMatcher
+from termnorm.search.space_matcher import SpaceMatcher
 from termnorm.search.spec import PipelineSpec
 from termnorm.serve.errors import ApiError
 from termnorm.serve.settings import ServeSettings
@@ -36,10 +36,10 @@ from termnorm.serve.synonym_store import StoreContents, append_synonym_store, re
 
 if TYPE_CHECKING:
     from termnorm.search.candidate import RowMatcher
-    from termnorm.search.rank.ranker import Ranker
+    from termnorm.search.stages.ranker.ranker import Ranker
     from termnorm.serve.batching import MicroBatcher
 
-__all__ = ["Runtime", "ServiceState", "load_ranker", "load_space"]
+__all__ = ["ServiceRuntime", "ServiceState", "load_ranker", "load_space"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ _MATCHERS_KEPT = 64
 
 
 @dataclass
-class Runtime:
+class ServiceRuntime:
     """What the app's lifespan sets up (``app.state.runtime``): the loaded state, or why
     loading failed, and the micro-batcher."""
 

@@ -36,7 +36,7 @@ from termnorm.errors import InputFormatError, MissingExtraError
 from termnorm.io.tables import TableFormat, TableReader, open_reader
 from termnorm.search.batch import BatchReport, normalize_file, text_column
 from termnorm.search.candidate import Candidate
-from termnorm.search.matcher import SpaceMatcher
+from termnorm.search.space_matcher import SpaceMatcher
 from termnorm.serve.batching import MicroBatcher, QueueFullError
 from termnorm.serve.errors import ApiError
 

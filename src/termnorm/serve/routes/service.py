@@ -13,7 +13,7 @@ from termnorm.serve.errors import redact_paths
 from termnorm.serve.metrics import CONTENT_TYPE_LATEST, Metrics
 from termnorm.serve.routes.deps import RETRY_LOADING, app_runtime
 from termnorm.serve.schemas import HealthOut, ReadyOut
-from termnorm.serve.state import Runtime
+from termnorm.serve.state import ServiceRuntime
 
 __all__ = ["STATIC", "router"]
 
@@ -29,7 +29,7 @@ async def health() -> HealthOut:
 
 
 @router.get("/v1/ready", response_model=ReadyOut, tags=["service"])
-async def ready(runtime: Runtime = Depends(app_runtime)) -> JSONResponse:
+async def ready(runtime: ServiceRuntime = Depends(app_runtime)) -> JSONResponse:
     """200 with what is served once the index is loaded; 503 while loading or failed."""
     if runtime.state is not None:
         return JSONResponse(ReadyOut(status="ready", **runtime.state.info()).model_dump())
