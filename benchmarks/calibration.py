@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from termnorm.evaluation.predictions import read_records
-from termnorm.search.rank.calibration import expected_calibration_error, reliability_bins
+from termnorm.search.stages.combiner.calibration import expected_calibration_error, reliability_bins
 
 THRESHOLDS = (0.5, 0.7, 0.8, 0.9, 0.95)
 

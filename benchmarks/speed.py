@@ -55,7 +55,7 @@ from termnorm.evaluation.normalization import NormalizationEvaluator
 from termnorm.index import TermIndex
 from termnorm.mentions import read_mentions
 from termnorm.search.domain import SearchSpace
-from termnorm.search.matcher import SearchConfig, SpaceMatcher
+from termnorm.search.space_matcher import SearchConfig, SpaceMatcher
 from termnorm.search.strategies import SearchMode
 
 ROOT = Path(__file__).resolve().parents[1]

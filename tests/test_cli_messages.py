@@ -16,8 +16,8 @@ from _cli import run_main
 from termnorm.cli.index_cmd import _summary
 from termnorm.cli.main import _register, app
 from termnorm.errors import ArtifactMismatchError
-from termnorm.search.matcher import SearchConfig
-from termnorm.search.rank.ranker import Ranker
+from termnorm.search.space_matcher import SearchConfig
+from termnorm.search.stages.ranker.ranker import Ranker
 
 
 @pytest.fixture(autouse=True)

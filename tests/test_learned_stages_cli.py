@@ -101,7 +101,7 @@ def test_api_hybrid_and_combiner(cards: tuple[Path, Path, Path, Path]) -> None:
 
 
 def test_holdout_documents_are_a_seeded_share() -> None:
-    from termnorm.search.rank.train_data import holdout_documents
+    from termnorm.search.stages.crossfit import holdout_documents
 
     docs = [f"d{i}" for i in range(20)]
     held = holdout_documents(docs + docs, 0.25, seed=3)

@@ -11,7 +11,7 @@ from termnorm.errors import ArtifactMismatchError
 from termnorm.index import TermIndex
 from termnorm.kg import KnowledgeGraph
 from termnorm.search import Candidate, Matcher, Normalizer, QueryError, SearchSpace
-from termnorm.search.matcher import build_strategy
+from termnorm.search.space_matcher import build_strategy
 
 
 @pytest.fixture()

@@ -116,7 +116,7 @@ def test_kge_train_guards_its_out(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_rank_train_guards_its_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import termnorm.search.rank.training as training
+    import termnorm.search.stages.ranker.training as training
 
     calls: list[Path] = []
 

@@ -1,23 +1,29 @@
 """One pipeline spec, one factory: the spec's round trip and refusals, the CLI options generated
-from it, the API keywords that are its fields, the factory's cache, matcher identities, and a
-resumable job that the API starts and the CLI finishes (both describe it the same way)."""
+from it, the API keywords that are its fields, the factory's cache, matcher identities, a
+resumable job that the API starts and the CLI finishes (both describe it the same way), the
+registry of learned stages the factory applies in order, and the one default-strategy rule."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from termnorm import api
 from termnorm.cli.main import main
-from termnorm.search import batch
-from termnorm.search.build import build, clear_caches
+from termnorm.search import batch, stages
+from termnorm.search.build import build, clear_caches, resolve_strategy
 from termnorm.search.candidate import OverRecall, RowMatcher, RowResult
 from termnorm.search.query import DEFAULT_MAX_CHARS
 from termnorm.search.spec import RANK_MODES, PipelineSpec
+from termnorm.search.stages import Stage as LearnedStage
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
 
@@ -166,3 +172,100 @@ def test_a_job_the_api_started_the_cli_finishes(
 def test_api_keywords_name_every_spec_field() -> None:
     fields = {f.name for f in dataclasses.fields(PipelineSpec)}
     assert set(api.AnswerOptions.__annotations__) == fields - {"index", "synonyms", "ranker"}
+
+
+@dataclass(frozen=True)
+class TaggedSpec(PipelineSpec):
+    """A spec with two dummy stage fields."""
+
+    first: str | None = None
+    second: str | None = None
+
+
+class Tagged:
+    """A stage that only renames the matcher it wraps (``recall>tag``)."""
+
+    def __init__(self, inner: RowMatcher, tag: str) -> None:
+        self.inner = inner
+        self.name = f"{inner.name}>{tag}"
+
+    def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
+        return self.inner.normalize_rows(texts, k)
+
+
+def tag_stage(field: str) -> LearnedStage:
+    def apply(spec: Any, matcher: RowMatcher, space: Any, artifact: Any) -> RowMatcher:
+        assert artifact == getattr(spec, field)
+        return Tagged(matcher, f"{field}={artifact}")  # type: ignore[return-value]
+
+    return LearnedStage(field, field, apply)
+
+
+def test_build_applies_registered_stages_in_order(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stages, "STAGES", [tag_stage("second"), tag_stage("first")])
+    both = build(TaggedSpec(index=index_dir, first="a", second="b"))
+    assert both.name == "embedding-term>second=b>first=a"
+    only = build(TaggedSpec(index=index_dir, first="a"))
+    assert only.name == "embedding-term>first=a"
+    assert build(TaggedSpec(index=index_dir)).name == "embedding-term"
+    assert only.normalize_rows(["heart attack"], 1)[0].candidates  # still the recall's answer
+
+
+def test_a_stage_of_a_field_the_spec_lacks_is_refused(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stages, "STAGES", [tag_stage("first")])
+    with pytest.raises(AttributeError, match="first"):
+        build(PipelineSpec(index=index_dir))
+
+
+def test_the_registry_holds_the_three_learned_stages_in_query_order() -> None:
+    assert [(s.name, s.field) for s in stages.STAGES] == [
+        ("hybrid", "hybrid"),
+        ("combiner", "combiner"),
+        ("ranker", "ranker"),
+    ]
+
+
+NO_DOMAIN = SimpleNamespace(domain=None)
+WITH_DOMAIN = SimpleNamespace(domain=object())
+
+
+@pytest.mark.parametrize(
+    ("spec", "space", "expected"),
+    [
+        (PipelineSpec(strategy="od-c"), WITH_DOMAIN, "od-c"),
+        (PipelineSpec(strategy="d-t"), NO_DOMAIN, "d-t"),
+        (PipelineSpec(), NO_DOMAIN, "o-t"),
+        (PipelineSpec(mode="concept"), NO_DOMAIN, "o-c"),
+        (PipelineSpec(), WITH_DOMAIN, "d-t+od-t"),
+        (PipelineSpec(synonyms=["s.tsv"]), NO_DOMAIN, "d-t+od-t"),  # type: ignore[arg-type]
+        (SimpleNamespace(strategy=None, synonyms=("s.tsv",)), None, "d-t+od-t"),
+        (SimpleNamespace(strategy=None, synonyms=()), None, "o-t"),
+    ],
+)
+def test_resolve_strategy(spec: Any, space: Any, expected: str) -> None:
+    assert resolve_strategy(spec, space) == expected
+
+
+def test_resolve_strategy_refuses_an_unknown_mode() -> None:
+    with pytest.raises(ValueError, match="mode must be term or concept, got 'terms'"):
+        resolve_strategy(SimpleNamespace(strategy=None, synonyms=(), mode="terms"), NO_DOMAIN)
+
+
+def test_a_space_with_domain_synonyms_is_searched_by_default(index_dir: Path) -> None:
+    space = api.add_synonyms(index_dir, [("T:0001", "ticker trouble")])
+    matcher = build(PipelineSpec(), space)
+    assert matcher.name == resolve_strategy(PipelineSpec(), space) == "d-t+od-t"
+    top = matcher.normalize_rows(["ticker trouble"], 1)[0].candidates[0]
+    assert (top.concept_id, top.source) == ("T:0001", "domain")
+
+
+@pytest.mark.parametrize("package", ["termnorm.search", "termnorm.search.rank"])
+def test_every_lazy_export_resolves(package: str) -> None:
+    """The moved modules still serve the public names (``termnorm.search.rank.fit_hybrid``)."""
+    module = importlib.import_module(package)
+    missing = [name for name in module.__all__ if getattr(module, name, None) is None]
+    assert missing == []

@@ -14,7 +14,7 @@ from termnorm import api
 from termnorm.projects import PipelineSettings, decide, init_project, run_project, training_data
 from termnorm.projects.training_data import project_training_data, train_project_ranker
 from termnorm.search.rank import RankerTrainConfig, RankTrainSpec, load_ranker
-from termnorm.search.rank.ranker import CARD_NAME
+from termnorm.search.stages.ranker.ranker import CARD_NAME
 
 
 @pytest.fixture(scope="module")

@@ -17,21 +17,21 @@ from termnorm.kg.keyword_mining import mine_chinese_procedure_keywords, mine_eng
 from termnorm.kg.keywords import KeywordVocabulary, builtin_keywords_path, read_keywords
 from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
-from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
-from termnorm.search.rank.fusion import (
+from termnorm.search.stages.ranker.cross_encoder import KeywordCrossEncoder
+from termnorm.search.stages.ranker.fusion import (
     distances,
     fuse,
     recall_similarities,
     select_codes,
 )
-from termnorm.search.rank.keyword_mask import (
+from termnorm.search.stages.ranker.keyword_mask import (
     PS_POSITION,
     PT_POSITION,
     encode_pairs,
     keyword_attention_mask,
 )
-from termnorm.search.rank.texts import candidate_text
-from termnorm.search.rank.training import Query, recall_candidates
+from termnorm.search.stages.ranker.texts import candidate_text
+from termnorm.search.stages.ranker.training import Query, recall_candidates
 
 VOCAB = KeywordVocabulary(
     frozenset({"kidney", "breast", "lower limb", "甲状腺"}),
@@ -202,7 +202,7 @@ def test_cross_fitting_never_finds_the_mentions_own_entry() -> None:
     assert all(c.matched_term != "q own" for c in own)
     # without cross-fitting the mention finds itself first
     everything = space.with_synonyms([p for _d, p in crossfit])[0]
-    from termnorm.search.matcher import build_strategy
+    from termnorm.search.space_matcher import build_strategy
 
     leaked = build_strategy(everything, "d-t+od-t").normalize("q own", k=1)[0]
     assert (leaked.concept_id, leaked.matched_term) == ("X:1", "q own")
@@ -265,7 +265,7 @@ def test_index_implication_finds_the_recall_models_head(
     from types import SimpleNamespace
 
     from termnorm.errors import ArtifactMismatchError
-    from termnorm.search.rank import implication as module
+    from termnorm.search.stages.ranker import implication as module
 
     seen: list[Path] = []
     monkeypatch.setattr(module, "load_implication", lambda path: seen.append(path) or "p")

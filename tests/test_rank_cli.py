@@ -19,8 +19,8 @@ from termnorm.errors import ArtifactMismatchError
 from termnorm.index import TermIndex
 from termnorm.kg import KnowledgeGraph
 from termnorm.search.build import clear_caches
-from termnorm.search.rank import implication as implication_module
-from termnorm.search.rank.ranker import CARD_NAME, load_ranker
+from termnorm.search.stages.ranker import implication as implication_module
+from termnorm.search.stages.ranker.ranker import CARD_NAME, load_ranker
 
 MENTIONS = [  # (concept, text): the training mentions, also the domain synonyms
     ("T:0001", "heart attacks"),

@@ -14,16 +14,16 @@ from termnorm.errors import ArtifactMismatchError
 from termnorm.kg.graph import KnowledgeGraph
 from termnorm.search.candidate import Candidate, RowResult, Source
 from termnorm.search.lexical import TfidfMatcher
-from termnorm.search.rank.calibration import expected_calibration_error, reliability_bins
-from termnorm.search.rank.combiner import (
+from termnorm.search.stages.combiner.calibration import expected_calibration_error, reliability_bins
+from termnorm.search.stages.combiner.card import load_combined
+from termnorm.search.stages.combiner.matcher import CombinedMatcher
+from termnorm.search.stages.combiner.model import (
     BASE_FEATURES,
     FEATURES,
-    CombinedMatcher,
     Combiner,
     candidate_features,
     fit_combiner,
 )
-from termnorm.search.rank.combiner_fit import load_combined
 
 
 def sigmoid(z: np.ndarray) -> np.ndarray:
@@ -217,8 +217,8 @@ class CarryingRanker(NoiseRanker):
 
 
 def test_ranked_matcher_learned_mode_is_the_combiners_order_and_threshold() -> None:
-    from termnorm.search.rank.fusion import RankMode
-    from termnorm.search.rank.matcher import RankedMatcher
+    from termnorm.search.stages.ranker.fusion import RankMode
+    from termnorm.search.stages.ranker.matcher import RankedMatcher
 
     rng = np.random.default_rng(11)
     lists, gold = _lists(rng, 60, "q")

@@ -22,7 +22,7 @@ from termnorm.search.rank import (
     load_ranker,
     train_ranker,
 )
-from termnorm.search.rank.ranker import CARD_NAME
+from termnorm.search.stages.ranker.ranker import CARD_NAME
 
 MENTIONS = [
     ("T:0001", "heart attacks"),

@@ -15,7 +15,7 @@ from termnorm.search.rank import (
     RankPair,
     train_cross_encoder,
 )
-from termnorm.search.rank.train_loop import listwise_batches
+from termnorm.search.stages.ranker.train_loop import listwise_batches
 
 
 def softmax(xs: list[float]) -> list[float]:

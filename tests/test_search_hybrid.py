@@ -12,10 +12,16 @@ from _search_fakes import TABLE, DictEncoder, build_index, unit
 from termnorm.errors import ArtifactMismatchError
 from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
-from termnorm.search.hybrid import HybridConfig, HybridMatcher, ScoredCandidates, space_kg
 from termnorm.search.lexical import TfidfMatcher
-from termnorm.search.matcher import build_strategy
-from termnorm.search.rank.hybrid_fit import fit_weight, load_hybrid
+from termnorm.search.space_matcher import build_strategy
+from termnorm.search.stages.hybrid.card import load_hybrid
+from termnorm.search.stages.hybrid.fit import fit_weight
+from termnorm.search.stages.hybrid.matcher import (
+    HybridConfig,
+    HybridMatcher,
+    ScoredCandidates,
+    space_kg,
+)
 
 # "neuroblastoma" sits far from the query "neuroblastomas" in the (made-up) dense space, so the
 # dense side never ranks it in its top 2; its character 3-grams give it away to the sparse side.

@@ -11,9 +11,9 @@ import pytest
 from _search_fakes import DOMAIN_TEXT, DictEncoder, build_index, make_space, unit
 from termnorm.errors import EmptyResultError
 from termnorm.search import SearchSpace
-from termnorm.search import matcher as matcher_module
+from termnorm.search import space_matcher as matcher_module
 from termnorm.search.filters import FilterError, namespace_of
-from termnorm.search.matcher import build_strategy
+from termnorm.search.space_matcher import build_strategy
 
 
 # ----------------------------------------------------------------------------- provenance

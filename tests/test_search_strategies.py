@@ -20,7 +20,7 @@ from _search_fakes import (
 from termnorm.errors import EmptyResultError
 from termnorm.index import TermIndex
 from termnorm.search import Matcher, RowMatcher, SearchSpace
-from termnorm.search.matcher import build_strategy
+from termnorm.search.space_matcher import build_strategy
 from termnorm.search.strategies import (
     PAPER_SIEVES,
     PAPER_STRATEGIES,

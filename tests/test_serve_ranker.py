@@ -14,9 +14,9 @@ pytest.importorskip("fastapi")
 from _serve_fixtures import build_tiny_index, serving
 from termnorm import api
 from termnorm.cli.main import main
-from termnorm.search.rank import implication as implication_module
-from termnorm.search.rank.matcher import RankedMatcher
-from termnorm.search.rank.ranker import load_ranker
+from termnorm.search.stages.ranker import implication as implication_module
+from termnorm.search.stages.ranker.matcher import RankedMatcher
+from termnorm.search.stages.ranker.ranker import load_ranker
 
 MENTIONS = [
     ("T:0001", "heart attacks"),

@@ -20,7 +20,7 @@ from _serve_fixtures import build_tiny_index, serving
 from termnorm import api
 from termnorm.errors import InputFormatError
 from termnorm.io.tables import open_reader
-from termnorm.search.matcher import build_strategy
+from termnorm.search.space_matcher import build_strategy
 from termnorm.serve.uploads import (
     QueuedMatcher,
     UploadCancelled,

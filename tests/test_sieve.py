@@ -6,8 +6,8 @@ import pytest
 
 from _search_fakes import DOMAIN_TEXT, TABLE, DictEncoder, make_space
 from termnorm.search.candidate import Candidate
-from termnorm.search.matcher import build_strategy
 from termnorm.search.sieve import sieve_merge
+from termnorm.search.space_matcher import build_strategy
 
 
 def cands(*pairs: tuple[str, float]) -> list[Candidate]:

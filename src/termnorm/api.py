@@ -42,7 +42,7 @@ from termnorm.search.build import (
 from termnorm.search.candidate import Candidate, candidates_or_raise
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 from termnorm.search.domain import SearchSpace
-from termnorm.search.matcher import SpaceMatcher, build_strategy
+from termnorm.search.space_matcher import SpaceMatcher, build_strategy
 from termnorm.search.spec import PipelineSpec
 
 if TYPE_CHECKING:

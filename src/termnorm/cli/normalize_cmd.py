@@ -15,9 +15,9 @@ import typer
 from termnorm.cli._output import print_json
 from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_options
 from termnorm.cli.lookup_cmd import warn_concept_id_queries
+from termnorm.engines import Engine
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
 from termnorm.mentions.abbreviations import AbbreviationMode
-from termnorm.search.engines import ENGINE_HELP, Engine
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.search.batch import BatchReport
@@ -60,6 +60,11 @@ Examples:
 
 DEFAULT_K_TERMS = 5
 DEFAULT_K_FILES = 1
+BATCH_ENGINE_HELP = (
+    "local: this process, resumable chunk by chunk; ray: a pool of Ray actors (--workers), "
+    "each loading the index once, writing one Parquet part per input partition into the "
+    "--output folder (needs the ray extra and Parquet input)."
+)
 
 
 def _print_results(terms: list[str], results: list[RowResult], json_out: bool) -> None:
@@ -182,7 +187,7 @@ def register(app: typer.Typer) -> None:
         chunk_rows: int | None = typer.Option(
             None, "--chunk-rows", min=1, help="Rows per written chunk (per Ray partition)."
         ),
-        engine: Engine = typer.Option(Engine.LOCAL, "--engine", help=ENGINE_HELP),
+        engine: Engine = typer.Option(Engine.LOCAL, "--engine", help=BATCH_ENGINE_HELP),
         workers: int = typer.Option(1, "--workers", min=1, help="Ray actors (--engine ray)."),
         ray_address: str | None = typer.Option(
             None,

@@ -18,7 +18,8 @@ import typer
 from termnorm.cli._config_options import PlainHelpCommand, with_config_options
 from termnorm.cli._options import RUNTIME_HELP, db_option, overwrite_option
 from termnorm.encoders.runtime import Runtime
-from termnorm.search.rank.specs import DEFAULT_K_C, RankTrainSpec, TrainingDataSpec
+from termnorm.search.stages.fit_spec import TrainingDataSpec
+from termnorm.search.stages.ranker.train_spec import DEFAULT_K_C, RankTrainSpec
 
 __all__ = ["register"]
 
@@ -107,7 +108,7 @@ def hybrid(
     **given: Any,
 ) -> None:
     """``termnorm rank hybrid``: :func:`~termnorm.search.rank.fit_hybrid` of the options."""
-    from termnorm.search.rank.hybrid_fit import HybridFitSpec, fit_hybrid
+    from termnorm.search.stages.hybrid.fit import HybridFitSpec, fit_hybrid
 
     line = (
         "wrote {out}: w = {c[weight]:.2f} over {m[queries]} training queries, train acc@1 "
@@ -135,7 +136,7 @@ def combine(
 ) -> None:
     """``termnorm rank combine``: :func:`~termnorm.search.rank.fit_combiner_card` of the
     options."""
-    from termnorm.search.rank.combiner_fit import CombinerFitSpec, fit_combiner_card
+    from termnorm.search.stages.combiner.fit import CombinerFitSpec, fit_combiner_card
 
     line = (
         "wrote {out}: {m[rows]} candidates of {m[queries]} training queries, train acc@1 "
@@ -167,7 +168,7 @@ def train(
     :func:`~termnorm.projects.train_project_ranker`)."""
     from termnorm._artifacts import InputPaths, prepare_output
     from termnorm.search.rank import train_ranker
-    from termnorm.search.rank.ranker import CARD_NAME
+    from termnorm.search.stages.ranker.ranker import CARD_NAME
 
     spec = RankTrainSpec.from_options(**given)
     if project is None and not spec.mentions:

@@ -32,7 +32,7 @@ from termnorm.index.term_index import TermIndex
 from termnorm.mentions import Mention
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 from termnorm.search.domain import SearchSpace
-from termnorm.search.matcher import build_strategy
+from termnorm.search.space_matcher import build_strategy
 from termnorm.search.strategies import PAPER_STRATEGIES, StrategySpec
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from sqlalchemy import delete, select, update
 
 from termnorm.projects.init import insert_rows
 from termnorm.projects.models import CandidateRow, JsonReady, SourceRow, utcnow
-from termnorm.projects.settings import SourceSpec
+from termnorm.projects.settings import ProjectSource
 from termnorm.projects.source import read_source
 from termnorm.projects.states import RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
@@ -56,7 +56,7 @@ def apply_source(
     """Apply the list ``source`` (same columns as the project's first one) to ``project``
     (see the module); the project then records ``source`` and its digest."""
     with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):
-        old = SourceSpec.from_dict(proj.source)
+        old = ProjectSource.from_dict(proj.source)
         spec, entries = read_source(
             source, old.code_column, old.text_column, old.frequency_column,
             old.context_columns, old.encoding, old.errors,

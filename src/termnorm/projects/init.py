@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from termnorm.io.decoding import DecodeErrors
 from termnorm.projects.errors import ProjectExistsError
 from termnorm.projects.models import JsonReady, ProjectRow, SourceRow, utcnow
-from termnorm.projects.settings import PipelineSettings, SourceSpec
+from termnorm.projects.settings import PipelineSettings, ProjectSource
 from termnorm.projects.source import SourceEntry, read_source
 from termnorm.projects.states import RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, check_name, using_store
@@ -97,11 +97,11 @@ def init_project(
     return InitReport(project, store.shown, count, spec.sha256)
 
 
-def _refuse_existing(session: Session, name: str, spec: SourceSpec, shown: str) -> None:
+def _refuse_existing(session: Session, name: str, spec: ProjectSource, shown: str) -> None:
     found = session.scalars(select(ProjectRow).where(ProjectRow.name == name)).first()
     if found is None:
         return
-    old = SourceSpec.from_dict(found.source)
+    old = ProjectSource.from_dict(found.source)
     if old.sha256 != spec.sha256:
         raise ProjectExistsError(
             f"project {name!r} exists in {shown}, made from {old.path} (sha256 {old.sha256}); "

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from termnorm.projects.decisions import learned_synonyms
 from termnorm.projects.errors import SourceChangedError
 from termnorm.projects.models import CandidateRow, DecisionRow, SourceRow
-from termnorm.projects.settings import PipelineSettings, SourceSpec, check_min_score
+from termnorm.projects.settings import PipelineSettings, ProjectSource, check_min_score
 from termnorm.projects.source import check_unchanged
 from termnorm.projects.states import Action, RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
@@ -133,7 +133,7 @@ def status(
             settings={"k": settings.k}, spec=settings.spec.to_dict(),
         )  # fmt: skip
         try:
-            check_unchanged(project, SourceSpec.from_dict(proj.source))
+            check_unchanged(project, ProjectSource.from_dict(proj.source))
         except SourceChangedError as changed:
             result.source_changed = str(changed)
     return result

@@ -33,7 +33,7 @@ from tqdm.auto import tqdm
 from termnorm.engines import Engine
 from termnorm.projects.decisions import learned_synonyms
 from termnorm.projects.models import Base, CandidateRow, JsonReady, SourceRow, utcnow
-from termnorm.projects.settings import MatcherBuilder, PipelineSettings, SourceSpec
+from termnorm.projects.settings import MatcherBuilder, PipelineSettings, ProjectSource
 from termnorm.projects.source import check_unchanged
 from termnorm.projects.states import RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, Store, using_store
@@ -217,7 +217,7 @@ def run_project(
         with store.session() as session:
             proj = store.project(session, project)
             project_id, settings = proj.id, PipelineSettings.from_row(proj)
-            source = SourceSpec.from_dict(proj.source)
+            source = ProjectSource.from_dict(proj.source)
             synonyms = learned_synonyms(session, project_id)
         if check_source:
             check_unchanged(project, source)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from termnorm.projects.models import ProjectRow
     from termnorm.search.candidate import RowMatcher
 
-__all__ = ["DEFAULT_K", "PipelineSettings", "SourceSpec", "check_min_score", "score_bounds"]
+__all__ = ["DEFAULT_K", "PipelineSettings", "ProjectSource", "check_min_score", "score_bounds"]
 
 DEFAULT_K = 5
 """Candidates kept per row."""
@@ -92,7 +92,7 @@ class PipelineSettings:
 
 
 @dataclass(frozen=True)
-class SourceSpec:
+class ProjectSource:
     """Where a project's rows came from: the file (absolute path), its SHA-256 when read,
     which columns hold the code, the text, the frequency and the context shown to reviewers,
     and how the file is decoded (``errors``: a :class:`~termnorm.io.decoding.DecodeErrors`)."""
@@ -120,7 +120,7 @@ class SourceSpec:
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SourceSpec:
+    def from_dict(cls, data: Mapping[str, Any]) -> ProjectSource:
         """The spec stored by :meth:`to_dict`; unknown keys are refused."""
         return options_from_dict(cls, data, "a project's source record (a newer termnorm's?)")
 

@@ -22,7 +22,7 @@ from termnorm.errors import InputFormatError
 from termnorm.io.decoding import DecodeErrors
 from termnorm.io.tables import open_reader
 from termnorm.projects.errors import DuplicateCodesError, SourceChangedError
-from termnorm.projects.settings import SourceSpec
+from termnorm.projects.settings import ProjectSource
 from termnorm.projects.storable import has_nul
 
 __all__ = ["SourceEntry", "check_unchanged", "read_source"]
@@ -67,8 +67,8 @@ def read_source(
     context_columns: tuple[str, ...] = (),
     encoding: str = "utf-8-sig",
     errors: DecodeErrors | str = DecodeErrors.STRICT,
-) -> tuple[SourceSpec, list[SourceEntry]]:
-    """The :class:`SourceSpec` of ``path`` (its digest included) and its rows, in file order.
+) -> tuple[ProjectSource, list[SourceEntry]]:
+    """The :class:`ProjectSource` of ``path`` (its digest included) and its rows, in file order.
     Raises :class:`~termnorm.errors.InputFormatError` (or :class:`DuplicateCodesError`) as
     the module says; data rows are numbered from 1 (the header is not a row)."""
     path = Path(path)
@@ -137,14 +137,14 @@ def read_source(
         )  # fmt: skip
     if not entries:
         raise InputFormatError(path, None, "has no data row")
-    spec = SourceSpec(
+    spec = ProjectSource(
         str(path.resolve()), file_sha256(path), code_column, text_column, frequency_column,
         tuple(context_columns), encoding, errors.value,
     )  # fmt: skip
     return spec, entries
 
 
-def check_unchanged(project: str, spec: SourceSpec) -> None:
+def check_unchanged(project: str, spec: ProjectSource) -> None:
     """:class:`~termnorm.projects.errors.SourceChangedError` when the file ``spec`` was read
     from now has other bytes (a file since moved or deleted is fine: the rows are stored)."""
     path = Path(spec.path)

@@ -24,9 +24,9 @@ from termnorm.projects.settings import PipelineSettings
 from termnorm.projects.states import Predicate
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
 from termnorm.search.defaults import default_strategy
-from termnorm.search.rank.specs import RankTrainSpec
-from termnorm.search.rank.train_data import Pair, Query, TrainingData, sample_queries
-from termnorm.search.rank.training import train_ranker
+from termnorm.search.stages.crossfit import Pair, Query, TrainingData, sample_queries
+from termnorm.search.stages.ranker.train_spec import RankTrainSpec
+from termnorm.search.stages.ranker.training import train_ranker
 
 __all__ = ["project_training_data", "train_project_ranker"]
 

@@ -41,7 +41,7 @@ _MODULES = {
     "defaults": ("DEFAULT_SIEVE_THRESHOLD",),
     "domain": ("SearchSpace",),
     "filters": ("ConceptFilter",),
-    "matcher": ("SearchConfig", "SpaceMatcher", "build_strategy"),
+    "space_matcher": ("SearchConfig", "SpaceMatcher", "build_strategy"),
     "normalizer": ("Normalizer",),
     "query": ("QueryError", "validate_query"),
     "strategies": ("PAPER_STRATEGIES", "SearchMode", "StrategySpec", "Target", "parse_strategy"),
@@ -53,9 +53,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
     from termnorm.search.domain import SearchSpace
     from termnorm.search.filters import ConceptFilter
-    from termnorm.search.matcher import SearchConfig, SpaceMatcher, build_strategy
     from termnorm.search.normalizer import Normalizer
     from termnorm.search.query import QueryError, validate_query
+    from termnorm.search.space_matcher import SearchConfig, SpaceMatcher, build_strategy
     from termnorm.search.strategies import (
         PAPER_STRATEGIES,
         SearchMode,

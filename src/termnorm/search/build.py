@@ -6,9 +6,11 @@ batch job, and the service (which passes the space it already loaded). The path 
 walks is the one drawn in ``docs/ARCHITECTURE.md``::
 
     spec → index (+ its encoder, runtime) → search space (+ domain synonyms)
-         → recall: the plain normalizer of ``mode`` or ``strategy`` (a module or a sieve),
+         → recall: the strategy of :func:`resolve_strategy` (a module or a sieve; the plain
+           normalizer of ``mode`` when none is named and there are no domain synonyms),
            configured by ``max_chars``, ``min_score``, ``namespaces``, ``semantic_types``
-         → hybrid recall card → combiner card → ranker (fusion, multi-code)
+         → the learned stages of :data:`termnorm.search.stages.STAGES`, in order: hybrid
+           recall card → combiner card → ranker (fusion, multi-code)
 
 ``min_score`` is a cosine for the recall stage, or the probability threshold of the
 learned stage (a combiner card, or a ranker that orders by its combiner's probability).
@@ -31,16 +33,19 @@ from typing import TYPE_CHECKING, Any
 from termnorm.errors import EmptyResultError, TermnormError
 from termnorm.index.term_index import CARD_NAME, TermIndex
 from termnorm.search.candidate import RowMatcher
-from termnorm.search.defaults import default_strategy
+from termnorm.search.defaults import resolve_strategy
 from termnorm.search.domain import SearchSpace, SynonymReport, add_synonym_sources
-from termnorm.search.matcher import SearchConfig, SpaceMatcher, build_strategy
+from termnorm.search.space_matcher import SearchConfig, SpaceMatcher, build_strategy
 from termnorm.search.spec import PipelineSpec
+from termnorm.search.stages import apply_stages, stage_paths
+from termnorm.search.stages.ranker import loading
+from termnorm.search.stages.ranker.loading import implication_of, load_ranker
 from termnorm.search.strategies import SearchMode
 
 if TYPE_CHECKING:
     from termnorm.encoders import TermEncoder
     from termnorm.mentions.synonyms import SynonymSources
-    from termnorm.search.rank import Ranker
+    from termnorm.search.stages.ranker.ranker import Ranker
 
 __all__ = [
     "EmptySpecError",
@@ -55,6 +60,7 @@ __all__ = [
     "load_ranker",
     "recall_stage",
     "resolve_index",
+    "resolve_strategy",
     "search_space",
     "with_synonyms",
 ]
@@ -67,8 +73,6 @@ logger = logging.getLogger(__name__)
 _lock = threading.RLock()
 _indexes: dict[tuple[str, float], TermIndex] = {}
 _encoders: dict[tuple[str, str, int, str], TermEncoder] = {}
-_rankers: dict[tuple[str, float, int | None], Ranker] = {}
-_implications: dict[tuple[Any, Path | None], Any] = {}
 _default_dir: list[Path] = []
 _spaces: weakref.WeakKeyDictionary[TermIndex, dict[str, SearchSpace]] = weakref.WeakKeyDictionary()
 _matchers: weakref.WeakKeyDictionary[TermIndex, dict[tuple[Any, ...], RowMatcher]] = (
@@ -79,16 +83,9 @@ _matchers: weakref.WeakKeyDictionary[TermIndex, dict[tuple[Any, ...], RowMatcher
 def clear_caches() -> None:
     """Forget every loaded index, encoder, space, ranker and matcher (tests, reloads)."""
     with _lock:
-        for cache in (
-            _indexes,
-            _encoders,
-            _rankers,
-            _implications,
-            _default_dir,
-            _spaces,
-            _matchers,
-        ):
+        for cache in (_indexes, _encoders, _default_dir, _spaces, _matchers):
             cache.clear()
+    loading.clear_caches()
 
 
 def _version(path: Path) -> float:
@@ -191,20 +188,6 @@ def _add(
     return space
 
 
-def load_ranker(path: str | Path, threads: int | None = None) -> Ranker:
-    """Read a ranker folder (``termnorm rank train``), cached until its card changes; it
-    scores on ``threads`` torch threads, the process's setting restored after each call."""
-    from termnorm.search.rank import load_ranker as load
-    from termnorm.search.rank.ranker import CARD_NAME as RANKER_CARD
-
-    folder = Path(path).resolve()
-    key = (str(folder), _version(folder / RANKER_CARD), threads)
-    with _lock:
-        if key not in _rankers:
-            _rankers[key] = load(folder, threads=threads)
-        return _rankers[key]
-
-
 def build(
     spec: PipelineSpec,
     index: TermIndex | SearchSpace | None = None,
@@ -232,17 +215,15 @@ def build(
         space = with_synonyms(space, list(spec.synonyms), notice=notice)
     if synonyms is not None:
         space = with_synonyms(space, synonyms, notice=notice)
-    with_domain = bool(spec.synonyms) or synonyms is not None
     if ranker is None and spec.ranker is not None:
         ranker = load_ranker(spec.ranker, spec.threads)  # cached per card version
     if isinstance(index, SearchSpace) or synonyms is not None:  # the caller's space: its cache
-        return _assemble(spec, space, ranker, with_domain)
-    cards = [p for p in (spec.hybrid, spec.combiner) if p is not None]
-    key = (spec, id(space), id(ranker), *(_version(p) for p in cards))
+        return _assemble(spec, space, ranker)
+    key = (spec, id(space), id(ranker), *(_version(p) for p in stage_paths(spec)))
     with _lock:
         cache = _matchers.setdefault(space.index, {})
         if key not in cache:
-            cache[key] = _assemble(spec, space, ranker, with_domain)
+            cache[key] = _assemble(spec, space, ranker)
         return cache[key]
 
 
@@ -265,42 +246,31 @@ def _spec_error(field: str, exc: Exception) -> SpecError:
     return kind(field, str(exc))
 
 
-def _assemble(
-    spec: PipelineSpec, space: SearchSpace, ranker: Ranker | None, with_domain: bool
-) -> RowMatcher:
+def _assemble(spec: PipelineSpec, space: SearchSpace, ranker: Ranker | None) -> RowMatcher:
     """Recall, then the learned stages (module doc)."""
-    return learned_stages(spec, recall_stage(spec, space, ranker, with_domain), space, ranker)
-
-
-def _rank_mode(spec: PipelineSpec, ranker: Ranker | None) -> str | None:
-    """The ranker's mode: the spec's, else ``learned`` when its folder carries a combiner."""
-    if ranker is None or spec.rank_mode is not None:
-        return spec.rank_mode
-    return "learned" if ranker.combiner is not None else "fused"
-
-
-def _learned(spec: PipelineSpec, ranker: Ranker | None) -> bool:
-    """Whether ``min_score`` is a probability (a combiner card, or the learned rank mode)."""
-    return spec.combiner is not None or _rank_mode(spec, ranker) == "learned"
+    return learned_stages(spec, recall_stage(spec, space, ranker), space, ranker)
 
 
 def recall_stage(
-    spec: PipelineSpec, space: SearchSpace, ranker: Ranker | None = None, with_domain: bool = True
+    spec: PipelineSpec, space: SearchSpace, ranker: Ranker | None = None
 ) -> SpaceMatcher:
-    """The recall matcher of ``spec`` over ``space``: its mode or strategy, configured by
-    ``max_chars``, ``min_score`` (a cosine; none in the learned mode), ``namespaces`` and
-    ``semantic_types``; :class:`SpecError` naming the field that this space cannot serve."""
+    """The recall matcher of ``spec`` over ``space``: the strategy of :func:`resolve_strategy`
+    (the plain normalizer of ``spec.mode`` when none is named and ``space`` holds no domain
+    synonyms),
+    configured by ``max_chars``, ``min_score`` (a cosine; none when it is a probability),
+    ``namespaces`` and ``semantic_types``; :class:`SpecError` naming the field that this space
+    cannot serve."""
     try:
-        if spec.strategy is None and not with_domain:
+        if spec.strategy is None and space.domain is None:
             mode = SearchMode(spec.mode)
             recall = SpaceMatcher(space, SearchConfig(mode.strategy), name=mode.matcher_name)
         else:
-            strategy = spec.strategy or default_strategy(with_domain)
-            recall = build_strategy(space, strategy, spec.sieve_threshold)
+            recall = build_strategy(space, resolve_strategy(spec, space), spec.sieve_threshold)
     except (ValueError, EmptyResultError) as exc:
         raise _spec_error("strategy", exc) from exc
     recall = recall.configure(
-        max_chars=spec.max_chars, min_score=None if _learned(spec, ranker) else spec.min_score
+        max_chars=spec.max_chars,
+        min_score=None if loading.min_score_is_probability(spec, ranker) else spec.min_score,
     )
     for field in ("namespaces", "semantic_types"):
         if value := getattr(spec, field):
@@ -314,37 +284,7 @@ def recall_stage(
 def learned_stages(
     spec: PipelineSpec, stage: RowMatcher, space: SearchSpace, ranker: Ranker | None
 ) -> RowMatcher:
-    """``stage`` (the recall, or the service's queued recall) followed by the spec's hybrid
-    recall card, combiner card and ranker (fusion, multi-code)."""
-    if spec.hybrid is not None:
-        from termnorm.search.rank.hybrid_fit import load_hybrid
-
-        stage = load_hybrid(spec.hybrid, stage)  # type: ignore[arg-type]
-    if spec.combiner is not None:
-        from termnorm.search.rank.combiner_fit import load_combined
-
-        stage = load_combined(spec.combiner, stage, spec.min_score, spec.threads)
-    if ranker is None and spec.ranker is not None:
-        ranker = load_ranker(spec.ranker, spec.threads)
-    if ranker is None:
-        return stage
-    from termnorm.search.rank import RankedMatcher
-
-    learned = _learned(spec, ranker)
-    return RankedMatcher(
-        stage, ranker, k_c=spec.k_c, mode=_rank_mode(spec, ranker), weight=spec.fusion_weight,
-        theta=spec.theta, implication=implication_of(spec, space) if spec.multi else None,
-        min_probability=spec.min_score if learned else None,
-    )  # fmt: skip
-
-
-def implication_of(spec: PipelineSpec, space: SearchSpace) -> Any:
-    """The implication predictor of ``--multi`` (cached per index and ``implication``):
-    :func:`~termnorm.search.rank.implication.index_implication`."""
-    from termnorm.search.rank import index_implication
-
-    key = (space.index.card.get("model", {}).get("path"), spec.implication)
-    with _lock:
-        if key not in _implications:
-            _implications[key] = index_implication(space.index, spec.implication)
-        return _implications[key]
+    """``stage`` (the recall, or the service's queued recall) followed by the learned stages
+    ``spec`` switches on (:func:`~termnorm.search.stages.apply_stages`); ``ranker``: a loaded
+    ranker instead of ``spec.ranker``'s folder."""
+    return apply_stages(spec, stage, space, {"ranker": ranker} if ranker is not None else None)

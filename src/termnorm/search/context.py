@@ -29,7 +29,7 @@ is in the README ("Abbreviations from the document", ``benchmarks/abbreviations.
 A mention that nothing expanded is searched once and answered as is. The candidates of a
 ranking taken from the expanded text carry ``expanded_from`` (the mention's original text);
 ``RowResult.error``/``abstained`` follow the chosen ranking. Rankings are never merged:
-each is :func:`~termnorm.search.ranking.rank_parts`' output for one query.
+each is :func:`~termnorm.search.top_concepts.rank_parts`' output for one query.
 """
 
 from __future__ import annotations

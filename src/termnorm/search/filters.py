@@ -8,7 +8,7 @@ compared case-insensitively. A namespace or type the index does not have raises
 :class:`FilterError` listing the ones it has; a filter no concept passes raises
 :class:`~termnorm.errors.EmptyResultError`.
 
-The filter is applied inside the ranking (:mod:`termnorm.search.ranking`): concepts that do
+The filter is applied inside the ranking (:mod:`termnorm.search.top_concepts`): concepts that do
 not pass are skipped and the search goes on until ``k`` pass or the space is exhausted.
 """
 

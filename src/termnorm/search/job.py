@@ -13,10 +13,10 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from termnorm.engines import Engine
 from termnorm.io.tables import DEFAULT_ENCODING
 from termnorm.search.batch import BatchReport, check_output
 from termnorm.search.build import SynonymNotice, build, default_index_dir, load_index
-from termnorm.search.engines import Engine
 from termnorm.search.spec import PipelineSpec
 
 if TYPE_CHECKING:

@@ -4,15 +4,15 @@
 configured as O-T (``mode="term"``: the index's term vectors, a concept scoring as its best
 term) or O-C (``mode="concept"``: the index's concept mean vectors, ``matched_term`` the
 concept's name), over the index alone. Everything else — validation, over-fetching, the tie
-rule, provenance — is the matcher's (see :mod:`termnorm.search.matcher`).
+rule, provenance — is the matcher's (see :mod:`termnorm.search.space_matcher`).
 """
 
 from __future__ import annotations
 
 from termnorm.index.term_index import Encoder, TermIndex
 from termnorm.search.domain import SearchSpace
-from termnorm.search.matcher import SearchConfig, SpaceMatcher
 from termnorm.search.query import DEFAULT_MAX_CHARS
+from termnorm.search.space_matcher import SearchConfig, SpaceMatcher
 from termnorm.search.strategies import SearchMode
 
 __all__ = ["Normalizer"]

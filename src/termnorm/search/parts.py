@@ -10,7 +10,7 @@ searches the index's concept vectors except those of concepts whose mean moved w
 synonyms, and those concepts' new means in a second part).
 
 Which parts make up each module is decided by :class:`~termnorm.search.SearchSpace`; how
-their hits become ranked concepts by :func:`~termnorm.search.ranking.rank_parts`.
+their hits become ranked concepts by :func:`~termnorm.search.top_concepts.rank_parts`.
 
 :class:`Restricted` searches only some rows of a part, exactly (a blocked matrix product
 over the selected rows, read block by block): a filter that leaves few concepts is answered

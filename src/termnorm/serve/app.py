@@ -54,7 +54,7 @@ from termnorm.serve.routes import concepts, search, service
 from termnorm.serve.routes.docs import add_docs
 from termnorm.serve.schemas import ErrorOut
 from termnorm.serve.settings import ServeSettings
-from termnorm.serve.state import Runtime, ServiceState, load_ranker, load_space
+from termnorm.serve.state import ServiceRuntime, ServiceState, load_ranker, load_space
 from termnorm.serve.uploads import UPLOAD_PATH
 
 __all__ = ["ApiError", "create_app"]
@@ -111,7 +111,7 @@ def create_app(
         docs_url=None,  # add_docs: the same pages with local assets (offline)
         redoc_url=None,
     )
-    app.state.runtime = Runtime()
+    app.state.runtime = ServiceRuntime()
     app.state.settings = settings
     app.state.metrics = metrics
     _add_guards(app, settings)
@@ -144,7 +144,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         await batcher.stop()
 
 
-def _batcher(settings: ServeSettings, runtime: Runtime, metrics: Metrics) -> MicroBatcher:
+def _batcher(settings: ServeSettings, runtime: ServiceRuntime, metrics: Metrics) -> MicroBatcher:
     def encode(texts: list[str]) -> Any:
         assert runtime.state is not None
         return runtime.state.space.encode_queries(texts)
@@ -161,7 +161,7 @@ def _batcher(settings: ServeSettings, runtime: Runtime, metrics: Metrics) -> Mic
     return batcher
 
 
-async def _load(settings: ServeSettings, runtime: Runtime) -> None:
+async def _load(settings: ServeSettings, runtime: ServiceRuntime) -> None:
     what = "the index"
     try:
         space, stored = await asyncio.to_thread(load_space, settings)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from termnorm.search.build import SpecError, learned_stages, recall_stage, search_space
 from termnorm.search.defaults import default_strategy
 from termnorm.search.domain import SearchSpace, SynonymReport, add_synonym_sources
-from termnorm.search.matcher import SpaceMatcher
+from termnorm.search.space_matcher import SpaceMatcher
 from termnorm.search.spec import PipelineSpec
 from termnorm.search.strategies import MODULES, parse_strategy
 from termnorm.serve.errors import ApiError, clip, redact_paths
@@ -37,10 +37,10 @@ from termnorm.serve.synonym_store import StoreContents, append_synonym_store, re
 
 if TYPE_CHECKING:
     from termnorm.search.candidate import RowMatcher
-    from termnorm.search.rank.ranker import Ranker
+    from termnorm.search.stages.ranker.ranker import Ranker
     from termnorm.serve.batching import MicroBatcher
 
-__all__ = ["Runtime", "ServiceState", "load_ranker", "load_space", "model_name"]
+__all__ = ["ServiceRuntime", "ServiceState", "load_ranker", "load_space", "model_name"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def model_name(folder: Path) -> str:
 
 
 @dataclass
-class Runtime:
+class ServiceRuntime:
     """What the app's lifespan sets up (``app.state.runtime``): the loaded state, or why
     loading failed, and the micro-batcher."""
 

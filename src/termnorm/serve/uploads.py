@@ -40,7 +40,7 @@ from termnorm.io.lines import TABLE_HINT, check_encoding
 from termnorm.io.tables import CSV_FIELD_LIMIT, TableFormat, TableReader, open_reader
 from termnorm.search.batch import BatchReport, normalize_file, text_column
 from termnorm.search.candidate import Candidate
-from termnorm.search.matcher import SpaceMatcher
+from termnorm.search.space_matcher import SpaceMatcher
 from termnorm.serve.batching import MicroBatcher, QueueFullError
 from termnorm.serve.errors import ApiError, shorten
 

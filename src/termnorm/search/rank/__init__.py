@@ -1,5 +1,5 @@
-"""The ranker's room: the cross-encoder and its folder, its training data and loop, fusion,
-multi-code output, hybrid recall's weight and the learned combiner.
+"""The public names of the learned stages (:mod:`termnorm.search.stages`: the ranker, hybrid
+recall and the learned combiner, each in its own package), in one place.
 
 The Python entry points equal to the CLI: ``train_ranker(RankTrainSpec(...), out)`` is
 ``termnorm rank train``, ``fit_hybrid(HybridFitSpec(...), out)`` is ``termnorm rank hybrid``,
@@ -14,9 +14,12 @@ from typing import TYPE_CHECKING
 from termnorm._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # pragma: no cover
-    from termnorm.search.rank.combiner_fit import CombinerFitSpec, fit_combiner_card
-    from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
-    from termnorm.search.rank.fusion import (
+    from termnorm.search.stages.combiner.fit import CombinerFitSpec, fit_combiner_card
+    from termnorm.search.stages.crossfit import TrainingData
+    from termnorm.search.stages.fit_spec import TrainingDataSpec
+    from termnorm.search.stages.hybrid.fit import HybridFitSpec, fit_hybrid
+    from termnorm.search.stages.ranker.cross_encoder import KeywordCrossEncoder
+    from termnorm.search.stages.ranker.fusion import (
         DEFAULT_FUSION_WEIGHT,
         DEFAULT_THETA,
         RankMode,
@@ -24,24 +27,21 @@ if TYPE_CHECKING:  # pragma: no cover
         recall_similarities,
         select_codes,
     )
-    from termnorm.search.rank.hybrid_fit import HybridFitSpec, fit_hybrid
-    from termnorm.search.rank.implication import (
+    from termnorm.search.stages.ranker.implication import (
         ImplicationLike,
         index_implication,
         resolve_implication,
     )
-    from termnorm.search.rank.matcher import RankedMatcher
-    from termnorm.search.rank.ranker import Ranker, load_ranker, save_ranker
-    from termnorm.search.rank.specs import (
+    from termnorm.search.stages.ranker.matcher import RankedMatcher
+    from termnorm.search.stages.ranker.ranker import Ranker, load_ranker, save_ranker
+    from termnorm.search.stages.ranker.texts import candidate_text
+    from termnorm.search.stages.ranker.train_loop import RankPair, train_cross_encoder
+    from termnorm.search.stages.ranker.train_spec import (
         DEFAULT_K_C,
         RankerTrainConfig,
         RankTrainSpec,
-        TrainingDataSpec,
     )
-    from termnorm.search.rank.texts import candidate_text
-    from termnorm.search.rank.train_data import TrainingData
-    from termnorm.search.rank.train_loop import RankPair, train_cross_encoder
-    from termnorm.search.rank.training import train_ranker
+    from termnorm.search.stages.ranker.training import train_ranker
 
 __all__ = [
     "DEFAULT_FUSION_WEIGHT",
@@ -74,9 +74,12 @@ __all__ = [
 ]
 
 _MODULES = {
-    "combiner_fit": ("CombinerFitSpec", "fit_combiner_card"),
-    "cross_encoder": ("KeywordCrossEncoder",),
-    "fusion": (
+    "combiner.fit": ("CombinerFitSpec", "fit_combiner_card"),
+    "crossfit": ("TrainingData",),
+    "fit_spec": ("TrainingDataSpec",),
+    "hybrid.fit": ("HybridFitSpec", "fit_hybrid"),
+    "ranker.cross_encoder": ("KeywordCrossEncoder",),
+    "ranker.fusion": (
         "DEFAULT_FUSION_WEIGHT",
         "DEFAULT_THETA",
         "RankMode",
@@ -84,14 +87,14 @@ _MODULES = {
         "recall_similarities",
         "select_codes",
     ),
-    "hybrid_fit": ("HybridFitSpec", "fit_hybrid"),
-    "implication": ("ImplicationLike", "index_implication", "resolve_implication"),
-    "matcher": ("RankedMatcher",),
-    "ranker": ("Ranker", "load_ranker", "save_ranker"),
-    "specs": ("DEFAULT_K_C", "RankTrainSpec", "RankerTrainConfig", "TrainingDataSpec"),
-    "texts": ("candidate_text",),
-    "train_data": ("TrainingData",),
-    "train_loop": ("RankPair", "train_cross_encoder"),
-    "training": ("train_ranker",),
+    "ranker.implication": ("ImplicationLike", "index_implication", "resolve_implication"),
+    "ranker.matcher": ("RankedMatcher",),
+    "ranker.ranker": ("Ranker", "load_ranker", "save_ranker"),
+    "ranker.train_spec": ("DEFAULT_K_C", "RankTrainSpec", "RankerTrainConfig"),
+    "ranker.texts": ("candidate_text",),
+    "ranker.train_loop": ("RankPair", "train_cross_encoder"),
+    "ranker.training": ("train_ranker",),
 }
-__getattr__ = lazy_getattr(__name__, {n: m for m, names in _MODULES.items() for n in names})
+__getattr__ = lazy_getattr(
+    "termnorm.search.stages", {n: m for m, names in _MODULES.items() for n in names}
+)

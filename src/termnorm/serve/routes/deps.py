@@ -21,7 +21,7 @@ from termnorm.serve.batching import MicroBatcher
 from termnorm.serve.errors import ApiError
 from termnorm.serve.guards import token_problem
 from termnorm.serve.settings import ServeSettings
-from termnorm.serve.state import Runtime, ServiceState
+from termnorm.serve.state import ServiceRuntime, ServiceState
 
 __all__ = [
     "RETRY_LOADING",
@@ -43,12 +43,12 @@ def app_settings(request: Request) -> ServeSettings:
     return request.app.state.settings  # type: ignore[no-any-return]
 
 
-def app_runtime(request: Request) -> Runtime:
+def app_runtime(request: Request) -> ServiceRuntime:
     """What the app's lifespan set up."""
     return request.app.state.runtime  # type: ignore[no-any-return]
 
 
-def ready_state(runtime: Runtime = Depends(app_runtime)) -> ServiceState:
+def ready_state(runtime: ServiceRuntime = Depends(app_runtime)) -> ServiceState:
     """The loaded state; :class:`ApiError` 503 (``loading`` or ``failed``, the reason with
     the server's paths cut to their last part, as ``/v1/ready`` shows it) before it."""
     if runtime.state is None:
@@ -58,7 +58,7 @@ def ready_state(runtime: Runtime = Depends(app_runtime)) -> ServiceState:
     return runtime.state
 
 
-def app_batcher(runtime: Runtime = Depends(app_runtime)) -> MicroBatcher:
+def app_batcher(runtime: ServiceRuntime = Depends(app_runtime)) -> MicroBatcher:
     """The micro-batcher (started with the app)."""
     assert runtime.batcher is not None
     return runtime.batcher

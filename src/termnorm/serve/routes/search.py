@@ -3,7 +3,7 @@
 ``termnorm normalize --input`` does; the run: :mod:`termnorm.serve.uploads`).
 
 A text goes through the matcher as a file row does (:meth:`SpaceMatcher.normalize_rows
-<termnorm.search.matcher.SpaceMatcher.normalize_rows>`, then the ranker's when the service
+<termnorm.search.space_matcher.SpaceMatcher.normalize_rows>`, then the ranker's when the service
 has one): its validation and abstain messages are the matcher's; only the encoding is the
 service's, through the micro-batcher (:class:`~termnorm.serve.uploads.QueuedMatcher`). A
 full encoding queue is refused at once (503), never waited on.

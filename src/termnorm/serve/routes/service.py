@@ -12,7 +12,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from termnorm.serve.metrics import CONTENT_TYPE_LATEST, Metrics
 from termnorm.serve.routes.deps import RETRY_LOADING, app_runtime
 from termnorm.serve.schemas import HealthOut, ReadyOut
-from termnorm.serve.state import Runtime
+from termnorm.serve.state import ServiceRuntime
 
 __all__ = ["STATIC", "router"]
 
@@ -28,7 +28,7 @@ async def health() -> HealthOut:
 
 
 @router.get("/v1/ready", response_model=ReadyOut, tags=["service"])
-async def ready(runtime: Runtime = Depends(app_runtime)) -> JSONResponse:
+async def ready(runtime: ServiceRuntime = Depends(app_runtime)) -> JSONResponse:
     """200 with what is served once the index is loaded; 503 while loading or failed."""
     if runtime.state is not None:
         return JSONResponse(ReadyOut(status="ready", **runtime.state.info()).model_dump())

@@ -1,11 +1,11 @@
 """Fitting the learned combiner on cross-fitted training candidates: ``termnorm rank combine``.
 
-The training queries and their cross-fitting are :mod:`termnorm.search.rank.train_data`'s.
+The training queries and their cross-fitting are :mod:`termnorm.search.stages.crossfit`'s.
 Each fold's recall stage (the strategy, or hybrid recall with a fitted card's weight) returns
 ``k_c`` candidates per query; each candidate becomes a feature row
-(:func:`~termnorm.search.rank.combiner.candidate_features`, with the ranker's logit when a
+(:func:`~termnorm.search.stages.combiner.model.candidate_features`, with the ranker's logit when a
 ranker is given) labelled 1 when it is one of the query's gold concepts. The logistic
-regression is fitted on all rows (:func:`~termnorm.search.rank.combiner.fit_combiner`); the
+regression is fitted on all rows (:func:`~termnorm.search.stages.combiner.model.fit_combiner`); the
 card (a JSON file) holds its numbers, the recall configuration, the index identity and the
 training acc@1 of recall and of the combiner with the training ECE of the top candidate.
 
@@ -29,21 +29,20 @@ import numpy as np
 
 from termnorm.search.candidate import Candidate, RowMatcher
 from termnorm.search.domain import SearchSpace
-from termnorm.search.matcher import build_strategy
-from termnorm.search.rank.calibration import expected_calibration_error
-from termnorm.search.rank.card_files import read_json_card, recall_settings, write_json_card
-from termnorm.search.rank.combiner import (
+from termnorm.search.space_matcher import build_strategy
+from termnorm.search.stages.cards import recall_settings, write_json_card
+from termnorm.search.stages.combiner.calibration import expected_calibration_error
+from termnorm.search.stages.combiner.card import CARD_KIND
+from termnorm.search.stages.combiner.model import (
     BASE_FEATURES,
     FEATURES,
-    CombinedMatcher,
     Combiner,
     RankerLike,
     feature_rows,
     fit_combiner,
     tfidf_of,
 )
-from termnorm.search.rank.hybrid_fit import HybridFitSpec, load_hybrid
-from termnorm.search.rank.train_data import (
+from termnorm.search.stages.crossfit import (
     Query,
     TrainingData,
     crossfit_map,
@@ -51,12 +50,12 @@ from termnorm.search.rank.train_data import (
     spec_training_data,
     training_space,
 )
+from termnorm.search.stages.hybrid.card import load_hybrid
+from termnorm.search.stages.hybrid.fit import HybridFitSpec
 
-__all__ = ["CARD_KIND", "CombinerFitSpec", "fit_combiner_card", "fit_on_queries", "load_combined"]
+__all__ = ["CombinerFitSpec", "fit_combiner_card", "fit_on_queries"]
 
 logger = logging.getLogger(__name__)
-
-CARD_KIND = "combiner"
 
 
 @dataclass(frozen=True)
@@ -81,7 +80,7 @@ def fit_combiner_card(
 ) -> dict[str, Any]:
     """Fit the combiner (module doc), write its card to ``out`` and return the card.
     ``ranker``: a loaded ranker (else ``spec.ranker`` is loaded when given)."""
-    from termnorm.search.rank.ranker import load_ranker
+    from termnorm.search.stages.ranker.ranker import load_ranker
 
     index, space = training_space(spec, spec.runtime)
     held: frozenset[str] = frozenset()
@@ -176,23 +175,3 @@ def _train_metrics(
         "train_acc_at_1": combined_right / n,
         "train_ece_top1": expected_calibration_error(np.array(top_p), np.array(top_ok)),
     }
-
-
-def load_combined(
-    path: str | Path,
-    recall: RowMatcher,
-    min_probability: float | None = None,
-    threads: int | None = None,
-) -> CombinedMatcher:
-    """The combined matcher of the card at ``path`` over ``recall`` (loading the card's
-    ranker when it uses one); refused on an index other than the card's."""
-    from termnorm.search.rank.ranker import load_ranker
-
-    card = read_json_card(path, CARD_KIND, "rank combine", getattr(recall, "index", None))
-    combiner = Combiner.from_dict(card["combiner"])
-    ranker = None
-    if combiner.uses_ranker:
-        ranker = load_ranker(Path(card["ranker"]), threads=threads)
-    return CombinedMatcher(
-        recall, combiner, tfidf_of(recall), int(card["k_c"]), ranker, min_probability
-    )

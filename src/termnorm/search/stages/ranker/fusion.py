@@ -13,7 +13,7 @@ implication number (1, 2, or 3 for "3 or more"): the top x codes when x < 3; whe
 top 3 plus every further candidate with s > θ (paper: θ = 0.8).
 
 :class:`RankMode` names the orders: ``learned`` (the probability of the learned combiner the
-ranker folder carries, :mod:`termnorm.search.rank.combiner`; the default when it has one),
+ranker folder carries, :mod:`termnorm.search.stages.combiner.model`; the default when it has one),
 and the paper's three compared in its ablations: ``recall`` (the recall order, no ranker),
 ``rank`` (by sr alone) and ``fused`` (by s).
 """
@@ -25,7 +25,7 @@ from enum import Enum
 
 import numpy as np
 
-from termnorm.search.rank.specs import DEFAULT_K_C
+from termnorm.search.stages.ranker.train_spec import DEFAULT_K_C
 
 __all__ = [
     "DEFAULT_FUSION_WEIGHT",

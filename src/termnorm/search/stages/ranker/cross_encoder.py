@@ -2,7 +2,7 @@
 
 :class:`KeywordCrossEncoder` is the keyword-attentive ranker of Liang et al. (2021, §3.2):
 a pretrained BERT-like encoder reads ``[CLS] [PS] [PT] mention [SEP] candidate [SEP]`` with
-the per-example mask of :mod:`termnorm.search.rank.keyword_mask` ([PS] attends only to the site
+the per-example mask of :mod:`termnorm.search.stages.ranker.keyword_mask` ([PS] attends only to the site
 keywords of the pair, [PT] only to the type keywords), and the head maps the mean of the
 final hidden states of [CLS], [PS] and [PT] to one logit; ``sigmoid(logit)`` is the
 probability that the candidate is the mention's concept. ``plain=True`` is the baseline
@@ -31,14 +31,14 @@ from termnorm.encoders.folder import read_model_folder
 from termnorm.encoders.transformer import default_model_path, lowercase_inputs
 from termnorm.errors import ArtifactMismatchError
 from termnorm.kg.keywords import KeywordVocabulary
-from termnorm.search.rank.keyword_mask import (
+from termnorm.search.stages.ranker.keyword_mask import (
     KEYWORD_TOKENS,
     PS_POSITION,
     PT_POSITION,
     encode_pairs,
     keyword_attention_mask,
 )
-from termnorm.search.rank.standard_folder import (
+from termnorm.search.stages.ranker.standard_folder import (
     is_standard_folder,
     read_dense_head,
     write_modules,
@@ -117,7 +117,7 @@ class KeywordCrossEncoder(nn.Module):
     def tokenize(
         self, mentions: Sequence[str], candidates: Sequence[str]
     ) -> dict[str, torch.Tensor]:
-        """The padded pair tensors (:func:`~termnorm.search.rank.keyword_mask.encode_pairs`) on
+        """The padded pair tensors (:func:`~termnorm.search.stages.ranker.keyword_mask.encode_pairs`) on
         the ranker's device."""
         batch = encode_pairs(
             self.tokenizer, mentions, candidates, self.max_length, self.keywords, not self.plain

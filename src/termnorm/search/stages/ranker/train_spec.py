@@ -2,10 +2,11 @@
 search code (the CLI generates ``termnorm rank train``'s options from them while it
 registers its commands, :mod:`termnorm.cli._config_options`).
 
-:class:`TrainingDataSpec` is the data and recall every learned stage shares,
-:class:`RankerTrainConfig` the optimisation, :class:`RankTrainSpec` everything
-``termnorm rank train`` takes (:func:`~termnorm.search.rank.training.train_ranker` is the
-Python entry point). Each field's metadata is its option: help text, flag, ``exists``.
+:class:`RankerTrainConfig` is the optimisation, :class:`RankTrainSpec` everything
+``termnorm rank train`` takes (the data and recall of
+:class:`~termnorm.search.stages.fit_spec.TrainingDataSpec`, which every learned stage
+shares; :func:`~termnorm.search.stages.ranker.training.train_ranker` is the Python entry
+point). Each field's metadata is its option: help text, flag, ``exists``.
 """
 
 # option() returns a dataclasses.Field, as field() does: no shared mutable default
@@ -17,84 +18,23 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from termnorm.mentions.abbreviations import AbbreviationMode
-from termnorm.mentions.mention import MentionFormat
-from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD, default_strategy
-from termnorm.search.spec import SPEC_HELP, option
+from termnorm.search.spec import option
+from termnorm.search.stages.fit_spec import TrainingDataSpec
 
 __all__ = [
-    "DEFAULT_FOLDS",
     "DEFAULT_HOLDOUT",
     "DEFAULT_K_C",
     "LOSSES",
     "TRAIN_PAIR_LENGTH",
     "RankTrainSpec",
     "RankerTrainConfig",
-    "TrainingDataSpec",
 ]
 
-DEFAULT_FOLDS = 5
 DEFAULT_K_C = 10
 """Candidates recalled per mention and reordered by the ranker."""
 DEFAULT_HOLDOUT = 0.2  # documents kept out of the ranker's training for the stacked combiner
 TRAIN_PAIR_LENGTH = 48  # tokens of a training pair (the measured recipe; inference reads the card)
 LOSSES = ("pointwise", "listwise")
-
-
-@dataclass(frozen=True)
-class TrainingDataSpec:
-    """The training data and recall of a learned stage; paths as the user gave them. Each
-    field's metadata is its command-line option (help text, flag).
-
-    ``strategy``: default ``d-t+od-t`` with synonyms, else ``o-t``. ``abbreviations``:
-    default ab3p for formats that carry their documents. ``max_queries``: a seeded sample of
-    that many queries (all when ``None``). ``threads``: encoder (and torch) threads.
-    """
-
-    index: Path = field(
-        metadata={"help": "Index folder (recall).", "cli_required": True, "exists": "dir"}
-    )
-    mentions: tuple[Path, ...] = option(
-        (), "Annotated training mentions; repeatable.", exists="path"
-    )
-    mention_format: MentionFormat | None = option(
-        None, "Mention format (detected when omitted).", flag="--format"
-    )
-    synonyms: tuple[Path, ...] = option(
-        (),
-        "Domain synonym file searched as at inference (a --mentions file too: "
-        "cross-fitted by document); repeatable.",
-        exists="path",
-    )
-    synonyms_format: str | None = option(
-        None, "Format of the synonym files (detected when omitted)."
-    )
-    strategy: str | None = option(
-        None,
-        "Search strategy, as termnorm normalize --strategy (default: d-t+od-t with "
-        "synonyms, else o-t).",
-    )
-    threshold: float = option(
-        DEFAULT_SIEVE_THRESHOLD,
-        SPEC_HELP["sieve_threshold"],
-        flag="--sieve-threshold",
-        min=-1.0,
-        max=1.0,
-    )
-    folds: int = option(DEFAULT_FOLDS, "Cross-fitting folds (documents).", min=2)
-    abbreviations: AbbreviationMode | None = option(
-        None, "Expand short forms from the documents (default: ab3p for document formats)."
-    )
-    max_queries: int | None = option(None, "Train on a seeded sample of this many queries.", min=1)
-    seed: int = option(0, "Seed of the folds, the sampling and the ranker's training.")
-    threads: int | None = option(
-        None, "CPU threads of the encoder and torch (default: theirs).", min=1
-    )
-
-    @property
-    def resolved_strategy(self) -> str:
-        """The strategy searched (default per the class doc)."""
-        return self.strategy or default_strategy(bool(self.synonyms))
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,12 @@
 The training pairs come from the **same search configuration used at inference**: the
 index, its recall model, the strategy (e.g. D-T+OD-T) and its domain synonyms, the
 abbreviations of each mention's document; the queries and their cross-fitting are
-:mod:`termnorm.search.rank.train_data`'s. The recall stage returns ``k_c`` candidates per
+:mod:`termnorm.search.stages.crossfit`'s. The recall stage returns ``k_c`` candidates per
 query; each gives a pair (query, :func:`candidate_text`) labelled 1 when the candidate is one
 of the mention's gold concepts (its ID or an alternative ID), else 0 (paper §3.2).
 
-:func:`train_ranker` then trains the cross-encoder (:mod:`termnorm.search.rank.train_loop`) and
-writes the ranker folder (:func:`~termnorm.search.rank.ranker.save_ranker`) whose card says
+:func:`train_ranker` then trains the cross-encoder (:mod:`termnorm.search.stages.ranker.train_loop`) and
+writes the ranker folder (:func:`~termnorm.search.stages.ranker.ranker.save_ranker`) whose card says
 which index, recall model, strategy, k_c, keyword file and data made it.
 """
 
@@ -28,18 +28,8 @@ from termnorm.index.term_index import TermIndex
 from termnorm.kg.keywords import builtin_keywords_path, read_keywords
 from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
-from termnorm.search.rank.card_files import fitted_index
-from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
-from termnorm.search.rank.ranker import Ranker, save_ranker
-from termnorm.search.rank.specs import (
-    DEFAULT_FOLDS,
-    DEFAULT_HOLDOUT,
-    TRAIN_PAIR_LENGTH,
-    RankTrainSpec,
-    TrainingDataSpec,
-)
-from termnorm.search.rank.texts import candidate_text
-from termnorm.search.rank.train_data import (
+from termnorm.search.stages.cards import fitted_index
+from termnorm.search.stages.crossfit import (
     Query,
     TrainingData,
     build_queries,
@@ -49,7 +39,16 @@ from termnorm.search.rank.train_data import (
     spec_training_data,
     training_space,
 )
-from termnorm.search.rank.train_loop import RankPair, train_cross_encoder
+from termnorm.search.stages.fit_spec import DEFAULT_FOLDS, TrainingDataSpec
+from termnorm.search.stages.ranker.cross_encoder import KeywordCrossEncoder
+from termnorm.search.stages.ranker.ranker import Ranker, save_ranker
+from termnorm.search.stages.ranker.texts import candidate_text
+from termnorm.search.stages.ranker.train_loop import RankPair, train_cross_encoder
+from termnorm.search.stages.ranker.train_spec import (
+    DEFAULT_HOLDOUT,
+    TRAIN_PAIR_LENGTH,
+    RankTrainSpec,
+)
 from termnorm.search.strategies import parse_strategy
 
 __all__ = [
@@ -205,11 +204,11 @@ def _stacked_combiner(
     model: KeywordCrossEncoder,
 ) -> dict[str, Any] | None:
     """The learned combiner fitted on the held-out documents' queries with the trained
-    ranker's scores (:func:`~termnorm.search.rank.combiner_fit.fit_on_queries`), as the
+    ranker's scores (:func:`~termnorm.search.stages.combiner.fit.fit_on_queries`), as the
     card's ``combiner`` entry; ``None`` without held-out documents."""
     if not held:
         return None
-    from termnorm.search.rank.combiner_fit import CombinerFitSpec, fit_on_queries
+    from termnorm.search.stages.combiner.fit import CombinerFitSpec, fit_on_queries
 
     queries = [q for q in data.queries if q.doc_id in held]
     fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(TrainingDataSpec)}

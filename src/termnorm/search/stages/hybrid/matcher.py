@@ -12,7 +12,7 @@ and, when the strategy searches them, the space's domain synonyms (:func:`space_
   the strategy searches them); the
   sparse score s(q, c) is the best TF-IDF cosine of c's texts;
 * the hybrid score is h = w·d + (1 − w)·s (BioSyn's weighted sum; w = ``weight``, fitted on
-  training candidates by :func:`termnorm.search.rank.hybrid_fit.fit_hybrid`);
+  training candidates by :func:`termnorm.search.stages.hybrid.fit.fit_hybrid`);
 * candidates are ordered by h, ties keeping the merged order (the dense side's order first:
   a sieve's domain-synonym hit stays ahead of an ontology text that ties with it), the top
   k returned with ``score`` = h; ``matched_term`` and its provenance are the dense side's (a
@@ -42,9 +42,9 @@ from termnorm.search.candidate import (
 from termnorm.search.domain import SearchSpace
 from termnorm.search.identity import canonical
 from termnorm.search.lexical.tfidf import TfidfMatcher
-from termnorm.search.matcher import SpaceMatcher, abstained
 from termnorm.search.parts import Part
 from termnorm.search.query import query_problem
+from termnorm.search.space_matcher import SpaceMatcher, abstained
 from termnorm.search.strategies import ModuleSpec, Representation, Target
 
 __all__ = [

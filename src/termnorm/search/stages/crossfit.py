@@ -1,8 +1,8 @@
 """The training data of the learned stages: queries from annotated mentions, cross-fitted.
 
-Shared by the ranker (:mod:`termnorm.search.rank.training`), hybrid recall's weight
-(:mod:`termnorm.search.rank.hybrid_fit`) and the learned combiner
-(:mod:`termnorm.search.rank.combiner`). For every training mention with gold IDs the query
+Shared by the ranker (:mod:`termnorm.search.stages.ranker.training`), hybrid recall's weight
+(:mod:`termnorm.search.stages.hybrid.fit`) and the learned combiner
+(:mod:`termnorm.search.stages.combiner.model`). For every training mention with gold IDs the query
 texts are its text and, when its document defines a short form in it, its expanded text
 (inference searches both, :mod:`termnorm.search.context`).
 
@@ -34,8 +34,8 @@ from termnorm.mentions.documents import DOCUMENT_FORMATS, read_documents
 from termnorm.mentions.synonyms import mention_pairs, read_synonyms
 from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
-from termnorm.search.matcher import build_strategy
-from termnorm.search.rank.specs import DEFAULT_FOLDS, TrainingDataSpec
+from termnorm.search.space_matcher import build_strategy
+from termnorm.search.stages.fit_spec import DEFAULT_FOLDS, TrainingDataSpec
 
 __all__ = [
     "DEFAULT_FOLDS",

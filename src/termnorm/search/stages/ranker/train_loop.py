@@ -14,7 +14,7 @@ Why not the :class:`~termnorm.training.Trainer`: its contract is an encoder that
 into pooled vectors that an objective scores; a cross-encoder reads the two texts together,
 with a per-pair attention mask, and has no text vector to hand over. The parts that carry
 over — the schedule, the log format — are shared; the pairs themselves come from the search
-layer (:mod:`termnorm.search.rank.training`), which recalls the candidates.
+layer (:mod:`termnorm.search.stages.ranker.training`), which recalls the candidates.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from termnorm.losses.listwise import ListwiseLoss
-from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
-from termnorm.search.rank.specs import LOSSES, RankerTrainConfig
+from termnorm.search.stages.ranker.cross_encoder import KeywordCrossEncoder
+from termnorm.search.stages.ranker.train_spec import LOSSES, RankerTrainConfig
 from termnorm.training.optim import build_scheduler
 
 __all__ = [

@@ -7,9 +7,9 @@ Folder layout (written atomically by :func:`save_ranker`)::
                          hash, training data, training settings, held-out documents, the
                          stacked combiner fitted on them (plain numbers), metrics, versions
     keywords.tsv         the keyword vocabulary it was trained with (absent when plain)
-    cross_encoder.json + the model (:mod:`termnorm.search.rank.cross_encoder`): a plain
+    cross_encoder.json + the model (:mod:`termnorm.search.stages.ranker.cross_encoder`): a plain
                          ranker is a standard sentence-transformers CrossEncoder folder
-                         (:mod:`~termnorm.search.rank.standard_folder`), a keyword-attentive
+                         (:mod:`~termnorm.search.stages.ranker.standard_folder`), a keyword-attentive
                          one has ``model/`` and ``head.safetensors``
 
 :func:`load_ranker` reads it back as a :class:`Ranker`; :meth:`Ranker.check_index` refuses an
@@ -35,10 +35,10 @@ from termnorm.errors import ArtifactMismatchError
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.keywords import KeywordVocabulary, read_keywords
 from termnorm.search.candidate import Candidate
-from termnorm.search.rank.card_files import recall_identity
-from termnorm.search.rank.combiner import Combiner
-from termnorm.search.rank.cross_encoder import KeywordCrossEncoder
-from termnorm.search.rank.texts import candidate_text
+from termnorm.search.stages.cards import recall_identity
+from termnorm.search.stages.combiner.model import Combiner
+from termnorm.search.stages.ranker.cross_encoder import KeywordCrossEncoder
+from termnorm.search.stages.ranker.texts import candidate_text
 
 __all__ = [
     "CARD_NAME",

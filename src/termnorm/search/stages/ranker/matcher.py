@@ -5,8 +5,8 @@ one (the recall stage: a strategy, a sieve, the plain normalizer) and a
 :class:`~termnorm.search.rank.Ranker`. For each usable query it asks the recall stage for
 ``k_c`` candidates (at least ``k``), scores them with the ranker (one batch per mention, see
 :meth:`Ranker.score_batch`) and orders them as ``mode`` says
-(:class:`~termnorm.search.rank.fusion.RankMode`): ``fused`` by
-s = w·sc + (1 − w)·sr (:func:`~termnorm.search.rank.fusion.fuse`), ``rank`` by the ranker's
+(:class:`~termnorm.search.stages.ranker.fusion.RankMode`): ``fused`` by
+s = w·sc + (1 − w)·sr (:func:`~termnorm.search.stages.ranker.fusion.fuse`), ``rank`` by the ranker's
 probability, ``recall`` in the recall order without running the ranker (the ablation
 baseline). Ties keep the recall order. The top ``k`` are returned, ranks renumbered, each
 candidate keeping ``recall_score`` (the recall cosine), ``ranker_score`` and ``score`` (the
@@ -14,13 +14,13 @@ score it was ordered by).
 
 Mode ``learned`` (the default when the ranker folder carries a combiner, i.e. it was trained
 with ``--holdout``; otherwise ``fused``) orders by the combiner's probability that the
-candidate is correct (:class:`~termnorm.search.rank.combiner.Combiner` over the recall, lexical
+candidate is correct (:class:`~termnorm.search.stages.combiner.model.Combiner` over the recall, lexical
 and ranker features); ``score`` is that probability and ``min_probability`` drops candidates
 below it (a row whose every candidate is dropped abstains, saying so).
 
-With an ``implication`` predictor (:class:`~termnorm.search.rank.implication.ImplicationLike`)
+With an ``implication`` predictor (:class:`~termnorm.search.stages.ranker.implication.ImplicationLike`)
 each answered row also gets ``implication`` (x) and ``concept_ids``: the codes chosen by
-:func:`~termnorm.search.rank.fusion.select_codes` (top x for x < 3; for x = 3 the top 3 and
+:func:`~termnorm.search.stages.ranker.fusion.select_codes` (top x for x < 3; for x = 3 the top 3 and
 every further candidate of the k_c scoring above ``theta``).
 
 Rows the recall stage refuses or abstains on are passed through as they are.
@@ -40,9 +40,9 @@ from termnorm.search.candidate import (
     RowResult,
 )
 from termnorm.search.lexical.tfidf import TfidfMatcher
-from termnorm.search.matcher import abstained
-from termnorm.search.rank.combiner import candidate_features, reorder, tfidf_of
-from termnorm.search.rank.fusion import (
+from termnorm.search.space_matcher import abstained
+from termnorm.search.stages.combiner.model import candidate_features, reorder, tfidf_of
+from termnorm.search.stages.ranker.fusion import (
     DEFAULT_FUSION_WEIGHT,
     DEFAULT_K_C,
     DEFAULT_THETA,
@@ -50,8 +50,8 @@ from termnorm.search.rank.fusion import (
     fuse,
     select_codes,
 )
-from termnorm.search.rank.implication import ImplicationLike
-from termnorm.search.rank.ranker import Ranker
+from termnorm.search.stages.ranker.implication import ImplicationLike
+from termnorm.search.stages.ranker.ranker import Ranker
 
 __all__ = ["RankedMatcher", "default_mode"]
 

@@ -12,7 +12,7 @@ Contract (implements :class:`~termnorm.search.candidate.RowMatcher`):
   strategy; :meth:`SpaceMatcher.normalize_batch` raises :class:`QueryError` for the first bad
   row, :meth:`SpaceMatcher.normalize_rows` returns one :class:`RowResult` per input with the
   message in ``error`` instead (for files).
-* Each module's hits are ranked by :func:`~termnorm.search.ranking.rank_parts` (one concept
+* Each module's hits are ranked by :func:`~termnorm.search.top_concepts.rank_parts` (one concept
   once, the tie rule of :func:`~termnorm.search.candidate.rank_key`, filters applied while
   ranking). A filter that leaves at most :data:`RESTRICT_FRACTION` of a part's rows is
   answered by an exact search over those rows only.
@@ -40,9 +40,9 @@ from termnorm.search.filters import ConceptFilter
 from termnorm.search.identity import canonical, index_identity
 from termnorm.search.parts import Part, Restricted
 from termnorm.search.query import DEFAULT_MAX_CHARS, query_problem
-from termnorm.search.ranking import rank_parts
 from termnorm.search.sieve import sieve_merge
 from termnorm.search.strategies import ModuleSpec, SearchMode, StrategySpec, parse_strategy
+from termnorm.search.top_concepts import rank_parts
 
 __all__ = [
     "RESTRICT_FRACTION",

@@ -1,13 +1,13 @@
 """Fitting hybrid recall's weight on training candidates: ``termnorm rank hybrid``.
 
 The training queries, their domain synonyms and the cross-fitting are
-:mod:`termnorm.search.rank.train_data`'s (a mention never finds its own document's entries).
-For every training query the hybrid matcher (:class:`~termnorm.search.hybrid.HybridMatcher`)
+:mod:`termnorm.search.stages.crossfit`'s (a mention never finds its own document's entries).
+For every training query the hybrid matcher (:class:`~termnorm.search.stages.hybrid.matcher.HybridMatcher`)
 gives its merged candidates with their dense and sparse scores; the weight w of
 h = w·d + (1 − w)·s is the one of :data:`WEIGHT_GRID` with the highest training acc@1 (ties:
 the larger w, the one closer to the dense search alone). The card (a JSON file) keeps w,
 ``k_dense`` / ``k_sparse``, the strategy, the index it was fitted on and the training acc@1
-at every w; :func:`load_hybrid` refuses it on another index.
+at every w; :func:`~termnorm.search.stages.hybrid.card.load_hybrid` refuses it on another index.
 """
 
 from __future__ import annotations
@@ -21,43 +21,41 @@ from typing import Any
 import numpy as np
 
 from termnorm.search.domain import SearchSpace
-from termnorm.search.hybrid import (
+from termnorm.search.space_matcher import build_strategy
+from termnorm.search.stages.cards import recall_settings, write_json_card
+from termnorm.search.stages.crossfit import (
+    crossfit_map,
+    gold_hits,
+    spec_training_data,
+    training_space,
+)
+from termnorm.search.stages.fit_spec import TrainingDataSpec
+from termnorm.search.stages.hybrid.card import CARD_KIND
+from termnorm.search.stages.hybrid.matcher import (
     DEFAULT_K_DENSE,
     DEFAULT_K_SPARSE,
     HybridConfig,
     HybridMatcher,
     ScoredCandidates,
 )
-from termnorm.search.matcher import SpaceMatcher, build_strategy
-from termnorm.search.rank.card_files import read_json_card, recall_settings, write_json_card
-from termnorm.search.rank.specs import TrainingDataSpec
-from termnorm.search.rank.train_data import (
-    crossfit_map,
-    gold_hits,
-    spec_training_data,
-    training_space,
-)
 
 __all__ = [
-    "CARD_KIND",
     "WEIGHT_GRID",
     "HybridFitSpec",
     "fit_hybrid",
     "fit_weight",
-    "load_hybrid",
     "scored_training_candidates",
 ]
 
 logger = logging.getLogger(__name__)
 
-CARD_KIND = "hybrid-recall"
 WEIGHT_GRID = tuple(round(float(w), 2) for w in np.linspace(0.0, 1.0, 51))
 
 
 @dataclass(frozen=True)
 class HybridFitSpec(TrainingDataSpec):
     """What ``termnorm rank hybrid`` needs: the data and recall of
-    :class:`~termnorm.search.rank.specs.TrainingDataSpec`, the candidates of each side
+    :class:`~termnorm.search.stages.ranker.train_spec.TrainingDataSpec`, the candidates of each side
     and the encoder's runtime (module doc)."""
 
     k_dense: int = DEFAULT_K_DENSE
@@ -126,15 +124,3 @@ def fit_hybrid(spec: HybridFitSpec, out: str | Path) -> dict[str, Any]:
         "hybrid weight %.2f: train acc@1 %.4f (dense %.4f)", weight, acc[weight], dense_first
     )
     return card
-
-
-def load_hybrid(path: str | Path, dense: SpaceMatcher) -> HybridMatcher:
-    """The hybrid matcher of the card at ``path`` over ``dense``; refused
-    (:class:`~termnorm.errors.ArtifactMismatchError`) on an index other than the card's."""
-    card = read_json_card(path, CARD_KIND, "rank hybrid", dense.index)
-    if card.get("strategy") != dense.name:
-        logger.warning(
-            "the hybrid weight was fitted with %s; recalling with %s", card["strategy"], dense.name
-        )
-    config = HybridConfig(float(card["weight"]), int(card["k_dense"]), int(card["k_sparse"]))
-    return HybridMatcher(dense, config)

@@ -20,8 +20,8 @@ candidate gets the features of :data:`FEATURES`:
 The model is p = σ(b + Σ_j w_j·(x_j − μ_j)/σ_j) (features standardized on the training rows,
 L2-regularized logistic regression, scikit-learn). :class:`CombinedMatcher` orders the
 candidates by p; ``score`` is p (a probability, so ``min_score`` is a probability threshold),
-``recall_score`` the recall stage's score and ``ranker_score`` the ranker's probability. The
-recall score is a feature: when the other features carry no signal (a ranker returning noise)
+``recall_score`` the recall stage's score and ``ranker_score`` the ranker's probability
+(:class:`~termnorm.search.stages.combiner.matcher.CombinedMatcher`). The recall score is a feature: when the other features carry no signal (a ranker returning noise)
 the fitted weights leave them out and the order stays the recall order. The model is stored
 as plain numbers in a JSON card (:meth:`Combiner.to_dict`), no pickle.
 """
@@ -36,24 +36,16 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from termnorm.search.candidate import (
-    Candidate,
-    OverRecall,
-    RowMatcher,
-    RowResult,
-    Source,
-    is_name,
-)
+from termnorm.search.candidate import Candidate, RowMatcher, Source, is_name
 from termnorm.search.domain import SearchSpace
-from termnorm.search.hybrid import HybridMatcher, space_kg
 from termnorm.search.lexical.dictionary import normalize_text
 from termnorm.search.lexical.tfidf import TfidfMatcher
-from termnorm.search.matcher import SpaceMatcher, abstained
+from termnorm.search.space_matcher import SpaceMatcher
+from termnorm.search.stages.hybrid.matcher import HybridMatcher, space_kg
 
 __all__ = [
     "BASE_FEATURES",
     "FEATURES",
-    "CombinedMatcher",
     "Combiner",
     "RankerLike",
     "candidate_features",
@@ -253,55 +245,3 @@ def fit_combiner(
     return Combiner(
         tuple(names), mean, scale, model.coef_[0].astype(np.float64), float(model.intercept_[0])
     )
-
-
-class CombinedMatcher(OverRecall):
-    """A recall matcher whose top ``k_c`` are reordered by the combiner's probability.
-
-    ``tfidf``: the TF-IDF matcher over the recall's texts (the hybrid recall's own sparse side,
-    or :func:`~termnorm.search.hybrid.space_kg`'s); ``ranker``: required when the combiner
-    uses the ranker logit. ``min_probability``: abstain below it (``min_score`` of commands).
-    """
-
-    def __init__(
-        self,
-        recall: RowMatcher,
-        combiner: Combiner,
-        tfidf: TfidfMatcher,
-        k_c: int = 10,
-        ranker: RankerLike | None = None,
-        min_probability: float | None = None,
-    ) -> None:
-        if combiner.uses_ranker and ranker is None:
-            raise ValueError("this combiner was fitted with a ranker: give the ranker")
-        if k_c < 1:
-            raise ValueError(f"k_c must be >= 1, got {k_c}")
-        self.recall = recall
-        self.combiner = combiner
-        self.tfidf = tfidf
-        self.k_c = k_c
-        self.ranker = ranker if combiner.uses_ranker else None
-        self.min_probability = min_probability
-        self.name = f"{recall.name}+combiner"
-
-    @property
-    def index(self) -> Any:
-        """The recall stage's index."""
-        return getattr(self.recall, "index", None)
-
-    def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
-        """One :class:`RowResult` per input: the recall's rows, reordered (module doc)."""
-        if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
-        recalled = self.recall.normalize_rows(texts, max(k, self.k_c))
-        rows = [i for i, r in enumerate(recalled) if r.candidates]
-        out = list(recalled)
-        if not rows:
-            return out
-        queries = [str(texts[i]).strip() for i in rows]
-        lists = [recalled[i].candidates for i in rows]
-        features = feature_rows(queries, lists, self.tfidf, self.ranker)
-        for row, cands, (x, ranker_p) in zip(rows, lists, features, strict=True):
-            ranked, _ = reorder(cands, self.combiner.predict(x), ranker_p)
-            out[row] = abstained(ranked[:k], self.min_probability, "has probability")
-        return out

@@ -14,7 +14,7 @@ from typing import Any
 
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index.term_index import TermIndex
-from termnorm.search.rank.specs import TrainingDataSpec
+from termnorm.search.stages.fit_spec import TrainingDataSpec
 from termnorm.search.strategies import parse_strategy
 
 __all__ = [

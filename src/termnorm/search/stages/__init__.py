@@ -1,0 +1,80 @@
+"""The learned stages after recall, one package each, and the registry :func:`build` applies.
+
+A stage is a package (its card or folder, its matcher, its fit) plus one line in
+:data:`STAGES`: its name, the :class:`~termnorm.search.spec.PipelineSpec` field that switches
+it on, and ``apply(spec, matcher, space, artifact) -> matcher``, which returns ``matcher``
+followed by the stage (``artifact``: the field's value, a card or folder path, or what the
+caller already loaded in its place, such as the service's ranker). :func:`apply_stages`
+applies the stages whose artifact is given, in registry order: hybrid recall (:mod:`.hybrid`), the combiner (:mod:`.combiner`), the ranker
+(:mod:`.ranker`). What the three fits share lives once: :mod:`.fit_spec` (the training data
+and recall), :mod:`.crossfit` (training queries, cross-fitted by document) and :mod:`.cards`
+(JSON cards checked against the index).
+
+Import-light: a stage's matcher and fit load when the stage is applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from termnorm.search.stages import combiner, hybrid, ranker
+
+if TYPE_CHECKING:
+    from termnorm.search.candidate import RowMatcher
+    from termnorm.search.domain import SearchSpace
+    from termnorm.search.spec import PipelineSpec
+
+__all__ = ["STAGES", "Stage", "StageApply", "apply_stages", "stage_paths"]
+
+StageApply = Callable[["PipelineSpec", "RowMatcher", "SearchSpace", Any], "RowMatcher"]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One learned stage: ``name``, the spec ``field`` that switches it on, and ``apply``
+    (module doc)."""
+
+    name: str
+    field: str
+    apply: StageApply
+
+    def artifact(self, spec: PipelineSpec, loaded: Mapping[str, Any]) -> Any:
+        """What switches the stage on: ``loaded[field]``, else ``spec``'s field (``None``:
+        off). ``AttributeError`` when ``spec`` has no such field (a stage registered for
+        another spec class)."""
+        given = loaded.get(self.field)
+        return getattr(spec, self.field) if given is None else given
+
+
+STAGES: list[Stage] = [
+    Stage("hybrid", "hybrid", hybrid.apply),
+    Stage("combiner", "combiner", combiner.apply),
+    Stage("ranker", "ranker", ranker.apply),
+]
+"""The stages in the order a query walks them; a new stage is one line here."""
+
+
+def apply_stages(
+    spec: PipelineSpec,
+    matcher: RowMatcher,
+    space: SearchSpace,
+    loaded: Mapping[str, Any] | None = None,
+) -> RowMatcher:
+    """``matcher`` followed by every stage of :data:`STAGES` that ``spec`` switches on, in
+    registry order; ``loaded``: artifacts the caller already loaded, by spec field."""
+    for stage in STAGES:
+        artifact = stage.artifact(spec, loaded or {})
+        if artifact is not None:
+            matcher = stage.apply(spec, matcher, space, artifact)
+    return matcher
+
+
+def stage_paths(spec: PipelineSpec) -> Iterator[Path]:
+    """The card files and folders ``spec``'s stages read (a built matcher's cache key)."""
+    for stage in STAGES:
+        value = getattr(spec, stage.field)
+        if isinstance(value, Path):
+            yield value
