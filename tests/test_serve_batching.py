@@ -219,14 +219,15 @@ def test_a_full_queue_answers_503_with_retry_after(index_dir: Path) -> None:
     async def scenario() -> list[httpx.Response]:
         async with app.router.lifespan_context(app):
             await _started(app)
-            space = app.state.runtime.state.space
-            real = space.encode_queries
+            queued = app.state.runtime.state.space.encoder  # the batcher encodes with its own
+            real = queued.encoder
 
-            def gated(texts: list[str], batch_size: int = 256) -> np.ndarray:
-                assert gate.wait(10)
-                return real(texts, batch_size)
+            class Gated:
+                def encode(self, texts: list[str], batch_size: int = 256) -> np.ndarray:
+                    assert gate.wait(10)
+                    return np.asarray(real.encode(texts, batch_size=batch_size))
 
-            space.encode_queries = gated
+            queued.encoder = Gated()
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url=LOCAL) as client:
                 body = {"texts": ["asthma", "MI"]}

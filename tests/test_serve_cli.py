@@ -86,7 +86,7 @@ def test_serve_passes_the_guards_and_limits(
     assert (settings.max_upload_rows, settings.max_upload_columns) == (7, 9)
     assert settings.allow_hosts == ("mapper.lan",)
     assert settings.allow_origins == ("https://review.example.org",)
-    assert [p.name for p in settings.synonym_files] == ["a.tsv", "b.tsv"]
+    assert [p.name for p in settings.spec.synonyms] == ["a.tsv", "b.tsv"]
     assert kw["timeout_graceful_shutdown"] == SHUTDOWN_GRACE_S  # SIGTERM does not wait forever
 
 

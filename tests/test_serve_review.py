@@ -270,7 +270,7 @@ def test_serve_project_takes_the_projects_index_and_reviewers_get_tokens(
     )
     assert code == 0, err
     settings = started[0].state.settings
-    assert (settings.index, settings.project, settings.project_db, settings.lease_minutes) == (
+    assert (settings.spec.index, settings.project, settings.project_db, settings.lease_minutes) == (
         index_dir, "labs", db, 3.0,
     )  # fmt: skip
     code, _, err = run_main(["serve", "--project", "nope", "--db", db], capsys)

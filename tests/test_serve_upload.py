@@ -81,7 +81,7 @@ def test_a_csv_comes_back_mapped_row_for_row(client: TestClient, tmp_path: Path)
     # the same answers as the library's (and the CLI's) file run over the same index
     source = tmp_path / "terms.csv"
     source.write_bytes(_csv(ROWS))
-    api.normalize_file(source, tmp_path / "cli.csv", index=client.app.state.settings.index,
+    api.normalize_file(source, tmp_path / "cli.csv", index=client.app.state.settings.spec.index,
                        show_progress=False)  # fmt: skip
     want = _rows((tmp_path / "cli.csv").read_bytes())
     key = ("id", "term", "concept_id", "concept_name", "matched_term", "error")

@@ -20,11 +20,13 @@ from _serve_fixtures import build_tiny_index, serving
 from termnorm import api
 from termnorm.errors import InputFormatError
 from termnorm.io.tables import open_reader
+from termnorm.search.domain import SearchSpace
 from termnorm.search.space_matcher import build_strategy
+from termnorm.serve.batching import QueuedEncoder
 from termnorm.serve.uploads import (
-    QueuedMatcher,
     UploadCancelled,
     UploadLimits,
+    UploadQueue,
     map_upload,
     watch_disconnect,
 )
@@ -85,7 +87,8 @@ def test_the_disconnect_watch_sets_the_flag() -> None:
 
 
 def test_a_cancelled_upload_stops_between_slices(index_dir: Path, tmp_path: Path) -> None:
-    space = api.search_space(index_dir)
+    loaded = api.search_space(index_dir)
+    space = SearchSpace(loaded.index, QueuedEncoder(loaded.encoder))  # the service's
     cancelled = threading.Event()
     slices: list[list[str]] = []
 
@@ -93,10 +96,13 @@ def test_a_cancelled_upload_stops_between_slices(index_dir: Path, tmp_path: Path
         slices.append(texts)
         if len(slices) == 2:
             cancelled.set()  # as watch_disconnect does when the client goes away
-        return space.encode_queries(texts)
+        return loaded.encode_queries(texts)
 
-    queued = QueuedMatcher(build_strategy(space, "o-t"), encode, 2, cancelled)
+    queue = UploadQueue(encode, 2, cancelled)
     rows = b"term\n" + b"".join(f"term {i}\n".encode() for i in range(200))
     with pytest.raises(UploadCancelled, match="client went away"):
-        map_upload(io.BytesIO(rows), "t.csv", queued, None, 1, UploadLimits(1000, 10))
+        map_upload(
+            io.BytesIO(rows), "t.csv", build_strategy(space, "o-t"), queue, None, 1,
+            UploadLimits(1000, 10),
+        )  # fmt: skip
     assert len(slices) == 2  # 100 slices without the stop

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from termnorm.cli._options import DB_HELP
-from termnorm.search.spec import SPEC_HELP
+from termnorm.cli._strategy import spec_from_options, with_spec_options
 from termnorm.serve.settings import DEFAULT_MAX_UPLOAD_COLUMNS, DEFAULT_MAX_UPLOAD_ROWS
 
 __all__ = ["register"]
@@ -33,6 +34,17 @@ Examples:
        -d '{"texts": ["heart attack"], "k": 3}'
 """
 
+_SPEC_HELP = {
+    "index": "Index folder (default: the built-in HPO index; with --project, the project's).",
+    "synonyms": "Read-only domain synonym files added at start (a concept_id<TAB>text file or "
+    "an annotated mention file); repeatable. With --project, the project's by default.",
+    "strategy": "The search strategy of a request that names none (o-t, d-t+od-t, ...; "
+    "default: d-t+od-t once the service has domain synonyms, else o-t).",
+    "min_score": "Abstain below this score unless a request gives its own min_score.",
+}
+"""The spec options whose meaning the service extends (the project's defaults; a request's
+own strategy and min_score)."""
+
 #: seconds a stopping server waits for requests in flight (uvicorn's graceful shutdown)
 SHUTDOWN_GRACE_S = 10
 
@@ -41,20 +53,12 @@ def register(app: typer.Typer) -> None:
     """Attach ``serve`` to ``app``."""
 
     @app.command("serve", help=SERVE_HELP)
+    @with_spec_options(help=_SPEC_HELP)
     def serve(
-        index: Path | None = typer.Option(
-            None, "--index", help="Index folder (default: the built-in HPO index)."
-        ),
-        model: Path | None = typer.Option(
-            None, "--model", help="The index's model folder, when its card's path is not here."
-        ),
-        synonyms: Path | None = typer.Option(
+        synonym_store: Path | None = typer.Option(
             None,
             "--synonyms-file",
             help="JSONL store of domain synonyms: loaded at start, added ones appended.",
-        ),
-        synonym_files: list[Path] | None = typer.Option(
-            None, "--synonyms", help=SPEC_HELP["synonyms"], exists=True
         ),
         token: str | None = typer.Option(
             None,
@@ -65,7 +69,6 @@ def register(app: typer.Typer) -> None:
         host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
         port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to listen on."),
         max_batch: int = typer.Option(64, "--max-batch", min=1, help="Most texts per request."),
-        max_chars: int = typer.Option(1000, "--max-chars", min=1, help="Longest text."),
         batch_texts: int = typer.Option(
             64, "--batch-texts", min=1, help="Texts per micro-batch (one forward pass)."
         ),
@@ -104,21 +107,6 @@ def register(app: typer.Typer) -> None:
             help="A web origin (https://app.example) whose pages may POST to the service "
             "(repeatable; '*': any). Other cross-origin POSTs answer 403.",
         ),
-        ranker: Path | None = typer.Option(
-            None,
-            "--ranker",
-            exists=True,
-            help="Ranker folder (termnorm rank train): reorder each text's top --k-c recalled "
-            "candidates by the fused recall + ranker score.",
-        ),
-        implication: Path | None = typer.Option(
-            None,
-            "--implication",
-            exists=True,
-            help='Model folder with an implication head, for "multi" requests when the '
-            "index's model has none.",
-        ),
-        k_c: int = typer.Option(10, "--k-c", min=1, help="Candidates the ranker reorders."),
         no_micro_batching: bool = typer.Option(
             False, "--no-micro-batching", help="Encode each request on its own."
         ),
@@ -138,6 +126,7 @@ def register(app: typer.Typer) -> None:
             help="How long a row opened for review stays "
             "reserved for its reviewer (the page renews it while shown).",
         ),
+        **options: Any,
     ) -> None:
         from termnorm.errors import MissingExtraError
 
@@ -155,31 +144,27 @@ def register(app: typer.Typer) -> None:
             except ValueError as exc:
                 raise typer.BadParameter(str(exc), param_hint="--allow-origin") from None
 
+        spec = spec_from_options(options)
         if project is not None:  # a project not there is an error now, not at start-up
             from termnorm.projects.overview import pipeline_settings
 
             mapped = pipeline_settings(project, db=project_db)  # its index and synonyms
-            if index is None and mapped.index is not None:
-                index = Path(mapped.index)
-            synonym_files = synonym_files or [Path(p) for p in mapped.synonyms]
+            spec = spec.replace(
+                index=spec.index or mapped.index, synonyms=spec.synonyms or mapped.synonyms
+            )
         elif project_db is not None:
             raise typer.BadParameter("--db needs --project PROJECT", param_hint="--db")
-        if implication is not None and ranker is None:
-            raise typer.BadParameter("--implication needs --ranker RANKER", param_hint="--ranker")
-        if index is not None and not (index / CARD_NAME).is_file():
+        if spec.index is not None and not (spec.index / CARD_NAME).is_file():
             raise typer.BadParameter(
-                f"{index} is not an index folder (no {CARD_NAME}); build one with "
+                f"{spec.index} is not an index folder (no {CARD_NAME}); build one with "
                 "'termnorm index build'",
                 param_hint="--index",
             )
         application = create_app(
-            index,
-            synonyms,
-            token,
-            model=model,
-            synonym_files=tuple(synonym_files or ()),
+            synonyms=synonym_store,
+            token=token,
+            spec=spec,
             max_batch=max_batch,
-            max_chars=max_chars,
             batch_texts=batch_texts,
             batch_wait_ms=batch_wait_ms,
             queue_texts=queue_texts,
@@ -190,9 +175,6 @@ def register(app: typer.Typer) -> None:
             host=host,
             allow_hosts=tuple(allow_host),
             allow_origins=tuple(allow_origin),
-            ranker=ranker,
-            implication=implication,
-            k_c=k_c,
             project=project,
             project_db=project_db,
             lease_minutes=lease_minutes,

@@ -23,13 +23,15 @@ on a route answers 204 with ``Allow`` listing every method of its path (serve/al
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from termnorm.errors import MissingExtraError
+from termnorm.search.spec import PipelineSpec
 
 try:
     import python_multipart  # noqa: F401  # form bodies: the file upload
@@ -54,12 +56,14 @@ from termnorm.serve.routes import concepts, search, service
 from termnorm.serve.routes.docs import add_docs
 from termnorm.serve.schemas import ErrorOut
 from termnorm.serve.settings import ServeSettings
-from termnorm.serve.state import ServiceRuntime, ServiceState, load_ranker, load_space
+from termnorm.serve.state import ServiceRuntime, ServiceState, load_space
 from termnorm.serve.uploads import UPLOAD_PATH
 
 __all__ = ["ApiError", "create_app"]
 
 logger = logging.getLogger(__name__)
+
+_SPEC_FIELDS = frozenset(f.name for f in dataclasses.fields(PipelineSpec)) - {"synonyms", "index"}
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut, "description": text}
@@ -85,18 +89,29 @@ def create_app(
     index: str | Path | None = None,
     synonyms: str | Path | None = None,
     token: str | None = None,
+    *,
+    spec: PipelineSpec | None = None,
+    synonym_files: Sequence[str | Path] = (),
     **options: Any,
 ) -> FastAPI:
-    """The service's app over ``index`` (a folder; ``None``: the default HPO index).
+    """The service's app over ``index`` (a folder; ``None``: the spec's, else the default).
 
     ``synonyms``: the JSONL store of domain synonyms (loaded at start-up when it exists,
     appended to by ``POST /v1/synonyms``); ``token``: the bearer token that adding synonyms
-    requires (``None``: adding is disabled). ``options`` are the other
-    :class:`~termnorm.serve.settings.ServeSettings` fields (``max_batch``, ``max_chars``,
+    requires (``None``: adding is disabled). ``spec``: the pipeline spec of every search
+    (default ``PipelineSpec()``), with ``index``, ``synonym_files`` (its read-only
+    ``synonyms``) and the ``options`` named as its fields (``ranker``, ``k_c``,
+    ``combiner``, ``max_chars``, ...) set on it; the other ``options`` are
+    :class:`~termnorm.serve.settings.ServeSettings` fields (``max_batch``,
     ``micro_batching``, ...). Nothing is loaded until the app starts.
     """
+    changes = {name: options.pop(name) for name in list(options) if name in _SPEC_FIELDS}
+    if index is not None:
+        changes["index"] = Path(index)
+    if synonym_files:
+        changes["synonyms"] = tuple(synonym_files)
     settings = ServeSettings(
-        index=Path(index) if index is not None else None,
+        spec=(spec or PipelineSpec()).replace(**changes),
         synonyms=Path(synonyms) if synonyms is not None else None,
         token=token,
         **options,
@@ -145,7 +160,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 def _batcher(settings: ServeSettings, runtime: ServiceRuntime, metrics: Metrics) -> MicroBatcher:
-    def encode(texts: list[str]) -> Any:
+    def encode(texts: list[str]) -> Any:  # on the encoding thread: no request's sender
         assert runtime.state is not None
         return runtime.state.space.encode_queries(texts)
 
@@ -165,13 +180,14 @@ async def _load(settings: ServeSettings, runtime: ServiceRuntime) -> None:
     what = "the index"
     try:
         space, stored = await asyncio.to_thread(load_space, settings)
-        what = "the ranker"
-        ranker = await asyncio.to_thread(load_ranker, settings, space)
+        state = ServiceState(settings, space, stored.skipped)
+        what = "the pipeline"  # its cards and ranker, refused when made on another index
+        await asyncio.to_thread(state.pipeline, settings.spec)
     except Exception as exc:  # not a cancellation: that is a BaseException
         logger.exception("loading %s failed", what)
         runtime.error = f"{type(exc).__name__}: {exc}"
         return
-    runtime.state = ServiceState(settings, space, ranker, stored.skipped)
+    runtime.state = state
     logger.info("ready: %s", runtime.state.info())
 
 

@@ -14,6 +14,11 @@ A request that would bring the queue above ``max_queued`` texts is refused at on
 grows without bound and no caller waits forever. Everything run on the encoding thread
 (:meth:`MicroBatcher.run_exclusive`) is serialised with the batches, so the encoder is never
 used from two threads.
+
+The service's search space encodes with a :class:`QueuedEncoder`: the matcher that
+``build(spec)`` assembles over it encodes a request's texts through the batcher with the
+sender that :func:`sending` installs for that request (:func:`queued_encoder`: at once or
+waiting while the queue is full; an upload's slices), so there is no second matcher.
 """
 
 from __future__ import annotations
@@ -21,19 +26,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["MicroBatcher", "QueueFullError"]
+__all__ = ["MicroBatcher", "QueueFullError", "QueuedEncoder", "queued_encoder", "sending"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+Send = Callable[[list[str]], np.ndarray]
+"""Texts to their vectors ``[n, d]`` through the batcher (:func:`queued_encoder`)."""
+
+_QUEUE_FULL_WAIT_S = (0.01, 0.5)  # first and longest wait before offering texts again
+_sender: ContextVar[Send | None] = ContextVar("termnorm_sender", default=None)
 
 
 class QueueFullError(RuntimeError):
@@ -195,3 +207,55 @@ def _settle(job: _Job, vectors: np.ndarray | None, error: BaseException | None) 
         job.future.set_exception(error)
     elif vectors is not None:
         job.future.set_result(vectors)
+
+
+def queued_encoder(
+    batcher: MicroBatcher, loop: asyncio.AbstractEventLoop, wait_when_full: bool = True
+) -> Send:
+    """An ``encode(texts)`` for worker threads that goes through ``batcher`` on ``loop``,
+    offering the texts again (after a growing wait) while the queue is full, or, without
+    ``wait_when_full`` (an interactive request), raising :class:`QueueFullError` at once."""
+
+    def encode(texts: list[str]) -> np.ndarray:
+        wait = _QUEUE_FULL_WAIT_S[0]
+        while True:
+            future = asyncio.run_coroutine_threadsafe(batcher.encode(texts), loop)
+            try:
+                return future.result()
+            except QueueFullError:
+                if not wait_when_full:
+                    raise
+                time.sleep(wait)
+                wait = min(2 * wait, _QUEUE_FULL_WAIT_S[1])
+
+    return encode
+
+
+def sending(send: Send, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` (a request's search, on a worker thread) with every
+    :class:`QueuedEncoder` encoding sent through ``send``."""
+    token = _sender.set(send)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _sender.reset(token)
+
+
+class QueuedEncoder:
+    """The service's query encoder: ``encoder`` (its other attributes, such as
+    ``fingerprint`` and ``path``, are ``encoder``'s), whose :meth:`encode` sends the texts
+    through the sender of the running request (:func:`sending`). Outside a request (start-up,
+    the batcher's own thread, synonyms added on the encoding thread) it encodes directly."""
+
+    def __init__(self, encoder: Any) -> None:
+        self.encoder = encoder
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.encoder, name)
+
+    def encode(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
+        """Vectors ``[len(texts), d]``: through the request's sender, else ``encoder``'s."""
+        send = _sender.get()
+        if send is None:
+            return np.asarray(self.encoder.encode(list(texts), batch_size=batch_size))
+        return send(list(texts))

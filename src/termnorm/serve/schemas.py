@@ -259,6 +259,9 @@ class ReadyOut(BaseModel):
     strategy: str | None = Field(
         default=None, description="The strategy of a request that names none."
     )
+    spec: dict[str, Any] | None = Field(
+        default=None, description="The pipeline spec every request starts from (paths by name)."
+    )
     synonyms_skipped: int | None = Field(
         default=None,
         description="Lines of the synonyms store skipped at start: a torn last line, left by "

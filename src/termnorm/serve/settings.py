@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from termnorm.search.query import DEFAULT_MAX_CHARS
 from termnorm.search.spec import PipelineSpec
 
 __all__ = [
     "DEFAULT_MAX_UPLOAD_BYTES",
     "DEFAULT_MAX_UPLOAD_COLUMNS",
     "DEFAULT_MAX_UPLOAD_ROWS",
+    "OVERRIDABLE",
     "ServeSettings",
 ]
 
 DEFAULT_MAX_UPLOAD_BYTES = 10 << 20  # 10 MiB: ~200k short rows, minutes of CPU encoding
 DEFAULT_MAX_UPLOAD_ROWS = 100_000  # a few minutes of encoding on one CPU core
 DEFAULT_MAX_UPLOAD_COLUMNS = 1_000  # sheets are far narrower; 20k columns is an attack
+OVERRIDABLE = ("strategy", "min_score", "namespaces", "semantic_types", "multi")
+"""The spec fields a request may set (``POST /v1/normalize``'s, of the same names); the rest
+(the index, model, runtime, learned stages) is the service's, whatever a request says."""
 _JSON_BODY_SLACK = 64 << 10  # bytes of a JSON body beside its texts
 _JSON_BYTES_PER_CHAR = 12  # a non-BMP character written as two \uXXXX escapes
 _JSON_BYTES_PER_ITEM = 1 << 10  # an item's other fields (a concept ID, quotes, commas)
@@ -27,21 +30,18 @@ _JSON_BYTES_PER_ITEM = 1 << 10  # an item's other fields (a concept ID, quotes, 
 class ServeSettings:
     """How the service loads, limits and batches.
 
-    ``index``: the index folder (``None``: the default HPO index, built once on first use).
-    ``model``: the index's model folder when the card's path is not valid here.
+    ``spec``: the pipeline spec every request's search starts from (``termnorm.search.spec``:
+    the index, its model and runtime, the strategy, filters and learned stages; its
+    ``synonyms`` are read-only synonym files, as ``termnorm normalize --synonyms``, added at
+    start-up before the store's); a request replaces only :data:`OVERRIDABLE` of it.
     ``synonyms``: a JSONL file of domain synonyms (``{"concept_id": ..., "text": ...}`` per
     line), loaded at start-up when it exists; synonyms added through the API are appended.
-    ``synonym_files``: read-only synonym files (``concept_id<TAB>text`` or annotated mention
-    files, as ``termnorm normalize --synonyms``), all added at start-up before the store's.
     ``token``: the bearer token that ``POST /v1/synonyms`` requires (``None``: adding is off).
     ``max_batch``: most texts (or synonym pairs) per request (more: 413).
-    ``max_chars``: longest text (longer: 422). ``max_k``: largest ``k``.
+    ``max_k``: largest ``k`` (the longest text, longer: 422, is the spec's ``max_chars``).
     ``batch_texts`` / ``batch_wait_ms``: a micro-batch is encoded when it holds this many texts
     or its first text has waited this long. ``micro_batching=False`` encodes each request on
     its own. ``queue_texts``: most texts waiting to be encoded (more: 503 with Retry-After).
-    ``ranker``: a ranker folder (``termnorm rank train``): each text's top ``k_c`` recalled
-    candidates are reordered by the fused recall + ranker score; ``implication``: a model folder
-    with an implication head for ``"multi": true`` requests when the index's model has none.
     ``max_upload_bytes``: largest request body of a file upload (``POST /v1/normalize/file``;
     larger: 413). ``max_upload_rows`` / ``max_upload_columns``: most data rows and columns of
     an upload (more: 413, before any encoding).
@@ -54,13 +54,10 @@ class ServeSettings:
     a row opened for review stays leased to its reviewer ``lease_minutes``.
     """
 
-    index: Path | None = None
-    model: Path | None = None
+    spec: PipelineSpec = field(default_factory=PipelineSpec)
     synonyms: Path | None = None
-    synonym_files: tuple[Path, ...] = ()
     token: str | None = None
     max_batch: int = 64
-    max_chars: int = DEFAULT_MAX_CHARS
     max_k: int = 100
     batch_texts: int = 64
     batch_wait_ms: float = 5.0
@@ -72,20 +69,16 @@ class ServeSettings:
     host: str = "127.0.0.1"
     allow_hosts: tuple[str, ...] = ()
     allow_origins: tuple[str, ...] = ()
-    ranker: Path | None = None
-    implication: Path | None = None
-    k_c: int = 10
     project: str | None = None
     project_db: str | None = None
     lease_minutes: float = 10.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "synonym_files", tuple(Path(p) for p in self.synonym_files))
         for name in ("allow_hosts", "allow_origins"):  # a list given is kept as a tuple
             object.__setattr__(self, name, tuple(getattr(self, name)))
         for name in (
-            "max_batch", "max_chars", "max_k", "batch_texts", "queue_texts", "max_upload_bytes",
-            "max_upload_rows", "max_upload_columns", "k_c",
+            "max_batch", "max_k", "batch_texts", "queue_texts", "max_upload_bytes",
+            "max_upload_rows", "max_upload_columns",
         ):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -100,24 +93,10 @@ class ServeSettings:
             )
         if self.token is not None and not self.token.strip():
             raise ValueError("token is empty: give a non-empty token, or none to disable adding")
-        object.__setattr__(self, "_spec", self._pipeline())
-
-    def _pipeline(self) -> PipelineSpec:
-        return PipelineSpec(
-            index=self.index, model=self.model, max_chars=self.max_chars, ranker=self.ranker,
-            k_c=self.k_c, implication=self.implication,
-        )  # fmt: skip
-
-    @property
-    def spec(self) -> PipelineSpec:
-        """The pipeline spec every request's search starts from (``termnorm.search.spec``):
-        the index, model, longest text and ranker of these settings; a request sets the
-        strategy, threshold and filters (the service adds its synonyms to its space)."""
-        return self._spec  # type: ignore[attr-defined,no-any-return]
 
     @property
     def max_json_bytes(self) -> int:
         """Largest JSON request body: ``max_batch`` items of ``max_chars`` characters, each
         character escaped at worst, plus room for the other fields (larger: 413)."""
-        per_item = self.max_chars * _JSON_BYTES_PER_CHAR + _JSON_BYTES_PER_ITEM
+        per_item = self.spec.max_chars * _JSON_BYTES_PER_CHAR + _JSON_BYTES_PER_ITEM
         return _JSON_BODY_SLACK + self.max_batch * per_item

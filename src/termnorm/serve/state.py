@@ -1,18 +1,17 @@
 """What the running service holds: the search space (index, encoder, domain synonyms) and
-its matchers, loaded once, and swapped whole when synonyms are added.
+the matchers built over it, loaded once, and swapped whole when synonyms are added.
 
-:func:`load_space` does the start-up work (read the index, load its encoder, add the
-synonyms of the store file). :class:`ServiceState` then answers from the current space;
-:meth:`ServiceState.add_synonyms` builds the next space (only the new texts encoded, the
-index untouched), appends the pairs to the store, and swaps it in.
+:func:`load_space` does the start-up work (read the index of the service's spec, load its
+encoder, add the spec's synonym files and the store's). :class:`ServiceState` then answers
+from the current space; :meth:`ServiceState.add_synonyms` builds the next space (only the
+new texts encoded, the index untouched), appends the pairs to the store, and swaps it in.
 
-A request's search is the service's pipeline spec (:attr:`ServeSettings.spec`) with the
-request's options, assembled by the library's factory (:mod:`termnorm.search.build`): the
-recall stage (cached here per spec, over the current space), then the learned stages over
-the service's queued recall. With ``--ranker``, :func:`load_ranker` loads the ranker once
-(refused when it was trained on another index); a setting the space cannot serve (a strategy,
-namespace or type, ``multi`` without a ranker or an implication head) is answered 422 naming
-the field.
+A request's search is the service's pipeline spec with the request's :data:`OVERRIDABLE`
+fields replaced, built by the library's factory (:func:`termnorm.search.build.build`) over
+the current space, whose encoder is the micro-batcher's (:class:`QueuedEncoder`); the
+built matchers are cached per spec. A setting the space cannot serve (a strategy,
+namespace or type, ``multi`` without a ranker or an implication head) is answered 422
+naming the field.
 """
 
 from __future__ import annotations
@@ -20,27 +19,26 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from termnorm.search.build import SpecError, learned_stages, recall_stage, search_space
-from termnorm.search.defaults import default_strategy
+from termnorm.errors import ArtifactMismatchError
+from termnorm.search.build import SpecError, build, resolve_strategy, search_space
+from termnorm.search.candidate import RowMatcher
 from termnorm.search.domain import SearchSpace, SynonymReport, add_synonym_sources
-from termnorm.search.space_matcher import SpaceMatcher
 from termnorm.search.spec import PipelineSpec
 from termnorm.search.strategies import MODULES, parse_strategy
+from termnorm.serve.batching import QueuedEncoder
 from termnorm.serve.errors import ApiError, clip, redact_paths
-from termnorm.serve.settings import ServeSettings
+from termnorm.serve.settings import OVERRIDABLE, ServeSettings
 from termnorm.serve.synonym_store import StoreContents, append_synonym_store, read_synonym_store
 
 if TYPE_CHECKING:
-    from termnorm.search.candidate import RowMatcher
-    from termnorm.search.stages.ranker.ranker import Ranker
     from termnorm.serve.batching import MicroBatcher
 
-__all__ = ["ServiceRuntime", "ServiceState", "load_ranker", "load_space", "model_name"]
+__all__ = ["ServiceRuntime", "ServiceState", "load_space", "model_name", "public_spec"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,16 +72,27 @@ class ServiceRuntime:
         return None if self.error is None else redact_paths(self.error)
 
 
+def public_spec(spec: PipelineSpec) -> dict[str, Any]:
+    """``spec.to_dict()`` with each path cut to its last part, as anonymous clients see it."""
+    shown = spec.to_dict()
+    for name in [name for name in shown if isinstance(getattr(spec, name), Path)]:
+        shown[name] = Path(shown[name]).name
+    return {**shown, "synonyms": [Path(p).name for p in spec.synonyms]}
+
+
 def load_space(settings: ServeSettings) -> tuple[SearchSpace, StoreContents]:
-    """The index of ``settings`` with its encoder, plus the synonyms of the read-only synonym
-    files and of the store file (and what was read from the store: the pairs, a torn last
-    line skipped), with what searches build on first use built now
-    (:meth:`SearchSpace.prepare`): concurrent first requests must not each build it."""
-    if settings.model is not None and settings.index is None:
+    """The index of the service's spec with its encoder (run by the spec's runtime) as a
+    :class:`QueuedEncoder`, plus the synonyms of the spec's synonym files and of the store
+    file (and what was read from the store: the pairs, a torn last line skipped), with what
+    searches build on first use built now (:meth:`SearchSpace.prepare`): concurrent first
+    requests must not each build it."""
+    spec = settings.spec
+    if spec.model is not None and spec.index is None:
         raise ValueError("--model needs --index (the default index brings its own model)")
-    space = search_space(settings.index, model=settings.model)
-    if settings.synonym_files:
-        space, reports = add_synonym_sources(space, list(settings.synonym_files))
+    loaded = search_space(spec.index, spec.runtime.value, spec.threads, spec.model)
+    space = SearchSpace(loaded.index, QueuedEncoder(loaded.encoder))
+    if spec.synonyms:
+        space, reports = add_synonym_sources(space, list(spec.synonyms))
         for name, report in reports:
             logger.info("domain synonyms from %s: %s", name, report.to_dict())
     stored = StoreContents([])
@@ -99,38 +108,22 @@ def load_space(settings: ServeSettings) -> tuple[SearchSpace, StoreContents]:
     return space, stored
 
 
-def load_ranker(settings: ServeSettings, space: SearchSpace) -> Ranker | None:
-    """The ranker of ``settings`` checked against the space's index (``None`` without one)."""
-    if settings.ranker is None:
-        return None
-    from termnorm.search.build import load_ranker as load
-
-    ranker = load(settings.ranker)
-    ranker.check_index(space.index)
-    return ranker
-
-
 class ServiceState:
     """The loaded space and a small cache of configured matchers over it."""
 
     def __init__(
-        self,
-        settings: ServeSettings,
-        space: SearchSpace,
-        ranker: Ranker | None = None,
-        synonyms_skipped: int = 0,
+        self, settings: ServeSettings, space: SearchSpace, synonyms_skipped: int = 0
     ) -> None:
         self.settings = settings
         self.space = space
-        self.ranker = ranker
         self.synonyms_skipped = synonyms_skipped  # torn store lines skipped at start
-        self._matchers: OrderedDict[PipelineSpec, SpaceMatcher] = OrderedDict()
+        self._matchers: OrderedDict[PipelineSpec, RowMatcher] = OrderedDict()
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ reading
     def info(self) -> dict[str, Any]:
-        """What is served, for ``/v1/ready``: the index and model by name (their folder's
-        last part), never by absolute path, which anonymous clients have no need of."""
+        """What is served, for ``/v1/ready``: the index, model and the spec's paths by name
+        (their last part), never by absolute path, which anonymous clients have no need of."""
         index = self.space.index
         return {
             "index": index.path.name if index.path is not None else None,
@@ -140,6 +133,7 @@ class ServiceState:
             "domain_synonyms": self.domain_size(),
             "strategy": self.default_strategy(),
             "synonyms_skipped": self.synonyms_skipped,
+            "spec": public_spec(self.settings.spec),
         }
 
     def model_name(self) -> str | None:
@@ -157,9 +151,10 @@ class ServiceState:
         return 0 if domain is None else len(domain)
 
     def default_strategy(self) -> str:
-        """The strategy of a request that names none: the CLI's rule
-        (:func:`~termnorm.search.defaults.default_strategy`), so added synonyms are used."""
-        return default_strategy(self.domain_size() > 0)
+        """The strategy of a request that names none: ``build``'s one rule
+        (:func:`~termnorm.search.build.resolve_strategy`) over the current space, so added
+        synonyms are used."""
+        return resolve_strategy(self.settings.spec, self.space)
 
     def domain_texts(self, concept_id: str) -> list[str]:
         """The domain synonyms of a concept (its own ID), in the order they were added."""
@@ -168,41 +163,26 @@ class ServiceState:
             return []
         return [t for c, t in zip(domain.concept_ids, domain.texts, strict=True) if c == concept_id]
 
-    def spec(
-        self,
-        strategy: str | None,
-        min_score: float | None,
-        namespaces: Sequence[str] | None = None,
-        semantic_types: Sequence[str] | None = None,
-        multi: bool = False,
-        ranked: bool = True,
-    ) -> PipelineSpec:
-        """The service's spec with a request's options (``strategy`` ``None``:
-        :meth:`default_strategy`; ``min_score`` a probability when the ranker orders by its
-        combiner's; ``ranked=False``: without the ranker, as uploads are mapped);
-        :class:`~termnorm.serve.errors.ApiError` (422) on ``multi`` without a ranker."""
-        if multi and self.ranker is None:
-            raise ApiError(
-                422, ["body", "multi"],
-                "multi-code answers need a ranker: start the service with --ranker RANKER",
-                "value_error",
-            )  # fmt: skip
-        base = self.settings.spec
-        if not ranked:
-            base = base.replace(ranker=None, implication=None)
-        return base.replace(
-            strategy=self._strategy(strategy),
-            min_score=min_score,
-            namespaces=tuple(namespaces or ()),
-            semantic_types=tuple(semantic_types or ()),
-            multi=multi,
-        )
+    def request_spec(self, overrides: Mapping[str, Any]) -> PipelineSpec:
+        """The service's spec with a request's ``overrides`` (of :data:`OVERRIDABLE`;
+        ``None`` or a blank ``strategy``: the service's); :class:`~termnorm.serve.errors.ApiError`
+        (422) naming the field that cannot be set (``multi`` without a ranker)."""
+        if unknown := set(overrides) - set(OVERRIDABLE):
+            raise ValueError(f"a request cannot set {sorted(unknown)}: only {OVERRIDABLE}")
+        changes = {name: value for name, value in overrides.items() if value is not None}
+        if str(changes.get("strategy", "")).strip():
+            changes["strategy"] = self._strategy(changes["strategy"])
+        else:
+            changes.pop("strategy", None)
+        try:
+            return self.settings.spec.replace(**changes)
+        except ValueError as exc:  # the spec's message names the option
+            field = next((f for f in changes if f"--{f.replace('_', '-')}" in str(exc)), "body")
+            raise ApiError(422, ["body", field], str(exc), "value_error") from None
 
-    def _strategy(self, strategy: str | None) -> str:
-        """``strategy`` in its canonical spelling (``None`` or blank: the default);
-        :class:`~termnorm.serve.errors.ApiError` (422) listing the strategies otherwise."""
-        if strategy is None or not strategy.strip():
-            return self.default_strategy()
+    def _strategy(self, strategy: str) -> str:
+        """``strategy`` in its canonical spelling; :class:`~termnorm.serve.errors.ApiError`
+        (422) listing the strategies otherwise."""
         try:
             return str(parse_strategy(strategy))
         except ValueError:
@@ -216,36 +196,35 @@ class ServiceState:
                 "value_error",
             ) from None
 
-    def matcher(self, spec: PipelineSpec) -> SpaceMatcher:
-        """The recall stage of ``spec`` over the current space (a small LRU);
-        :class:`~termnorm.serve.errors.ApiError` (422) naming the field that is not usable
-        (unknown strategy, namespace or type, a D target without domain synonyms)."""
+    def matcher(self, spec: PipelineSpec) -> RowMatcher:
+        """:meth:`pipeline` of a request's ``spec``; :class:`~termnorm.serve.errors.ApiError`
+        (422) naming the field that is not usable (unknown strategy, namespace or type, a D
+        target without domain synonyms, ``multi`` without an implication head)."""
+        try:
+            return self.pipeline(spec)
+        except SpecError as exc:
+            raise ApiError(422, ["body", exc.field], str(exc), "value_error") from None
+        except ArtifactMismatchError as exc:  # the one artifact a request loads: multi's head
+            raise ApiError(422, ["body", "multi"], str(exc), "value_error") from None
+
+    def pipeline(self, spec: PipelineSpec) -> RowMatcher:
+        """The matcher of ``spec`` over the current space (``build(spec, space)``, a small
+        LRU); its encoding goes through the micro-batcher (:class:`QueuedEncoder`). The
+        spec's synonym files are in the space already (:func:`load_space`)."""
         with self._lock:
             space = self.space
             cached = self._matchers.get(spec)
-            if cached is not None and cached.space is space:
+            if cached is not None:
                 self._matchers.move_to_end(spec)
                 return cached
-        try:
-            matcher = recall_stage(spec, space, self.ranker if spec.ranker else None)
-        except SpecError as exc:
-            raise ApiError(422, ["body", exc.field], str(exc), "value_error") from None
+        strategy = spec.strategy or self.default_strategy()
+        matcher = build(spec.replace(strategy=strategy, synonyms=()), space)
         with self._lock:
             if self.space is space:
                 self._matchers[spec] = matcher
                 while len(self._matchers) > _MATCHERS_KEPT:
                     self._matchers.popitem(last=False)
         return matcher
-
-    def stages(self, spec: PipelineSpec, recall: RowMatcher) -> RowMatcher:
-        """``recall`` (the queued recall stage) followed by the spec's learned stages (the
-        service's ranker); 422 on ``multi`` when no implication head can be found."""
-        from termnorm.errors import ArtifactMismatchError
-
-        try:
-            return learned_stages(spec, recall, self.space, self.ranker)
-        except ArtifactMismatchError as exc:
-            raise ApiError(422, ["body", "multi"], str(exc), "value_error") from None
 
     # ------------------------------------------------------------------ writing
     def resolve(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:

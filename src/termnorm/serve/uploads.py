@@ -15,7 +15,7 @@ thread, never on the event loop.
 appended, a bad row answered in its ``error`` column), the same choice of the text column
 (``column``, else the one column named text/term/mention, else refused listing the
 columns). Its queries are encoded through the service's micro-batcher
-(:class:`QueuedMatcher`), so file rows and interactive requests share one encoding thread and
+(:class:`UploadQueue`), so file rows and interactive requests share one encoding thread and
 one bounded queue: a file never starves the search box, and never makes it answer 503.
 """
 
@@ -26,7 +26,6 @@ import csv
 import shutil
 import tempfile
 import threading
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,9 +38,8 @@ from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
 from termnorm.io.lines import TABLE_HINT, check_encoding
 from termnorm.io.tables import CSV_FIELD_LIMIT, TableFormat, TableReader, open_reader
 from termnorm.search.batch import BatchReport, normalize_file, text_column
-from termnorm.search.candidate import Candidate
-from termnorm.search.space_matcher import SpaceMatcher
-from termnorm.serve.batching import MicroBatcher, QueueFullError
+from termnorm.search.candidate import RowMatcher
+from termnorm.serve.batching import Send, sending
 from termnorm.serve.errors import ApiError, shorten
 
 __all__ = [
@@ -50,11 +48,10 @@ __all__ = [
     "UPLOAD_PATH",
     "Decoding",
     "MappedFile",
-    "QueuedMatcher",
     "UploadCancelled",
     "UploadLimits",
+    "UploadQueue",
     "map_upload",
-    "queued_encoder",
     "watch_disconnect",
 ]
 
@@ -67,7 +64,6 @@ UPLOAD_HINT = (
 )
 """What to do about undecodable bytes in an upload: the form's fields, not the CLI's flags."""
 _MEDIA = {TableFormat.CSV: "text/csv", TableFormat.TSV: "text/tab-separated-values"}
-_QUEUE_FULL_WAIT_S = (0.01, 0.5)  # first and longest wait before offering a slice again
 _DISCONNECT_POLL_S = 0.25  # how often a running upload asks whether its client is still there
 _MAX_LISTED = 1000  # characters of a message on the file's content (its columns listed)
 
@@ -112,58 +108,25 @@ async def watch_disconnect(
         await asyncio.sleep(every_s)
 
 
-def queued_encoder(
-    batcher: MicroBatcher, loop: asyncio.AbstractEventLoop, wait_when_full: bool = True
-) -> Callable[[list[str]], np.ndarray]:
-    """An ``encode(texts)`` for worker threads that goes through ``batcher`` on ``loop``,
-    offering the texts again (after a growing wait) while the queue is full, or, without
-    ``wait_when_full`` (an interactive request), raising :class:`QueueFullError` at once."""
+@dataclass(frozen=True)
+class UploadQueue:
+    """How an upload's rows reach the micro-batcher: through ``send``
+    (:func:`~termnorm.serve.batching.queued_encoder`, waiting while the queue is full) in
+    slices of at most ``slice_texts`` texts; :class:`UploadCancelled` before the next slice
+    once ``cancelled`` is set."""
 
-    def encode(texts: list[str]) -> np.ndarray:
-        wait = _QUEUE_FULL_WAIT_S[0]
-        while True:
-            future = asyncio.run_coroutine_threadsafe(batcher.encode(texts), loop)
-            try:
-                return future.result()
-            except QueueFullError:
-                if not wait_when_full:
-                    raise
-                time.sleep(wait)
-                wait = min(2 * wait, _QUEUE_FULL_WAIT_S[1])
+    send: Send
+    slice_texts: int
+    cancelled: threading.Event
 
-    return encode
-
-
-class QueuedMatcher(SpaceMatcher):
-    """``matcher`` (same space, configuration and name) whose queries are encoded by
-    ``encode`` (:func:`queued_encoder`) in slices of at most ``slice_texts`` texts;
-    :class:`UploadCancelled` before the next slice once ``cancelled`` is set."""
-
-    def __init__(
-        self,
-        matcher: SpaceMatcher,
-        encode: Callable[[list[str]], np.ndarray],
-        slice_texts: int,
-        cancelled: threading.Event | None = None,
-    ) -> None:
-        super().__init__(matcher.space, matcher.config, matcher.name, matcher.batch_size)
-        self._matcher = matcher
-        self._encode = encode
-        self._slice = max(1, slice_texts)
-        self.cancelled = cancelled or threading.Event()
-
-    def encode_queries(self, queries: list[str]) -> np.ndarray:
-        """The queries' vectors, a slice at a time through the service's queue."""
-        vectors = []
-        for start in range(0, len(queries), self._slice):
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        """The texts' vectors, a slice at a time."""
+        step, vectors = max(1, self.slice_texts), []
+        for start in range(0, len(texts), step):
             if self.cancelled.is_set():
                 raise UploadCancelled("the client went away: the upload was stopped")
-            vectors.append(self._encode(queries[start : start + self._slice]))
+            vectors.append(self.send(texts[start : start + step]))
         return np.concatenate(vectors)
-
-    def search_vectors(self, queries: np.ndarray, k: int) -> list[list[Candidate]]:
-        """``matcher``'s search (the parts it has prepared are reused)."""
-        return self._matcher.search_vectors(queries, k)
 
 
 @dataclass
@@ -242,7 +205,8 @@ def check_size(reader: TableReader, filename: str, limits: UploadLimits) -> None
 def map_upload(
     source: BinaryIO,
     filename: str,
-    matcher: QueuedMatcher,
+    matcher: RowMatcher,
+    queue: UploadQueue,
     column: str | None,
     k: int,
     limits: UploadLimits,
@@ -250,9 +214,10 @@ def map_upload(
 ) -> MappedFile:
     """Copy ``source`` (the uploaded ``filename``) to a temporary folder and normalize its
     text column into ``NAME.norm.SUFFIX`` there (see the module doc), decoded as
-    ``decoding`` says (UTF-8, strict, by default). :class:`~termnorm.serve.errors.ApiError`
-    (415 type, 413 too many rows or columns, 422 column or content) when it cannot,
-    :class:`UploadCancelled` when ``matcher.cancelled`` is set; the folder is removed then."""
+    ``decoding`` says (UTF-8, strict, by default), with ``matcher`` (built over the service's
+    space) encoding through ``queue``. :class:`~termnorm.serve.errors.ApiError` (415 type,
+    413 too many rows or columns, 422 column or content) when it cannot,
+    :class:`UploadCancelled` when ``queue.cancelled`` is set; the folder is removed then."""
     decoding = decoding or Decoding()
     fmt = upload_format(filename)
     suffix = Path(filename).suffix.lower()
@@ -271,9 +236,9 @@ def map_upload(
             where = "column"
             text_column(reader, column)  # refused here with the columns listed, before any work
             where = "file"
-            report = normalize_file(
-                matcher, uploaded, output, column, k, show_progress=False,
-                encoding=decoding.encoding, errors=decoding.errors,
+            report = sending(
+                queue, normalize_file, matcher, uploaded, output, column, k,
+                show_progress=False, encoding=decoding.encoding, errors=decoding.errors,
             )  # fmt: skip
         except InputFormatError as exc:
             raise ApiError(422, ["body", where], _shown(exc, filename), where) from None

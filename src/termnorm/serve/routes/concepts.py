@@ -75,7 +75,7 @@ async def add_synonyms(
 def router(settings: ServeSettings) -> APIRouter:
     """The routes, the synonyms' body bounded by ``settings`` (pairs a request, characters
     a text)."""
-    _, synonyms_in = request_models(settings.max_batch, settings.max_chars, settings.max_k)
+    _, synonyms_in = request_models(settings.max_batch, settings.spec.max_chars, settings.max_k)
     routes = APIRouter()
     routes.add_api_route(
         "/v1/concepts/{concept_id:path}", concept, response_model=ConceptOut, tags=["concepts"]

@@ -2,11 +2,12 @@
 ``POST /v1/normalize/file`` (map the text column of an uploaded CSV/TSV file, row for row, as
 ``termnorm normalize --input`` does; the run: :mod:`termnorm.serve.uploads`).
 
-A text goes through the matcher as a file row does (:meth:`SpaceMatcher.normalize_rows
-<termnorm.search.space_matcher.SpaceMatcher.normalize_rows>`, then the ranker's when the service
-has one): its validation and abstain messages are the matcher's; only the encoding is the
-service's, through the micro-batcher (:class:`~termnorm.serve.uploads.QueuedMatcher`). A
-full encoding queue is refused at once (503), never waited on.
+A request's search is the service's spec with the request's overridable fields
+(:data:`~termnorm.serve.settings.OVERRIDABLE`), built by ``build(spec)``: a text goes
+through that matcher as a file row does, its validation and abstain messages are the
+matcher's; only the encoding is the service's, through the micro-batcher
+(:class:`~termnorm.serve.batching.QueuedEncoder`). A full encoding queue is refused at once
+(503), never waited on.
 """
 
 from __future__ import annotations
@@ -26,21 +27,20 @@ from starlette.concurrency import run_in_threadpool
 
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
 from termnorm.search.candidate import RowResult
-from termnorm.serve.batching import MicroBatcher
+from termnorm.serve.batching import MicroBatcher, queued_encoder, sending
 from termnorm.serve.errors import ApiError
 from termnorm.serve.routes.deps import app_batcher, app_settings, ready_state, with_limits
 from termnorm.serve.schemas import ErrorOut, NormalizeIn, NormalizeOut, request_models
-from termnorm.serve.settings import ServeSettings
+from termnorm.serve.settings import OVERRIDABLE, ServeSettings
 from termnorm.serve.state import ServiceState
 from termnorm.serve.uploads import (
     UPLOAD_FORMATS,
     UPLOAD_PATH,
     Decoding,
-    QueuedMatcher,
     UploadCancelled,
     UploadLimits,
+    UploadQueue,
     map_upload,
-    queued_encoder,
     watch_disconnect,
 )
 
@@ -53,15 +53,12 @@ async def normalize(
     batcher: MicroBatcher = Depends(app_batcher),
 ) -> NormalizeOut:
     """The top-``k`` concepts of each text, with the provenance of each candidate."""
-    spec = state.spec(
-        body.strategy, body.min_score, body.namespaces, body.semantic_types, body.multi
-    )
-    recall = await run_in_threadpool(state.matcher, spec)
+    given = body.model_dump(include=set(OVERRIDABLE), exclude_unset=True)
+    matcher = await run_in_threadpool(state.matcher, state.request_spec(given))
     encode = queued_encoder(batcher, asyncio.get_running_loop(), wait_when_full=False)
-    matcher = await run_in_threadpool(
-        state.stages, spec, QueuedMatcher(recall, encode, len(body.texts))
+    rows: list[RowResult] = await run_in_threadpool(
+        sending, encode, matcher.normalize_rows, body.texts, body.k
     )
-    rows: list[RowResult] = await run_in_threadpool(matcher.normalize_rows, body.texts, body.k)
     problems = [
         {"loc": ("body", "texts", i), "msg": row.error, "type": "value_error"}
         for i, row in enumerate(rows)
@@ -141,10 +138,10 @@ async def normalize_upload(
     runs on a worker thread and stops when the client goes away."""
     floor = None if min_score <= -1.0 else min_score
     decoding = Decoding(encoding.strip() or DEFAULT_ENCODING, errors)
-    matcher = await run_in_threadpool(state.matcher, state.spec(strategy, floor, ranked=False))
+    spec = state.request_spec({"strategy": strategy, "min_score": floor})
+    matcher = await run_in_threadpool(state.matcher, spec)  # the whole pipeline, as the CLI's
     cancelled = threading.Event()
-    queued = QueuedMatcher(
-        matcher,
+    queue = UploadQueue(
         queued_encoder(batcher, asyncio.get_running_loop()),
         min(settings.batch_texts, settings.queue_texts),
         cancelled,
@@ -154,7 +151,7 @@ async def normalize_upload(
     watcher = asyncio.create_task(watch_disconnect(request.is_disconnected, cancelled))
     try:
         mapped = await run_in_threadpool(
-            map_upload, file.file, file.filename or "", queued, chosen, k, limits, decoding
+            map_upload, file.file, file.filename or "", matcher, queue, chosen, k, limits, decoding
         )
     except UploadCancelled as exc:
         raise ApiError(400, [], str(exc), "client_gone") from None
@@ -182,7 +179,7 @@ async def normalize_upload(
 
 def router(settings: ServeSettings) -> APIRouter:
     """The routes, bounded by ``settings`` (texts a request, characters a text, ``k``)."""
-    normalize_in, _ = request_models(settings.max_batch, settings.max_chars, settings.max_k)
+    normalize_in, _ = request_models(settings.max_batch, settings.spec.max_chars, settings.max_k)
     routes = APIRouter()
     routes.add_api_route(
         "/v1/normalize",
