@@ -66,8 +66,9 @@ def fake_mapped(root: Path, db: str | Path, project: str = "p") -> str | Path:
     from termnorm.projects.models import CandidateRow, SourceRow
     from termnorm.projects.store import open_store
 
-    init_project(project, write_codes(root / "queue.csv", QUEUE_ROWS), "code", "label", "count",
-                 db=db)  # fmt: skip
+    init_project(
+        project, write_codes(root / "queue.csv", QUEUE_ROWS), "code", "label", "count", db=db
+    )
     run_project(project, build, db=db, show_progress=False)  # type: ignore[arg-type]
     store = open_store(project, db)
     try:

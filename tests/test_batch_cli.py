@@ -60,8 +60,19 @@ def test_engine_ray_without_the_extra(
     src = tmp_path / "in.parquet"
     src.write_bytes(b"")
     code, _, err = run_main(
-        ["normalize", "--index", str(index_dir), "--input", str(src), "--output",
-         str(tmp_path / "out"), "--engine", "ray", "--workers", "2"],
+        [
+            "normalize",
+            "--index",
+            str(index_dir),
+            "--input",
+            str(src),
+            "--output",
+            str(tmp_path / "out"),
+            "--engine",
+            "ray",
+            "--workers",
+            "2",
+        ],
         capsys,
-    )  # fmt: skip
+    )
     assert code == 1 and "pip install 'termnorm[ray]'" in err

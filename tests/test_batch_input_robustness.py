@@ -111,9 +111,16 @@ def test_a_clash_in_a_later_record_is_refused_naming_it_or_kept_under_a_prefix(
     normalize_file(normalizer, src, pq_out, prefix="termnorm_", k=2, show_progress=False)
     names = pq.read_table(pq_out).schema.names
     assert names == [
-        "term", "error", "concept_id", "termnorm_concept_id", "termnorm_concept_name",
-        "termnorm_score", "termnorm_matched_term", "termnorm_candidates", "termnorm_error",
-    ]  # fmt: skip
+        "term",
+        "error",
+        "concept_id",
+        "termnorm_concept_id",
+        "termnorm_concept_name",
+        "termnorm_score",
+        "termnorm_matched_term",
+        "termnorm_candidates",
+        "termnorm_error",
+    ]
 
 
 def test_a_200k_character_cell_is_a_row_error_not_the_files(
@@ -165,8 +172,9 @@ def test_undecodable_bytes_strict_names_file_and_line(
     rows = read_rows(out)
     assert report.rows == len(rows) == 3 and report.replaced_lines == [line]
     assert rows[1]["term"] == "caf\ufffd" and [rows[0]["concept_id"], rows[2]["concept_id"]] == [
-        "A:1", "Z:1"
-    ]  # fmt: skip
+        "A:1",
+        "Z:1",
+    ]
     report = normalize_file(normalizer, src, out, encoding="latin-1", show_progress=False)
     assert read_rows(out)[1]["term"] == "café" and report.replaced_lines == []
 

@@ -44,8 +44,9 @@ def test_a_second_run_fails_at_once_and_leaves_the_first_runs_parts(tmp_path: Pa
     with OutputLock(work_dir(out), out):  # the first run again, still working
         for restart in (False, True):
             with pytest.raises(OutputBusyError, match=_busy(out)):
-                normalize_file(working, src, out, chunk_rows=5, show_progress=False,
-                               restart=restart)  # fmt: skip
+                normalize_file(
+                    working, src, out, chunk_rows=5, show_progress=False, restart=restart
+                )
         assert sorted(p.name for p in work_dir(out).iterdir()) == sorted([*parts, LOCK_NAME])
     assert calls == []  # refused before any row was normalized
     report = normalize_file(working, src, out, chunk_rows=5, show_progress=False)
@@ -61,8 +62,10 @@ def test_a_lock_held_by_another_process(tmp_path: Path) -> None:
     work_dir(out).mkdir()
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD, str(work_dir(out) / LOCK_NAME)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         with pytest.raises(OutputBusyError, match=_busy(out)):

@@ -40,16 +40,20 @@ def _input(path: Path, rows: int, row_group: int = 10) -> Path:
 def test_partitions_follow_files_and_rows(tmp_path: Path) -> None:
     src = _input(tmp_path / "a.parquet", 25, row_group=10)
     assert plan_partitions(src, 7) == [
-        Partition(0, str(src), 0, 7), Partition(1, str(src), 7, 14),
-        Partition(2, str(src), 14, 21), Partition(3, str(src), 21, 25),
-    ]  # fmt: skip
+        Partition(0, str(src), 0, 7),
+        Partition(1, str(src), 7, 14),
+        Partition(2, str(src), 14, 21),
+        Partition(3, str(src), 21, 25),
+    ]
     folder = tmp_path / "many"
     folder.mkdir()
     _input(folder / "b.parquet", 3)
     _input(folder / "a.parquet", 5)
     assert [(Path(p.path).name, p.start, p.stop) for p in plan_partitions(folder, 4)] == [
-        ("a.parquet", 0, 4), ("a.parquet", 4, 5), ("b.parquet", 0, 3)
-    ]  # fmt: skip
+        ("a.parquet", 0, 4),
+        ("a.parquet", 4, 5),
+        ("b.parquet", 0, 3),
+    ]
     (tmp_path / "a.csv").write_text("term\na\n")
     with pytest.raises(InputFormatError, match="--engine ray reads Parquet"):
         plan_partitions(tmp_path / "a.csv", 4)
@@ -138,9 +142,15 @@ def test_ray_equals_local_row_for_row_and_resumes_after_lost_parts(
     with pytest.raises(ResumeError, match=r"job with other settings \(k: 3 → 2\).*--restart"):
         api.normalize_file(src, out, index=index_dir, k=2, chunk_rows=6, engine="ray")
     report = api.normalize_file(
-        src, out, index=index_dir, k=2, chunk_rows=6, engine="ray", restart=True,
+        src,
+        out,
+        index=index_dir,
+        k=2,
+        chunk_rows=6,
+        engine="ray",
+        restart=True,
         show_progress=False,
-    )  # fmt: skip
+    )
     assert (report.parts, report.rows) == (7, 40)
 
 

@@ -34,24 +34,44 @@ def test_the_audit_finds_lost_double_and_unreported_decisions(
 ) -> None:
     conc = _script("projects_concurrency", monkeypatch)
     db = str(tmp_path / "p.db")
-    init_project("p", write_codes(tmp_path / "codes.csv"), "code", "label",
-                 settings=PipelineSettings(), db=db)  # fmt: skip
+    init_project(
+        "p",
+        write_codes(tmp_path / "codes.csv"),
+        "code",
+        "label",
+        settings=PipelineSettings(),
+        db=db,
+    )
     run_project("p", lambda _s, _p: conc.InstantMatcher(), db=db, show_progress=False)
     first = decide("p", "L001", "flag", reviewer="a", db=db)
     second = decide("p", "L001", "approve", reviewer="b", expect_version=first.version, db=db)
     third = decide("p", "L002", "no_match", reviewer="a", db=db)
     reported = {first.id, second.id, third.id}
     clean = conc.audit(db, reported)
-    assert clean == {"trail": 3, "lost": 0, "unreported": 0, "double": 0, "rows_decided": 2,
-                     "rows_with_broken_trail": 0}  # fmt: skip
+    assert clean == {
+        "trail": 3,
+        "lost": 0,
+        "unreported": 0,
+        "double": 0,
+        "rows_decided": 2,
+        "rows_with_broken_trail": 0,
+    }
     assert conc.audit(db, reported | {999})["lost"] == 1
     assert conc.audit(db, {first.id, second.id})["unreported"] == 1
 
     store = open_store("p", db)  # a second decision against a version already decided
     with store.session(write=True) as s:
         row = s.query(SourceRow).filter_by(code="L002").one()
-        s.add(DecisionRow(project_id=row.project_id, row_id=row.id, row_version=third.row_version,
-                          reviewer="c", action="approve", created_at=utcnow()))  # fmt: skip
+        s.add(
+            DecisionRow(
+                project_id=row.project_id,
+                row_id=row.id,
+                row_version=third.row_version,
+                reviewer="c",
+                action="approve",
+                created_at=utcnow(),
+            )
+        )
     store.close()
     bad = conc.audit(db, reported)
     assert (bad["double"], bad["rows_with_broken_trail"], bad["unreported"]) == (1, 1, 1)
@@ -78,13 +98,19 @@ def test_the_page_calls_are_summed_up_per_phase_and_the_queue_rows_get_index_con
     samples = [("next", 0.5, 0.010, 200), ("next", 1.5, 0.030, 200), ("next", 2.5, 0.900, 503),
                ("decide", 1.2, 0.020, 409), ("decide", 9.0, 5.0, 200)]  # fmt: skip
     writing = bench.summary(samples, 1.0, 3.0)  # the calls started in [1, 3)
-    assert writing["next"] == {"n": 2, "p50_ms": 900.0, "p95_ms": 900.0, "max_ms": 900.0,
-                               "not_2xx": {"503": 1}}  # fmt: skip
+    assert writing["next"] == {
+        "n": 2,
+        "p50_ms": 900.0,
+        "p95_ms": 900.0,
+        "max_ms": 900.0,
+        "not_2xx": {"503": 1},
+    }
     assert writing["decide"]["n"] == 1 and writing["decide"]["not_2xx"] == {"409": 1}
     assert set(writing) == {"next", "decide"}  # calls never made are left out
 
-    concepts = pa.table({"concept_id": [f"D:{i}" for i in range(20)],
-                         "name": [f"n{i}" for i in range(20)]})  # fmt: skip
+    concepts = pa.table(
+        {"concept_id": [f"D:{i}" for i in range(20)], "name": [f"n{i}" for i in range(20)]}
+    )
     pq.write_table(concepts, tmp_path / "concepts.parquet")
     matcher = bench.IndexConcepts(tmp_path)
     first, again = matcher.normalize_rows(["a b"], 5), matcher.normalize_rows(["a b"], 5)

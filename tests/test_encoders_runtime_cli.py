@@ -23,10 +23,26 @@ def onnx_index(
     model = Path(shutil.copytree(tiny_bert_path, tmp_path / "bert"))
     out = tmp_path / "idx"
     code, _, err = run(
-        ["index", "build", "--kg", str(tiny_kg_dir), "--model", str(model), "--out", str(out),
-         "--backend", "exact", "--memory-budget", "1GB", "--runtime", "onnx", "--threads", "1"],
+        [
+            "index",
+            "build",
+            "--kg",
+            str(tiny_kg_dir),
+            "--model",
+            str(model),
+            "--out",
+            str(out),
+            "--backend",
+            "exact",
+            "--memory-budget",
+            "1GB",
+            "--runtime",
+            "onnx",
+            "--threads",
+            "1",
+        ],
         capsys,
-    )  # fmt: skip
+    )
     assert code == 0, err
     return out
 
@@ -49,10 +65,20 @@ def test_index_is_queried_with_any_runtime_of_its_model(
     answers = {}
     for runtime in ("onnx", "torch", "onnx-int8"):
         code, out, err = run(
-            ["normalize", "heart attack", "diabetes", "--index", str(onnx_index), "--json",
-             "--runtime", runtime, "--threads", "1"],
+            [
+                "normalize",
+                "heart attack",
+                "diabetes",
+                "--index",
+                str(onnx_index),
+                "--json",
+                "--runtime",
+                runtime,
+                "--threads",
+                "1",
+            ],
             capsys,
-        )  # fmt: skip
+        )
         assert code == 0, err
         answers[runtime] = _top(out)
     assert [c for c, _ in answers["torch"]] == [c for c, _ in answers["onnx"]]

@@ -111,10 +111,19 @@ def test_neighbors_compares_indexes(
     assert first["query"] == "heart attack" and len(first["neighbors"]) == 3
     top = first["neighbors"][0]
     assert set(top) == {
-        "concept_id", "name", "score", "matched_term", "rank",
-        "source", "term_source", "is_preferred", "semantic_types", "expanded_from",
-        "recall_score", "ranker_score",
-    }  # fmt: skip
+        "concept_id",
+        "name",
+        "score",
+        "matched_term",
+        "rank",
+        "source",
+        "term_source",
+        "is_preferred",
+        "semantic_types",
+        "expanded_from",
+        "recall_score",
+        "ranker_score",
+    }
     # "heart attack" is a term of T:0001, so the best score is its own cosine, 1 (float16
     # storage moves a score by at most 2**-11)
     assert top["rank"] == 1 and top["score"] == pytest.approx(1.0, abs=2**-11)

@@ -47,9 +47,22 @@ def test_written_records_read_back_unchanged_in_the_documented_key_order(tmp_pat
     records = read_records(path)
     assert records == [prediction_record(r) for r in report.results]
     assert list(records[0]) == [
-        "text", "gold_ids", "kind", "doc_id", "start", "end", "location", "rank",
-        "correct_at_1", "parts", "part_ranks", "error", "query", "expanded_from", "predictions",
-    ]  # fmt: skip
+        "text",
+        "gold_ids",
+        "kind",
+        "doc_id",
+        "start",
+        "end",
+        "location",
+        "rank",
+        "correct_at_1",
+        "parts",
+        "part_ranks",
+        "error",
+        "query",
+        "expanded_from",
+        "predictions",
+    ]
     first = records[0]["predictions"][0]
     assert first["concept_id"] == "X:1" and first["rank"] == 1 and first["correct"] is True
     assert records[1]["rank"] is None and records[1]["correct_at_1"] is False

@@ -55,9 +55,16 @@ def fail_at(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
 
 def _build(kg: Path, model: Path, out: Path, **options: Any) -> TermIndex:
     return api.build_index(
-        kg, model=model, out=out, backend="exact", memory_budget="1GB", shard_size=SHARD,
-        device="cpu", show_progress=False, **options,
-    )  # fmt: skip
+        kg,
+        model=model,
+        out=out,
+        backend="exact",
+        memory_budget="1GB",
+        shard_size=SHARD,
+        device="cpu",
+        show_progress=False,
+        **options,
+    )
 
 
 def _same_index(a: Path, b: Path) -> None:
@@ -88,9 +95,12 @@ def test_a_killed_build_resumes_with_the_missing_shards_only(
 ) -> None:
     whole = _build(tiny_kg_dir, tiny_bert_path, tmp_path / "whole")
     assert fail_at["calls"] == 6 and whole.card["build"] == {
-        "engine": "local", "device": "cpu", "shard_size": SHARD, "shards": 6,
+        "engine": "local",
+        "device": "cpu",
+        "shard_size": SHARD,
+        "shards": 6,
         "resumed_shards": 0,
-    }  # fmt: skip
+    }
     assert not shard_work_dir(tmp_path / "whole").exists()  # removed once saved
 
     out = tmp_path / "idx"
@@ -239,8 +249,20 @@ def test_cli_refuses_cuda_here_and_shows_one_bar(
     tiny_kg_dir: Path, tiny_bert_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     torch = pytest.importorskip("torch")
-    args = ["index", "build", "--kg", str(tiny_kg_dir), "--model", str(tiny_bert_path),
-            "--backend", "exact", "--memory-budget", "1GB", "--shard-size", str(SHARD)]  # fmt: skip
+    args = [
+        "index",
+        "build",
+        "--kg",
+        str(tiny_kg_dir),
+        "--model",
+        str(tiny_bert_path),
+        "--backend",
+        "exact",
+        "--memory-budget",
+        "1GB",
+        "--shard-size",
+        str(SHARD),
+    ]
     if not torch.cuda.is_available():
         code, _, err = run([*args, "--out", str(tmp_path / "gpu"), "--device", "cuda"], capsys)
         assert code == 1 and "--device cuda: no GPU is available here" in err
@@ -259,27 +281,41 @@ def test_gpu_build_matches_the_cpu_build(
         pytest.skip("no GPU here: the cuda build path is tested where a GPU is lent")
     cpu = _build(tiny_kg_dir, tiny_bert_path, tmp_path / "cpu")
     gpu = api.build_index(
-        tiny_kg_dir, model=tiny_bert_path, out=tmp_path / "gpu", backend="exact",
-        memory_budget="1GB", shard_size=SHARD, device="cuda", show_progress=False,
-    )  # fmt: skip
+        tiny_kg_dir,
+        model=tiny_bert_path,
+        out=tmp_path / "gpu",
+        backend="exact",
+        memory_budget="1GB",
+        shard_size=SHARD,
+        device="cuda",
+        show_progress=False,
+    )
     assert gpu.card["build"]["device"] == "cuda"
     np.testing.assert_allclose(
-        np.asarray(gpu.term_vectors, np.float32), np.asarray(cpu.term_vectors, np.float32),
+        np.asarray(gpu.term_vectors, np.float32),
+        np.asarray(cpu.term_vectors, np.float32),
         atol=2e-3,
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.slow  # ~1 min: Ray starts, and each build starts 2 actors importing torch
 def test_ray_build_equals_the_local_build_and_resumes_a_local_one(
-    local_ray: None, tiny_kg_dir: Path, tiny_bert_path: Path, tmp_path: Path,
+    local_ray: None,
+    tiny_kg_dir: Path,
+    tiny_bert_path: Path,
+    tmp_path: Path,
     fail_at: dict[str, Any],
-) -> None:  # fmt: skip
+) -> None:
     _build(tiny_kg_dir, tiny_bert_path, tmp_path / "local")
     ray_index = _build(tiny_kg_dir, tiny_bert_path, tmp_path / "ray", engine="ray", workers=2)
     assert ray_index.card["build"] == {
-        "engine": "ray", "workers": 2, "device": "cpu", "shard_size": SHARD, "shards": 6,
+        "engine": "ray",
+        "workers": 2,
+        "device": "cpu",
+        "shard_size": SHARD,
+        "shards": 6,
         "resumed_shards": 0,
-    }  # fmt: skip
+    }
     _same_index(tmp_path / "local", tmp_path / "ray")
 
     # a local build killed after 2 shards, finished by Ray workers: they encode the other 4
@@ -294,9 +330,12 @@ def test_ray_build_equals_the_local_build_and_resumes_a_local_one(
 
 @pytest.mark.slow  # ~1 min: as above, plus one actor restart
 def test_a_worker_killed_mid_shard_is_restarted_and_its_shard_redone(
-    local_ray: None, tiny_kg_dir: Path, tiny_bert_path: Path, tmp_path: Path,
+    local_ray: None,
+    tiny_kg_dir: Path,
+    tiny_bert_path: Path,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     """kill -9 of a Ray worker while it encodes: Ray restarts the actor, the shard is encoded
     again, and the index is still the local build's, bit for bit."""
     from termnorm.index import ray_encoding

@@ -126,9 +126,14 @@ def test_a_missing_relations_file_is_named(tmp_path: Path) -> None:
 def test_saving_a_format_3_index_without_relations_is_refused(tmp_path: Path) -> None:
     built = _build()
     bare = TermIndex(
-        built.terms, built.concepts, built.term_vectors, built.concept_vectors, built.card,
-        built._specs["terms"], built._specs["concepts"],
-    )  # fmt: skip
+        built.terms,
+        built.concepts,
+        built.term_vectors,
+        built.concept_vectors,
+        built.card,
+        built._specs["terms"],
+        built._specs["concepts"],
+    )
     with pytest.raises(ValueError, match=r"relations=relation_table\(kg, concepts\)"):
         bare.save(tmp_path / "idx")
     assert not (tmp_path / "idx").exists()

@@ -192,12 +192,15 @@ def test_every_backend_finds_the_known_answer_and_survives_reload(
 
 def provenance_kg() -> KnowledgeGraph:
     concepts = [
-        {"concept_id": "MESH:D001", "name": "alpha disease", "semantic_types": ["Disease"],
-         "alt_ids": ["OMIM:100"]},
+        {
+            "concept_id": "MESH:D001",
+            "name": "alpha disease",
+            "semantic_types": ["Disease"],
+            "alt_ids": ["OMIM:100"],
+        },
         {"concept_id": "OMIM:D001", "name": "clash", "semantic_types": [], "alt_ids": []},
-        {"concept_id": "HP:0002", "name": "beta", "semantic_types": [],
-         "alt_ids": ["MESH:D001"]},
-    ]  # fmt: skip
+        {"concept_id": "HP:0002", "name": "beta", "semantic_types": [], "alt_ids": ["MESH:D001"]},
+    ]
     terms = [
         {"concept_id": "MESH:D001", "term": "alpha disease", "source": "MSH", "is_preferred": True},
         {"concept_id": "HP:0002", "term": "beta", "source": "HPO", "is_preferred": False},

@@ -53,9 +53,17 @@ def test_parse_add() -> None:
 def test_build_umls_with_flags_json(tmp_path: Path) -> None:
     out = tmp_path / "kg"
     card = _invoke(
-        "build", str(UMLS), "--format", "umls", "--sab", "MSH", "--one-direction",
-        "--out", str(out), "--json",
-    )  # fmt: skip
+        "build",
+        str(UMLS),
+        "--format",
+        "umls",
+        "--sab",
+        "MSH",
+        "--one-direction",
+        "--out",
+        str(out),
+        "--json",
+    )
     assert card["out"] == str(out)
     assert card["counts"]["concepts"] == 19
     options = card["sources"][0]["options"]
@@ -74,12 +82,22 @@ def test_build_infers_umls_folder_and_prints_table(tmp_path: Path) -> None:
 def test_build_several_sources_with_add(tmp_path: Path) -> None:
     out = tmp_path / "kg"
     card = _invoke(
-        "build", str(MEDIC), "--format", "medic",
-        "--add", f"hpo:{HPO_DIR}#databases=OMIM",
-        "--add", f"tsv:{FIXTURES / 'dict' / 'dictionary.tsv'}",
-        "--prefix", "MEDDRA", "--synonym-scopes", "EXACT",
-        "--out", str(out), "--json",
-    )  # fmt: skip
+        "build",
+        str(MEDIC),
+        "--format",
+        "medic",
+        "--add",
+        f"hpo:{HPO_DIR}#databases=OMIM",
+        "--add",
+        f"tsv:{FIXTURES / 'dict' / 'dictionary.tsv'}",
+        "--prefix",
+        "MEDDRA",
+        "--synonym-scopes",
+        "EXACT",
+        "--out",
+        str(out),
+        "--json",
+    )
     sources = card["sources"]
     assert [s["format"] for s in sources] == ["medic", "hpo", "tsv"]
     assert sources[1]["options"]["databases"] == ["OMIM"]
@@ -93,9 +111,15 @@ def test_build_several_sources_with_add(tmp_path: Path) -> None:
 
 def test_no_annotations_flag(tmp_path: Path) -> None:
     card = _invoke(
-        "build", str(HPO_DIR), "--format", "hpo", "--no-annotations",
-        "--out", str(tmp_path / "kg"), "--json",
-    )  # fmt: skip
+        "build",
+        str(HPO_DIR),
+        "--format",
+        "hpo",
+        "--no-annotations",
+        "--out",
+        str(tmp_path / "kg"),
+        "--json",
+    )
     assert card["counts"]["concepts"] == 20
 
 
@@ -144,9 +168,16 @@ def test_info_on_a_non_kg_folder(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_build_hpo_used_only(tmp_path: Path) -> None:
     out = tmp_path / "kg"
     card = _invoke(
-        "build", str(HPO_DIR), "--format", "hpo", "--no-annotations", "--used-only",
-        "--out", str(out), "--json",
-    )  # fmt: skip
+        "build",
+        str(HPO_DIR),
+        "--format",
+        "hpo",
+        "--no-annotations",
+        "--used-only",
+        "--out",
+        str(out),
+        "--json",
+    )
     assert card["sources"][0]["options"]["used_only"] is True
     assert card["counts"]["concepts"] == 17  # 20 live HP terms, 3 no disease uses
     assert card["reports"][0]["dropped"]["concept: outside the selected subset"] == 3

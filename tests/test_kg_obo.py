@@ -209,14 +209,22 @@ def test_hpo_used_only_with_annotations_and_databases() -> None:
     report = LoadReport("hpo")
     records = list(load_hpo(HPO_DIR, report, HpoOptions(used_only=True)))
     concepts = {c.concept_id for c in _of(records, Concept)}
-    assert concepts == USED | {"OMIM:607208", "OMIM:108800", "ORPHA:33069", "ORPHA:3346",
-                               "OMIM:157300"}  # fmt: skip
+    assert concepts == USED | {
+        "OMIM:607208",
+        "OMIM:108800",
+        "ORPHA:33069",
+        "ORPHA:3346",
+        "OMIM:157300",
+    }
     assert report.read["annotations"] == 15  # counted once
     decipher = HpoOptions(with_annotations=False, used_only=True, databases=("DECIPHER",))
     records = list(load_hpo(HPO_DIR, LoadReport("hpo"), decipher))
     assert {c.concept_id for c in _of(records, Concept)} == {
-        "HP:0004322", "HP:0001507", "HP:0000118", "HP:0000001"
-    }  # fmt: skip
+        "HP:0004322",
+        "HP:0001507",
+        "HP:0000118",
+        "HP:0000001",
+    }
 
 
 def test_hpo_used_only_errors(tmp_path: Path) -> None:

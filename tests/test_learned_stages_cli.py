@@ -38,12 +38,36 @@ def cards(
     with pytest.raises(SystemExit) as done:
         from termnorm.cli.main import main
 
-        main(["rank", "hybrid", *common, *INDEX_ARGS, "--k-dense", "5", "--k-sparse", "5",
-              "--out", str(hybrid)])  # fmt: skip
+        main(
+            [
+                "rank",
+                "hybrid",
+                *common,
+                *INDEX_ARGS,
+                "--k-dense",
+                "5",
+                "--k-sparse",
+                "5",
+                "--out",
+                str(hybrid),
+            ]
+        )
     assert not done.value.code
     with pytest.raises(SystemExit) as done:
-        main(["rank", "combine", *common, *INDEX_ARGS, "--hybrid", str(hybrid), "--k-c", "5",
-              "--out", str(combiner)])  # fmt: skip
+        main(
+            [
+                "rank",
+                "combine",
+                *common,
+                *INDEX_ARGS,
+                "--hybrid",
+                str(hybrid),
+                "--k-c",
+                "5",
+                "--out",
+                str(combiner),
+            ]
+        )
     assert not done.value.code
     return index, mentions, hybrid, combiner
 
@@ -65,8 +89,20 @@ def test_eval_and_normalize_use_the_cards(
     cards: tuple[Path, Path, Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     index, mentions, hybrid, combiner = cards
-    base = ["eval", "normalize", str(mentions), "--format", "tsv", "--index", str(index),
-            "--synonyms", str(mentions), "-k", "5", "--json"]  # fmt: skip
+    base = [
+        "eval",
+        "normalize",
+        str(mentions),
+        "--format",
+        "tsv",
+        "--index",
+        str(index),
+        "--synonyms",
+        str(mentions),
+        "-k",
+        "5",
+        "--json",
+    ]
     code, out, err = run_main([*base, "--hybrid", str(hybrid)], capsys)
     assert code == 0, err
     assert json.loads(out)["matcher"].startswith("hybrid(d-t+od-t+tfidf")
@@ -74,10 +110,23 @@ def test_eval_and_normalize_use_the_cards(
     assert code == 0, err
     assert json.loads(out)["matcher"].endswith("+combiner")
     code, out, err = run_main(
-        ["normalize", "heart attack", "--index", str(index), "--synonyms", str(mentions),
-         "--hybrid", str(hybrid), "--combiner", str(combiner), "--min-score", "0.0", "--json"],
+        [
+            "normalize",
+            "heart attack",
+            "--index",
+            str(index),
+            "--synonyms",
+            str(mentions),
+            "--hybrid",
+            str(hybrid),
+            "--combiner",
+            str(combiner),
+            "--min-score",
+            "0.0",
+            "--json",
+        ],
         capsys,
-    )  # fmt: skip
+    )
     assert code == 0, err
     first = json.loads(out)[0]["candidates"][0]
     assert 0.0 <= first["score"] <= 1.0 and first["recall_score"] is not None
@@ -92,9 +141,13 @@ def test_api_hybrid_and_combiner(cards: tuple[Path, Path, Path, Path]) -> None:
     )
     assert all(0.0 <= c.score <= 1.0 for c in probs)
     none = api.normalize(
-        "heart attack", index=index, synonyms=mentions, hybrid=hybrid, combiner=combiner,
+        "heart attack",
+        index=index,
+        synonyms=mentions,
+        hybrid=hybrid,
+        combiner=combiner,
         min_score=1.0,
-    )  # fmt: skip
+    )
     assert none == []
     with pytest.raises(ValueError, match="names its own ranker"):
         api.normalize("heart attack", index=index, combiner=combiner, ranker=index)
@@ -123,13 +176,40 @@ def test_combiner_is_stacked_on_the_rankers_held_out_documents(
     from termnorm.cli.main import main
 
     index, mentions, _hybrid, _combiner = cards
-    common = ["--index", str(index), "--mentions", str(mentions), "--synonyms", str(mentions),
-              *INDEX_ARGS]  # fmt: skip
+    common = [
+        "--index",
+        str(index),
+        "--mentions",
+        str(mentions),
+        "--synonyms",
+        str(mentions),
+        *INDEX_ARGS,
+    ]
     ranker = tmp_path / "ranker"
     with pytest.raises(SystemExit) as done:
-        main(["rank", "train", *common, "--model", str(tiny_bert_path), "--k-c", "4",
-              "--epochs", "1", "--batch-size", "8", "--max-length", "32", "--loss", "listwise",
-              "--holdout", "0.3", "--out", str(ranker)])  # fmt: skip
+        main(
+            [
+                "rank",
+                "train",
+                *common,
+                "--model",
+                str(tiny_bert_path),
+                "--k-c",
+                "4",
+                "--epochs",
+                "1",
+                "--batch-size",
+                "8",
+                "--max-length",
+                "32",
+                "--loss",
+                "listwise",
+                "--holdout",
+                "0.3",
+                "--out",
+                str(ranker),
+            ]
+        )
     assert not done.value.code
     rcard = json.loads((ranker / "ranker.json").read_text())
     held = rcard["holdout"]["documents"]
@@ -139,16 +219,38 @@ def test_combiner_is_stacked_on_the_rankers_held_out_documents(
     assert "ranker_logit" in stacked_in_folder["combiner"]["features"]
     stacked = tmp_path / "stacked.json"
     with pytest.raises(SystemExit) as done:
-        main(["rank", "combine", *common, "--ranker", str(ranker), "--k-c", "4",
-              "--out", str(stacked)])  # fmt: skip
+        main(
+            [
+                "rank",
+                "combine",
+                *common,
+                "--ranker",
+                str(ranker),
+                "--k-c",
+                "4",
+                "--out",
+                str(stacked),
+            ]
+        )
     assert not done.value.code
     card = json.loads(stacked.read_text())
     assert card["metrics"]["queries"] == 4 and card["ranker_in_sample"] is False
     assert "ranker_logit" in card["combiner"]["features"]
 
     # --ranker orders by the folder's combiner by default; --min-score is then a probability
-    ask = ["normalize", "heart attack", "--index", str(index), "--synonyms", str(mentions),
-           "--ranker", str(ranker), "--k-c", "4", "--json"]  # fmt: skip
+    ask = [
+        "normalize",
+        "heart attack",
+        "--index",
+        str(index),
+        "--synonyms",
+        str(mentions),
+        "--ranker",
+        str(ranker),
+        "--k-c",
+        "4",
+        "--json",
+    ]
     capsys.readouterr()
     code, out, err = run_main([*ask, "-k", "3"], capsys)
     assert code == 0, err

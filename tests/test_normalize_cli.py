@@ -34,10 +34,22 @@ def index_dir(
 ) -> Path:
     out = tmp_path / "idx"
     code, stdout, _ = run(
-        ["index", "build", "--kg", str(tiny_kg_dir), "--model", str(tiny_bert_path),
-         "--out", str(out), "--backend", "exact", "--memory-budget", "1GB"],
+        [
+            "index",
+            "build",
+            "--kg",
+            str(tiny_kg_dir),
+            "--model",
+            str(tiny_bert_path),
+            "--out",
+            str(out),
+            "--backend",
+            "exact",
+            "--memory-budget",
+            "1GB",
+        ],
         capsys,
-    )  # fmt: skip
+    )
     assert code == 0 and "model fingerprint" in stdout
     return out
 
@@ -67,10 +79,19 @@ def test_normalize_terms_json(index_dir: Path, capsys: pytest.CaptureFixture[str
     first = payload[0]["candidates"]
     assert [c["rank"] for c in first] == [1, 2, 3]
     assert set(first[0]) == {
-        "concept_id", "name", "score", "matched_term", "rank",
-        "source", "term_source", "is_preferred", "semantic_types", "expanded_from",
-        "recall_score", "ranker_score",
-    }  # fmt: skip
+        "concept_id",
+        "name",
+        "score",
+        "matched_term",
+        "rank",
+        "source",
+        "term_source",
+        "is_preferred",
+        "semantic_types",
+        "expanded_from",
+        "recall_score",
+        "ranker_score",
+    }
     assert first[0]["source"] == "ontology" and first[0]["term_source"] == "tiny"
 
 
@@ -85,10 +106,20 @@ def test_normalize_file(
     src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     src.write_text('{"mention": "heart attack"}\n{"mention": ""}\n')
     code, out, _ = run(
-        ["normalize", "--index", str(index_dir), "--input", str(src), "--output", str(dst),
-         "--column", "mention", "--json"],
+        [
+            "normalize",
+            "--index",
+            str(index_dir),
+            "--input",
+            str(src),
+            "--output",
+            str(dst),
+            "--column",
+            "mention",
+            "--json",
+        ],
         capsys,
-    )  # fmt: skip
+    )
     assert code == 0 and json.loads(out)["rows"] == 2 and json.loads(out)["errors"] == 1
     rows = [json.loads(line) for line in dst.read_text().splitlines()]
     assert rows[0]["concept_id"] and rows[1]["error"].startswith("empty input")
@@ -112,18 +143,34 @@ def test_normalize_min_score_and_filters(
     src, dst = tmp_path / "in.csv", tmp_path / "out.csv"
     src.write_text("term\nqzx\n\n")
     code, out, _ = run(
-        ["normalize", "--index", str(index_dir), "--input", str(src), "--output", str(dst),
-         "--min-score", "1"],
+        [
+            "normalize",
+            "--index",
+            str(index_dir),
+            "--input",
+            str(src),
+            "--output",
+            str(dst),
+            "--min-score",
+            "1",
+        ],
         capsys,
-    )  # fmt: skip
+    )
     assert code == 0 and "(1 with errors, 1 abstained)" in out
     assert "from column 'term'" in out
     for bad, message in ((tmp_path, "is a folder"), (src, "is the input file")):
         code, _, err = run(
-            ["normalize", "--index", str(tmp_path / "none"), "--input", str(src), "--output",
-             str(bad)],
+            [
+                "normalize",
+                "--index",
+                str(tmp_path / "none"),
+                "--input",
+                str(src),
+                "--output",
+                str(bad),
+            ],
             capsys,
-        )  # fmt: skip
+        )
         assert code == 1 and message in err  # refused before the (missing) index is read
 
 
@@ -198,10 +245,20 @@ def test_relative_model_path_works_from_another_folder_and_a_moved_model_needs_m
     shutil.copytree(tiny_bert_path, build_cwd / "model")
     monkeypatch.chdir(build_cwd)
     code, _, err = run(
-        ["index", "build", "--kg", str(tiny_kg_dir), "--model", "model",
-         "--out", str(tmp_path / "idx"), "--backend", "exact"],
+        [
+            "index",
+            "build",
+            "--kg",
+            str(tiny_kg_dir),
+            "--model",
+            "model",
+            "--out",
+            str(tmp_path / "idx"),
+            "--backend",
+            "exact",
+        ],
         capsys,
-    )  # fmt: skip
+    )
     assert code == 0, err
     card = json.loads((tmp_path / "idx" / "index.json").read_text())
     assert card["model"]["path"] == str((build_cwd / "model").resolve())
@@ -220,9 +277,16 @@ def test_relative_model_path_works_from_another_folder_and_a_moved_model_needs_m
     assert code != 0
     assert "--model" in err and "not there any more" in err
     code, out, err = run(
-        ["normalize", "fever", "--index", str(tmp_path / "idx"), "--model",
-         str(tmp_path / "moved"), "--json"],
+        [
+            "normalize",
+            "fever",
+            "--index",
+            str(tmp_path / "idx"),
+            "--model",
+            str(tmp_path / "moved"),
+            "--json",
+        ],
         capsys,
-    )  # fmt: skip
+    )
     assert code == 0, err
     assert json.loads(out)

@@ -82,8 +82,15 @@ def test_every_row_comes_back_in_order(
     assert [r["term"] for r in rows] == [t for _, t, _ in ROWS]  # input untouched
     assert [r["note"] for r in rows] == [f"n{i}" for i, _, _ in ROWS]
     assert list(rows[0]) == [
-        "id", "term", "note", "concept_id", "concept_name", "score", "matched_term", "error"
-    ]  # fmt: skip
+        "id",
+        "term",
+        "note",
+        "concept_id",
+        "concept_name",
+        "score",
+        "matched_term",
+        "error",
+    ]
     for row, (_, _, expected) in zip(rows, ROWS, strict=True):
         if expected is None:
             assert row["concept_id"] and not row["error"]
@@ -102,8 +109,11 @@ def test_jsonl_non_text_and_missing_values(normalizer: Normalizer, tmp_path: Pat
     normalize_file(normalizer, src, out, show_progress=False)
     rows = read_rows(out)
     assert [r["error"].split(":")[0] for r in rows] == [
-        "not text", "empty input", "empty input", "not text"
-    ]  # fmt: skip
+        "not text",
+        "empty input",
+        "empty input",
+        "not text",
+    ]
     assert rows[0]["term"] == 42 and rows[0]["concept_id"] is None
 
 
@@ -134,9 +144,16 @@ def test_top_k_candidates_column(suffix: str, normalizer: Normalizer, tmp_path: 
     first = first if isinstance(first, list) else json.loads(first)
     assert [(c["rank"], c["concept_id"]) for c in first] == [(1, "Z:1"), (2, "Z:9")]
     assert set(first[0]) == {
-        "rank", "concept_id", "concept_name", "score", "matched_term",
-        "source", "term_source", "is_preferred", "semantic_types",
-    }  # fmt: skip
+        "rank",
+        "concept_id",
+        "concept_name",
+        "score",
+        "matched_term",
+        "source",
+        "term_source",
+        "is_preferred",
+        "semantic_types",
+    }
     assert (first[0]["source"], first[0]["semantic_types"]) == ("ontology", [])
     assert rows[1]["candidates"] in ([], None, "")
 

@@ -149,7 +149,8 @@ def test_train_and_extend_vocab_never_write_into_an_input(
     code, _, err = run_main(["train", "--kg", str(kg), "--out", str(kg), "--overwrite"], capsys)
     assert code == 1 and "is the --kg input" in err and _fingerprint(kg) == before
     args = ["encoder", "extend-vocab", "--kg", str(kg), "--lang", "en", "--overwrite"]
-    code, _, err = run_main([*args, "--model", str(tiny_bert_path), "--out", str(tiny_bert_path)],
-                            capsys)  # fmt: skip
+    code, _, err = run_main(
+        [*args, "--model", str(tiny_bert_path), "--out", str(tiny_bert_path)], capsys
+    )
     assert code == 1 and "is the --model input" in err
     assert (tiny_bert_path / "config.json").is_file()

@@ -33,9 +33,13 @@ CASES = {  # expected file: (CLI options, the same as API keywords)
 @pytest.fixture()
 def index_dir(tiny_kg_dir: Path, tiny_bert_path: Path, tmp_path: Path) -> Path:
     return api.build_index(
-        tiny_kg_dir, tiny_bert_path, pooling="mean", backend="exact",
-        out=tmp_path / "idx", show_progress=False,
-    ).path  # type: ignore[return-value]  # fmt: skip
+        tiny_kg_dir,
+        tiny_bert_path,
+        pooling="mean",
+        backend="exact",
+        out=tmp_path / "idx",
+        show_progress=False,
+    ).path  # type: ignore[return-value]
 
 
 def _cli(argv: list[str]) -> None:
@@ -52,8 +56,20 @@ def test_batch_output_is_byte_identical_through_cli_and_api(
     source = tmp_path / "terms.csv"
     shutil.copy(GOLDEN / "terms.csv", source)
     by_cli, by_api = tmp_path / "cli.csv", tmp_path / "api.csv"
-    _cli(["normalize", "--index", str(index_dir), "--input", str(source),
-          "--output", str(by_cli), "-k", "3", *flags])  # fmt: skip
+    _cli(
+        [
+            "normalize",
+            "--index",
+            str(index_dir),
+            "--input",
+            str(source),
+            "--output",
+            str(by_cli),
+            "-k",
+            "3",
+            *flags,
+        ]
+    )
     api.normalize_file(source, by_api, index=index_dir, k=3, show_progress=False, **keywords)
     if os.environ.get("TERMNORM_REGOLD"):
         (GOLDEN / expected).write_bytes(by_cli.read_bytes())

@@ -37,18 +37,28 @@ def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture()
 def index_dir(tiny_kg_dir: Path, tiny_bert_path: Path, tmp_path: Path) -> Path:
     built = api.build_index(
-        tiny_kg_dir, tiny_bert_path, pooling="mean", backend="exact", out=tmp_path / "idx",
+        tiny_kg_dir,
+        tiny_bert_path,
+        pooling="mean",
+        backend="exact",
+        out=tmp_path / "idx",
         show_progress=False,
-    )  # fmt: skip
+    )
     assert built.path is not None
     return built.path
 
 
 def test_round_trip_and_unknown_keys() -> None:
     spec = PipelineSpec(
-        index="idx", synonyms=["a.tsv", "b.tsv"], min_score=0.5, namespaces=["HP"],
-        runtime="onnx", ranker="r", k_c=4, multi=True,  # type: ignore[arg-type]
-    )  # fmt: skip
+        index="idx",
+        synonyms=["a.tsv", "b.tsv"],
+        min_score=0.5,
+        namespaces=["HP"],
+        runtime="onnx",
+        ranker="r",
+        k_c=4,
+        multi=True,  # type: ignore[arg-type]
+    )
     data = spec.to_dict()
     assert data["synonyms"] == ["a.tsv", "b.tsv"] and data["runtime"] == "onnx"
     assert PipelineSpec.from_dict(data) == spec
@@ -108,9 +118,11 @@ def test_cli_refusal_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_api_keywords_are_the_spec_fields_and_build_caches(index_dir: Path) -> None:
     spec = PipelineSpec(
-        index=index_dir, synonyms=[GOLDEN / "synonyms.tsv"], min_score=0.5,
+        index=index_dir,
+        synonyms=[GOLDEN / "synonyms.tsv"],
+        min_score=0.5,
         semantic_types=["cardio", "other"],
-    )  # fmt: skip
+    )
     matcher = build(spec)
     assert build(spec) is matcher and build(spec.replace(min_score=0.6)) is not matcher
     texts = ["sick headache", "heart attack"]

@@ -102,8 +102,13 @@ def test_registering_map_imports_no_sqlalchemy() -> None:
         "import sys; from termnorm.cli.main import _register; _register(); "
         "print([m for m in ('sqlalchemy', 'alembic', 'torch') if m in sys.modules])"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                          env={"PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")},
+    )
     assert done.stdout.strip() == "[]"
 
 

@@ -94,9 +94,15 @@ def test_decisions_append_to_the_audit_trail_and_refuse_stale_versions(
     with pytest.raises(StaleRowError, match=r"changed since version .* --expect-version"):
         decide(name, "L001", "no_match", reviewer="bob", expect_version=version, db=db)
     second = decide(
-        name, "L001", "pick", concept_id="T:0008", predicate="broad", reviewer="bob",
-        expect_version=first.version, db=db,
-    )  # fmt: skip
+        name,
+        "L001",
+        "pick",
+        concept_id="T:0008",
+        predicate="broad",
+        reviewer="bob",
+        expect_version=first.version,
+        db=db,
+    )
     assert second.replaces_decision_id == first.id and second.concept_name == "heart disease"
     note = decide(name, "L001", "comment", comment="check with the lab", reviewer="cy", db=db)
     assert note.version == second.version and note.state == "approved"  # a comment changes nothing

@@ -162,13 +162,23 @@ def test_decisions_under_a_lease_refuse_others_and_stale_versions(
     with pytest.raises(LeaseHeldError):
         decide_leased("p", "R1", "approve", reviewer="bob", version=version, db=db)
     record = decide_leased(
-        "p", "R1", "pick", reviewer="ann", version=version, concept_id="X:9",
-        concept_name="picked by hand", predicate="broad", db=db,
+        "p",
+        "R1",
+        "pick",
+        reviewer="ann",
+        version=version,
+        concept_id="X:9",
+        concept_name="picked by hand",
+        predicate="broad",
+        db=db,
         concepts={"X:9": ("X:9", "picked by hand")}.__getitem__,  # the index, by hand
-    )  # fmt: skip
+    )
     assert (record.state, record.concept_id, record.concept_name, record.predicate) == (
-        "approved", "X:9", "picked by hand", "broad",
-    )  # fmt: skip
+        "approved",
+        "X:9",
+        "picked by hand",
+        "broad",
+    )
     # the lease is given back; bob saw the old version: refused, nothing written
     with pytest.raises(StaleRowError, match=f"since version {version}"):
         decide_leased("p", "R1", "no_match", reviewer="bob", version=version, db=db)
@@ -181,8 +191,9 @@ def test_decisions_under_a_lease_refuse_others_and_stale_versions(
                 )
             ).all()
             assert [tuple(t) for t in trail] == [
-                ("ann", "comment", version), ("ann", "pick", version),
-            ]  # fmt: skip
+                ("ann", "comment", version),
+                ("ann", "pick", version),
+            ]
             assert s.scalars(select(LeaseRow)).all() == []
     finally:
         store.close()

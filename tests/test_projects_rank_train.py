@@ -57,9 +57,15 @@ def test_rank_train_project_trains_on_the_decisions(
 ) -> None:
     name, db = reviewed
     spec = RankTrainSpec(
-        index=index, plain=True, base_model=tiny_bert_path, k_c=3, folds=2, max_length=32,
-        holdout=0.0, train=RankerTrainConfig(epochs=1, batch_size=6),
-    )  # fmt: skip
+        index=index,
+        plain=True,
+        base_model=tiny_bert_path,
+        k_c=3,
+        folds=2,
+        max_length=32,
+        holdout=0.0,
+        train=RankerTrainConfig(epochs=1, batch_size=6),
+    )
     folder = train_project_ranker(name, spec, tmp_path / "ranker", db)
     card = json.loads((folder / CARD_NAME).read_text())
     assert card["training_data"][0]["project"] == "labs"
@@ -83,8 +89,24 @@ def test_rank_train_project_cli(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     name, db = reviewed
-    base = ["rank", "train", "--index", str(index), "--plain", "--model", str(tiny_bert_path),
-            "--k-c", "3", "--folds", "2", "--holdout", "0", "--epochs", "1", "--json"]  # fmt: skip
+    base = [
+        "rank",
+        "train",
+        "--index",
+        str(index),
+        "--plain",
+        "--model",
+        str(tiny_bert_path),
+        "--k-c",
+        "3",
+        "--folds",
+        "2",
+        "--holdout",
+        "0",
+        "--epochs",
+        "1",
+        "--json",
+    ]
     code, out, err = run_main(
         [*base, "--project", name, "--db", db, "--out", str(tmp_path / "r")], capsys
     )
@@ -94,9 +116,20 @@ def test_rank_train_project_cli(
     assert code != 0 and "--project NAME" in err
     other = build_index(tmp_path / "other", tiny_bert_path)
     code, _, err = run_main(
-        [*base[:2], "--index", str(other), *base[4:], "--project", name, "--db", db,
-         "--out", str(tmp_path / "o")], capsys,
-    )  # fmt: skip
+        [
+            *base[:2],
+            "--index",
+            str(other),
+            *base[4:],
+            "--project",
+            name,
+            "--db",
+            db,
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capsys,
+    )
     assert code == 1 and "maps with the index" in err
 
 

@@ -23,10 +23,25 @@ from termnorm.projects.store import open_store
 from termnorm.search.candidate import RowMatcher
 from termnorm.search.spec import PipelineSpec
 
-ROWS = [(f"C{i:03d}", text, "1", "") for i, text in enumerate(
-    ["heart attack", "high blood pressure", "sugar diabetes", "bronchial asthma", "zzqx blorp",
-     "lung infection", "thyroid removal", "x" * 1200, "asthma attack", "heart disease", "fever"] * 3
-)]  # fmt: skip
+ROWS = [
+    (f"C{i:03d}", text, "1", "")
+    for i, text in enumerate(
+        [
+            "heart attack",
+            "high blood pressure",
+            "sugar diabetes",
+            "bronchial asthma",
+            "zzqx blorp",
+            "lung infection",
+            "thyroid removal",
+            "x" * 1200,
+            "asthma attack",
+            "heart disease",
+            "fever",
+        ]
+        * 3
+    )
+]
 
 
 def _candidates(db: Path) -> list[tuple[str, str, int, str, str, float]]:
@@ -34,12 +49,16 @@ def _candidates(db: Path) -> list[tuple[str, str, int, str, str, float]]:
     with store.session() as s:
         rows = s.execute(
             select(
-                SourceRow.code, SourceRow.state, CandidateRow.rank, CandidateRow.concept_id,
-                CandidateRow.matched_text, CandidateRow.score,
+                SourceRow.code,
+                SourceRow.state,
+                CandidateRow.rank,
+                CandidateRow.concept_id,
+                CandidateRow.matched_text,
+                CandidateRow.score,
             )
             .outerjoin(CandidateRow, CandidateRow.row_id == SourceRow.id)
             .order_by(SourceRow.code, CandidateRow.rank)
-        ).all()  # fmt: skip
+        ).all()
     store.close()
     return [
         (c, st, r, cid, m, round(float(sc), 5) if sc is not None else sc)
@@ -110,9 +129,14 @@ def test_ray_maps_a_project_as_the_local_engine_does(
     local, ray = _project(tmp_path, index, "local"), _project(tmp_path, index, "ray")
     expected = run_project("p", api.project_matcher, db=local, batch_rows=4, show_progress=False)
     report = run_project(
-        "p", api.project_matcher, db=ray, batch_rows=4, engine="ray", workers=2,
+        "p",
+        api.project_matcher,
+        db=ray,
+        batch_rows=4,
+        engine="ray",
+        workers=2,
         show_progress=False,
-    )  # fmt: skip
+    )
     assert (report.mapped, report.left) == (len(ROWS), 0)
     assert report.errors == expected.errors
     assert _candidates(ray) == _candidates(local)  # every row, candidate for candidate

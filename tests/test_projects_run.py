@@ -74,8 +74,14 @@ def test_a_crashed_run_resumes_and_maps_every_row_exactly_once(
 ) -> None:
     index = build_index(tmp_path, tiny_bert_path)
     db = tmp_path / "p.db"
-    init_project("p", write_codes(tmp_path / "codes.csv"), "code", "label",
-                 settings=PipelineSettings.of(index=index, k=2), db=db)  # fmt: skip
+    init_project(
+        "p",
+        write_codes(tmp_path / "codes.csv"),
+        "code",
+        "label",
+        settings=PipelineSettings.of(index=index, k=2),
+        db=db,
+    )
 
     def crashing(spec: PipelineSpec, synonyms: Sequence[tuple[str, str]]) -> RowMatcher:
         return CrashingMatcher(api.project_matcher(spec, synonyms), at=2, in_write=in_write)  # type: ignore[return-value]

@@ -106,10 +106,17 @@ def test_an_open_store_may_be_passed_and_stays_open(tmp_path: Path) -> None:
 
 # the settings a project stored before it stored a spec (schema 0002_reviewers)
 OLD_SETTINGS = {
-    "index": "/data/idx/loinc", "runtime": "onnx", "synonyms": ["/data/lab.tsv"],
-    "strategy": "d-t", "ranker": None, "hybrid": None, "combiner": "/data/comb", "k": 3,
-    "k_c": 7, "min_score": 0.4,
-}  # fmt: skip
+    "index": "/data/idx/loinc",
+    "runtime": "onnx",
+    "synonyms": ["/data/lab.tsv"],
+    "strategy": "d-t",
+    "ranker": None,
+    "hybrid": None,
+    "combiner": "/data/comb",
+    "k": 3,
+    "k_c": 7,
+    "min_score": 0.4,
+}
 
 
 def _old_database(url: str) -> None:
@@ -124,10 +131,19 @@ def _old_database(url: str) -> None:
                 "INSERT INTO project (id, name, created_at, settings, source) "
                 "VALUES (1, 'p', :now, :settings, :source)"
             ),
-            {"now": datetime.now(timezone.utc), "settings": json.dumps(OLD_SETTINGS),
-             "source": json.dumps({"path": "/data/c.csv", "sha256": "0" * 64,
-                                   "code_column": "code", "text_column": "label"})},
-        )  # fmt: skip
+            {
+                "now": datetime.now(timezone.utc),
+                "settings": json.dumps(OLD_SETTINGS),
+                "source": json.dumps(
+                    {
+                        "path": "/data/c.csv",
+                        "sha256": "0" * 64,
+                        "code_column": "code",
+                        "text_column": "label",
+                    }
+                ),
+            },
+        )
     engine.dispose()
 
 
@@ -142,9 +158,14 @@ def test_an_older_database_upgrades_its_projects_settings_to_a_spec(project_db: 
     finally:
         store.close()
     meant = PipelineSpec(
-        index=Path("/data/idx/loinc"), runtime=Runtime.ONNX, synonyms=(Path("/data/lab.tsv"),),
-        strategy="d-t", combiner=Path("/data/comb"), k_c=7, min_score=0.4,
-    )  # fmt: skip
+        index=Path("/data/idx/loinc"),
+        runtime=Runtime.ONNX,
+        synonyms=(Path("/data/lab.tsv"),),
+        strategy="d-t",
+        combiner=Path("/data/comb"),
+        k_c=7,
+        min_score=0.4,
+    )
     assert settings == PipelineSettings(meant, k=3) and settings.calibrated
     assert row.settings == {"k": 3}
     engine = create_engine(url)  # and back: the old settings as they were

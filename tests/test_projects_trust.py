@@ -43,8 +43,9 @@ def labs(tmp_path: Path, index: Path) -> str:
     """:data:`CODES` over the tiny index, mapped (k 3); the SQLite database."""
     db = str(tmp_path / "labs.db")
     settings = PipelineSettings.of(index=index, k=3)
-    init_project("labs", write_codes(tmp_path / "codes.csv"), "code", "label", settings=settings,
-                 db=db)  # fmt: skip
+    init_project(
+        "labs", write_codes(tmp_path / "codes.csv"), "code", "label", settings=settings, db=db
+    )
     run_project("labs", api.project_matcher, db=db, show_progress=False)
     return db
 
@@ -88,11 +89,27 @@ def test_a_client_name_that_is_not_the_indexs_is_refused(labs: str) -> None:
     """T:0004 is asthma: labelled 'influenza' it is refused; its own name (any case) is fine
     and the index's spelling is stored."""
     with pytest.raises(DecisionError, match=r"'influenza' is not the name of T:0004.*'asthma'"):
-        decide_leased("labs", "L005", "pick", reviewer="ann", version=2, concept_id="T:0004",
-                      concept_name="influenza", db=labs)  # fmt: skip
+        decide_leased(
+            "labs",
+            "L005",
+            "pick",
+            reviewer="ann",
+            version=2,
+            concept_id="T:0004",
+            concept_name="influenza",
+            db=labs,
+        )
     assert _decisions(labs) == 0
-    record = decide_leased("labs", "L005", "pick", reviewer="ann", version=2,
-                           concept_id="T:0004", concept_name=" Asthma ", db=labs)  # fmt: skip
+    record = decide_leased(
+        "labs",
+        "L005",
+        "pick",
+        reviewer="ann",
+        version=2,
+        concept_id="T:0004",
+        concept_name=" Asthma ",
+        db=labs,
+    )
     assert (record.concept_id, record.concept_name) == ("T:0004", "asthma")
 
 
@@ -108,8 +125,14 @@ def test_map_decide_pick_of_an_unknown_concept_exits_1(
 def test_out_of_range_thresholds_are_refused_by_the_library(tmp_path: Path) -> None:
     db = tmp_path / "p.db"
     with pytest.raises(ValueError, match=r"--min-score 2: a score threshold must be in \[-1, 1\]"):
-        init_project("p", write_codes(tmp_path / "c.csv"), "code", "label",
-                     settings=PipelineSettings.of(min_score=2), db=db)  # fmt: skip
+        init_project(
+            "p",
+            write_codes(tmp_path / "c.csv"),
+            "code",
+            "label",
+            settings=PipelineSettings.of(min_score=2),
+            db=db,
+        )
     assert not db.exists()  # refused before any database was made
     init_project("p", write_codes(tmp_path / "c.csv"), "code", "label", db=db)
     run_project("p", build, db=db, show_progress=False)  # type: ignore[arg-type]
@@ -152,8 +175,14 @@ def test_no_nul_reaches_either_database(fake: str, tmp_path: Path) -> None:
     assert _decisions(fake, "p") == 0
     rows = [*CODES[:2], ("L0\x009", "text", "1", ""), ("L010", "te\x00xt", "1", "u\x00")]
     with pytest.raises(InputFormatError, match=r"NUL character .* data row\(s\) 3 \(L0\?9\), 4"):
-        init_project("q", write_codes(tmp_path / "nul.csv", rows), "code", "label",
-                     context_columns=["unit"], db=fake)  # fmt: skip
+        init_project(
+            "q",
+            write_codes(tmp_path / "nul.csv", rows),
+            "code",
+            "label",
+            context_columns=["unit"],
+            db=fake,
+        )
 
 
 # ------------------------------------------------------------- item 11: the map commands
@@ -220,8 +249,13 @@ def test_map_queue_cuts_long_cells_and_json_keeps_them(
 ) -> None:
     db = str(here / "p.db")
     long = "x" * 5_000_000
-    init_project("p", write_codes(here / "c.csv", [("L1", long, "1", ""), ("L2", "a\tb", "1", "")]),
-                 "code", "label", db=db)  # fmt: skip
+    init_project(
+        "p",
+        write_codes(here / "c.csv", [("L1", long, "1", ""), ("L2", "a\tb", "1", "")]),
+        "code",
+        "label",
+        db=db,
+    )
     run_project("p", build, db=db, show_progress=False)  # type: ignore[arg-type]
     code, out, err = run_main(["map", "queue", "p", "--db", db], capsys)
     assert code == 0, err

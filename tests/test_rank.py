@@ -223,14 +223,20 @@ def _kg(names: list[str], lang: str = "en", types: tuple[str, ...] = ()) -> Know
 
 def test_english_mining_takes_sites_from_hpo_patterns_and_types_from_head_words() -> None:
     hpo = _kg(
-        ["Abnormality of the kidney", "Abnormal renal morphology", "Abnormality of the lower limb",
-         "Abnormal liver physiology", "Abnormality of the ocular abduction movement"],
+        [
+            "Abnormality of the kidney",
+            "Abnormal renal morphology",
+            "Abnormality of the lower limb",
+            "Abnormal liver physiology",
+            "Abnormality of the ocular abduction movement",
+        ],
         types=("Abnormality of the cardiovascular system",),
-    )  # fmt: skip
+    )
     medic = _kg(
-        [f"Carcinoma, Type {i}" for i in range(8)] + [f"Kidney Neoplasm{i % 2}" for i in range(3)]
+        [f"Carcinoma, Type {i}" for i in range(8)]
+        + [f"Kidney Neoplasm{i % 2}" for i in range(3)]
         + [f"X{i} Syndrome" for i in range(9)]
-    )  # fmt: skip
+    )
     v = mine_english_keywords([hpo, medic])
     assert {"kidney", "renal", "lower limb", "liver", "cardiovascular system"} <= v.sites
     assert "ocular abduction movement" not in v.sites  # a function, not a site

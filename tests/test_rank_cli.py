@@ -53,8 +53,22 @@ def fresh_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def _index(kg_dir: Path, model: Path, out: Path) -> Path:
-    _run(["index", "build", "--kg", str(kg_dir), "--model", str(model), "--out", str(out),
-          "--backend", "exact", "--memory-budget", "1GB"])  # fmt: skip
+    _run(
+        [
+            "index",
+            "build",
+            "--kg",
+            str(kg_dir),
+            "--model",
+            str(model),
+            "--out",
+            str(out),
+            "--backend",
+            "exact",
+            "--memory-budget",
+            "1GB",
+        ]
+    )
     return out
 
 
@@ -75,11 +89,34 @@ def trained(
     mentions = tmp / "train.tsv"
     mentions.write_text("".join(f"{c}\t{t}\n" for c, t in MENTIONS))
     _run(
-        ["rank", "train", "--index", str(index), "--mentions", str(mentions),
-         "--synonyms", str(mentions), "--format", "tsv", "--model", str(tiny_bert_path),
-         "--k-c", "4", "--epochs", "2", "--batch-size", "8", "--folds", "3",
-         "--max-length", "48", "--json", "--out", str(tmp / "ranker")],
-    )  # fmt: skip
+        [
+            "rank",
+            "train",
+            "--index",
+            str(index),
+            "--mentions",
+            str(mentions),
+            "--synonyms",
+            str(mentions),
+            "--format",
+            "tsv",
+            "--model",
+            str(tiny_bert_path),
+            "--k-c",
+            "4",
+            "--epochs",
+            "2",
+            "--batch-size",
+            "8",
+            "--folds",
+            "3",
+            "--max-length",
+            "48",
+            "--json",
+            "--out",
+            str(tmp / "ranker"),
+        ],
+    )
     return index, mentions, tmp / "ranker"
 
 
@@ -123,10 +160,24 @@ def test_normalize_with_ranker_keeps_every_score(
 ) -> None:
     index, mentions, ranker = trained
     code, out, err = run_main(
-        ["normalize", "heart attack", "asthma", "--index", str(index), "--synonyms",
-         str(mentions), "--ranker", str(ranker), "--k-c", "4", "-k", "3", "--json"],
+        [
+            "normalize",
+            "heart attack",
+            "asthma",
+            "--index",
+            str(index),
+            "--synonyms",
+            str(mentions),
+            "--ranker",
+            str(ranker),
+            "--k-c",
+            "4",
+            "-k",
+            "3",
+            "--json",
+        ],
         capsys,
-    )  # fmt: skip
+    )
     assert code == 0, err
     rows = json.loads(out)
     for row in rows:
@@ -163,11 +214,25 @@ def test_multi_code_output_with_an_implication_predictor(
 
     monkeypatch.setattr(implication_module, "load_implication", fake_loader)
     code, out, err = run_main(
-        ["normalize", "heart attack", "asthma and pneumonia", "--index", str(index),
-         "--ranker", str(ranker), "--multi", "--implication", str(head), "--k-c", "6",
-         "--theta", "0.0", "--json"],
+        [
+            "normalize",
+            "heart attack",
+            "asthma and pneumonia",
+            "--index",
+            str(index),
+            "--ranker",
+            str(ranker),
+            "--multi",
+            "--implication",
+            str(head),
+            "--k-c",
+            "6",
+            "--theta",
+            "0.0",
+            "--json",
+        ],
         capsys,
-    )  # fmt: skip
+    )
     assert code == 0, err
     assert seen == [head]
     single, multi = json.loads(out)
@@ -184,18 +249,45 @@ def test_eval_normalize_with_ranker_modes(
     results = {}
     for mode in ("recall", "rank", "fused", "learned"):
         code, out, err = run_main(
-            ["eval", "normalize", str(mentions), "--format", "tsv", "--index", str(index),
-             "--ranker", str(ranker), "--rank-mode", mode, "--k-c", "5", "-k", "5", "--json",
-             "--predictions", str(tmp_path / f"{mode}.jsonl")],
+            [
+                "eval",
+                "normalize",
+                str(mentions),
+                "--format",
+                "tsv",
+                "--index",
+                str(index),
+                "--ranker",
+                str(ranker),
+                "--rank-mode",
+                mode,
+                "--k-c",
+                "5",
+                "-k",
+                "5",
+                "--json",
+                "--predictions",
+                str(tmp_path / f"{mode}.jsonl"),
+            ],
             capsys,
-        )  # fmt: skip
+        )
         assert code == 0, err
         results[mode] = json.loads(out)
     plain = run_main(
-        ["eval", "normalize", str(mentions), "--format", "tsv", "--index", str(index), "-k",
-         "5", "--json"],
+        [
+            "eval",
+            "normalize",
+            str(mentions),
+            "--format",
+            "tsv",
+            "--index",
+            str(index),
+            "-k",
+            "5",
+            "--json",
+        ],
         capsys,
-    )  # fmt: skip
+    )
     baseline = json.loads(plain[1])
     assert results["recall"]["acc@1"] == baseline["acc@1"]  # the ablation's recall order
     # reordering the same 5 candidates cannot change acc@5
@@ -245,11 +337,26 @@ def test_multi_code_columns_in_files(
     source.write_text("id,text\n1,heart attack\n2,asthma and pneumonia\n3,\n")
     out = tmp_path / "out.csv"
     code, _, err = run_main(
-        ["normalize", "--input", str(source), "--output", str(out), "--index", str(index),
-         "--ranker", str(ranker), "--multi", "--implication", str(tmp_path), "--k-c", "6",
-         "--theta", "0.0"],
+        [
+            "normalize",
+            "--input",
+            str(source),
+            "--output",
+            str(out),
+            "--index",
+            str(index),
+            "--ranker",
+            str(ranker),
+            "--multi",
+            "--implication",
+            str(tmp_path),
+            "--k-c",
+            "6",
+            "--theta",
+            "0.0",
+        ],
         capsys,
-    )  # fmt: skip
+    )
     assert code == 0, err
     rows = list(csv.DictReader(out.read_text().splitlines()))
     assert [r["id"] for r in rows] == ["1", "2", "3"]  # one row per input row, in order

@@ -51,9 +51,14 @@ def setup(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> tup
 
 def _spec(index: Path, mentions: Path, model: Path) -> RankTrainSpec:
     return RankTrainSpec(
-        index=index, mentions=(mentions,), mention_format="tsv", plain=True, base_model=model,
-        train=RankerTrainConfig(**TRAIN), **SETTINGS,
-    )  # fmt: skip
+        index=index,
+        mentions=(mentions,),
+        mention_format="tsv",
+        plain=True,
+        base_model=model,
+        train=RankerTrainConfig(**TRAIN),
+        **SETTINGS,
+    )
 
 
 def test_a_plain_ranker_folder_is_a_sentence_transformers_cross_encoder(
@@ -86,8 +91,10 @@ def test_an_earlier_plain_folder_layout_still_loads(tiny_bert_path: Path, tmp_pa
     old = tmp_path / "old"  # the layout every ranker had before: model/ + head.safetensors
     model.model.save_pretrained(str(old / "model"))
     model.tokenizer.save_pretrained(str(old / "model"))
-    save_file({k: v.contiguous() for k, v in model.head.state_dict().items()},
-              str(old / "head.safetensors"))  # fmt: skip
+    save_file(
+        {k: v.contiguous() for k, v in model.head.state_dict().items()},
+        str(old / "head.safetensors"),
+    )
     (old / "cross_encoder.json").write_text(
         json.dumps({"plain": True, "max_length": 32, "dropout": 0.1})
     )
@@ -102,10 +109,34 @@ def test_rank_train_cli_is_train_ranker(
     from termnorm.cli.main import main
 
     index, mentions = setup
-    args = ["rank", "train", "--index", str(index), "--mentions", str(mentions), "--format",
-            "tsv", "--plain", "--model", str(tiny_bert_path), "--k-c", "3", "--folds", "2",
-            "--max-length", "32", "--holdout", "0", "--epochs", "1", "--batch-size", "6",
-            "--json", "--out", str(tmp_path / "cli")]  # fmt: skip
+    args = [
+        "rank",
+        "train",
+        "--index",
+        str(index),
+        "--mentions",
+        str(mentions),
+        "--format",
+        "tsv",
+        "--plain",
+        "--model",
+        str(tiny_bert_path),
+        "--k-c",
+        "3",
+        "--folds",
+        "2",
+        "--max-length",
+        "32",
+        "--holdout",
+        "0",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "6",
+        "--json",
+        "--out",
+        str(tmp_path / "cli"),
+    ]
     with pytest.raises(SystemExit) as done:
         main(args)
     assert not done.value.code

@@ -141,10 +141,18 @@ def test_fit_weight_picks_the_best_training_accuracy_and_prefers_dense_on_ties()
 
 def test_load_hybrid_refuses_another_index(tmp_path: Path) -> None:
     card = tmp_path / "h.json"
-    card.write_text(json.dumps({"kind": "hybrid-recall", "weight": 0.5, "k_dense": 2,
-                                "k_sparse": 2, "strategy": "o-t",
-                                "index": {"kg_fingerprint": "nope", "model_fingerprint": "x",
-                                          "pooling": "mean"}}))  # fmt: skip
+    card.write_text(
+        json.dumps(
+            {
+                "kind": "hybrid-recall",
+                "weight": 0.5,
+                "k_dense": 2,
+                "k_sparse": 2,
+                "strategy": "o-t",
+                "index": {"kg_fingerprint": "nope", "model_fingerprint": "x", "pooling": "mean"},
+            }
+        )
+    )
     dense = build_strategy(_space(), "o-t")
     with pytest.raises(ArtifactMismatchError, match="fit it again with 'termnorm rank hybrid"):
         load_hybrid(card, dense)

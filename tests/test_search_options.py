@@ -169,8 +169,9 @@ def test_unknown_filter_values_are_refused_with_what_exists(random_space: Search
         matcher.configure(semantic_types=["Disease or Syndrome"])
     # A:1 is T1, B:1 is T2: no concept is both in namespace A and of type T2
     encoder = DictEncoder({"a": unit(1, 0), "b": unit(0, 1)})
-    index = build_index([("A:1", "a", ["T1"], []), ("B:1", "b", ["T2"], [])],
-                        [("A:1", "a"), ("B:1", "b")], encoder)  # fmt: skip
+    index = build_index(
+        [("A:1", "a", ["T1"], []), ("B:1", "b", ["T2"], [])], [("A:1", "a"), ("B:1", "b")], encoder
+    )
     small = build_strategy(SearchSpace(index, encoder), "o-t")
     with pytest.raises(EmptyResultError, match="no concept of the index is in namespaces A and"):
         small.configure(namespaces=["A"], semantic_types=["T2"])

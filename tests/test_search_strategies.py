@@ -228,8 +228,11 @@ def test_between_ontology_and_domain_texts_of_a_concept_the_name_then_the_ontolo
     v = unit(1, 1, 0)
     table = {"alpha": v, "alpha syn": v, "Alpha": v, "q": v, "b": unit(0, 0, 1)}
     encoder = DictEncoder(table)
-    index = build_index([("A:1", "alpha", [], []), ("B:1", "b", [], [])],
-                        [("A:1", "alpha syn"), ("B:1", "b")], encoder)  # fmt: skip
+    index = build_index(
+        [("A:1", "alpha", [], []), ("B:1", "b", [], [])],
+        [("A:1", "alpha syn"), ("B:1", "b")],
+        encoder,
+    )
     space, _ = SearchSpace(index, encoder).with_synonyms([("Alpha", ("A:1",))])
     # the ontology has only a synonym of A:1; the domain text is A:1's name: it is preferred
     best = build_strategy(space, "od-t").normalize("q", k=1)[0]

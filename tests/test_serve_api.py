@@ -214,9 +214,7 @@ def test_synonyms_are_searched_and_survive_a_restart(index_dir: Path, tmp_path: 
     with serving(index_dir, synonyms=store, token="s3cret") as client:
         added = client.post("/v1/synonyms", json=PAIRS, headers=auth)
         assert added.status_code == 200, added.text
-        assert added.json() == {
-            "read": 2, "kept": 2, "encoded_texts": 2, "dropped": {}, "total": 2
-        }  # fmt: skip
+        assert added.json() == {"read": 2, "kept": 2, "encoded_texts": 2, "dropped": {}, "total": 2}
         again = client.post("/v1/synonyms", json=PAIRS, headers=auth).json()
         assert again["kept"] == 0 and again["dropped"] == {"duplicate": 2} and again["total"] == 2
         hit = client.post("/v1/normalize", json={"texts": ["raised BP"], "strategy": "d-t"})

@@ -24,11 +24,19 @@ def test_a_concept_answers_its_neighbours(index_dir: Path) -> None:
     with serving(index_dir) as client:
         body = client.get("/v1/concepts/T:0001").json()
         assert body["relations"] == [
-            {"relation": "isa", "direction": "out", "concept_id": "T:0008",
-             "name": "heart disease"},
-            {"relation": "risk_factor_of", "direction": "in", "concept_id": "T:0002",
-             "name": "hypertension"},
-        ]  # fmt: skip
+            {
+                "relation": "isa",
+                "direction": "out",
+                "concept_id": "T:0008",
+                "name": "heart disease",
+            },
+            {
+                "relation": "risk_factor_of",
+                "direction": "in",
+                "concept_id": "T:0002",
+                "name": "hypertension",
+            },
+        ]
         assert body["relations_total"] == 2
         # a neighbour is looked up the same way
         heart = client.get("/v1/concepts/T:0008").json()

@@ -30,8 +30,14 @@ def test_the_page_and_its_assets_are_served(index_dir: Path) -> None:
         page = client.get("/")
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
         for field in (
-            "query", "k", "add-concept", "add-text", "add-token", "upload-file", "upload-column",
-        ):  # fmt: skip
+            "query",
+            "k",
+            "add-concept",
+            "add-text",
+            "add-token",
+            "upload-file",
+            "upload-column",
+        ):
             assert f'<label for="{field}">' in page.text and f'id="{field}"' in page.text
         for asset, kind in (
             ("dom.js", "javascript"),

@@ -46,10 +46,29 @@ def ranked(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> tu
     mentions.write_text("".join(f"{c}\t{t}\n" for c, t in MENTIONS))
     with pytest.raises(SystemExit) as done:
         main(
-            ["rank", "train", "--index", str(index), "--mentions", str(mentions),
-             "--format", "tsv", "--model", str(tiny_bert_path), "--k-c", "4", "--epochs", "1",
-             "--batch-size", "8", "--max-length", "48", "--out", str(tmp / "ranker")]
-        )  # fmt: skip
+            [
+                "rank",
+                "train",
+                "--index",
+                str(index),
+                "--mentions",
+                str(mentions),
+                "--format",
+                "tsv",
+                "--model",
+                str(tiny_bert_path),
+                "--k-c",
+                "4",
+                "--epochs",
+                "1",
+                "--batch-size",
+                "8",
+                "--max-length",
+                "48",
+                "--out",
+                str(tmp / "ranker"),
+            ]
+        )
     assert not done.value.code
     return index, tmp / "ranker"
 

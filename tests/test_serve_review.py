@@ -159,8 +159,10 @@ def test_two_reviewers_on_one_row_get_409_with_what_changed(
     assert done.status_code == 200, done.text
     decided = done.json()
     assert (decided["reviewer"], decided["state"], decided["version"]) == (
-        "ann", "approved", version + 1,
-    )  # fmt: skip
+        "ann",
+        "approved",
+        version + 1,
+    )
     assert decided["concept_id"] == row["candidates"][0]["concept_id"]
     # bob decides on the version he saw: 409, the row as it is now, nothing written
     stale = client.post(
@@ -224,10 +226,15 @@ def test_every_decision_is_in_the_audit_trail_under_the_tokens_reviewer(
     with project.session() as s:
         trail = s.execute(
             select(
-                SourceRow.code, DecisionRow.reviewer, DecisionRow.action, DecisionRow.predicate,
+                SourceRow.code,
+                DecisionRow.reviewer,
+                DecisionRow.action,
+                DecisionRow.predicate,
                 DecisionRow.comment,
-            ).join(SourceRow, SourceRow.id == DecisionRow.row_id).order_by(DecisionRow.id)
-        ).all()  # fmt: skip
+            )
+            .join(SourceRow, SourceRow.id == DecisionRow.row_id)
+            .order_by(DecisionRow.id)
+        ).all()
     assert [tuple(t) for t in trail] == [
         ("R1", "ann", "comment", None, "unit is mg/dL"),
         ("R1", "ann", "pick", "narrow", None),
@@ -244,9 +251,11 @@ def test_a_project_that_is_not_there_stops_the_start(index_dir: Path, tmp_path: 
 
 
 def test_serve_project_takes_the_projects_index_and_reviewers_get_tokens(
-    tmp_path: Path, index_dir: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    index_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     import uvicorn
 
     from _cli import run_main
@@ -271,8 +280,11 @@ def test_serve_project_takes_the_projects_index_and_reviewers_get_tokens(
     assert code == 0, err
     settings = started[0].state.settings
     assert (settings.spec.index, settings.project, settings.project_db, settings.lease_minutes) == (
-        index_dir, "labs", db, 3.0,
-    )  # fmt: skip
+        index_dir,
+        "labs",
+        db,
+        3.0,
+    )
     code, _, err = run_main(["serve", "--project", "nope", "--db", db], capsys)
     assert code == 1 and "no project 'nope'" in err
     code, _, err = run_main(["serve", "--db", db], capsys)

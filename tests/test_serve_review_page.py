@@ -88,11 +88,17 @@ def _trail(db: str) -> list[tuple[Any, ...]]:
     try:
         with store.session() as s:
             query = (
-                select(SourceRow.code, DecisionRow.reviewer, DecisionRow.action,
-                       DecisionRow.concept_id, DecisionRow.predicate, DecisionRow.comment)
+                select(
+                    SourceRow.code,
+                    DecisionRow.reviewer,
+                    DecisionRow.action,
+                    DecisionRow.concept_id,
+                    DecisionRow.predicate,
+                    DecisionRow.comment,
+                )
                 .join(SourceRow, SourceRow.id == DecisionRow.row_id)
                 .order_by(DecisionRow.id)
-            )  # fmt: skip
+            )
             return [tuple(r) for r in s.execute(query).all()]
     finally:
         store.close()

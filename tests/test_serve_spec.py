@@ -42,9 +42,24 @@ def test_serve_offers_the_specs_options() -> None:
     result = CliRunner().invoke(app, ["serve", "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     offered = _options(result.output)
-    for flag in ("--runtime", "--threads", "--hybrid", "--combiner", "--ranker", "--k-c",
-                 "--strategy", "--min-score", "--namespace", "--type", "--rank-mode",
-                 "--multi", "--implication", "--synonyms", "--index", "--model"):  # fmt: skip
+    for flag in (
+        "--runtime",
+        "--threads",
+        "--hybrid",
+        "--combiner",
+        "--ranker",
+        "--k-c",
+        "--strategy",
+        "--min-score",
+        "--namespace",
+        "--type",
+        "--rank-mode",
+        "--multi",
+        "--implication",
+        "--synonyms",
+        "--index",
+        "--model",
+    ):
         assert flag in offered, flag
     normalize = CliRunner().invoke(app, ["normalize", "--help"], env={"COLUMNS": "200"})
     spec_flags = _options(normalize.output) - {"--input", "--output", "--json", "--help"}
@@ -118,8 +133,9 @@ def test_the_service_serves_hybrid_and_combiner_cards(
     assert answer.status_code == 200, answer.text
     body = answer.json()
     assert body["strategy"].startswith("hybrid(d-t+od-t") and body["strategy"].endswith("+combiner")
-    want = api.normalize(TEXTS, index=index, synonyms=mentions, k=3, hybrid=hybrid,
-                         combiner=combiner)  # fmt: skip
+    want = api.normalize(
+        TEXTS, index=index, synonyms=mentions, k=3, hybrid=hybrid, combiner=combiner
+    )
     for result, row in zip(body["results"], want, strict=True):
         assert [c["concept_id"] for c in result["candidates"]] == [c.concept_id for c in row]
         for got, expected in zip(result["candidates"], row, strict=True):
@@ -130,7 +146,9 @@ def test_the_service_serves_hybrid_and_combiner_cards(
     assert _metric(metrics, "termnorm_batch_texts_sum") == 2 * len(TEXTS)
     spec = ready.json()["spec"]
     assert (spec["hybrid"], spec["combiner"], spec["index"]) == (
-        "hybrid.json", "combiner.json", index.name,
-    )  # fmt: skip
+        "hybrid.json",
+        "combiner.json",
+        index.name,
+    )
     assert spec["synonyms"] == [mentions.name]
     assert str(index.parent) not in ready.text  # the server's paths stay hidden

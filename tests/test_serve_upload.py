@@ -73,16 +73,27 @@ def test_a_csv_comes_back_mapped_row_for_row(client: TestClient, tmp_path: Path)
     assert report == {"column": "term", "rows": 5, "errors": 1, "abstained": 0}
     got = _rows(answer.content)
     assert [(r["id"], r["term"]) for r in got] == [(r["id"], r["term"]) for r in ROWS]
-    assert list(got[0]) == ["id", "term", "concept_id", "concept_name", "score",
-                            "matched_term", "error"]  # fmt: skip
+    assert list(got[0]) == [
+        "id",
+        "term",
+        "concept_id",
+        "concept_name",
+        "score",
+        "matched_term",
+        "error",
+    ]
     assert got[0]["concept_id"] == got[3]["concept_id"] == "T:0001"
     assert got[0]["matched_term"] == "heart attack" and float(got[0]["score"]) > 0.999
     assert got[1]["concept_id"] == "" and got[1]["error"].startswith("empty input")
     # the same answers as the library's (and the CLI's) file run over the same index
     source = tmp_path / "terms.csv"
     source.write_bytes(_csv(ROWS))
-    api.normalize_file(source, tmp_path / "cli.csv", index=client.app.state.settings.spec.index,
-                       show_progress=False)  # fmt: skip
+    api.normalize_file(
+        source,
+        tmp_path / "cli.csv",
+        index=client.app.state.settings.spec.index,
+        show_progress=False,
+    )
     want = _rows((tmp_path / "cli.csv").read_bytes())
     key = ("id", "term", "concept_id", "concept_name", "matched_term", "error")
     assert [[r[c] for c in key] for r in got] == [[r[c] for c in key] for r in want]

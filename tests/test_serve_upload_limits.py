@@ -102,7 +102,12 @@ def test_a_cancelled_upload_stops_between_slices(index_dir: Path, tmp_path: Path
     rows = b"term\n" + b"".join(f"term {i}\n".encode() for i in range(200))
     with pytest.raises(UploadCancelled, match="client went away"):
         map_upload(
-            io.BytesIO(rows), "t.csv", build_strategy(space, "o-t"), queue, None, 1,
+            io.BytesIO(rows),
+            "t.csv",
+            build_strategy(space, "o-t"),
+            queue,
+            None,
+            1,
             UploadLimits(1000, 10),
-        )  # fmt: skip
+        )
     assert len(slices) == 2  # 100 slices without the stop

@@ -90,11 +90,21 @@ def test_the_paper_settings_are_unchanged() -> None:
     defaults = TrainConfig().to_dict()
     changed = {k: v for k, v in paper.items() if defaults[k] != v}
     assert changed == {
-        "out": "m", "loss": "coder", "k": 128, "m": 8, "lr": 2e-5, "steps": 100_000,
-        "warmup": 10_000, "grad_accum": 8, "max_length": 32, "synonym_share": 0.0,
-        "hard_negatives": False, "freeze_layers": 0, "freeze_embeddings": False,
+        "out": "m",
+        "loss": "coder",
+        "k": 128,
+        "m": 8,
+        "lr": 2e-5,
+        "steps": 100_000,
+        "warmup": 10_000,
+        "grad_accum": 8,
+        "max_length": 32,
+        "synonym_share": 0.0,
+        "hard_negatives": False,
+        "freeze_layers": 0,
+        "freeze_embeddings": False,
         "weight_decay": 0.0,
-    }  # fmt: skip
+    }
     assert set(paper) == set(defaults) and len(defaults) == 75
 
 

@@ -54,9 +54,19 @@ def test_normalize_with_synonyms_and_a_strategy(
     app: typer.Typer, index_dir: Path, synonyms_file: Path
 ) -> None:
     out = run(
-        app, "normalize", "heart attack", "--index", index_dir,
-        "--synonyms", synonyms_file, "--strategy", "d-t", "-k", "3", "--json",
-    )  # fmt: skip
+        app,
+        "normalize",
+        "heart attack",
+        "--index",
+        index_dir,
+        "--synonyms",
+        synonyms_file,
+        "--strategy",
+        "d-t",
+        "-k",
+        "3",
+        "--json",
+    )
     payload = json.loads(out)
     # D-T searches the one usable domain synonym only
     assert [c["concept_id"] for c in payload[0]["candidates"]] == ["T:0005"]
@@ -69,9 +79,20 @@ def test_eval_normalize_with_synonyms_and_a_strategy(
     mentions = tmp_path / "dev.tsv"
     mentions.write_text("0005\tsick head\n0001\theart attack\n")
     out = run(
-        app, "eval", "normalize", "--index", index_dir, mentions,
-        "--synonyms", synonyms_file, "--strategy", "D-T", "-k", "1", "--json",
-    )  # fmt: skip
+        app,
+        "eval",
+        "normalize",
+        "--index",
+        index_dir,
+        mentions,
+        "--synonyms",
+        synonyms_file,
+        "--strategy",
+        "D-T",
+        "-k",
+        "1",
+        "--json",
+    )
     metrics = json.loads(out)
     assert metrics["acc@1"] == 0.5 and metrics["matcher"] == "d-t"
 
@@ -86,8 +107,9 @@ def test_strategy_errors_reach_the_user(
     res = runner.invoke(app, ["normalize", "MI", "--index", str(index_dir), "--strategy", "x-t"])
     assert isinstance(res.exception, ValueError)
     assert "unknown search module 'x-t'" in str(res.exception)
-    res = runner.invoke(app, ["eval", "normalize", "--baseline", "exact", "--kg", "k", "f.tsv",
-                              "--strategy", "o-t"])  # fmt: skip
+    res = runner.invoke(
+        app, ["eval", "normalize", "--baseline", "exact", "--kg", "k", "f.tsv", "--strategy", "o-t"]
+    )
     assert res.exit_code != 0 and "give --index" in res.output
 
 
@@ -109,18 +131,53 @@ def test_train_triplet_od_from_the_cli(
     mentions.write_text("0001\theart attacks\n0002\thigh bp\n0004|0009\tasthma\n")
     out = tmp_path / "model"
     printed = run(
-        app, "train", "--kg", tiny_kg_dir, "--out", out, "--base-model", tiny_bert_path,
-        "--loss", "triplet", "--train-data", "od", "--mentions", mentions, "--od-ratio", "0.5",
-        "--steps", "2", "--k", "4", "--m", "2", "--precision", "fp32", "--device", "cpu",
-        "--no-freeze-embeddings", "--freeze-layers", "0",
-    )  # fmt: skip
+        app,
+        "train",
+        "--kg",
+        tiny_kg_dir,
+        "--out",
+        out,
+        "--base-model",
+        tiny_bert_path,
+        "--loss",
+        "triplet",
+        "--train-data",
+        "od",
+        "--mentions",
+        mentions,
+        "--od-ratio",
+        "0.5",
+        "--steps",
+        "2",
+        "--k",
+        "4",
+        "--m",
+        "2",
+        "--precision",
+        "fp32",
+        "--device",
+        "cpu",
+        "--no-freeze-embeddings",
+        "--freeze-layers",
+        "0",
+    )
     assert json.loads(printed)["steps"] == 2
     card = (out / "README.md").read_text()
     assert "| train_data | `od` |" in card and "sampled domain_texts" in card
     config = json.loads((out / "training_config.json").read_text())
     assert config["loss"] == "triplet" and config["mentions"] == [str(mentions)]
     res = CliRunner().invoke(
-        app, ["train", "--kg", str(tiny_kg_dir), "--out", str(tmp_path / "m2"),
-              "--loss", "triplet", "--mentions", str(mentions)],
-    )  # fmt: skip
+        app,
+        [
+            "train",
+            "--kg",
+            str(tiny_kg_dir),
+            "--out",
+            str(tmp_path / "m2"),
+            "--loss",
+            "triplet",
+            "--mentions",
+            str(mentions),
+        ],
+    )
     assert isinstance(res.exception, ValueError) and "--train-data od" in str(res.exception)

@@ -123,10 +123,20 @@ def build_index(
     )
     budget = parse_bytes(memory_budget) if memory_budget is not None else None
     index, encoder = build_index_folder(
-        kg_dir, out, model=model, pooling=pooling, max_length=max_length, runtime=runtime,
-        threads=threads, backend=backend, memory_budget=budget, batch_size=batch_size,
-        show_progress=show_progress, overwrite=overwrite, scale=scale,
-    )  # fmt: skip
+        kg_dir,
+        out,
+        model=model,
+        pooling=pooling,
+        max_length=max_length,
+        runtime=runtime,
+        threads=threads,
+        backend=backend,
+        memory_budget=budget,
+        batch_size=batch_size,
+        show_progress=show_progress,
+        overwrite=overwrite,
+        scale=scale,
+    )
     remember_encoder(index, runtime, encoder)
     return index
 
@@ -183,9 +193,9 @@ Context = str | Sequence[str | None] | None
 RankerLike: TypeAlias = "Ranker | str | Path | None"
 
 
-def _spec(index: IndexLike, ranker: RankerLike, synonyms: SynonymSources | None, fields: Any) -> tuple[
-    PipelineSpec, TermIndex | None, Ranker | None, SynonymSources | None
-]:  # fmt: skip
+def _spec(
+    index: IndexLike, ranker: RankerLike, synonyms: SynonymSources | None, fields: Any
+) -> tuple[PipelineSpec, TermIndex | None, Ranker | None, SynonymSources | None]:
     """The spec of the API's arguments, and what goes beside it (a spec holds only what
     serialises): a loaded index, a loaded ranker, ``(concept_id, text)`` pairs."""
     from termnorm.mentions.synonyms import as_sources
@@ -199,23 +209,34 @@ def _spec(index: IndexLike, ranker: RankerLike, synonyms: SynonymSources | None,
     spec = PipelineSpec(
         index=index.path if isinstance(index, TermIndex) else index,  # type: ignore[arg-type]
         ranker=Path(ranker) if isinstance(ranker, str | Path) else None,
-        synonyms=tuple(files), **fields,
-    )  # fmt: skip
+        synonyms=tuple(files),
+        **fields,
+    )
     return spec, loaded, ranked, synonyms
 
 
 @overload
 def normalize(  # type: ignore[overload-overlap]  # a str is also a Sequence[str]
-    terms: str, index: IndexLike = None, k: int = 5, *, context: Context = None,
-    ranker: RankerLike = None, synonyms: SynonymSources | None = None,
+    terms: str,
+    index: IndexLike = None,
+    k: int = 5,
+    *,
+    context: Context = None,
+    ranker: RankerLike = None,
+    synonyms: SynonymSources | None = None,
     **spec: Unpack[AnswerOptions],
-) -> list[Candidate]: ...  # fmt: skip
+) -> list[Candidate]: ...
 @overload
 def normalize(
-    terms: Sequence[str], index: IndexLike = None, k: int = 5, *, context: Context = None,
-    ranker: RankerLike = None, synonyms: SynonymSources | None = None,
+    terms: Sequence[str],
+    index: IndexLike = None,
+    k: int = 5,
+    *,
+    context: Context = None,
+    ranker: RankerLike = None,
+    synonyms: SynonymSources | None = None,
     **spec: Unpack[AnswerOptions],
-) -> list[list[Candidate]]: ...  # fmt: skip
+) -> list[list[Candidate]]: ...
 def normalize(
     terms: str | Sequence[str],
     index: IndexLike = None,
@@ -321,11 +342,25 @@ def normalize_file(
         )
     pipeline, loaded, _, pairs = _spec(index, ranker, synonyms, spec)
     return normalize_file_job(
-        pipeline, input, output, index=loaded, synonyms=pairs, engine=engine, workers=workers,
-        address=ray_address, encoding=encoding, errors=errors, column=column, k=k,
-        chunk_rows=chunk_rows or DEFAULT_CHUNK_ROWS, show_progress=show_progress,
-        context=context_column, abbreviations=abbreviations, prefix=prefix, restart=restart,
-    )  # fmt: skip
+        pipeline,
+        input,
+        output,
+        index=loaded,
+        synonyms=pairs,
+        engine=engine,
+        workers=workers,
+        address=ray_address,
+        encoding=encoding,
+        errors=errors,
+        column=column,
+        k=k,
+        chunk_rows=chunk_rows or DEFAULT_CHUNK_ROWS,
+        show_progress=show_progress,
+        context=context_column,
+        abbreviations=abbreviations,
+        prefix=prefix,
+        restart=restart,
+    )
 
 
 def project_matcher(spec: PipelineSpec, synonyms: Sequence[tuple[str, str]] = ()) -> RowMatcher:
@@ -415,9 +450,15 @@ def train(
     if run.out is not None:  # the trainer owns --overwrite/--resume; never write into an input
         from termnorm._artifacts import refuse_input_overlap
 
-        inputs = {"--kg": run.kg, "--base-model": run.base_model, "--kge": run.kge,
-                  "--dev": run.dev, "--dev-kg": run.dev_kg, "--keywords": run.keywords,
-                  "--mentions": run.mentions}  # fmt: skip
+        inputs = {
+            "--kg": run.kg,
+            "--base-model": run.base_model,
+            "--kge": run.kge,
+            "--dev": run.dev,
+            "--dev-kg": run.dev_kg,
+            "--keywords": run.keywords,
+            "--mentions": run.mentions,
+        }
         refuse_input_overlap(run.out, inputs)
     graph = KnowledgeGraph.load(run.kg)
     evaluator = None

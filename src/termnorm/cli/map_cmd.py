@@ -101,9 +101,17 @@ def init(
 
     settings = PipelineSettings(spec_from_options(spec).resolved(), k)
     report = init_project(
-        project, source, code_column, text_column, frequency_column, context_column,
-        settings, db=db, encoding=encoding, errors=errors,
-    )  # fmt: skip
+        project,
+        source,
+        code_column,
+        text_column,
+        frequency_column,
+        context_column,
+        settings,
+        db=db,
+        encoding=encoding,
+        errors=errors,
+    )
     line = f"project {project}: {report.rows} rows in {report.db}; next: termnorm map run {project}"
     print_report(report, json_out, line)
 
@@ -141,10 +149,17 @@ def run(
     from termnorm.projects.run import run_project
 
     report = run_project(
-        project, project_matcher, db=db, batch_rows=batch_rows, remap=remap,
-        show_progress=progress, check_source=not ignore_source_change, engine=engine,
-        workers=workers, address=ray_address,
-    )  # fmt: skip
+        project,
+        project_matcher,
+        db=db,
+        batch_rows=batch_rows,
+        remap=remap,
+        show_progress=progress,
+        check_source=not ignore_source_change,
+        engine=engine,
+        workers=workers,
+        address=ray_address,
+    )
     line = (
         f"{project}: {report.mapped} rows mapped, {report.remapped} re-mapped ({report.errors} "
         f"without candidates; {report.synonyms} learned synonyms searched), {report.left} left"
@@ -220,9 +235,14 @@ def export_cmd(
     from termnorm.projects.exports import export
 
     report = export(
-        project, format, out, db=db, subject_prefix=subject_prefix, base_uri=base_uri,
+        project,
+        format,
+        out,
+        db=db,
+        subject_prefix=subject_prefix,
+        base_uri=base_uri,
         vocabulary_id=vocabulary_id,
-    )  # fmt: skip
+    )
     print_report(report, json_out, f"{report.rows} rows written to {out} ({report.format})")
 
 

@@ -118,17 +118,32 @@ def decide_cmd(
     from termnorm.projects.decisions import decide
     from termnorm.projects.states import Action
 
-    chosen = [a for a, on in ((Action.APPROVE, approve), (Action.PICK, pick is not None),
-                               (Action.NO_MATCH, no_match), (Action.FLAG, flag)) if on]  # fmt: skip
+    chosen = [
+        a
+        for a, on in (
+            (Action.APPROVE, approve),
+            (Action.PICK, pick is not None),
+            (Action.NO_MATCH, no_match),
+            (Action.FLAG, flag),
+        )
+        if on
+    ]
     if len(chosen) > 1 or (not chosen and comment is None):
         raise typer.BadParameter(
             "give one of --approve, --pick ID, --no-match, --flag (or only --comment)"
         )
     action = chosen[0] if chosen else Action.COMMENT
     record = decide(
-        project, code, action, reviewer=reviewer, concept_id=pick, predicate=predicate,
-        comment=comment, expect_version=expect_version, db=db,
-    )  # fmt: skip
+        project,
+        code,
+        action,
+        reviewer=reviewer,
+        concept_id=pick,
+        predicate=predicate,
+        comment=comment,
+        expect_version=expect_version,
+        db=db,
+    )
     concept = f" {record.concept_id}" if record.concept_id else ""
     line = f"{code}: {record.action}{concept} by {reviewer} (now {record.state}, version {record.version})"
     print_report(record, json_out, line)

@@ -213,12 +213,24 @@ def register(app: typer.Typer) -> None:
             from termnorm.search.job import normalize_file_job
 
             report = normalize_file_job(
-                spec, input, output, engine=engine, workers=workers, address=ray_address,
-                encoding=encoding, errors=errors.value, notice=synonym_notice, column=column,
-                k=k or DEFAULT_K_FILES, show_progress=True, context=context_column,
-                abbreviations=abbreviations, prefix=prefix, restart=restart,
+                spec,
+                input,
+                output,
+                engine=engine,
+                workers=workers,
+                address=ray_address,
+                encoding=encoding,
+                errors=errors.value,
+                notice=synonym_notice,
+                column=column,
+                k=k or DEFAULT_K_FILES,
+                show_progress=True,
+                context=context_column,
+                abbreviations=abbreviations,
+                prefix=prefix,
+                restart=restart,
                 chunk_rows=chunk_rows or DEFAULT_CHUNK_ROWS,
-            )  # fmt: skip
+            )
             _print_report(report, json_out)
             return
         from termnorm.search.build import build, resolve_index

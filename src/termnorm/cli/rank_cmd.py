@@ -173,9 +173,13 @@ def train(
     spec = RankTrainSpec.from_options(**given)
     if project is None and not spec.mentions:
         raise typer.BadParameter("give training mentions (--mentions FILE) or --project NAME")
-    inputs: InputPaths = {"--index": spec.index, "--mentions": list(spec.mentions),
-              "--synonyms": list(spec.synonyms), "--keywords": spec.keywords,
-              "--model": spec.base_model}  # fmt: skip
+    inputs: InputPaths = {
+        "--index": spec.index,
+        "--mentions": list(spec.mentions),
+        "--synonyms": list(spec.synonyms),
+        "--keywords": spec.keywords,
+        "--model": spec.base_model,
+    }
     prepare_output(out, overwrite, inputs, "rankers")
     if project is not None:
         from termnorm.projects import train_project_ranker

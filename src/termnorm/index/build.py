@@ -129,25 +129,42 @@ def build_index_folder(
     tables = index_tables(kg)
     shards = plan_shards(len(tables.uniques), scale.shard_size)
     encoder = TermEncoder.load(
-        model, pooling=pooling, max_length=max_length, device=device, runtime=runtime,
+        model,
+        pooling=pooling,
+        max_length=max_length,
+        device=device,
+        runtime=runtime,
         threads=threads,
-    )  # fmt: skip
+    )
     engine = _engine(scale, encoder, batch_size, threads)
     with engine:
         store = None
         if out is not None:
             manifest = shard_manifest(
-                kg, tables, shards, encoder_identity(encoder), encoder,
-                engine.describe()["device"], batch_size,
-            )  # fmt: skip
+                kg,
+                tables,
+                shards,
+                encoder_identity(encoder),
+                encoder,
+                engine.describe()["device"],
+                batch_size,
+            )
             store = ShardStore(
                 shard_work_dir(out), manifest, encoder.dimension, overwrite, output=out
             )
         try:
             index = TermIndex.from_tables(
-                tables, kg, encoder, shards, engine, store, backend, memory_budget,
-                show_progress, kg_dir,
-            )  # fmt: skip
+                tables,
+                kg,
+                encoder,
+                shards,
+                engine,
+                store,
+                backend,
+                memory_budget,
+                show_progress,
+                kg_dir,
+            )
             if out is not None:
                 index.save(out)
         except BaseException:

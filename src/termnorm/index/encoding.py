@@ -178,9 +178,12 @@ def stream_term_vectors(
         logger.info("resuming: %d of %d shards were finished earlier", len(done), len(shards))
     where = engine.describe()
     bar = tqdm(
-        total=len(uniques), initial=sum(len(s) for s in done), unit="term",
-        desc=f"encoding ({where['engine']}, {where['device']})", disable=not show_progress,
-    )  # fmt: skip
+        total=len(uniques),
+        initial=sum(len(s) for s in done),
+        unit="term",
+        desc=f"encoding ({where['engine']}, {where['device']})",
+        disable=not show_progress,
+    )
     bar.set_postfix_str(f"shards {len(done)}/{len(shards)}", False)
     batched = 0  # strings of the shard in progress the bar already counted by batches
 

@@ -30,9 +30,14 @@ DEFAULT_PARAMS: dict[Backend, dict[str, int]] = {
     Backend.FAISS_HNSW: {"m": 32, "ef_construction": 80, "ef_search": 128},
     Backend.FAISS_IVFPQ: {"nlist": 1024, "m": 16, "nbits": 8, "nprobe": 32},
     Backend.FAISS_IVF_HNSW: {
-        "nlist": 16384, "m": 16, "nbits": 8, "nprobe": 32, "hnsw_m": 32, "ef_search": 128,
+        "nlist": 16384,
+        "m": 16,
+        "nbits": 8,
+        "nprobe": 32,
+        "hnsw_m": 32,
+        "ef_search": 128,
     },
-}  # fmt: skip
+}
 POINTS_PER_CENTROID = 39  # faiss' minimum training points per k-means centroid
 
 

@@ -60,8 +60,9 @@ def _vector_paths(folder: Path) -> list[str]:
     names = [name for name in VECTOR_FILES if (folder / name).is_file()]
     for sub in _FAISS_DIRS:
         if (folder / sub).is_dir():
-            names += [p.relative_to(folder).as_posix() for p in (folder / sub).rglob("*")
-                      if p.is_file()]  # fmt: skip
+            names += [
+                p.relative_to(folder).as_posix() for p in (folder / sub).rglob("*") if p.is_file()
+            ]
     return sorted(names)
 
 

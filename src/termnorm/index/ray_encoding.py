@@ -57,9 +57,13 @@ class EncoderSpec:
         from termnorm.encoders import TermEncoder
 
         return TermEncoder.load(
-            self.path, pooling=self.pooling, max_length=self.max_length, device=self.device,
-            runtime=self.runtime, threads=self.threads,
-        )  # fmt: skip
+            self.path,
+            pooling=self.pooling,
+            max_length=self.max_length,
+            device=self.device,
+            runtime=self.runtime,
+            threads=self.threads,
+        )
 
 
 def encoder_identity(encoder: Any) -> dict[str, Any]:
@@ -171,13 +175,19 @@ class RayEngine:
             return
         ray = self.ray
         spec = EncoderSpec(
-            str(self.driver.path), self.driver.pooling.value, self.driver.max_length,
-            self.runtime, self.device, self.threads,
-        )  # fmt: skip
+            str(self.driver.path),
+            self.driver.pooling.value,
+            self.driver.max_length,
+            self.runtime,
+            self.device,
+            self.threads,
+        )
         actor = ray.remote(
-            num_cpus=1, num_gpus=1 if self.device == "cuda" else 0,
-            max_restarts=RETRIES, max_task_retries=RETRIES,
-        )(_ShardActor)  # fmt: skip
+            num_cpus=1,
+            num_gpus=1 if self.device == "cuda" else 0,
+            max_restarts=RETRIES,
+            max_task_retries=RETRIES,
+        )(_ShardActor)
         actors = [
             actor.remote(spec, self.batch_size) for _ in range(min(self.workers, len(shards)))
         ]
@@ -204,8 +214,11 @@ class RayEngine:
             if "error" in got:
                 raise RayWorkerError(f"a worker on {host} could not load the model: {got['error']}")
             if got != expected:
-                diff = [f"{k}: {expected.get(k)} here, {got.get(k)} there" for k in expected
-                        if got.get(k) != expected.get(k)]  # fmt: skip
+                diff = [
+                    f"{k}: {expected.get(k)} here, {got.get(k)} there"
+                    for k in expected
+                    if got.get(k) != expected.get(k)
+                ]
                 raise RayWorkerError(
                     f"the worker on {host} loads another encoder than this driver "
                     f"({'; '.join(diff)}); give every node the same model folder (same path) "

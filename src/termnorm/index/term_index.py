@@ -209,9 +209,17 @@ class TermIndex:
         tables = index_tables(kg)
         shards = plan_shards(len(tables.uniques), chunk_size)
         return cls.from_tables(
-            tables, kg, encoder, shards, LocalEngine(encoder, batch_size), None, backend,
-            memory_budget, show_progress, kg_path,
-        )  # fmt: skip
+            tables,
+            kg,
+            encoder,
+            shards,
+            LocalEngine(encoder, batch_size),
+            None,
+            backend,
+            memory_budget,
+            show_progress,
+            kg_path,
+        )
 
     @classmethod
     def from_tables(
@@ -276,9 +284,15 @@ class TermIndex:
             "counts": dict(tables.counts),
         }
         return cls(
-            terms, concepts, term_vectors, concept_vectors, card, term_spec, concept_spec,
+            terms,
+            concepts,
+            term_vectors,
+            concept_vectors,
+            card,
+            term_spec,
+            concept_spec,
             relations=tables.relations,
-        )  # fmt: skip
+        )
 
     # ------------------------------------------------------------------ persistence
     def save(self, out: str | Path) -> Path:
@@ -346,9 +360,15 @@ class TermIndex:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise damaged(folder / CARD_NAME, f"bad 'backend' entry: {exc!r}") from exc
         return cls(
-            terms, concepts, term_vectors, concept_vectors, card,
-            specs["terms"], specs["concepts"], folder=folder,
-        )  # fmt: skip
+            terms,
+            concepts,
+            term_vectors,
+            concept_vectors,
+            card,
+            specs["terms"],
+            specs["concepts"],
+            folder=folder,
+        )
 
     # ------------------------------------------------------------------ encoder identity
     @property

@@ -155,8 +155,11 @@ class NpyWriter:
         self.dtype = np.dtype(dtype)
         self.rows_written = 0
         self._file = self.path.open("wb")
-        header = {"descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": False,
-                  "shape": self.shape}  # fmt: skip
+        header = {
+            "descr": np.lib.format.dtype_to_descr(self.dtype),
+            "fortran_order": False,
+            "shape": self.shape,
+        }
         np.lib.format.write_array_header_2_0(self._file, header)
 
     def append(self, vectors: np.ndarray) -> None:

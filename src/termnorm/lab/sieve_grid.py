@@ -135,8 +135,12 @@ def run_sieve_grid(
                 result.cells[(model, str(spec), data.name)] = cell
                 logger.info(
                     "%s %s %s: simple %.4f parts %.4f",
-                    model, spec, data.name, cell.simple, cell.parts,
-                )  # fmt: skip
+                    model,
+                    spec,
+                    data.name,
+                    cell.simple,
+                    cell.parts,
+                )
     return result
 
 

@@ -58,12 +58,18 @@ def apply_source(
     with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):
         old = ProjectSource.from_dict(proj.source)
         spec, entries = read_source(
-            source, old.code_column, old.text_column, old.frequency_column,
-            old.context_columns, old.encoding, old.errors,
-        )  # fmt: skip
-        rows = {r.code: r for r in session.scalars(
-            select(SourceRow).where(SourceRow.project_id == proj.id)
-        )}  # fmt: skip
+            source,
+            old.code_column,
+            old.text_column,
+            old.frequency_column,
+            old.context_columns,
+            old.encoding,
+            old.errors,
+        )
+        rows = {
+            r.code: r
+            for r in session.scalars(select(SourceRow).where(SourceRow.project_id == proj.id))
+        }
         now = utcnow()
         unchanged = changed = restored = 0
         new = []

@@ -106,13 +106,19 @@ def append_decision(
     now, version = utcnow(), row.version
     changes = action.state is not None
     decision = DecisionRow(
-        project_id=row.project_id, row_id=row.id, row_version=version, reviewer=reviewer,
-        action=action.value, concept_id=concept[0] if concept else None,
+        project_id=row.project_id,
+        row_id=row.id,
+        row_version=version,
+        reviewer=reviewer,
+        action=action.value,
+        concept_id=concept[0] if concept else None,
         concept_name=concept[1] if concept else None,
         confidence=concept[2] if concept else None,
-        predicate=predicate.value if predicate else None, comment=comment, created_at=now,
+        predicate=predicate.value if predicate else None,
+        comment=comment,
+        created_at=now,
         replaces_decision_id=row.decision_id if changes else None,
-    )  # fmt: skip
+    )
     session.add(decision)
     session.flush()
     state = action.state.value if action.state is not None else row.state
@@ -128,10 +134,21 @@ def append_decision(
             raise StaleRowError(row.code, version, row.version)
         session.expire(row)
     return DecisionRecord(
-        decision.id, row.code, action.value, reviewer, decision.concept_id,
-        decision.concept_name, decision.predicate, decision.confidence, comment, now, version,
-        version + 1 if changes else version, state, decision.replaces_decision_id,
-    )  # fmt: skip
+        decision.id,
+        row.code,
+        action.value,
+        reviewer,
+        decision.concept_id,
+        decision.concept_name,
+        decision.predicate,
+        decision.confidence,
+        comment,
+        now,
+        version,
+        version + 1 if changes else version,
+        state,
+        decision.replaces_decision_id,
+    )
 
 
 def _candidate(session: Session, row_id: int, concept_id: str | None) -> CandidateRow | None:
@@ -263,9 +280,16 @@ def decide(
             _, session, proj = opened
             row = find_row(session, proj.id, code)
             record = decide_row(
-                session, row, action, reviewer, concept_id, predicate, comment, expect_version,
+                session,
+                row,
+                action,
+                reviewer,
+                concept_id,
+                predicate,
+                comment,
+                expect_version,
                 concepts=concepts,
-            )  # fmt: skip
+            )
     except StaleRowError as exc:  # name the project in what to run
         raise StaleRowError(exc.code, exc.expected, exc.current, project) from None
     logger.info("%s: %s %s by %s", project, record.action, code, reviewer)
@@ -311,8 +335,10 @@ def auto_approve(
         logger.warning(
             "%s: scores are similarities, not probabilities (no --combiner): the precision of "
             "the %d rows auto-approved at %g is unknown; review a sample",
-            project, len(scores), min_score,
-        )  # fmt: skip
+            project,
+            len(scores),
+            min_score,
+        )
     return AutoApproveReport(len(scores), min_score, settings.calibrated, expected)
 
 

@@ -114,9 +114,15 @@ def _rows(session: Session, project_id: int) -> Iterator[_Row]:
     )
     for row, decision, best in session.execute(query).yield_per(2000):
         yield _Row(
-            row.code, row.text, row.frequency, row.state, row.version, row.map_error, decision,
+            row.code,
+            row.text,
+            row.frequency,
+            row.state,
+            row.version,
+            row.map_error,
+            decision,
             best,
-        )  # fmt: skip
+        )
 
 
 def _date(value: datetime) -> str:
@@ -138,8 +144,13 @@ def _split(concept_id: str) -> tuple[str, str]:
 def _write_sssom(
     path: Path, rows: list[_Row], project: str, prefix: str, base: str, measure: str
 ) -> int:
-    mapped = [r for r in rows if r.decision is not None and r.decision.concept_id and r.state in
-              (RowState.APPROVED.value, RowState.AUTO_APPROVED.value)]  # fmt: skip
+    mapped = [
+        r
+        for r in rows
+        if r.decision is not None
+        and r.decision.concept_id
+        and r.state in (RowState.APPROVED.value, RowState.AUTO_APPROVED.value)
+    ]
     curie_map = {**_STANDARD, prefix: f"{base}{quote(project)}/codes/"}
     for r in mapped:
         namespace, _ = _split(str(r.decision.concept_id))  # type: ignore[union-attr]
@@ -161,13 +172,22 @@ def _write_sssom(
             auto = r.state == RowState.AUTO_APPROVED.value
             namespace, local = _split(d.concept_id)
             score = "" if d.confidence is None else f"{d.confidence:.6f}"
-            writer.writerow([
-                f"{prefix}:{quote(r.code, safe='')}", r.text,
-                Predicate(d.predicate or Predicate.EXACT.value).skos, f"{namespace}:{local}",
-                d.concept_name or "", THRESHOLD if auto else MANUAL,
-                f"reviewer:{quote(d.reviewer, safe='')}", _date(d.created_at),
-                score if auto else "", score, measure if score else "", d.comment or "",
-            ])  # fmt: skip
+            writer.writerow(
+                [
+                    f"{prefix}:{quote(r.code, safe='')}",
+                    r.text,
+                    Predicate(d.predicate or Predicate.EXACT.value).skos,
+                    f"{namespace}:{local}",
+                    d.concept_name or "",
+                    THRESHOLD if auto else MANUAL,
+                    f"reviewer:{quote(d.reviewer, safe='')}",
+                    _date(d.created_at),
+                    score if auto else "",
+                    score,
+                    measure if score else "",
+                    d.comment or "",
+                ]
+            )
     return len(mapped)
 
 
@@ -199,10 +219,19 @@ def _write_omop(path: Path, rows: list[_Row], vocabulary: str) -> int:
                 target, target_vocabulary = _omop_id(d.concept_id, r.code)
             else:
                 continue
-            writer.writerow([
-                r.code, 0, vocabulary, r.text, target, target_vocabulary, _date(d.created_at),
-                _FAR_FUTURE, "",
-            ])  # fmt: skip
+            writer.writerow(
+                [
+                    r.code,
+                    0,
+                    vocabulary,
+                    r.text,
+                    target,
+                    target_vocabulary,
+                    _date(d.created_at),
+                    _FAR_FUTURE,
+                    "",
+                ]
+            )
             written += 1
     return written
 
@@ -213,15 +242,27 @@ def _write_csv(path: Path, rows: list[_Row]) -> int:
         writer.writerow(CSV_COLUMNS)
         for r in rows:
             d, t = r.decision, r.top
-            writer.writerow([
-                r.code, r.text, "" if r.frequency is None else f"{r.frequency:g}", r.state,
-                r.version, d.concept_id if d else "", (d.concept_name or "") if d else "",
-                (d.predicate or "") if d else "", d.action if d else "", d.reviewer if d else "",
-                d.created_at.isoformat() if d else "",
-                "" if d is None or d.confidence is None else f"{d.confidence:.6f}",
-                (d.comment or "") if d else "", t.concept_id if t else "", t.name if t else "",
-                f"{t.score:.6f}" if t else "", r.map_error or "",
-            ])  # fmt: skip
+            writer.writerow(
+                [
+                    r.code,
+                    r.text,
+                    "" if r.frequency is None else f"{r.frequency:g}",
+                    r.state,
+                    r.version,
+                    d.concept_id if d else "",
+                    (d.concept_name or "") if d else "",
+                    (d.predicate or "") if d else "",
+                    d.action if d else "",
+                    d.reviewer if d else "",
+                    d.created_at.isoformat() if d else "",
+                    "" if d is None or d.confidence is None else f"{d.confidence:.6f}",
+                    (d.comment or "") if d else "",
+                    t.concept_id if t else "",
+                    t.name if t else "",
+                    f"{t.score:.6f}" if t else "",
+                    r.map_error or "",
+                ]
+            )
     return len(rows)
 
 

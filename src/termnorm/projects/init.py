@@ -39,11 +39,19 @@ def insert_rows(session: Session, project_id: int, entries: Iterable[SourceEntry
     """Store ``entries`` as new rows of the project, all ``to_map``; returns how many."""
     now, count, batch = utcnow(), 0, []
     for entry in entries:
-        batch.append({
-            "project_id": project_id, "code": entry.code, "text": entry.text,
-            "frequency": entry.frequency, "context": entry.context, "version": 1,
-            "state": RowState.TO_MAP.value, "retired": False, "updated_at": now,
-        })  # fmt: skip
+        batch.append(
+            {
+                "project_id": project_id,
+                "code": entry.code,
+                "text": entry.text,
+                "frequency": entry.frequency,
+                "context": entry.context,
+                "version": 1,
+                "state": RowState.TO_MAP.value,
+                "retired": False,
+                "updated_at": now,
+            }
+        )
         if len(batch) >= _INSERT_ROWS:
             session.execute(insert(SourceRow), batch)
             count, batch = count + len(batch), []
@@ -78,9 +86,14 @@ def init_project(
     of its list is :func:`~termnorm.projects.apply.apply_source`)."""
     check_name(project)
     spec, entries = read_source(
-        source, code_column, text_column, frequency_column, tuple(context_columns), encoding,
+        source,
+        code_column,
+        text_column,
+        frequency_column,
+        tuple(context_columns),
+        encoding,
         errors,
-    )  # fmt: skip
+    )
     settings = settings or PipelineSettings()
     with (
         using_store(project, db, busy_timeout, create=True) as store,

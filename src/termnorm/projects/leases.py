@@ -225,9 +225,17 @@ def decide_leased(
         row = find_row(session, proj.id, code)
         _refuse_held(session, row.id, code, reviewer, utcnow())
         record = decide_row(
-            session, row, action, reviewer, concept_id, predicate, comment, version,
-            concept_name, concepts,
-        )  # fmt: skip
+            session,
+            row,
+            action,
+            reviewer,
+            concept_id,
+            predicate,
+            comment,
+            version,
+            concept_name,
+            concepts,
+        )
         if action is not Action.COMMENT:
             _give_back(session, reviewer, row.id)
     logger.info("%s: %s %s by %s (review page)", project, record.action, code, reviewer)

@@ -127,11 +127,18 @@ def status(
             )
         )
         result = ProjectStatus(
-            project, store.shown, sum(states.values()), retired, states, decisions, reviewers,
+            project,
+            store.shown,
+            sum(states.values()),
+            retired,
+            states,
+            decisions,
+            reviewers,
             len(learned_synonyms(session, proj.id)),
             _estimate(session, proj.id, min_score, settings.calibrated),
-            settings={"k": settings.k}, spec=settings.spec.to_dict(),
-        )  # fmt: skip
+            settings={"k": settings.k},
+            spec=settings.spec.to_dict(),
+        )
         try:
             check_unchanged(project, ProjectSource.from_dict(proj.source))
         except SourceChangedError as changed:

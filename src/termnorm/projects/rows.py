@@ -83,17 +83,43 @@ def row_view(session: Session, row: SourceRow) -> RowView:
         select(DecisionRow).where(DecisionRow.row_id == row.id).order_by(DecisionRow.id)
     ).all()
     return RowView(
-        row.code, row.text, row.frequency, row.context, row.state, row.version, row.retired,
+        row.code,
+        row.text,
+        row.frequency,
+        row.context,
+        row.state,
+        row.version,
+        row.retired,
         row.map_error,
-        [{"rank": c.rank, "concept_id": c.concept_id, "name": c.name,
-          "matched_text": c.matched_text, "source": c.source, "term_source": c.term_source,
-          "score": c.score} for c in candidates],
-        [{"id": d.id, "action": d.action, "reviewer": d.reviewer, "concept_id": d.concept_id,
-          "concept_name": d.concept_name, "predicate": d.predicate,
-          "confidence": d.confidence, "comment": d.comment, "row_version": d.row_version,
-          "created_at": d.created_at.isoformat(), "replaces_decision_id": d.replaces_decision_id}
-         for d in decisions],
-    )  # fmt: skip
+        [
+            {
+                "rank": c.rank,
+                "concept_id": c.concept_id,
+                "name": c.name,
+                "matched_text": c.matched_text,
+                "source": c.source,
+                "term_source": c.term_source,
+                "score": c.score,
+            }
+            for c in candidates
+        ],
+        [
+            {
+                "id": d.id,
+                "action": d.action,
+                "reviewer": d.reviewer,
+                "concept_id": d.concept_id,
+                "concept_name": d.concept_name,
+                "predicate": d.predicate,
+                "confidence": d.confidence,
+                "comment": d.comment,
+                "row_version": d.row_version,
+                "created_at": d.created_at.isoformat(),
+                "replaces_decision_id": d.replaces_decision_id,
+            }
+            for d in decisions
+        ],
+    )
 
 
 def queue_select(

@@ -106,19 +106,34 @@ def _write_batch(
         ]
         if not fresh:
             return 0, 0
-        session.execute(_MOVE, [
-            {"row_id": row_id, "new_version": version + 1, "why": r.error or r.abstained, "now": now}
-            for row_id, version, r in fresh
-        ])  # fmt: skip
+        session.execute(
+            _MOVE,
+            [
+                {
+                    "row_id": row_id,
+                    "new_version": version + 1,
+                    "why": r.error or r.abstained,
+                    "now": now,
+                }
+                for row_id, version, r in fresh
+            ],
+        )
         ids = [row_id for row_id, _v, _r in fresh]
         session.execute(delete(CandidateRow).where(CandidateRow.row_id.in_(ids)))
         candidates = [
-            {"row_id": row_id, "rank": rank, "concept_id": c.concept_id, "name": c.name,
-             "matched_text": c.matched_term, "source": c.source, "term_source": c.term_source,
-             "score": float(c.score)}
+            {
+                "row_id": row_id,
+                "rank": rank,
+                "concept_id": c.concept_id,
+                "name": c.name,
+                "matched_text": c.matched_term,
+                "source": c.source,
+                "term_source": c.term_source,
+                "score": float(c.score),
+            }
             for row_id, _v, result in fresh
             for rank, c in enumerate(result.candidates, start=1)
-        ]  # fmt: skip
+        ]
         if candidates:
             session.execute(insert(_CANDIDATES), candidates)
     errors = sum((r.error or r.abstained) is not None for _i, _v, r in fresh)
@@ -147,9 +162,10 @@ def _pending(
 def _count(store: Store, project_id: int, states: list[str]) -> int:
     with store.session() as session:
         query = select(func.count()).where(
-            SourceRow.project_id == project_id, SourceRow.state.in_(states),
+            SourceRow.project_id == project_id,
+            SourceRow.state.in_(states),
             SourceRow.retired.is_(False),
-        )  # fmt: skip
+        )
         return int(session.scalar(query) or 0)
 
 
@@ -249,6 +265,10 @@ def run_project(
         report.left = _count(store, project_id, [RowState.TO_MAP.value])
     logger.info(
         "%s: %d rows mapped, %d re-mapped (%d without candidates), %d left",
-        project, report.mapped, report.remapped, report.errors, report.left,
-    )  # fmt: skip
+        project,
+        report.mapped,
+        report.remapped,
+        report.errors,
+        report.left,
+    )
     return report

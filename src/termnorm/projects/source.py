@@ -110,37 +110,47 @@ def read_source(
         )
     if empty_texts:
         raise InputFormatError(
-            path, None,
+            path,
+            None,
             f"empty {text_column!r} on data row(s) {_listed(empty_texts)}: give every code a "
             "text (or drop those rows)",
-        )  # fmt: skip
+        )
     if bad_numbers:
         raise InputFormatError(
-            path, None,
+            path,
+            None,
             f"{frequency_column!r} is not a non-negative number on data row(s) "
             f"{_listed(bad_numbers)}",
-        )  # fmt: skip
+        )
     if nuls:
         raise InputFormatError(
-            path, None,
+            path,
+            None,
             f"a NUL character (U+0000) in the code, text or context of data row(s) "
             f"{_listed(nuls)}: a project stores no NUL (PostgreSQL cannot); remove them",
-        )  # fmt: skip
+        )
     duplicates = [
         f"{c!r} (rows {', '.join(map(str, r))})" for c, r in rows_of.items() if len(r) > 1
     ]
     if duplicates:
         raise DuplicateCodesError(
-            path, None,
+            path,
+            None,
             f"{len(duplicates)} code(s) on more than one row: {_listed(duplicates)}; a code "
             "must name one row (merge or rename them)",
-        )  # fmt: skip
+        )
     if not entries:
         raise InputFormatError(path, None, "has no data row")
     spec = ProjectSource(
-        str(path.resolve()), file_sha256(path), code_column, text_column, frequency_column,
-        tuple(context_columns), encoding, errors.value,
-    )  # fmt: skip
+        str(path.resolve()),
+        file_sha256(path),
+        code_column,
+        text_column,
+        frequency_column,
+        tuple(context_columns),
+        encoding,
+        errors.value,
+    )
     return spec, entries
 
 

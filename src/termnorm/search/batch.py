@@ -300,9 +300,14 @@ class RowSpec:
     def report(self, input: Path, output: Path, **counts: Any) -> BatchReport:
         """The :class:`BatchReport` of a run over ``input`` with these settings."""
         return BatchReport(
-            input, output, self.column, abbreviations=self.mode.value,
-            context_column=self.context, prefix=self.prefix, **counts,
-        )  # fmt: skip
+            input,
+            output,
+            self.column,
+            abbreviations=self.mode.value,
+            context_column=self.context,
+            prefix=self.prefix,
+            **counts,
+        )
 
 
 @dataclass
@@ -449,9 +454,12 @@ def normalize_file(
     else:
         logger.info("writing chunks into %s; if interrupted, run again to resume", out.work)
     bar = tqdm(
-        total=reader.num_rows, initial=out.rows_done, desc="normalizing", unit="row",
+        total=reader.num_rows,
+        initial=out.rows_done,
+        desc="normalizing",
+        unit="row",
         disable=not show_progress,
-    )  # fmt: skip
+    )
     try:
         for records in reader.chunks(chunk_rows, skip=out.rows_done):
             rows, counts = normalize_records(matcher, records, spec)
@@ -470,14 +478,21 @@ def normalize_file(
         shown = ", ".join(map(str, report.replaced_lines[:10]))
         logger.warning(
             "%s: undecodable bytes replaced on %d line(s): %s",
-            input, len(report.replaced_lines), shown,
-        )  # fmt: skip
+            input,
+            len(report.replaced_lines),
+            shown,
+        )
     logger.info(
         "abbreviations: %s (context column %s, %d rows answered expanded)",
-        report.abbreviations, report.context_column, report.expanded,
-    )  # fmt: skip
+        report.abbreviations,
+        report.context_column,
+        report.expanded,
+    )
     logger.info(
         "normalized %d rows (%d errors, %d abstained) into %s",
-        report.rows, report.errors, report.abstained, output,
-    )  # fmt: skip
+        report.rows,
+        report.errors,
+        report.abstained,
+        output,
+    )
     return report

@@ -40,10 +40,12 @@ def index_identity(index: object) -> dict[str, Any]:
     card = index if isinstance(index, Mapping) else getattr(index, "card", None)
     if not isinstance(card, Mapping):
         return {"object": type(index).__qualname__}
-    return canonical({
-        "created": card.get("created"),
-        "model": card.get("model", {}).get("fingerprint"),
-        "kg": card.get("kg", {}).get("fingerprint"),
-        "counts": card.get("counts"),
-        "tables": card.get("tables"),
-    })  # fmt: skip
+    return canonical(
+        {
+            "created": card.get("created"),
+            "model": card.get("model", {}).get("fingerprint"),
+            "kg": card.get("kg", {}).get("fingerprint"),
+            "counts": card.get("counts"),
+            "tables": card.get("tables"),
+        }
+    )

@@ -63,14 +63,25 @@ def normalize_file_job(
             "index_identity": index_identity(load_index(folder)),
         }
         return normalize_file_ray(
-            functools.partial(build, spec, synonyms=synonyms), input, output, workers=workers, address=address,
-            settings=settings, multi=spec.multi, **rows,
-        )  # fmt: skip
+            functools.partial(build, spec, synonyms=synonyms),
+            input,
+            output,
+            workers=workers,
+            address=address,
+            settings=settings,
+            multi=spec.multi,
+            **rows,
+        )
     from termnorm.search.batch import normalize_file
 
     check_output(input, output)  # before the index loads
     matcher = build(spec, index, synonyms=synonyms, notice=notice)
     return normalize_file(
-        matcher, input, output, settings=spec.resolved().to_dict(), encoding=encoding,
-        errors=errors, **rows,
-    )  # fmt: skip
+        matcher,
+        input,
+        output,
+        settings=spec.resolved().to_dict(),
+        encoding=encoding,
+        errors=errors,
+        **rows,
+    )

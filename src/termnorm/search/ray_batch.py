@@ -261,13 +261,19 @@ def normalize_file_ray(
         )
         logger.info(
             "%d partitions of %d rows: %d to do, %d finished earlier",
-            len(partitions), chunk_rows, len(todo), report.skipped_parts,
-        )  # fmt: skip
+            len(partitions),
+            chunk_rows,
+            len(todo),
+            report.skipped_parts,
+        )
         total = sum(p.stop - p.start for p in partitions)
         bar = tqdm(
-            total=total, initial=report.resumed_from, desc=f"normalizing on Ray ({workers} workers)",
-            unit="row", disable=not show_progress,
-        )  # fmt: skip
+            total=total,
+            initial=report.resumed_from,
+            desc=f"normalizing on Ray ({workers} workers)",
+            unit="row",
+            disable=not show_progress,
+        )
         columns = [*first.columns, *spec.added]
         try:
             if todo:

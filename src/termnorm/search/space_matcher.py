@@ -174,12 +174,13 @@ class SpaceMatcher(RowAnswers):
         fingerprint and runtime, the search configuration, a digest of the domain synonyms."""
         encoder = self.encoder
         found: dict[str, Any] = {
-            "class": type(self).__qualname__, "name": self.name,
+            "class": type(self).__qualname__,
+            "name": self.name,
             "index": index_identity(self.index),
             "encoder": getattr(encoder, "fingerprint", None),
             "runtime": canonical(getattr(encoder, "runtime", None)),
             "config": canonical(self.config),
-        }  # fmt: skip
+        }
         if (domain := self.space.domain) is not None:
             digest = hashlib.sha256()
             for text, concept in zip(domain.texts, domain.concept_ids, strict=True):

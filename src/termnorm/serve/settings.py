@@ -77,9 +77,14 @@ class ServeSettings:
         for name in ("allow_hosts", "allow_origins"):  # a list given is kept as a tuple
             object.__setattr__(self, name, tuple(getattr(self, name)))
         for name in (
-            "max_batch", "max_k", "batch_texts", "queue_texts", "max_upload_bytes",
-            "max_upload_rows", "max_upload_columns",
-        ):  # fmt: skip
+            "max_batch",
+            "max_k",
+            "batch_texts",
+            "queue_texts",
+            "max_upload_bytes",
+            "max_upload_rows",
+            "max_upload_columns",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not self.lease_minutes > 0:

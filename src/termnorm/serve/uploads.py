@@ -237,9 +237,17 @@ def map_upload(
             text_column(reader, column)  # refused here with the columns listed, before any work
             where = "file"
             report = sending(
-                queue, normalize_file, matcher, uploaded, output, column, k,
-                show_progress=False, encoding=decoding.encoding, errors=decoding.errors,
-            )  # fmt: skip
+                queue,
+                normalize_file,
+                matcher,
+                uploaded,
+                output,
+                column,
+                k,
+                show_progress=False,
+                encoding=decoding.encoding,
+                errors=decoding.errors,
+            )
         except InputFormatError as exc:
             raise ApiError(422, ["body", where], _shown(exc, filename), where) from None
         except (UnicodeError, csv.Error) as exc:

@@ -49,8 +49,11 @@ class TfidfMatcher(BlockedMatcher):
         """float32 ``[len(concept_ids)]``: each concept's best TF-IDF cosine with ``query``
         (normalized here, as :meth:`normalize_batch` does); 0 for a concept without terms."""
         out = np.zeros(len(concept_ids), dtype=np.float32)
-        known = [(j, self._concept_index[c]) for j, c in enumerate(concept_ids)
-                 if c in self._concept_index]  # fmt: skip
+        known = [
+            (j, self._concept_index[c])
+            for j, c in enumerate(concept_ids)
+            if c in self._concept_index
+        ]
         if not known:
             return out
         d = self.dictionary

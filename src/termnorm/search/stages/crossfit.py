@@ -253,9 +253,14 @@ def spec_training_data(spec: TrainingDataSpec) -> TrainingData:
     """:func:`load_training_data` of ``spec``'s files and settings."""
     fmt = None if spec.mention_format is None else MentionFormat(spec.mention_format).value
     return load_training_data(
-        spec.mentions, fmt, spec.synonyms, spec.synonyms_format, spec.abbreviations,
-        spec.max_queries, spec.seed,
-    )  # fmt: skip
+        spec.mentions,
+        fmt,
+        spec.synonyms,
+        spec.synonyms_format,
+        spec.abbreviations,
+        spec.max_queries,
+        spec.seed,
+    )
 
 
 def gold_hits(

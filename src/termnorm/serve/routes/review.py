@@ -252,9 +252,13 @@ def next_row(body: NextIn, who: Reviewer = Depends(reviewer)) -> NextOut:
     context = who.context
     with _answers():
         leased = acquire_next(
-            context.project, who.name, minutes=context.lease_minutes, states=states,
-            skip=body.skip, db=context.store,
-        )  # fmt: skip
+            context.project,
+            who.name,
+            minutes=context.lease_minutes,
+            states=states,
+            skip=body.skip,
+            db=context.store,
+        )
     return NextOut.model_validate({"row": None if leased is None else leased.to_dict()})
 
 
@@ -315,11 +319,18 @@ def decide(
     try:
         with _answers():
             record = decide_leased(
-                context.project, code, body.action, reviewer=who.name, version=body.version,
-                concept_id=body.concept_id, concept_name=body.concept_name,
-                predicate=body.predicate, comment=body.comment,
-                concepts=index_concepts(state.space.index), db=context.store,
-            )  # fmt: skip
+                context.project,
+                code,
+                body.action,
+                reviewer=who.name,
+                version=body.version,
+                concept_id=body.concept_id,
+                concept_name=body.concept_name,
+                predicate=body.predicate,
+                comment=body.comment,
+                concepts=index_concepts(state.space.index),
+                db=context.store,
+            )
     except LeaseHeldError as exc:
         return _lease_held(exc)
     except StaleRowError as exc:

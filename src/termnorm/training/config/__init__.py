@@ -177,10 +177,20 @@ class TrainConfig(SharedConfig):
     def paper(cls, **overrides: Any) -> TrainConfig:
         """CODER_ENG's full-size settings (GPU): k 128, m 8, lr 2e-5, 100k steps, accum 8."""
         base: dict[str, Any] = dict(
-            loss=LossKind.CODER, k=128, m=8, lr=2e-5, steps=100_000, warmup=10_000,
-            grad_accum=8, max_length=32, synonym_share=0.0, hard_negatives=False,
-            freeze_layers=0, freeze_embeddings=False, weight_decay=0.0,
-        )  # fmt: skip
+            loss=LossKind.CODER,
+            k=128,
+            m=8,
+            lr=2e-5,
+            steps=100_000,
+            warmup=10_000,
+            grad_accum=8,
+            max_length=32,
+            synonym_share=0.0,
+            hard_negatives=False,
+            freeze_layers=0,
+            freeze_embeddings=False,
+            weight_decay=0.0,
+        )
         return cls.from_dict({**base, **overrides}, "TrainConfig.paper")
 
 

@@ -34,7 +34,12 @@ def apply(spec: PipelineSpec, matcher: RowMatcher, space: SearchSpace, artifact:
     ranker = load_ranker(artifact, spec.threads) if isinstance(artifact, str | Path) else artifact
     probability = min_score_is_probability(spec, ranker)
     return RankedMatcher(
-        matcher, ranker, k_c=spec.k_c, mode=rank_mode(spec, ranker), weight=spec.fusion_weight,
-        theta=spec.theta, implication=implication_of(spec, space) if spec.multi else None,
+        matcher,
+        ranker,
+        k_c=spec.k_c,
+        mode=rank_mode(spec, ranker),
+        weight=spec.fusion_weight,
+        theta=spec.theta,
+        implication=implication_of(spec, space) if spec.multi else None,
         min_probability=spec.min_score if probability else None,
-    )  # fmt: skip
+    )

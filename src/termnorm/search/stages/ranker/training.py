@@ -128,12 +128,22 @@ def train_ranker(
     queries = [q for q in data.queries if q.doc_id not in held]
     logger.info(
         "recalling %d training queries with %s (k_c=%d; %d documents held out)",
-        len(queries), strategy, spec.k_c, len(held),
-    )  # fmt: skip
+        len(queries),
+        strategy,
+        spec.k_c,
+        len(held),
+    )
     lists = recall_candidates(
-        space, strategy, spec.threshold, queries, spec.k_c, data.fixed, data.crossfit,
-        spec.folds, spec.seed,
-    )  # fmt: skip
+        space,
+        strategy,
+        spec.threshold,
+        queries,
+        spec.k_c,
+        data.fixed,
+        data.crossfit,
+        spec.folds,
+        spec.seed,
+    )
     pairs, recall_stats = training_pairs(queries, lists, index)
     if held:
         _check_holdout(spec, space, data, held, index)
@@ -184,9 +194,16 @@ def _check_holdout(
     combiner (it needs correct and wrong candidates), so no training time is lost."""
     queries = [q for q in data.queries if q.doc_id in held]
     lists = recall_candidates(
-        space, spec.resolved_strategy, spec.threshold, queries, spec.k_c, data.fixed,
-        data.crossfit, spec.folds, spec.seed,
-    )  # fmt: skip
+        space,
+        spec.resolved_strategy,
+        spec.threshold,
+        queries,
+        spec.k_c,
+        data.fixed,
+        data.crossfit,
+        spec.folds,
+        spec.seed,
+    )
     labels = {hit for hits in gold_hits(queries, lists, index) for hit in hits}
     if labels != {True, False}:
         raise ValueError(
