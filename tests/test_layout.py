@@ -36,12 +36,13 @@ ROOMS = {
     "training": 6,
     "index": 7,
     "search": 8,
-    "evaluation": 9,
-    "lab": 10,
-    "projects": 10,  # mapping projects: above search and evaluation, below the faces
-    "cli": 11,
-    "serve": 11,
-    "api": 11,
+    "annotate": 9,  # concepts in running text: detectors, then each span through search
+    "evaluation": 10,
+    "lab": 11,
+    "projects": 11,  # mapping projects: above search and evaluation, below the faces
+    "cli": 12,
+    "serve": 12,
+    "api": 12,
 }
 # ``termnorm.normalize`` & co. resolve lazily from the root package (``termnorm.__getattr__``)
 ROOT_API = ("termnorm", "termnorm.api")

@@ -1,0 +1,7 @@
+"""Concepts in running text: find the mentions of a document (detectors), normalize each
+through the pipeline spec, and flag how the document asserts it (negated, hypothetical,
+historical, family)."""
+
+from termnorm.annotate.spans import Detector, Span
+
+__all__ = ["Detector", "Span"]
