@@ -1,0 +1,119 @@
+"""Run in a fresh interpreter by ``test_spec_faces.py``: a new search option added in one place
+(a ``PipelineSpec`` subclass with one field, and a learned stage switched on by it) must reach
+every face with no other edit.
+
+The subclass replaces ``termnorm.search.spec.PipelineSpec`` before any face is imported, as a
+new field in ``search/spec.py`` would be seen. The stage records, per face, the value it was
+built with; the script prints the record as JSON on its last line.
+
+Usage: ``python tests/_spec_faces.py INDEX_DIR WORK_DIR``
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import termnorm.search.spec as spec_module
+from termnorm.search.spec import PipelineSpec, option
+
+SEEN: dict[str, list[Any]] = {}
+
+
+@dataclass(frozen=True)
+class DummySpec(PipelineSpec):
+    """The spec with one more option, as a new field of ``search/spec.py`` would be."""
+
+    dummy: int | None = option(None, "A dummy stage's setting (test only).", min=1)
+
+
+spec_module.PipelineSpec = DummySpec  # type: ignore[misc]
+
+
+class _Recording:
+    """The dummy stage: the matcher it wraps, recording the stage's setting per face at every
+    search (a built matcher is cached and reused across faces, so building is not enough)."""
+
+    def __init__(self, inner: Any, artifact: Any) -> None:
+        self.inner, self.artifact = inner, artifact
+
+    def _seen(self) -> None:
+        SEEN.setdefault(os.environ["FACE"], []).append(self.artifact)
+
+    def normalize_rows(self, texts: Any, k: int = 5) -> Any:
+        self._seen()
+        return self.inner.normalize_rows(texts, k)
+
+    def normalize_batch(self, texts: Any, k: int = 5) -> Any:
+        self._seen()
+        return self.inner.normalize_batch(texts, k)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def _dummy_stage(spec: Any, matcher: Any, space: Any, artifact: Any) -> Any:
+    return _Recording(matcher, artifact)
+
+
+def _main(args: list[str]) -> str:
+    from termnorm.cli.main import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        main(args)
+    return out.getvalue()
+
+
+def run(index: Path, work: Path) -> dict[str, Any]:
+    from termnorm.search import stages
+
+    stages.STAGES.append(stages.Stage("dummy", "dummy", _dummy_stage))
+    import termnorm
+
+    os.environ["FACE"] = "cli"
+    _main(["normalize", "heart attack", "--index", str(index), "--dummy", "7", "--json"])
+    os.environ["FACE"] = "api"
+    termnorm.normalize("heart attack", index=index, dummy=7)  # type: ignore[call-arg]
+    os.environ["FACE"] = "batch"
+    source, output = work / "in.tsv", work / "out.tsv"
+    source.write_text("term\nheart attack\nasthma\n", encoding="utf-8")
+    termnorm.normalize_file(source, output, index=index, dummy=7)  # type: ignore[call-arg]
+    os.environ["FACE"] = "service"
+    from fastapi.testclient import TestClient
+
+    from termnorm.serve.app import create_app
+
+    app = create_app(spec=DummySpec(index=index, dummy=7))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        answer = client.post("/v1/normalize", json={"texts": ["heart attack"]})
+        assert answer.status_code == 200, answer.text
+    os.environ["FACE"] = "projects"
+    codes, db = work / "codes.csv", work / "p.termnorm.db"
+    codes.write_text("code,name\nL1,heart attack\nL2,asthma\n", encoding="utf-8")
+    _main(
+        ["map", "init", "p", "--source", str(codes), "--code-column", "code"]
+        + ["--text-column", "name", "--index", str(index), "--dummy", "7", "--db", str(db)]
+    )
+    _main(["map", "run", "p", "--db", str(db)])
+    helps = {
+        face: "--dummy" in _main([*command, "--help"])
+        for face, command in {
+            "normalize": ["normalize"],
+            "eval normalize": ["eval", "normalize"],
+            "serve": ["serve"],
+            "map init": ["map", "init"],
+        }.items()
+    }
+    return {"seen": SEEN, "help": helps}
+
+
+if __name__ == "__main__":
+    result = run(Path(sys.argv[1]), Path(sys.argv[2]))
+    print(json.dumps(result))
