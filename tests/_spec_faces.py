@@ -98,8 +98,10 @@ def run(index: Path, work: Path) -> dict[str, Any]:
     codes, db = work / "codes.csv", work / "p.termnorm.db"
     codes.write_text("code,name\nL1,heart attack\nL2,asthma\n", encoding="utf-8")
     _main(
-        ["map", "init", "p", "--source", str(codes), "--code-column", "code"]
-        + ["--text-column", "name", "--index", str(index), "--dummy", "7", "--db", str(db)]
+        [
+            *("map", "init", "p", "--source", str(codes), "--code-column", "code"),
+            *("--text-column", "name", "--index", str(index), "--dummy", "7", "--db", str(db)),
+        ]
     )
     _main(["map", "run", "p", "--db", str(db)])
     helps = {

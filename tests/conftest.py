@@ -144,6 +144,23 @@ def tiny_kg_dir(tmp_path: Path) -> Path:
     return make_tiny_kg().save(tmp_path / "kg", card={"sources": [{"format": "fixture"}]})
 
 
+@pytest.fixture()
+def index_dir(tiny_kg_dir: Path, tiny_bert_path: Path, tmp_path: Path) -> Path:
+    """An exact index of the tiny KG and BERT (mean pooling)."""
+    from termnorm import api
+
+    built = api.build_index(
+        tiny_kg_dir,
+        tiny_bert_path,
+        pooling="mean",
+        backend="exact",
+        out=tmp_path / "idx",
+        show_progress=False,
+    )
+    assert built.path is not None
+    return built.path
+
+
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
     """One local Ray with 2 CPUs for a test module's Ray runs (each run would otherwise start

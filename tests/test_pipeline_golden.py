@@ -30,18 +30,6 @@ CASES = {  # expected file: (CLI options, the same as API keywords)
 }  # fmt: skip
 
 
-@pytest.fixture()
-def index_dir(tiny_kg_dir: Path, tiny_bert_path: Path, tmp_path: Path) -> Path:
-    return api.build_index(
-        tiny_kg_dir,
-        tiny_bert_path,
-        pooling="mean",
-        backend="exact",
-        out=tmp_path / "idx",
-        show_progress=False,
-    ).path  # type: ignore[return-value]
-
-
 def _cli(argv: list[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(argv)

@@ -34,20 +34,6 @@ def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
 
 
-@pytest.fixture()
-def index_dir(tiny_kg_dir: Path, tiny_bert_path: Path, tmp_path: Path) -> Path:
-    built = api.build_index(
-        tiny_kg_dir,
-        tiny_bert_path,
-        pooling="mean",
-        backend="exact",
-        out=tmp_path / "idx",
-        show_progress=False,
-    )
-    assert built.path is not None
-    return built.path
-
-
 def test_round_trip_and_unknown_keys() -> None:
     spec = PipelineSpec(
         index="idx",

@@ -11,22 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from termnorm import api
-
 HERE = Path(__file__).resolve().parent
 
 
-def test_a_new_spec_field_reaches_every_face(
-    tiny_kg_dir: Path, tiny_bert_path: Path, tmp_path: Path
-) -> None:
-    index = api.build_index(
-        tiny_kg_dir,
-        tiny_bert_path,
-        pooling="mean",
-        backend="exact",
-        out=tmp_path / "idx",
-        show_progress=False,
-    ).path
+def test_a_new_spec_field_reaches_every_face(index_dir: Path, tmp_path: Path) -> None:
+    index = index_dir
     done = subprocess.run(
         [sys.executable, str(HERE / "_spec_faces.py"), str(index), str(tmp_path)],
         capture_output=True,
