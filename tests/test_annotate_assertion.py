@@ -96,6 +96,19 @@ def test_semicolon_terminates_a_scope_inside_a_callers_sentence() -> None:
     assert got == [NEGATED, PLAIN]
 
 
+def test_a_termination_trigger_stops_a_backward_scope() -> None:
+    assert flags("Cough but sepsis is unlikely.", "Cough", "sepsis") == [PLAIN, NEGATED]
+
+
+def test_a_rule_file_with_crlf_and_a_byte_order_mark_reads(tmp_path: Path) -> None:
+    path = tmp_path / "rules.tsv"
+    path.write_bytes(
+        ("\ufeff" + HEADER + "nil\tNEGATED_EXISTENCE\tFORWARD\t\n").replace("\n", "\r\n").encode()
+    )
+    rules = AssertionRules.from_file(path)
+    assert rules.rules == (AssertionRule("nil", Category.NEGATED_EXISTENCE, Direction.FORWARD),)
+
+
 def test_a_scope_stops_at_the_sentence_edge() -> None:
     assert flags("No fever. Cough present.", "fever", "Cough") == [NEGATED, PLAIN]
 

@@ -178,7 +178,7 @@ def read_rules(path: Path) -> list[AssertionRule]:
         )
     rows = [
         (number, line.rstrip("\r\n"))
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(True), 1)
+        for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(True), 1)
         if line.strip() and not line.startswith("#")
     ]
     if not rows or tuple(rows[0][1].split("\t")) != HEADER:
