@@ -1,0 +1,241 @@
+"""Assertion flags (negated, hypothetical, historical, family) from ConText-style rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from termnorm.annotate import Assertion, AssertionRules, Span, assert_spans
+from termnorm.annotate.assertion import split_sentences
+from termnorm.annotate.assertion_rules import (
+    AssertionRule,
+    Category,
+    Direction,
+    default_rules_path,
+)
+
+HEADER = "literal\tcategory\tdirection\tmax_scope\n"
+NEGATED = Assertion(negated=True)
+HYPOTHETICAL = Assertion(hypothetical=True)
+HISTORICAL = Assertion(historical=True)
+FAMILY = Assertion(family=True)
+PLAIN = Assertion()
+
+
+def spans_of(text: str, *mentions: str) -> list[Span]:
+    """A span for the first occurrence of each mention in ``text``."""
+    spans = []
+    for mention in mentions:
+        start = text.index(mention)
+        spans.append(Span(start, start + len(mention), mention, "test"))
+    return spans
+
+
+def flags(text: str, *mentions: str, rules: AssertionRules | None = None) -> list[Assertion]:
+    """The assertion of each mention of ``text``, with the fallback sentence splitter."""
+    return assert_spans(text, spans_of(text, *mentions), rules)
+
+
+def write_rules(tmp_path: Path, rows: str) -> Path:
+    path = tmp_path / "rules.tsv"
+    path.write_text(HEADER + rows, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "mention", "expected"),
+    [
+        ("No fever but cough.", "fever", NEGATED),
+        ("No fever but cough.", "cough", PLAIN),  # "but" ends the scope of "no"
+        ("The patient is without edema.", "edema", NEGATED),
+        ("Negative for malignancy.", "malignancy", NEGATED),
+        ("There is no evidence of pneumothorax.", "pneumothorax", NEGATED),
+        ("Rule out pneumonia.", "pneumonia", HYPOTHETICAL),  # a work-up still to be done
+        ("Pneumonia was ruled out.", "Pneumonia", NEGATED),  # backward
+        ("CT ruled out pulmonary embolism.", "pulmonary embolism", NEGATED),  # forward
+        ("Sepsis is unlikely.", "Sepsis", NEGATED),  # backward
+        ("Her mother had breast cancer.", "breast cancer", FAMILY),
+        ("Breast cancer in her mother.", "Breast cancer", FAMILY),  # backward
+        ("If chest pain recurs, return.", "chest pain", HYPOTHETICAL),
+        ("Patient should avoid alcohol.", "alcohol", HYPOTHETICAL),
+        ("Status post appendectomy.", "appendectomy", HISTORICAL),
+        ("He had asthma as a child.", "asthma", HISTORICAL),  # backward
+        ("Family history of diabetes.", "diabetes", FAMILY),  # not also historical
+        ("No history of stroke.", "stroke", NEGATED),  # "no history of" is one trigger
+        ("Patient has fever.", "fever", PLAIN),
+    ],
+)
+def test_flags_follow_the_context_rules(text: str, mention: str, expected: Assertion) -> None:
+    assert flags(text, mention) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("text", "mention"),
+    [
+        ("no increase in seizures", "seizures"),
+        ("Not only headache but nausea.", "headache"),
+        ("Gram negative rods were seen.", "rods"),
+        ("No change in the size of the nodule.", "nodule"),
+        ("History of present illness: cough.", "cough"),
+    ],
+)
+def test_pseudo_triggers_hide_the_triggers_inside_them(text: str, mention: str) -> None:
+    assert flags(text, mention) == [PLAIN]
+
+
+def test_semicolon_ends_the_negation_and_history_follows() -> None:
+    text = "Patient denies chest pain; history of MI."
+    assert flags(text, "chest pain", "MI") == [NEGATED, HISTORICAL]
+
+
+def test_semicolon_terminates_a_scope_inside_a_callers_sentence() -> None:
+    text = "Patient denies chest pain; reports cough."
+    one_sentence = [(0, len(text))]
+    got = assert_spans(text, spans_of(text, "chest pain", "cough"), sentences=one_sentence)
+    assert got == [NEGATED, PLAIN]
+
+
+def test_a_termination_trigger_stops_a_backward_scope() -> None:
+    assert flags("Cough but sepsis is unlikely.", "Cough", "sepsis") == [PLAIN, NEGATED]
+
+
+def test_a_rule_file_with_crlf_and_a_byte_order_mark_reads(tmp_path: Path) -> None:
+    path = tmp_path / "rules.tsv"
+    path.write_bytes(
+        ("\ufeff" + HEADER + "nil\tNEGATED_EXISTENCE\tFORWARD\t\n").replace("\n", "\r\n").encode()
+    )
+    rules = AssertionRules.from_file(path)
+    assert rules.rules == (AssertionRule("nil", Category.NEGATED_EXISTENCE, Direction.FORWARD),)
+
+
+def test_a_scope_stops_at_the_sentence_edge() -> None:
+    assert flags("No fever. Cough present.", "fever", "Cough") == [NEGATED, PLAIN]
+
+
+def test_callers_sentences_decide_where_a_scope_ends() -> None:
+    text = "No fever, cough present"
+    spans = spans_of(text, "fever", "cough")
+    assert assert_spans(text, spans) == [NEGATED, NEGATED]
+    split = [(0, 9), (9, len(text))]
+    assert assert_spans(text, spans, sentences=split) == [NEGATED, PLAIN]
+
+
+def test_matching_ignores_case_and_respects_word_boundaries() -> None:
+    assert flags("NO  FEVER.", "FEVER") == [NEGATED]
+    # "no" inside "nodule" and "Snow" is no trigger
+    assert flags("Nodule near Snow sign.", "sign") == [PLAIN]
+
+
+def test_a_span_inside_a_trigger_is_not_flagged_by_it() -> None:
+    text = "Family history of diabetes."
+    assert flags(text, "Family history", "diabetes") == [PLAIN, FAMILY]
+
+
+def test_offsets_are_code_points_of_the_original_text() -> None:
+    text = "Pt 🙂 denies\u00a0pain.\r\nMother: asthma."
+    got = flags(text, "pain", "asthma")
+    assert got == [NEGATED, FAMILY]
+
+
+def test_max_scope_limits_the_words_in_scope(tmp_path: Path) -> None:
+    rules = AssertionRules.from_file(
+        write_rules(tmp_path, "denies\tNEGATED_EXISTENCE\tFORWARD\t2\n")
+    )
+    text = "Patient denies chest pain and shortness of breath."
+    got = flags(text, "chest pain", "breath", rules=rules)
+    assert got == [NEGATED, PLAIN]
+
+
+def test_a_user_file_extending_the_defaults_changes_the_outcome(tmp_path: Path) -> None:
+    text = "Screen shows nil rash. Rule out measles."
+    assert flags(text, "rash", "measles") == [PLAIN, HYPOTHETICAL]
+    path = write_rules(
+        tmp_path,
+        "nil\tnegated_existence\tforward\t\nrule out\tNEGATED_EXISTENCE\tFORWARD\t\n",
+    )
+    extended = AssertionRules.default().extend(AssertionRules.from_file(path))
+    assert flags(text, "rash", "measles", rules=extended) == [NEGATED, NEGATED]
+    # the defaults keep working beside the user's rules
+    assert flags("No fever.", "fever", rules=extended) == [NEGATED]
+
+
+def test_a_user_file_alone_replaces_the_defaults(tmp_path: Path) -> None:
+    rules = AssertionRules.from_file(write_rules(tmp_path, "nil\tNEGATED_EXISTENCE\tFORWARD\t\n"))
+    assert flags("No fever, nil rash.", "fever", "rash", rules=rules) == [PLAIN, NEGATED]
+
+
+def test_extend_takes_rule_objects() -> None:
+    rule = AssertionRule("nil", Category.NEGATED_EXISTENCE, Direction.FORWARD)
+    rules = AssertionRules.default().extend([rule])
+    assert flags("Nil rash.", "rash", rules=rules) == [NEGATED]
+
+
+def test_the_shipped_rules_cover_every_category_and_ship_as_package_data() -> None:
+    rules = AssertionRules.default()
+    assert default_rules_path().name == "context_rules.tsv"
+    assert {rule.category for rule in rules.rules} == set(Category)
+    literals = {rule.literal for rule in rules.rules}
+    assert {"no", "denies", "without", "negative for", "if", "history of", "mother"} <= literals
+    assert {"no increase", "not only", "gram negative", "but", "however", ";"} <= literals
+
+
+def test_fallback_sentences_tile_the_text() -> None:
+    text = "No fever; cough.  Dose 2.5 mg?\nYes!"
+    sentences = split_sentences(text)
+    assert sentences == [(0, 9), (9, 16), (16, 30), (30, len(text))]
+    assert "".join(text[a:b] for a, b in sentences) == text
+
+
+def test_as_dict_names_the_four_flags() -> None:
+    assert Assertion(negated=True, family=True).as_dict() == {
+        "negated": True,
+        "hypothetical": False,
+        "historical": False,
+        "family": True,
+    }
+
+
+def test_a_span_from_another_text_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"is not in this text.*pass the text the detector read"):
+        assert_spans("No fever.", [Span(3, 8, "cough", "test")])
+
+
+def test_a_span_outside_the_sentences_is_refused() -> None:
+    text = "No fever. Cough."
+    with pytest.raises(ValueError, match="lies in no sentence; pass sentences that cover"):
+        assert_spans(text, spans_of(text, "Cough"), sentences=[(0, 9)])
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ("no\tNEGATED\tFORWARD\t\n", r"rules.tsv:2: unknown category 'NEGATED' \(choose from"),
+        ("no\tNEGATED_EXISTENCE\tAHEAD\t\n", r"rules.tsv:2: unknown direction 'AHEAD'"),
+        ("no\tNEGATED_EXISTENCE\t\t\n", r"rules.tsv:2: .*needs a direction"),
+        ("no\tNEGATED_EXISTENCE\tFORWARD\tfive\n", r"rules.tsv:2: max_scope 'five' is not a"),
+        ("no\tNEGATED_EXISTENCE\tFORWARD\t0\n", r"rules.tsv:2: .*max_scope must be a positive"),
+        ("but\tTERMINATE\tFORWARD\t\n", r"rules.tsv:2: .*TERMINATE rule has no direction"),
+        ("no\tNEGATED_EXISTENCE\tFORWARD\n", r"rules.tsv:2: expected 4 tab-separated cells, got 3"),
+        ("\tNEGATED_EXISTENCE\tFORWARD\t\n", r"rules.tsv:2: .*needs a non-empty literal"),
+        (
+            "No\tNEGATED_EXISTENCE\tFORWARD\t\nno\tHYPOTHETICAL\tFORWARD\t\n",
+            r"rules.tsv:3: the literal 'no' already has a rule on line 2",
+        ),
+    ],
+)
+def test_a_bad_rule_row_is_named_by_file_and_line(tmp_path: Path, rows: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        AssertionRules.from_file(write_rules(tmp_path, rows))
+
+
+def test_a_rule_file_without_the_header_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "rules.tsv"
+    path.write_text("no\tNEGATED_EXISTENCE\tFORWARD\t\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="first row must be the header literal<TAB>category"):
+        AssertionRules.from_file(path)
+
+
+def test_a_missing_rule_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"no assertion rule file at .*nope\.tsv"):
+        AssertionRules.from_file(tmp_path / "nope.tsv")
