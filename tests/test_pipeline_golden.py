@@ -10,6 +10,7 @@ up here as a diff of the expected file. Regenerate it only for an intended chang
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -62,4 +63,25 @@ def test_batch_output_is_byte_identical_through_cli_and_api(
     if os.environ.get("TERMNORM_REGOLD"):
         (GOLDEN / expected).write_bytes(by_cli.read_bytes())
     assert by_cli.read_bytes() == by_api.read_bytes()
-    assert by_cli.read_bytes() == (GOLDEN / expected).read_bytes()
+    assert_same_but_float_noise(by_cli.read_text(), (GOLDEN / expected).read_text())
+
+
+SCORE = re.compile(r"\d+\.\d{4,}")
+
+
+def assert_same_but_float_noise(got: str, expected: str, tolerance: float = 5e-6) -> None:
+    """``got`` is ``expected`` character for character, except that each score may differ in
+    its last printed digit: the tiny BERT's cosines move by 1e-6 between CPU kernels (AVX2 and
+    AVX-512 sum in another order), and the golden file must hold on every machine."""
+    assert SCORE.sub("#", got) == SCORE.sub("#", expected)
+    pairs = zip(SCORE.findall(got), SCORE.findall(expected), strict=True)
+    far = [(g, e) for g, e in pairs if abs(float(g) - float(e)) > tolerance]
+    assert not far, f"scores moved beyond {tolerance}: {far[:5]}"
+
+
+def test_float_noise_is_all_the_golden_comparison_forgives() -> None:
+    assert_same_but_float_noise("a,0.999983,b", "a,0.999984,b")
+    with pytest.raises(AssertionError):
+        assert_same_but_float_noise("a,0.999983,b", "a,0.998983,b")
+    with pytest.raises(AssertionError):
+        assert_same_but_float_noise("T:0001,0.5000", "T:0002,0.5000")
