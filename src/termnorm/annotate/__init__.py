@@ -2,6 +2,18 @@
 through the pipeline spec, and flag how the document asserts it (negated, hypothetical,
 historical, family)."""
 
+from termnorm.annotate.merge import merge_spans
+from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Detector, Span
+from termnorm.annotate.windows import DEFAULT_MAX_CHARS, Window, detect_in_windows, text_windows
 
-__all__ = ["Detector", "Span"]
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "Detector",
+    "Span",
+    "Window",
+    "detect_in_windows",
+    "merge_spans",
+    "sentence_spans",
+    "text_windows",
+]
