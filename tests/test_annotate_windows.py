@@ -7,6 +7,7 @@ import itertools
 
 import pytest
 
+from termnorm.annotate.merge import merge_spans
 from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Span
 from termnorm.annotate.windows import (
@@ -157,6 +158,24 @@ def test_offsets_are_exact_on_hostile_text(max_chars: int) -> None:
     for window in text_windows(HOSTILE, max_chars):
         assert window.end - window.start <= max_chars
         assert not HOSTILE[window.start].isspace() and not HOSTILE[window.end - 1].isspace()
+
+
+def test_two_detectors_over_windows_merge_at_exact_offsets_on_hostile_text() -> None:
+    dictionary = PhraseDetector("chest\u00a0pain", "e\u0301tude")
+    tagger = PhraseDetector("chest\u00a0pain", "\U0001f642", name="tagger")
+    spans = merge_spans(
+        detect_in_windows(HOSTILE, dictionary, max_chars=35)
+        + detect_in_windows(HOSTILE, tagger, max_chars=35)
+    )
+    assert [(s.text, s.detector) for s in spans] == [
+        ("chest\u00a0pain", "dictionary+tagger"),
+        ("\U0001f642", "tagger"),
+        ("e\u0301tude", "dictionary"),
+        ("chest\u00a0pain", "dictionary+tagger"),
+        ("\U0001f642", "tagger"),
+        ("e\u0301tude", "dictionary"),
+    ]
+    assert all(HOSTILE[s.start : s.end] == s.text for s in spans)
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\r\n\r\n\t\u00a0 \u2028"])

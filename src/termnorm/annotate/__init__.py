@@ -5,7 +5,13 @@ historical, family)."""
 from termnorm.annotate.merge import merge_spans
 from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Detector, Span
-from termnorm.annotate.windows import DEFAULT_MAX_CHARS, Window, detect_in_windows, text_windows
+from termnorm.annotate.windows import (
+    DEFAULT_MAX_CHARS,
+    Window,
+    detect_in_windows,
+    max_chars_for_tokens,
+    text_windows,
+)
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -13,6 +19,7 @@ __all__ = [
     "Span",
     "Window",
     "detect_in_windows",
+    "max_chars_for_tokens",
     "merge_spans",
     "sentence_spans",
     "text_windows",
