@@ -84,6 +84,18 @@ def test_a_mention_in_the_shared_sentence_is_found_once() -> None:
     assert len(detector.seen) == len(windows) >= 3
 
 
+def test_a_mention_across_a_sentence_boundary_is_whole_in_the_overlapping_window() -> None:
+    text = "Alpha has one. Beta has two. Gamma has three. Delta has four."
+    start = text.index("two. Gamma")
+    assert text_windows(text, 30)[0].end < start + len("two. Gamma")  # cut by window one
+    spans = detect_in_windows(text, PhraseDetector("two. Gamma"), max_chars=30)
+    assert [(s.start, s.end, s.text) for s in spans] == [(start, start + 10, "two. Gamma")]
+    unshared = detect_in_windows(
+        text, PhraseDetector("two. Gamma"), max_chars=30, overlap_sentences=0
+    )
+    assert unshared == []  # what the overlap of one sentence is for
+
+
 def test_nested_spans_of_one_window_stay_and_are_found_once_across_windows() -> None:
     text = "Alpha has a fever. Beta has chest pain. Gamma is well. Delta is fine too."
     detector = PhraseDetector("chest pain", "pain", nested=True)
