@@ -4,6 +4,28 @@ historical, family)."""
 
 from termnorm.annotate.assertion import Assertion, assert_spans
 from termnorm.annotate.assertion_rules import AssertionRules
+from termnorm.annotate.merge import merge_spans
+from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Detector, Span
+from termnorm.annotate.windows import (
+    DEFAULT_MAX_CHARS,
+    Window,
+    detect_in_windows,
+    max_chars_for_tokens,
+    text_windows,
+)
 
-__all__ = ["Assertion", "AssertionRules", "Detector", "Span", "assert_spans"]
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "Assertion",
+    "AssertionRules",
+    "Detector",
+    "Span",
+    "Window",
+    "assert_spans",
+    "detect_in_windows",
+    "max_chars_for_tokens",
+    "merge_spans",
+    "sentence_spans",
+    "text_windows",
+]
