@@ -2,6 +2,7 @@
 through the pipeline spec, and flag how the document asserts it (negated, hypothetical,
 historical, family)."""
 
+from termnorm.annotate.dictionary import DictionaryDetector
 from termnorm.annotate.spans import Detector, Span
 
-__all__ = ["Detector", "Span"]
+__all__ = ["Detector", "DictionaryDetector", "Span"]
