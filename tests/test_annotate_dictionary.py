@@ -57,9 +57,11 @@ def found(detector: DictionaryDetector, text: str) -> list[tuple[str, tuple[str,
         ("stopped", "stop"),
         ("filled", "fill"),
         ("passes", "pass"),
-        ("stenosis", "stenosis"),  # -is, -us, -as, -ss keep their s
+        ("stenosis", "stenosis"),  # -is, -us, -ss keep their s
         ("uterus", "uterus"),
-        ("pancreas", "pancreas"),
+        ("hamartomas", "hamartoma"),  # -as plurals are common in medicine
+        ("dysplasias", "dysplasia"),
+        ("pancreas", "pancrea"),
         ("CNS", "cns"),  # under 4 letters: never stemmed
         ("RBCs", "rbc"),
         ("T2s", "t2s"),  # not all letters: never stemmed

@@ -17,8 +17,9 @@ tokens and belongs to none).
    as they are; the rules, first match wins:
 
    * ``-ies`` -> ``-y`` (anomalies -> anomaly), ``-sses`` -> ``-ss``;
-   * ``-s`` dropped, except after ``s``, ``u``, ``i`` (stenosis, uterus, fetus, pancreas
-     stay; ``-ss`` too);
+   * ``-s`` dropped, except after ``s``, ``u``, ``i`` (stenosis, uterus, fetus stay; ``-ss``
+     too); after ``a`` it goes (hamartomas, dysplasias: plurals in ``-as`` are common in
+     medicine; "pancreas" becomes "pancrea" on both sides, which meets no other word);
    * ``-ing`` / ``-ed`` dropped where the rest holds a vowel (dilated, dilating -> dilat),
      one of a doubled final consonant undone (stopped -> stop);
    * then a final ``-e`` dropped (dilate -> dilat, disease -> diseas), so a verb's forms and
@@ -56,7 +57,7 @@ STOP_WORDS = frozenset(
     {"an", "the", "of", "in", "on", "at", "by", "for", "to", "from", "with", "into", "its"}
 )
 _VOWELS = frozenset("aeiouy")
-_KEEP_S = ("ss", "us", "is", "as")
+_KEEP_S = ("ss", "us", "is")
 _UNDOUBLE = frozenset("bdfgkmnprt")  # stopped -> stop, but "fill", "pass", "buzz" stay
 
 
