@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
 from _index_fakes import KeyedEncoder
 from termnorm.annotate import Detector, DictionaryDetector, Span
 from termnorm.annotate import dictionary as dictionary_module
-from termnorm.annotate.tokens import STOP_WORDS, content_key, token_key, tokenize
+from termnorm.annotate.dictionary import name_keys
+from termnorm.annotate.tokens import BARRIERS, STOP_WORDS, content_key, token_key, tokenize
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index import TermIndex
 from termnorm.kg import KnowledgeGraph
@@ -231,3 +233,74 @@ def test_load_refuses_a_dictionary_of_other_key_rules(tmp_path) -> None:
     (folder / "dictionary.json").write_text(json.dumps(card))
     with pytest.raises(ArtifactMismatchError, match="delete the folder and build"):
         DictionaryDetector.load(folder)
+
+
+def _brute_force(names: list[tuple[str, str]], text: str) -> list[tuple[int, int, tuple[str, ...]]]:
+    """Every window of consecutive content tokens compared with every name, no pruning; then
+    the longest (earlier start on ties) of overlapping windows kept."""
+    by_keys: dict[tuple[str, ...], set[str]] = {}
+    for cid, name in names:
+        by_keys.setdefault(tuple(sorted(name_keys(name))), set()).add(cid)
+    content = [
+        (t.start, t.end, content_key(t.text) if t.word else None)
+        for t in tokenize(text)
+        if (not t.word and t.text in BARRIERS) or (t.word and content_key(t.text) is not None)
+    ]
+    windows = []
+    for i in range(len(content)):
+        for j in range(i, len(content)):
+            keys = [k for *_, k in content[i : j + 1]]
+            if None in keys:
+                break
+            hit = by_keys.get(tuple(sorted(keys)))  # type: ignore[arg-type]
+            if hit:
+                windows.append((i, j, tuple(sorted(hit))))
+    windows.sort(key=lambda w: (content[w[0]][0] - content[w[1]][1], content[w[0]][0]))
+    kept: list[tuple[int, int, tuple[str, ...]]] = []
+    for i, j, cids in windows:
+        if all(j < a or b < i for a, b, _ in kept):
+            kept.append((i, j, cids))
+    return sorted((content[i][0], content[j][1], cids) for i, j, cids in kept)
+
+
+def test_detect_equals_a_brute_force_search_on_random_texts() -> None:
+    names = [
+        (f"X:{i}", name)
+        for i, name in enumerate(
+            [
+                "alpha beta",
+                "beta gamma delta",
+                "gamma",
+                "delta of alpha",
+                "alpha alpha beta",
+                "epsilon zeta eta theta iota",
+                "zeta",
+                "beta and gamma",
+            ]
+        )
+    ]
+    detector = DictionaryDetector.from_names(names)
+    words = [
+        "alpha",
+        "betas",
+        "gamma",
+        "delta",
+        "epsilon",
+        "zeta",
+        "eta",
+        "theta",
+        "iota",
+        "of",
+        "the",
+        "and",
+        "noise",
+        ",",
+        ".",
+        "\r\n",
+        "\xa0",
+    ]
+    rng = random.Random(7)
+    for _ in range(300):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 25)))
+        expected = _brute_force(names, text)
+        assert [(s.start, s.end, s.concept_ids) for s in detector.detect(text)] == expected, text
