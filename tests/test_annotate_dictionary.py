@@ -231,7 +231,19 @@ def test_load_refuses_a_dictionary_of_other_key_rules(tmp_path) -> None:
     card = json.loads((folder / "dictionary.json").read_text())
     card["key_rules"] = 0
     (folder / "dictionary.json").write_text(json.dumps(card))
-    with pytest.raises(ArtifactMismatchError, match="delete the folder and build"):
+    with pytest.raises(ArtifactMismatchError, match=r"key rules 0; .*delete the folder and build"):
+        DictionaryDetector.load(folder)
+
+
+@pytest.mark.parametrize("damage", ["missing", "truncated"])
+def test_load_names_a_missing_or_damaged_file(tmp_path, damage: str) -> None:
+    folder = DictionaryDetector.from_names(NAMES).save(tmp_path / "dict")
+    entries = folder / "entries.json"
+    if damage == "missing":
+        entries.unlink()
+    else:
+        entries.write_text(entries.read_text()[:20])
+    with pytest.raises(ArtifactMismatchError, match=r"entries\.json is not a readable .*delete"):
         DictionaryDetector.load(folder)
 
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from termnorm._artifacts import atomic_dir, read_card, write_card
+from termnorm._artifacts import atomic_dir, write_card
 from termnorm.annotate.spans import Span
 from termnorm.annotate.tokens import BARRIERS, content_key, tokenize
 from termnorm.errors import ArtifactMismatchError
@@ -57,6 +57,7 @@ FORMAT_VERSION = 1
 KEY_RULES = 1  # raise when tokenize/content_key change what a key is: old caches are rebuilt
 MIN_NAME_CHARS = 3
 _BLOCK = -1  # a text token no window may hold
+_REBUILD = "delete the folder and build the detector again (it is a cache of the names)"
 
 
 def name_keys(name: str) -> tuple[str, ...]:
@@ -104,6 +105,20 @@ def _max_len(entries: Iterable[tuple[int, ...]], n_keys: int) -> list[int]:
         for i in ids:
             out[i] = max(out[i], len(ids))
     return out
+
+
+def _read_json(folder: Path, name: str) -> dict[str, Any]:
+    """The JSON object in ``folder/name``; a missing, unreadable or damaged file is refused."""
+    path = folder / name
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArtifactMismatchError(
+            f"{path} is not a readable dictionary file ({exc}); {_REBUILD}"
+        ) from exc
+    if not isinstance(data, dict):
+        raise ArtifactMismatchError(f"{path} is damaged (not a JSON object); {_REBUILD}")
+    return data
 
 
 def _digest(pairs: Sequence[tuple[str, str]]) -> str:
@@ -265,16 +280,17 @@ class DictionaryDetector:
 
     @classmethod
     def load(cls, folder: str | Path) -> DictionaryDetector:
-        """Read a folder written by :meth:`save`; refuse one of another format or key rules."""
+        """Read a folder written by :meth:`save`; refuse a missing or damaged file and a
+        dictionary of another format or key rules."""
         folder = Path(folder)
-        card = read_card(folder, CARD_NAME, "dictionary")
+        card = _read_json(folder, CARD_NAME)
         if card.get("format_version") != FORMAT_VERSION or card.get("key_rules") != KEY_RULES:
             raise ArtifactMismatchError(
                 f"{folder} holds a dictionary of format {card.get('format_version')} with key "
                 f"rules {card.get('key_rules')}; this termnorm reads format {FORMAT_VERSION} "
-                f"with key rules {KEY_RULES}: delete the folder and build the detector again"
+                f"with key rules {KEY_RULES}: {_REBUILD}"
             )
-        data = json.loads((folder / ENTRIES_NAME).read_text(encoding="utf-8"))
+        data = _read_json(folder, ENTRIES_NAME)
         vocab = {key: i for i, key in enumerate(data["keys"])}
         entries = {tuple(ids): tuple(cids) for ids, cids in data["entries"]}
         skipped = dict(card.pop("skipped", {}))
