@@ -12,7 +12,11 @@ name that holds each of its keys — and every window's sorted key tuple is look
 therefore matches its tokens in any order, but only over consecutive content tokens (stop
 words and punctuation between them are allowed: "Kidneys, polycystic" and "disease of the
 kidney" match). Work per text is at most (content tokens × longest name) lookups, and far
-less in practice; memory is one tuple per distinct name, so a UMLS-size dictionary fits.
+less in practice; memory is one tuple per distinct name. Measured on a shared 2-core
+machine: 1 M synthetic names of 1–6 words compile in ~23 s to ~0.7 GB (process peak), and a
+250-word text whose every word is a name word (the worst case) takes ~3.5 ms; HPO's
+phenotype names (58 k) run at ~1,300–2,400 GSC+ abstracts/s in one process
+(``benchmarks/annotate_speed.py``).
 
 **Overlaps.** Where matched windows overlap, the longest in characters is kept; between two
 of equal length, the one that starts first. An ambiguous name keeps all its concepts.
@@ -25,6 +29,9 @@ punctuation. Single letters inside a longer name still count ("vitamin A").
 ``entries.json``; JSON, no pickle); the card holds the SHA-256 of the names and of the
 synonyms it was built from and the version of the key rules, and ``from_index(...,
 cache=FOLDER)`` reuses ``FOLDER/<key>`` when they match, building and saving it otherwise.
+The key is the digest of the names themselves rather than the index card's KG fingerprint:
+an index or KG built in memory has no fingerprint, and a digest of the content cannot go
+stale (the card records the index's KG under ``source`` for the reader).
 """
 
 from __future__ import annotations
