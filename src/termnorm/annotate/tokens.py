@@ -1,7 +1,8 @@
 """Tokens with exact offsets, and the key each token is matched by.
 
 :func:`tokenize` cuts a text into words (runs of letters and digits, with the combining marks
-that follow them and a possessive ``'s``) and single punctuation characters, each with its code-point ``start`` and
+that follow them, a possessive ``'s``, and a bound prefix joined by a hyphen: "pre-", "non-",
+"hyper-"… (:data:`PREFIXES`, a regex alternation)) and single punctuation characters, each with its code-point ``start`` and
 ``end`` in the ORIGINAL text: the text is never rewritten, so ``text[t.start:t.end] ==
 t.text`` for CRLF, emoji, combining marks and NBSP alike (whitespace of any kind separates
 tokens and belongs to none).
@@ -9,7 +10,8 @@ tokens and belongs to none).
 :func:`token_key` maps a word to the key that name and text tokens are compared by:
 
 1. NFKC, then case folding (``"ﬁ"`` -> ``"fi"``, ``"ß"`` -> ``"ss"``), a possessive ``'s``
-   dropped ("Sjögren's syndrome" is "Sjögren syndrome");
+   dropped ("Sjögren's syndrome" is "Sjögren syndrome"), a prefix's hyphen dropped
+   ("pre-auricular" is "preauricular");
 2. accents stripped, always (``"Sjögren"`` and ``"Sjogren"`` are one key);
 3. a light English suffix stemmer, the same function on both sides (so it only has to fold
    the variants of one word together, never to produce a dictionary word). It touches only
@@ -44,12 +46,28 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["BARRIERS", "STOP_WORDS", "Token", "content_key", "stem", "token_key", "tokenize"]
+__all__ = [
+    "BARRIERS",
+    "PREFIXES",
+    "STOP_WORDS",
+    "Token",
+    "content_key",
+    "stem",
+    "token_key",
+    "tokenize",
+]
 
 # letters/digits (``[^\W_]``) and the combining marks that follow them, or one punctuation
 # character; the marks are the Unicode "Combining Diacritical Marks" blocks
 _MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
-_TOKEN = re.compile(rf"[^\W_](?:[^\W_]|[{_MARKS}])*(?:['\u2019][sS](?![^\W_]))?|\S")
+# bound prefixes written with or without a hyphen ("pre-auricular" / "preauricular"): with
+# one, the prefix, the hyphen and the word are one token whose key drops the hyphen
+PREFIXES = (
+    "anti|bi|extra|hyper|hypo|infra|inter|intra|macro|micro|mono|multi|non|para|peri|poly|"
+    "post|pre|pseudo|semi|sub|supra|trans|tri|ultra"
+)
+_WORD = rf"[^\W_](?:[^\W_]|[{_MARKS}])*"
+_TOKEN = re.compile(rf"(?:(?i:{PREFIXES})-(?=[^\W_]))?{_WORD}(?:['\u2019][sS](?![^\W_]))?|\S")
 _POSSESSIVE = ("'s", "\u2019s")
 # a match never crosses these: the ends of sentences and clauses
 BARRIERS = frozenset(".;!?")
@@ -114,8 +132,8 @@ def _undouble(stem_: str) -> str:
 
 
 def _fold(word: str) -> str:
-    """NFKC, case-folded, accents and a possessive ``'s`` stripped."""
-    folded = unicodedata.normalize("NFKC", word).casefold()
+    """NFKC, case-folded; a prefix's hyphen, accents and a possessive ``'s`` stripped."""
+    folded = unicodedata.normalize("NFKC", word).casefold().replace("-", "")
     if folded.endswith(_POSSESSIVE):
         folded = folded[:-2]
     bare = "".join(c for c in unicodedata.normalize("NFD", folded) if not unicodedata.combining(c))
