@@ -1,11 +1,11 @@
 """Tokens with exact offsets, and the key each token is matched by.
 
-:func:`tokenize` cuts a text into words (runs of letters and digits, with the combining marks
-that follow them, a possessive ``'s``, and a bound prefix joined by a hyphen: "pre-", "non-",
-"hyper-"… (:data:`PREFIXES`, a regex alternation)) and single punctuation characters, each with its code-point ``start`` and
-``end`` in the ORIGINAL text: the text is never rewritten, so ``text[t.start:t.end] ==
-t.text`` for CRLF, emoji, combining marks and NBSP alike (whitespace of any kind separates
-tokens and belongs to none).
+:func:`tokenize` cuts a text into words and single punctuation characters, each with its
+code-point ``start`` and ``end`` in the ORIGINAL text. A word is a run of letters and digits
+with the combining marks that follow it, a possessive ``'s``, and a bound prefix joined by a
+hyphen ("pre-", "non-", "hyper-"…: :data:`PREFIXES`, a regex alternation). The text is never
+rewritten, so ``text[t.start:t.end] == t.text`` for CRLF, emoji, combining marks and NBSP
+alike (whitespace of any kind separates tokens and belongs to none).
 
 :func:`token_key` maps a word to the key that name and text tokens are compared by:
 
