@@ -4,6 +4,7 @@ historical, family)."""
 
 from termnorm.annotate.assertion import Assertion, assert_spans
 from termnorm.annotate.assertion_rules import AssertionRules
+from termnorm.annotate.dictionary import DictionaryDetector
 from termnorm.annotate.merge import merge_spans
 from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Detector, Span
@@ -20,6 +21,7 @@ __all__ = [
     "Assertion",
     "AssertionRules",
     "Detector",
+    "DictionaryDetector",
     "Span",
     "Window",
     "assert_spans",
