@@ -1,0 +1,101 @@
+"""One concept found in a document: the record every face of ``annotate`` writes.
+
+An :class:`Annotation` is ``text[start:end]`` of document ``doc_id`` (code-point offsets into
+the original text), the concept the normalizer chose for it, how the document asserts it
+(the four ConText flags) and its provenance: which detector found the span, which term of
+the index the normalizer matched, and the short form when the document's own abbreviation
+was expanded before the search.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Annotation", "RankedConcept"]
+
+RankedConcept = tuple[str, str, float]
+"""``(concept_id, name, score)``: one of a span's top-k candidates, best first."""
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """A concept mention of document ``doc_id``: ``text == document[start:end]``.
+
+    ``concept_id``/``name``/``score``: the normalizer's top candidate (its score, a cosine or
+    a calibrated probability, is at least the spec's ``min_score``); ``candidates``: the
+    ranked top-k ``(concept_id, name, score)``, the first being the chosen one;
+    ``detector``: the detector(s) that found the span (``"dictionary"``, ``"tagger"``,
+    ``"dictionary+tagger"``); ``matched_term``: the index term (or domain synonym) the top
+    candidate matched; ``expanded_from``: the span's text when the document's abbreviation
+    expanded it (``text`` is then the short form, and the search used the long form).
+    """
+
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    concept_id: str
+    name: str
+    score: float
+    detector: str
+    negated: bool = False
+    hypothetical: bool = False
+    historical: bool = False
+    family: bool = False
+    candidates: tuple[RankedConcept, ...] = ()
+    matched_term: str = ""
+    expanded_from: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (one JSON Lines row): the fields, ``candidates`` as objects, and
+        ``provenance`` (``detector``, ``matched_term``, ``expanded_from``)."""
+        return {
+            "doc_id": self.doc_id,
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "concept_id": self.concept_id,
+            "name": self.name,
+            "score": self.score,
+            "detector": self.detector,
+            "negated": self.negated,
+            "hypothetical": self.hypothetical,
+            "historical": self.historical,
+            "family": self.family,
+            "candidates": [
+                {"concept_id": cid, "name": name, "score": score}
+                for cid, name, score in self.candidates
+            ],
+            "provenance": {
+                "detector": self.detector,
+                "matched_term": self.matched_term,
+                "expanded_from": self.expanded_from,
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> Annotation:
+        """The annotation :meth:`to_dict` wrote (``provenance`` supplies ``matched_term`` and
+        ``expanded_from``); ``KeyError`` names a missing required field."""
+        provenance = row.get("provenance") or {}
+        return cls(
+            doc_id=str(row["doc_id"]),
+            start=int(row["start"]),
+            end=int(row["end"]),
+            text=str(row["text"]),
+            concept_id=str(row["concept_id"]),
+            name=str(row.get("name", "")),
+            score=float(row.get("score", 0.0)),
+            detector=str(row.get("detector", provenance.get("detector", ""))),
+            negated=bool(row.get("negated", False)),
+            hypothetical=bool(row.get("hypothetical", False)),
+            historical=bool(row.get("historical", False)),
+            family=bool(row.get("family", False)),
+            candidates=tuple(
+                (str(c["concept_id"]), str(c["name"]), float(c["score"]))
+                for c in row.get("candidates", ())
+            ),
+            matched_term=str(provenance.get("matched_term", "")),
+            expanded_from=provenance.get("expanded_from"),
+        )
