@@ -1,10 +1,246 @@
-"""Text in, concepts out: the annotation pipeline (in progress on this branch).
+"""Text in, concepts out: find the mentions of a document and normalize each.
 
-The record is :class:`termnorm.annotate.annotation.Annotation`, re-exported here.
+:class:`Annotator` runs, per document:
+
+1. **detect** — each detector over the text's windows (:func:`detect_in_windows`, sentence
+   boundaries, a mention across a window edge kept once), then :func:`merge_spans` over the
+   detectors' spans;
+2. **normalize** — the distinct span texts in ONE batched call of
+   :meth:`ContextMatcher.normalize_in_context` over :func:`termnorm.search.build.build`'s
+   matcher of the spec, with the document as every span's context (short forms the document
+   defines are expanded, :mod:`termnorm.search.context`);
+3. **drop** — spans left with no candidate (none reached the spec's ``min_score``: not a
+   concept) or refused by the normalizer (e.g. longer than its ``max_chars``; logged);
+4. **assert** — the ConText flags of each kept span over :func:`sentence_spans`;
+5. :class:`Annotation`\\ s sorted by ``(start, end)``.
+
+**The normalizer decides the concept.** A dictionary span's ``concept_ids`` (the concepts
+whose dictionary name matched) are a hint that the pipeline does not use: the candidates
+come from the spec's search alone, so the detector only says *where* a mention is, and one
+configuration (strategy, synonyms, ranker, ``min_score``) says *what* it is.
+
+**Bad input.** Empty or whitespace-only text has no annotation; a text that is not a
+``str`` (``bytes`` included) or is longer than ``max_document_chars`` raises
+:class:`DocumentError` naming the document; :meth:`Annotator.annotate_many` reports such a
+document in its own :class:`DocumentAnnotations` and goes on with the others.
 """
 
 from __future__ import annotations
 
-from termnorm.annotate.annotation import Annotation, RankedConcept
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
-__all__ = ["Annotation", "RankedConcept"]
+from termnorm.annotate.annotation import Annotation, RankedConcept
+from termnorm.annotate.assertion import assert_spans
+from termnorm.annotate.dictionary import DictionaryDetector
+from termnorm.annotate.merge import merge_spans
+from termnorm.annotate.sentences import sentence_spans
+from termnorm.annotate.spans import Detector, Span
+from termnorm.annotate.windows import DEFAULT_MAX_CHARS, detect_in_windows
+from termnorm.errors import TermnormError
+
+if TYPE_CHECKING:
+    from termnorm.annotate.assertion_rules import AssertionRules
+    from termnorm.index import TermIndex
+    from termnorm.search.candidate import RowMatcher, RowResult
+    from termnorm.search.spec import PipelineSpec
+
+__all__ = [
+    "DEFAULT_MAX_DOCUMENT_CHARS",
+    "Annotation",
+    "Annotator",
+    "DocumentAnnotations",
+    "DocumentError",
+    "RankedConcept",
+    "default_detector",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_DOCUMENT_CHARS = 1_000_000
+"""The longest document accepted (code points): a long article is ~100,000."""
+
+DICTIONARY_CACHE = "dictionaries"
+"""Folder under the termnorm cache where compiled dictionaries are kept."""
+
+
+class DocumentError(TermnormError, ValueError):
+    """A document that cannot be annotated (not text, too long); names the document."""
+
+    def __init__(self, doc_id: str, message: str) -> None:
+        super().__init__(f"document {doc_id!r}: {message}")
+        self.doc_id = doc_id
+
+
+class DocumentAnnotations(NamedTuple):
+    """One document's annotations, or why it has none: ``error`` is set (and
+    ``annotations`` empty) when the document was refused."""
+
+    doc_id: str
+    annotations: list[Annotation]
+    error: str | None = None
+
+
+def default_detector(spec: PipelineSpec, cache: str | Path | None = None) -> DictionaryDetector:
+    """A :class:`DictionaryDetector` over the terms of ``spec``'s index and its domain
+    synonym files; compiled once per content under ``cache`` (default: the termnorm cache's
+    ``dictionaries/`` folder) and reused from there."""
+    from termnorm.mentions.synonyms import read_synonyms
+    from termnorm.paths import cache_dir
+    from termnorm.search.build import resolve_index
+
+    index: TermIndex = resolve_index(spec.index)
+    pairs = [
+        (concept_id, text)
+        for path in spec.synonyms
+        for text, concept_ids in read_synonyms(path)
+        for concept_id in concept_ids
+    ]
+    folder = Path(cache) if cache is not None else cache_dir() / DICTIONARY_CACHE
+    return DictionaryDetector.from_index(index, pairs, cache=folder)
+
+
+class Annotator:
+    """Annotates documents with the concepts of ``spec`` (module doc for the steps).
+
+    ``detectors``: default one :func:`default_detector`; ``rules``: the assertion rules
+    (default :meth:`AssertionRules.default`); ``k``: candidates kept per annotation;
+    ``max_chars``: window size of the detectors; ``max_document_chars``: the longest
+    document accepted. ``matcher``: the row matcher to use instead of ``build(spec)``
+    (tests, or a caller that built it already). Building is lazy: the matcher and the
+    default detector load on the first document.
+    """
+
+    def __init__(
+        self,
+        spec: PipelineSpec,
+        detectors: Sequence[Detector] | None = None,
+        rules: AssertionRules | None = None,
+        k: int = 5,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        *,
+        max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
+        matcher: RowMatcher | None = None,
+    ) -> None:
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        if max_document_chars < 1:
+            raise ValueError(f"max_document_chars must be at least 1, got {max_document_chars}")
+        if detectors is not None and not detectors:
+            raise ValueError("detectors is empty: give at least one, or None for the dictionary")
+        self.spec = spec
+        self.rules = rules
+        self.k = k
+        self.max_chars = max_chars
+        self.max_document_chars = max_document_chars
+        self._detectors = list(detectors) if detectors is not None else None
+        self._matcher = matcher
+
+    @property
+    def detectors(self) -> list[Detector]:
+        """The detectors (the default dictionary detector is built on first use)."""
+        if self._detectors is None:
+            self._detectors = [default_detector(self.spec)]
+        return self._detectors
+
+    @property
+    def matcher(self) -> RowMatcher:
+        """The spec's row matcher (built on first use, cached by ``build``)."""
+        if self._matcher is None:
+            from termnorm.search.build import build
+
+            self._matcher = build(self.spec)
+        return self._matcher
+
+    def annotate(self, text: str, doc_id: str = "") -> list[Annotation]:
+        """The annotations of ``text``, sorted by ``(start, end)``; ``[]`` for an empty or
+        blank text. Raises :class:`DocumentError` (naming ``doc_id``) for a text that is not
+        a ``str`` or is longer than ``max_document_chars``."""
+        self._check(text, doc_id)
+        if not text.strip():
+            return []
+        spans = self.find_spans(text)
+        if not spans:
+            return []
+        results = self._normalize(spans, text)
+        kept = [
+            (span, result)
+            for span, result in zip(spans, results, strict=True)
+            if result is not None
+        ]
+        assertions = assert_spans(
+            text, [span for span, _ in kept], self.rules, sentences=sentence_spans(text)
+        )
+        return [
+            _annotation(doc_id, span, result, flags.as_dict())
+            for (span, result), flags in zip(kept, assertions, strict=True)
+        ]
+
+    def annotate_many(self, docs: Iterable[tuple[str, object]]) -> Iterator[DocumentAnnotations]:
+        """One :class:`DocumentAnnotations` per ``(doc_id, text)``, in order; a document
+        refused with :class:`DocumentError` gets its ``error`` and the others go on."""
+        for doc_id, text in docs:
+            try:
+                yield DocumentAnnotations(doc_id, self.annotate(text, doc_id))  # type: ignore[arg-type]  # checked in annotate
+            except DocumentError as exc:
+                yield DocumentAnnotations(doc_id, [], str(exc))
+
+    def find_spans(self, text: str) -> list[Span]:
+        """Every detector's spans over ``text``'s windows, merged (steps 1 of the module)."""
+        found = [
+            span
+            for detector in self.detectors
+            for span in detect_in_windows(text, detector, max_chars=self.max_chars)
+        ]
+        return merge_spans(found)
+
+    def _check(self, text: object, doc_id: str) -> None:
+        if isinstance(text, bytes | bytearray):
+            raise DocumentError(doc_id, "got bytes: decode it first, e.g. text.decode('utf-8')")
+        if not isinstance(text, str):
+            got = "None" if text is None else type(text).__name__
+            raise DocumentError(doc_id, f"expected the document text as a str, got {got}")
+        if len(text) > self.max_document_chars:
+            raise DocumentError(
+                doc_id,
+                f"{len(text):,} characters, over the limit of {self.max_document_chars:,}: "
+                "split it, or raise max_document_chars (--max-document-chars)",
+            )
+
+    def _normalize(self, spans: Sequence[Span], text: str) -> list[RowResult | None]:
+        """The normalizer's result per span (``None``: no candidate), one batched call for
+        the distinct span texts, the document as their context."""
+        from termnorm.search.context import ContextMatcher
+
+        distinct = list(dict.fromkeys(span.text for span in spans))
+        results = ContextMatcher(self.matcher).normalize_in_context(
+            distinct, [text] * len(distinct), self.k
+        )
+        by_text = dict(zip(distinct, results, strict=True))
+        out: list[RowResult | None] = []
+        for span in spans:
+            result = by_text[span.text]
+            if result.error is not None:
+                logger.warning("span %r dropped: %s", span.text, result.error)
+            out.append(result if result.candidates else None)
+        return out
+
+
+def _annotation(doc_id: str, span: Span, result: RowResult, flags: dict[str, bool]) -> Annotation:
+    top = result.candidates[0]
+    return Annotation(
+        doc_id=doc_id,
+        start=span.start,
+        end=span.end,
+        text=span.text,
+        concept_id=top.concept_id,
+        name=top.name,
+        score=top.score,
+        detector=span.detector,
+        candidates=tuple((c.concept_id, c.name, c.score) for c in result.candidates),
+        matched_term=top.matched_term,
+        expanded_from=top.expanded_from,
+        **flags,
+    )

@@ -1,0 +1,179 @@
+"""The annotation pipeline: detect, normalize through the spec, drop non-concepts, assert."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from termnorm.annotate import DictionaryDetector, Span
+from termnorm.annotate.pipeline import (
+    Annotation,
+    Annotator,
+    DocumentError,
+)
+from termnorm.search.spec import PipelineSpec
+
+DONE_WHEN = "Patient denies heart attack; history of asthma."
+
+
+@pytest.fixture()
+def annotator(index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Annotator:
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+    return Annotator(PipelineSpec(index=index_dir, min_score=0.99))
+
+
+def _by_text(annotations: list[Annotation]) -> dict[str, Annotation]:
+    return {a.text: a for a in annotations}
+
+
+def test_done_when_sentence_gives_concepts_offsets_and_negation(annotator: Annotator) -> None:
+    found = annotator.annotate(DONE_WHEN, doc_id="d1")
+    got = _by_text(found)
+    assert sorted(got) == ["asthma", "heart attack"]
+    attack = got["heart attack"]
+    assert (attack.start, attack.end) == (15, 27)
+    assert attack.concept_id == "T:0001"
+    assert attack.name == "myocardial infarction"
+    assert attack.negated and not attack.historical
+    assert attack.doc_id == "d1" and attack.detector == "dictionary"
+    assert attack.matched_term == "heart attack"
+    assert attack.candidates[0] == ("T:0001", "myocardial infarction", attack.score)
+    assert got["asthma"].concept_id == "T:0004" and got["asthma"].historical
+    assert not got["asthma"].negated
+    assert [a.start for a in found] == sorted(a.start for a in found)
+
+
+def test_default_detector_is_cached_on_disk(annotator: Annotator, tmp_path: Path) -> None:
+    annotator.annotate(DONE_WHEN)
+    cards = list((tmp_path / "cache" / "dictionaries").glob("*/dictionary.json"))
+    assert len(cards) == 1
+
+
+def test_offsets_are_exact_on_hostile_text(annotator: Annotator) -> None:
+    text = "👩‍⚕️ Notes:\r\n\u00a0denies  heart\u00a0attack.\r\nFamily: asthma 🫁; e\u0301 DM\r\n"
+    found = annotator.annotate(text, "hostile")
+    assert {a.text for a in found} >= {"heart\u00a0attack", "asthma"}
+    for a in found:
+        assert text[a.start : a.end] == a.text
+
+
+def test_mention_across_a_window_edge_is_found_once(annotator: Annotator) -> None:
+    annotator.max_chars = 30
+    text = "The patient was admitted today with a heart attack and also bronchial asthma."
+    found = annotator.annotate(text)
+    texts = [a.text for a in found]
+    assert texts == ["heart attack", "bronchial asthma"]
+    for a in found:
+        assert text[a.start : a.end] == a.text
+
+
+def test_spans_below_min_score_are_dropped(index_dir: Path) -> None:
+    """A detector may find a word that no concept name is ("patient"): the normalizer gives
+    it no candidate at a min_score only exact names reach, so the span is dropped."""
+    detector = DictionaryDetector.from_names([("T:0004", "asthma"), ("T:0004", "patient")])
+    strict = Annotator(PipelineSpec(index=index_dir, min_score=0.999), detectors=[detector])
+    assert [a.text for a in strict.annotate("The patient has asthma.")] == ["asthma"]
+    loose = Annotator(PipelineSpec(index=index_dir, min_score=-1.0), detectors=[detector])
+    assert [a.text for a in loose.annotate("The patient has asthma.")] == ["patient", "asthma"]
+
+
+def test_each_distinct_span_text_is_normalized_once_in_one_call(index_dir: Path) -> None:
+    calls: list[list[object]] = []
+
+    class Counting:
+        def __init__(self, inner: object) -> None:
+            self.inner = inner
+            self.name = "counting"
+
+        def normalize_rows(self, texts: list[object], k: int = 5) -> object:
+            calls.append(list(texts))
+            return self.inner.normalize_rows(texts, k)  # type: ignore[attr-defined]
+
+    from termnorm.search.build import build
+
+    spec = PipelineSpec(index=index_dir)
+    detector = DictionaryDetector.from_names([("T:0004", "asthma")])
+    annotator = Annotator(spec, detectors=[detector], matcher=Counting(build(spec)))  # type: ignore[arg-type]
+    found = annotator.annotate("asthma, asthma and asthma.")
+    assert len(found) == 3
+    assert calls == [["asthma"]]
+
+
+def test_document_abbreviation_is_expanded(index_dir: Path) -> None:
+    """A short form the document defines is searched through its long form."""
+
+    class ShortForm:
+        name = "short"
+
+        def detect(self, text: str) -> list[Span]:
+            at = text.rindex("HA")
+            return [Span(at, at + 2, "HA", self.name)]
+
+    spec = PipelineSpec(index=index_dir, min_score=0.99)
+    annotator = Annotator(spec, detectors=[ShortForm()])
+    text = "He had a heart attack (HA) last year. The HA was mild."
+    (found,) = annotator.annotate(text)
+    assert (found.text, found.concept_id) == ("HA", "T:0001")
+    assert found.expanded_from == "HA"
+    assert found.to_dict()["provenance"]["expanded_from"] == "HA"
+
+
+def test_empty_and_blank_text_have_no_annotation(annotator: Annotator) -> None:
+    assert annotator.annotate("") == []
+    assert annotator.annotate(" \r\n\t") == []
+
+
+def test_document_over_the_size_cap_is_refused_by_name(index_dir: Path) -> None:
+    annotator = Annotator(PipelineSpec(index=index_dir), max_document_chars=10)
+    with pytest.raises(DocumentError, match=r"document 'long-1'.*over the limit of 10"):
+        annotator.annotate("x" * 11, doc_id="long-1")
+
+
+def test_bytes_are_refused(index_dir: Path) -> None:
+    annotator = Annotator(PipelineSpec(index=index_dir))
+    with pytest.raises(DocumentError, match=r"document 'b'.*got bytes: decode it first"):
+        annotator.annotate(b"asthma", doc_id="b")  # type: ignore[arg-type]
+
+
+def test_annotate_many_isolates_a_bad_document(annotator: Annotator) -> None:
+    annotator.max_document_chars = 100
+    docs = [("ok1", "asthma"), ("big", "asthma " * 50), ("raw", b"x"), ("ok2", DONE_WHEN)]
+    results = list(annotator.annotate_many(docs))  # type: ignore[arg-type]
+    assert [r.doc_id for r in results] == ["ok1", "big", "raw", "ok2"]
+    assert [len(r.annotations) for r in results] == [1, 0, 0, 2]
+    assert results[1].error is not None and "over the limit" in results[1].error
+    assert results[2].error is not None and "bytes" in results[2].error
+    assert results[0].error is None and results[3].error is None
+
+
+def test_annotation_round_trips_through_its_dict() -> None:
+    a = Annotation(
+        "d",
+        3,
+        9,
+        "asthma",
+        "T:0004",
+        "asthma",
+        0.97,
+        "dictionary+tagger",
+        family=True,
+        candidates=(("T:0004", "asthma", 0.97), ("T:0009", "lung disease", 0.5)),
+        matched_term="asthma",
+    )
+    row = a.to_dict()
+    assert row["provenance"] == {
+        "detector": "dictionary+tagger",
+        "matched_term": "asthma",
+        "expanded_from": None,
+    }
+    assert row["candidates"][1] == {"concept_id": "T:0009", "name": "lung disease", "score": 0.5}
+    assert Annotation.from_dict(row) == a
+
+
+def test_bad_settings_are_refused(index_dir: Path) -> None:
+    spec = PipelineSpec(index=index_dir)
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        Annotator(spec, k=0)
+    with pytest.raises(ValueError, match="detectors is empty"):
+        Annotator(spec, detectors=[])
