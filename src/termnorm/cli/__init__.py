@@ -11,6 +11,7 @@ def register_all(app: typer.Typer) -> None:
     """Add every command group to ``app``: one name per group module. The ``eval_*_cmd``
     modules add their commands to ``eval_cmd.eval_app`` when imported."""
     from termnorm.cli import (
+        annotate_cmd,
         bench_cmd,
         encoder_cmd,
         env_cmd,
@@ -41,6 +42,7 @@ def register_all(app: typer.Typer) -> None:
         train_cmd,
         index_cmd,
         normalize_cmd,
+        annotate_cmd,
         lookup_cmd,
         serve_cmd,
         map_cmd,

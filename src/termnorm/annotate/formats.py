@@ -1,0 +1,242 @@
+"""The documents ``annotate`` reads and the annotations it writes.
+
+**Inputs** (:func:`read_inputs`), each an :class:`InputDocument` ``(doc_id, text, error)``:
+
+- a literal text (an argument that is no existing path): one document, id ``"text"``;
+- a ``.txt`` file (any file that is neither JSON Lines nor PubTator): one document, id the
+  file stem; the text is read as written (CRLF kept, a BOM dropped), so offsets index into it;
+- a folder: each ``*.txt`` file in it (sorted by name), id the file stem;
+- JSON Lines (``.jsonl``/``.ndjson``): one document per line, its ``id_field`` and
+  ``text_field`` (default ``id`` and ``text``);
+- PubTator (a file whose first line is ``PMID|t|…``): title and abstract joined by one
+  newline, as :mod:`termnorm.mentions.pubtator` reads them (offsets agree with PubTator's).
+
+An empty, binary (NUL bytes) or non-UTF-8 file given alone raises
+:class:`~termnorm.errors.InputFormatError` naming its path; inside a folder or a JSON Lines
+file, a bad document (or line) becomes an :class:`InputDocument` with its ``error`` (naming
+the file, and the line) and the others are read.
+
+**Outputs**: JSON Lines (:func:`jsonl_rows`: one annotation per line, or one
+``{"doc_id", "error"}`` line for a refused document), PubTator (:func:`pubtator_lines`) and
+BRAT standoff (:func:`brat_ann`). PubTator and BRAT cannot hold a line break inside a field,
+so line-break characters there are written as spaces, which keeps every offset valid.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from enum import Enum
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from termnorm.annotate.annotation import Annotation
+from termnorm.errors import InputFormatError
+from termnorm.mentions.pubtator import TEXT_LINE, read_pubtator_documents
+
+__all__ = [
+    "LITERAL_DOC_ID",
+    "InputDocument",
+    "OutputFormat",
+    "brat_ann",
+    "brat_file_stem",
+    "jsonl_rows",
+    "pubtator_lines",
+    "read_inputs",
+    "read_text_file",
+    "source_is_text",
+]
+
+LITERAL_DOC_ID = "text"
+"""The doc id of a literal text argument."""
+
+JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
+_PATH_LIKE = re.compile(r"^\S+\.(txt|jsonl|ndjson|pubtator)$", re.IGNORECASE)
+_LINE_BREAKS = re.compile(r"[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\t]")
+_UNSAFE_STEM = re.compile(r"[^\w.-]")
+
+
+class OutputFormat(str, Enum):
+    """How ``annotate`` writes its annotations."""
+
+    JSONL = "jsonl"
+    PUBTATOR = "pubtator"
+    BRAT = "brat"
+
+
+class InputDocument(NamedTuple):
+    """A document to annotate (``text``), or why it could not be read (``error``)."""
+
+    doc_id: str
+    text: str | None
+    error: str | None = None
+
+
+# ------------------------------------------------------------------ reading
+def read_inputs(
+    source: str, *, id_field: str = "id", text_field: str = "text"
+) -> Iterator[InputDocument]:
+    """The documents of ``source`` (module doc: literal text, file, folder, JSON Lines,
+    PubTator). Raises :class:`InputFormatError` for a missing file named like one
+    (``notes.txt``), an unreadable single file, and a folder without ``.txt`` files."""
+    path = _existing_path(source)
+    if path is None:
+        if _PATH_LIKE.match(source.strip()):
+            raise InputFormatError(
+                source, None, "no such file; give an existing file or folder, or the text itself"
+            )
+        yield InputDocument(LITERAL_DOC_ID, source)
+    elif path.is_dir():
+        yield from _read_folder(path)
+    elif path.suffix.lower() in JSONL_SUFFIXES:
+        yield from _read_jsonl(path, id_field, text_field)
+    else:
+        text = read_text_file(path)
+        if TEXT_LINE.match(text.lstrip()):
+            for doc_id, body in read_pubtator_documents(path).items():
+                yield InputDocument(doc_id, body)
+        else:
+            yield InputDocument(path.stem, text)
+
+
+def source_is_text(source: str) -> bool:
+    """Whether :func:`read_inputs` reads ``source`` as the text itself (no such path)."""
+    return _existing_path(source) is None
+
+
+def _existing_path(source: str) -> Path | None:
+    if "\n" in source or "\x00" in source:
+        return None
+    try:
+        path = Path(source)
+        return path if path.exists() else None
+    except (OSError, ValueError):  # a name too long for the file system is a text
+        return None
+
+
+def read_text_file(path: Path) -> str:
+    """The text of a UTF-8 file as written (BOM dropped); :class:`InputFormatError` naming
+    ``path`` when it is empty (or blank), binary or not UTF-8."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputFormatError(
+            path, None, f"not UTF-8 text ({exc.reason} at byte {exc.start}); convert it to UTF-8"
+        ) from exc
+    if "\x00" in text:
+        raise InputFormatError(path, None, "a binary file (NUL bytes); give a UTF-8 text file")
+    if not text.strip():
+        raise InputFormatError(path, None, "an empty file; it has no text to annotate")
+    return text
+
+
+def _read_folder(folder: Path) -> Iterator[InputDocument]:
+    files = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".txt" and p.is_file())
+    if not files:
+        raise InputFormatError(folder, None, "a folder without .txt files; nothing to annotate")
+    for path in files:
+        try:
+            yield InputDocument(path.stem, read_text_file(path))
+        except InputFormatError as exc:
+            yield InputDocument(path.stem, None, str(exc))
+
+
+def _read_jsonl(path: Path, id_field: str, text_field: str) -> Iterator[InputDocument]:
+    data = path.read_bytes()
+    if b"\x00" in data:
+        raise InputFormatError(path, None, "a binary file (NUL bytes); give UTF-8 JSON Lines")
+    if not data.strip():
+        raise InputFormatError(path, None, "an empty file; it has no document to annotate")
+    for line_no, raw in enumerate(data.splitlines(), start=1):
+        if raw.strip():
+            yield _jsonl_document(path, line_no, raw, id_field, text_field)
+
+
+def _jsonl_document(
+    path: Path, line_no: int, raw: bytes, id_field: str, text_field: str
+) -> InputDocument:
+    where = f"{path.name}:{line_no}"
+    try:
+        record = json.loads(raw.decode("utf-8-sig" if line_no == 1 else "utf-8"))
+    except UnicodeDecodeError as exc:
+        return InputDocument(where, None, f"{path}:{line_no}: not UTF-8 text ({exc.reason})")
+    except json.JSONDecodeError as exc:
+        return InputDocument(where, None, f"{path}:{line_no}: not JSON ({exc.msg})")
+    if not isinstance(record, dict):
+        return InputDocument(where, None, f"{path}:{line_no}: expected a JSON object")
+    doc_id = str(record[id_field]) if record.get(id_field) is not None else where
+    missing = [f for f in (id_field, text_field) if f not in record]
+    if missing:
+        names = ", ".join(repr(f) for f in missing)
+        return InputDocument(
+            doc_id,
+            None,
+            f"{path}:{line_no}: no field {names} (fields: {', '.join(map(str, record))}); "
+            "name them with --id-field/--text-field",
+        )
+    text = record[text_field]
+    if not isinstance(text, str):
+        got = "null" if text is None else type(text).__name__
+        return InputDocument(doc_id, None, f"{path}:{line_no}: {text_field!r} is {got}, not text")
+    return InputDocument(doc_id, text)
+
+
+# ------------------------------------------------------------------ writing
+def jsonl_rows(
+    doc_id: str, annotations: Sequence[Annotation], error: str | None = None
+) -> list[dict[str, Any]]:
+    """The JSON Lines rows of one document: one per annotation, or one error row."""
+    if error is not None:
+        return [{"doc_id": doc_id, "error": error}]
+    return [a.to_dict() for a in annotations]
+
+
+def _flat(text: str) -> str:
+    """``text`` with each line break (and tab) as one space: same length, same offsets."""
+    return _LINE_BREAKS.sub(" ", text)
+
+
+def pubtator_lines(doc_id: str, text: str, annotations: Sequence[Annotation]) -> list[str]:
+    """``doc|t|title``, ``doc|a|abstract``, one ``doc<TAB>start<TAB>end<TAB>text<TAB>Concept
+    <TAB>concept_id`` line per annotation, and a blank line. The title is the text up to its
+    first ``\\n``, the abstract the rest: PubTator's offsets (one character between title and
+    abstract) are then the document's."""
+    title, _, abstract = text.partition("\n")
+    lines = [f"{doc_id}|t|{_flat(title)}", f"{doc_id}|a|{_flat(abstract)}"]
+    lines += [
+        f"{doc_id}\t{a.start}\t{a.end}\t{_flat(a.text)}\tConcept\t{a.concept_id}"
+        for a in annotations
+    ]
+    return [*lines, ""]
+
+
+FLAG_ATTRIBUTES = (
+    ("negated", "Negated"),
+    ("hypothetical", "Hypothetical"),
+    ("historical", "Historical"),
+    ("family", "Family"),
+)
+
+
+def brat_ann(annotations: Sequence[Annotation]) -> str:
+    """The ``.ann`` standoff of one document: ``T<n>\\tConcept start end\\ttext``,
+    ``#<n>\\tAnnotatorNotes T<n>\\tconcept_id name``, and ``A<m>\\tNegated T<n>`` (also
+    ``Hypothetical``, ``Historical``, ``Family``) for each flag set."""
+    lines = []
+    attribute = 0
+    for n, a in enumerate(annotations, start=1):
+        lines.append(f"T{n}\tConcept {a.start} {a.end}\t{_flat(a.text)}")
+        lines.append(f"#{n}\tAnnotatorNotes T{n}\t{a.concept_id} {_flat(a.name)}")
+        for field, name in FLAG_ATTRIBUTES:
+            if getattr(a, field):
+                attribute += 1
+                lines.append(f"A{attribute}\t{name} T{n}")
+    return "".join(f"{line}\n" for line in lines)
+
+
+def brat_file_stem(doc_id: str) -> str:
+    """A file name for ``doc_id``'s ``.txt``/``.ann``: characters other than letters, digits,
+    ``.``, ``-`` and ``_`` become ``_`` (so an id cannot leave the output folder)."""
+    stem = _UNSAFE_STEM.sub("_", doc_id).lstrip(".")
+    return stem or "_"
