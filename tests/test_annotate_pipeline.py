@@ -177,3 +177,69 @@ def test_bad_settings_are_refused(index_dir: Path) -> None:
         Annotator(spec, k=0)
     with pytest.raises(ValueError, match="detectors is empty"):
         Annotator(spec, detectors=[])
+
+
+def test_termnorm_annotate_is_callable_as_the_api_function_and_as_the_package(
+    index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``termnorm.annotate`` resolves to the API function until the package is imported and
+    to the package after (Python sets a subpackage as its parent's attribute); both answer
+    the same (the first half is checked in a fresh process by the test below)."""
+    import termnorm
+    from termnorm import api
+
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+    first = api.annotate(DONE_WHEN, index=index_dir, min_score=0.99)
+    import termnorm.annotate
+
+    again = termnorm.annotate(DONE_WHEN, index=str(index_dir), min_score=0.99)  # type: ignore[operator]
+    assert first == again
+    assert [(a.text, a.concept_id, a.negated) for a in again] == [
+        ("heart attack", "T:0001", True),
+        ("asthma", "T:0004", False),
+    ]
+    many = termnorm.annotate(["asthma", "", "migraine"], index=index_dir, min_score=0.99)  # type: ignore[operator]
+    assert [[(a.doc_id, a.concept_id) for a in doc] for doc in many] == [
+        [("0", "T:0004")],
+        [],
+        [("2", "T:0005")],
+    ]
+
+
+def test_api_synonym_pairs_reach_the_dictionary_and_the_search(
+    index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from termnorm import api
+
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+    text = "Known wheezy chest since childhood."
+    assert api.annotate(text, index=index_dir, min_score=0.99) == []
+    found = api.annotate(
+        text, index=index_dir, min_score=0.99, synonyms=[("T:0004", "wheezy chest")]
+    )
+    assert [(a.text, a.concept_id, a.matched_term) for a in found] == [
+        ("wheezy chest", "T:0004", "wheezy chest")
+    ]
+
+
+def test_api_refuses_bytes_and_unknown_options(index_dir: Path) -> None:
+    from termnorm import api
+
+    with pytest.raises(DocumentError, match="got bytes: decode it first"):
+        api.annotate(b"asthma", index=index_dir)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="colour"):
+        api.annotate("asthma", index=index_dir, colour="red")
+
+
+def test_root_annotate_is_the_api_function_before_the_package_is_imported() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import termnorm, termnorm.api as api\n"
+        "assert termnorm.annotate is api.annotate, termnorm.annotate\n"
+        "import termnorm.annotate.pipeline\n"
+        "assert callable(termnorm.annotate) and termnorm.annotate is not api.annotate\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

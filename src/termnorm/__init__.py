@@ -15,8 +15,9 @@ from termnorm._version import __version__
 
 # the module under termnorm that defines each public name
 _NAMES = {
-    "api": "add_synonyms build_index load_index load_kg load_ranker lookup normalize "
+    "api": "add_synonyms annotate build_index load_index load_kg load_ranker lookup normalize "
     "normalize_file train",
+    "annotate.pipeline": "DocumentError",
     "index.term_index": "TermIndex",
     "kg.graph": "KnowledgeGraph",
     "search.candidate": "Candidate",
@@ -47,6 +48,7 @@ __all__ = [
     "DatabaseUnreachableError",
     "DecisionError",
     "DeviceUnavailableError",
+    "DocumentError",
     "DuplicateCodesError",
     "EmptyResultError",
     "EmptySpecError",
@@ -78,6 +80,7 @@ __all__ = [
     "UnknownConceptError",
     "__version__",
     "add_synonyms",
+    "annotate",
     "build_index",
     "load_index",
     "load_kg",
@@ -89,8 +92,10 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.annotate.pipeline import DocumentError
     from termnorm.api import (
         add_synonyms,
+        annotate,
         build_index,
         load_index,
         load_kg,

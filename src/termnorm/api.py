@@ -46,6 +46,7 @@ from termnorm.search.space_matcher import SpaceMatcher, build_strategy
 from termnorm.search.spec import PipelineSpec
 
 if TYPE_CHECKING:
+    from termnorm.annotate import Annotation
     from termnorm.encoders.runtime import Runtime
     from termnorm.mentions.synonyms import SynonymSources
     from termnorm.search.batch import BatchReport
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AnswerOptions",
     "add_synonyms",
+    "annotate",
     "build_index",
     "get_normalizer",
     "get_strategy",
@@ -361,6 +363,26 @@ def normalize_file(
         prefix=prefix,
         restart=restart,
     )
+
+
+def annotate(
+    texts: str | Sequence[str],
+    index: IndexLike = None,
+    k: int = 5,
+    **options: Any,
+) -> list[Annotation] | list[list[Annotation]]:
+    """The concepts in running text: :class:`~termnorm.annotate.Annotation`\\ s of one text
+    (a list) or of each of several (a list of lists), found by the dictionary of ``index``
+    (and ``synonyms``), normalized through the spec of the keywords (those of
+    :func:`normalize`: ``min_score`` drops spans that are not concepts), with offsets into
+    the text and negated/hypothetical/historical/family flags. See
+    :func:`termnorm.annotate.texts.annotate_texts` for the keywords.
+
+    >>> termnorm.annotate("Patient denies chest pain; history of MI.", min_score=0.8)
+    """
+    from termnorm.annotate.texts import annotate_texts
+
+    return annotate_texts(texts, index, k, **options)
 
 
 def project_matcher(spec: PipelineSpec, synonyms: Sequence[tuple[str, str]] = ()) -> RowMatcher:

@@ -1,13 +1,31 @@
 """Concepts in running text: find the mentions of a document (detectors), normalize each
 through the pipeline spec, and flag how the document asserts it (negated, hypothetical,
-historical, family)."""
+historical, family).
 
+The package itself is callable: ``termnorm.annotate(text, index=...)`` is
+:func:`termnorm.annotate.texts.annotate_texts` whether ``termnorm.annotate`` resolves to
+:func:`termnorm.api.annotate` (before this package is imported) or to this package (after:
+importing a subpackage makes it the parent's attribute of that name).
+"""
+
+import sys
+import types
+from typing import Any
+
+from termnorm.annotate.annotation import Annotation
 from termnorm.annotate.assertion import Assertion, assert_spans
 from termnorm.annotate.assertion_rules import AssertionRules
 from termnorm.annotate.dictionary import DictionaryDetector
 from termnorm.annotate.merge import merge_spans
+from termnorm.annotate.pipeline import (
+    DEFAULT_MAX_DOCUMENT_CHARS,
+    Annotator,
+    DocumentAnnotations,
+    DocumentError,
+)
 from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Detector, Span
+from termnorm.annotate.texts import annotate_texts
 from termnorm.annotate.windows import (
     DEFAULT_MAX_CHARS,
     Window,
@@ -18,12 +36,18 @@ from termnorm.annotate.windows import (
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
+    "DEFAULT_MAX_DOCUMENT_CHARS",
+    "Annotation",
+    "Annotator",
     "Assertion",
     "AssertionRules",
     "Detector",
     "DictionaryDetector",
+    "DocumentAnnotations",
+    "DocumentError",
     "Span",
     "Window",
+    "annotate_texts",
     "assert_spans",
     "detect_in_windows",
     "max_chars_for_tokens",
@@ -31,3 +55,13 @@ __all__ = [
     "sentence_spans",
     "text_windows",
 ]
+
+
+class _CallablePackage(types.ModuleType):
+    """This package's class: calling it is :func:`annotate_texts`."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return annotate_texts(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallablePackage

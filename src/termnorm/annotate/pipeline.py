@@ -55,6 +55,7 @@ __all__ = [
     "DocumentError",
     "RankedConcept",
     "default_detector",
+    "dictionary_detector",
 ]
 
 logger = logging.getLogger(__name__)
@@ -85,21 +86,34 @@ class DocumentAnnotations(NamedTuple):
 
 def default_detector(spec: PipelineSpec, cache: str | Path | None = None) -> DictionaryDetector:
     """A :class:`DictionaryDetector` over the terms of ``spec``'s index and its domain
-    synonym files; compiled once per content under ``cache`` (default: the termnorm cache's
-    ``dictionaries/`` folder) and reused from there."""
-    from termnorm.mentions.synonyms import read_synonyms
-    from termnorm.paths import cache_dir
+    synonym files (:func:`dictionary_detector`)."""
     from termnorm.search.build import resolve_index
 
-    index: TermIndex = resolve_index(spec.index)
-    pairs = [
+    return dictionary_detector(resolve_index(spec.index), spec.synonyms, cache=cache)
+
+
+def dictionary_detector(
+    index: TermIndex,
+    synonym_files: Iterable[str | Path] = (),
+    pairs: Iterable[tuple[str, str]] = (),
+    cache: str | Path | None = None,
+) -> DictionaryDetector:
+    """A :class:`DictionaryDetector` over ``index``'s terms, the synonyms of
+    ``synonym_files`` (any format :func:`~termnorm.mentions.synonyms.read_synonyms` reads)
+    and ``(concept_id, text)`` ``pairs``; compiled once per content under ``cache`` (default:
+    the termnorm cache's ``dictionaries/`` folder) and reused from there."""
+    from termnorm.mentions.synonyms import read_synonyms
+    from termnorm.paths import cache_dir
+
+    synonyms = [
         (concept_id, text)
-        for path in spec.synonyms
+        for path in synonym_files
         for text, concept_ids in read_synonyms(path)
         for concept_id in concept_ids
     ]
+    synonyms += list(pairs)
     folder = Path(cache) if cache is not None else cache_dir() / DICTIONARY_CACHE
-    return DictionaryDetector.from_index(index, pairs, cache=folder)
+    return DictionaryDetector.from_index(index, synonyms, cache=folder)
 
 
 class Annotator:
