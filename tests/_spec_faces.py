@@ -104,6 +104,11 @@ def run(index: Path, work: Path) -> dict[str, Any]:
         ]
     )
     _main(["map", "run", "p", "--db", str(db)])
+    os.environ["TERMNORM_CACHE"] = str(work / "cache")  # the compiled dictionary goes there
+    os.environ["FACE"] = "annotate cli"
+    _main(["annotate", "Denies heart attack.", "--index", str(index), "--dummy", "7"])
+    os.environ["FACE"] = "annotate api"
+    termnorm.annotate("Denies heart attack.", index=index, dummy=7)
     helps = {
         face: "--dummy" in _main([*command, "--help"])
         for face, command in {
@@ -111,6 +116,7 @@ def run(index: Path, work: Path) -> dict[str, Any]:
             "eval normalize": ["eval", "normalize"],
             "serve": ["serve"],
             "map init": ["map", "init"],
+            "annotate": ["annotate"],
         }.items()
     }
     return {"seen": SEEN, "help": helps}

@@ -26,11 +26,21 @@ def test_a_new_spec_field_reaches_every_face(index_dir: Path, tmp_path: Path) ->
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert {face: set(values) for face, values in result["seen"].items()} == {
-        face: {7} for face in ("cli", "api", "batch", "service", "projects")
+        face: {7}
+        for face in (
+            "cli",
+            "api",
+            "batch",
+            "service",
+            "projects",
+            "annotate cli",
+            "annotate api",
+        )
     }
     assert result["help"] == {
         "normalize": True,
         "eval normalize": True,
         "serve": True,
         "map init": True,
+        "annotate": True,
     }

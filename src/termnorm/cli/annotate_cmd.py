@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 ANNOTATE_HELP = """Find the concepts in running text: every mention of a document, normalized through the same search options as normalize, with its offsets and its negated, hypothetical, historical and family flags.
 
-SOURCE is the text itself, a .txt file, a folder of .txt files (doc id = file stem), a JSON Lines file with an id and a text field (--id-field, --text-field), or a PubTator file (title and abstract). Offsets are code-point offsets into each document as read (CRLF kept), so text[start:end] is the mention.
+SOURCE is the text itself, a .txt file, a folder of .txt files (doc id = file stem), a JSON Lines file with an id and a text field (--id-field, --text-field), or a PubTator file (title and abstract). Offsets are code-point offsets into each document as read (CRLF kept), so text\\[start:end] is the mention.
 
 Mentions are found by a dictionary of the index's terms and the --synonyms files, then each is normalized (the abbreviations the document defines are expanded); a mention whose candidates all score below --min-score is not a concept and is dropped. The normalizer decides the concept, not the dictionary.
 
