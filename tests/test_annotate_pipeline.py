@@ -243,3 +243,24 @@ def test_root_annotate_is_the_api_function_before_the_package_is_imported() -> N
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_dictionary_detector_is_kept_per_index_until_a_synonym_file_changes(
+    index_dir: Path, tmp_path: Path
+) -> None:
+    import os
+
+    from termnorm.annotate.pipeline import dictionary_detector
+    from termnorm.search.build import load_index
+
+    index = load_index(index_dir)
+    synonyms = tmp_path / "syn.tsv"
+    synonyms.write_text("T:0004\twheezy chest\n", encoding="utf-8")
+    first = dictionary_detector(index, [synonyms], cache=tmp_path / "dicts")
+    assert dictionary_detector(index, [synonyms], cache=tmp_path / "dicts") is first
+    assert [s.text for s in first.detect("a wheezy chest")] == ["wheezy chest"]
+    synonyms.write_text("T:0005\tbad head\n", encoding="utf-8")
+    os.utime(synonyms, ns=(1, 1))
+    changed = dictionary_detector(index, [synonyms], cache=tmp_path / "dicts")
+    assert changed is not first
+    assert [s.text for s in changed.detect("a wheezy chest, a bad head")] == ["bad head"]

@@ -28,6 +28,8 @@ document in its own :class:`DocumentAnnotations` and goes on with the others.
 from __future__ import annotations
 
 import logging
+import threading
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -66,6 +68,11 @@ DEFAULT_MAX_DOCUMENT_CHARS = 1_000_000
 DICTIONARY_CACHE = "dictionaries"
 """Folder under the termnorm cache where compiled dictionaries are kept."""
 
+_lock = threading.Lock()
+_detectors: weakref.WeakKeyDictionary[TermIndex, dict[tuple[object, ...], DictionaryDetector]] = (
+    weakref.WeakKeyDictionary()
+)
+
 
 class DocumentError(TermnormError, ValueError):
     """A document that cannot be annotated (not text, too long); names the document."""
@@ -101,19 +108,33 @@ def dictionary_detector(
     """A :class:`DictionaryDetector` over ``index``'s terms, the synonyms of
     ``synonym_files`` (any format :func:`~termnorm.mentions.synonyms.read_synonyms` reads)
     and ``(concept_id, text)`` ``pairs``; compiled once per content under ``cache`` (default:
-    the termnorm cache's ``dictionaries/`` folder) and reused from there."""
-    from termnorm.mentions.synonyms import read_synonyms
+    the termnorm cache's ``dictionaries/`` folder) and reused from there, and kept in memory
+    per index (until a synonym file changes), so a repeated call returns the same detector."""
     from termnorm.paths import cache_dir
+
+    files = tuple(Path(p).resolve() for p in synonym_files)
+    given = tuple(pairs)
+    folder = Path(cache) if cache is not None else cache_dir() / DICTIONARY_CACHE
+    key = (tuple((str(p), p.stat().st_mtime_ns) for p in files), given, str(folder))
+    with _lock:
+        per_index = _detectors.setdefault(index, {})
+        if key not in per_index:
+            per_index[key] = _compile_detector(index, files, given, folder)
+        return per_index[key]
+
+
+def _compile_detector(
+    index: TermIndex, files: Sequence[Path], pairs: Sequence[tuple[str, str]], folder: Path
+) -> DictionaryDetector:
+    from termnorm.mentions.synonyms import read_synonyms
 
     synonyms = [
         (concept_id, text)
-        for path in synonym_files
+        for path in files
         for text, concept_ids in read_synonyms(path)
         for concept_id in concept_ids
     ]
-    synonyms += list(pairs)
-    folder = Path(cache) if cache is not None else cache_dir() / DICTIONARY_CACHE
-    return DictionaryDetector.from_index(index, synonyms, cache=folder)
+    return DictionaryDetector.from_index(index, [*synonyms, *pairs], cache=folder)
 
 
 class Annotator:
