@@ -15,6 +15,7 @@ def register_all(app: typer.Typer) -> None:
         bench_cmd,
         encoder_cmd,
         env_cmd,
+        eval_annotate_cmd,  # noqa: F401
         eval_cmd,
         eval_compare_cmd,  # noqa: F401
         eval_embedding_cmd,  # noqa: F401

@@ -1,6 +1,6 @@
-"""Evaluators: normalization, zero-shot and embedding evaluators, and prediction files
-(mention readers live in :mod:`termnorm.mentions`; significance tests, selection and the
-benchmark suite in :mod:`termnorm.lab`).
+"""Evaluators: normalization, annotation (concepts in running text), zero-shot and embedding
+evaluators, and prediction files (mention readers live in :mod:`termnorm.mentions`;
+significance tests, selection and the benchmark suite in :mod:`termnorm.lab`).
 
 Every evaluator has one shape: ``evaluator(model_or_matcher) -> {"<name>_<metric>": float}``
 with a ``primary_metric``. Names resolve lazily (``_LAZY``: public name -> module), so that
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from termnorm._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # pragma: no cover
+    from termnorm.evaluation.annotation import AnnotationEvaluator, AnnotationScores
     from termnorm.evaluation.clustering import ClusteringEvaluator
     from termnorm.evaluation.embedding import ConceptVector, Embedder
     from termnorm.evaluation.link_prediction import LinkPredictionEvaluator
@@ -36,6 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from termnorm.evaluation.zero_shot import ZeroShotEvaluator, ZeroShotReport
 
 __all__ = [
+    "AnnotationEvaluator",
+    "AnnotationScores",
     "ClusteringEvaluator",
     "ConceptVector",
     "Embedder",
@@ -58,6 +61,8 @@ __all__ = [
 ]
 
 _LAZY = {
+    "AnnotationEvaluator": "annotation",
+    "AnnotationScores": "annotation",
     "NormalizationEvaluator": "normalization",
     "NormalizationReport": "normalization",
     "ZeroShotEvaluator": "zero_shot",

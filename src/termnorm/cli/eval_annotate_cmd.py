@@ -1,0 +1,136 @@
+"""``termnorm eval annotate GOLD --index … [spec options] [--json]``: concepts found in the
+gold's documents, scored against its mentions.
+
+Reads the documents (:func:`termnorm.mentions.read_documents`) and the gold mentions with
+their offsets (:func:`termnorm.mentions.read_mentions`; PubTator, GSC+, PhenoBERT), annotates
+every document with the :class:`~termnorm.annotate.pipeline.Annotator` of the spec options
+(the dictionary detector over the index's terms and ``--synonyms``, ``--min-score`` as the
+cut), and prints precision, recall and F1 at the four levels of
+:mod:`termnorm.evaluation.annotation`: mention strict, mention lenient, document, span, plus
+the gold mentions not found and found with a wrong concept. A document the annotator refuses
+(binary, over its size cap) is named on stderr, counted (``n_failed_documents``) and its gold
+mentions count as missed. ``--json`` prints the same as one flat object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from termnorm.cli._output import json_ready, print_json
+from termnorm.cli._strategy import spec_from_options, with_spec_options
+from termnorm.cli.eval_cmd import eval_app
+from termnorm.evaluation.metric_names import unprefixed
+from termnorm.mentions.mention import MentionFormat
+
+if TYPE_CHECKING:
+    from termnorm.evaluation.annotation import AnnotationLike
+    from termnorm.search.spec import PipelineSpec
+
+__all__ = ["DocumentResult", "annotate_cmd", "score_annotations"]
+
+_EXAMPLES = """
+Examples:
+
+  termnorm eval annotate ../shared/benchmarks/hpo_gscplus/GSCplus_dev_gold.tsv --index idx/hpo
+
+  termnorm eval annotate NCBIdevelopset_corpus.txt --index idx/medic --min-score 0.8 --json
+"""
+LEVEL_LABELS = {
+    "mention_strict": "mention, strict (span + concept)",
+    "mention_lenient": "mention, lenient (overlap + concept)",
+    "document": "document (concept sets)",
+    "span": "span (detector alone)",
+}
+
+
+class DocumentResult(Protocol):
+    """One document's outcome from the annotator (``error`` set when it was refused)."""
+
+    @property
+    def doc_id(self) -> str: ...
+
+    @property
+    def annotations(self) -> list[Any]: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+
+class DocumentAnnotator(Protocol):
+    """What the command needs of the annotator: ``annotate_many((doc_id, text), ...)``."""
+
+    def annotate_many(self, docs: Iterable[tuple[str, object]]) -> Iterator[DocumentResult]:
+        """One result per document, in order."""
+        ...
+
+
+def score_annotations(
+    gold: Path, fmt: MentionFormat | None, annotator: DocumentAnnotator
+) -> dict[str, float]:
+    """Annotate the documents of ``gold`` and score them (metrics prefixed ``annotate_``,
+    plus ``annotate_n_documents`` and ``annotate_n_failed_documents``)."""
+    from termnorm.evaluation.annotation import AnnotationEvaluator
+    from termnorm.mentions import read_documents, read_mentions
+
+    documents = read_documents(gold, fmt)
+    evaluator = AnnotationEvaluator(read_mentions(gold, fmt), doc_ids=documents)
+    found: list[AnnotationLike] = []
+    failed = 0
+    for result in annotator.annotate_many(documents.items()):
+        if result.error is not None:
+            failed += 1
+            typer.echo(f"document {result.doc_id} not annotated: {result.error}", err=True)
+        found.extend(result.annotations)
+    metrics = evaluator(found)
+    metrics[f"{evaluator.prefix}n_documents"] = float(len(documents))
+    metrics[f"{evaluator.prefix}n_failed_documents"] = float(failed)
+    return metrics
+
+
+def _annotator(spec: PipelineSpec) -> DocumentAnnotator:
+    from termnorm.annotate.pipeline import Annotator
+
+    annotator: DocumentAnnotator = Annotator(spec)
+    return annotator
+
+
+@eval_app.command("annotate", epilog=_EXAMPLES)
+@with_spec_options(exclude=("index",))
+def annotate_cmd(
+    gold: Path = typer.Argument(..., help="Annotated corpus with document text and offsets."),
+    index: Path = typer.Option(..., "--index", help="Index folder whose concepts to find."),
+    fmt: MentionFormat | None = typer.Option(
+        None, "--format", help="pubtator|gscplus|phenobert (detected when omitted)."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print one flat JSON object."),
+    **options: Any,
+) -> None:
+    """Precision, recall and F1 of the annotations of GOLD's documents, at four levels."""
+    spec = spec_from_options(options, index=index)
+    metrics = unprefixed(score_annotations(gold, fmt, _annotator(spec)), "annotate_")
+    if json_out:
+        print_json({"gold": str(gold), "index": str(index), **json_ready(metrics)})
+        return
+    Console().print(_table(metrics, f"annotations of {gold.name} with {index}"))
+
+
+def _table(metrics: dict[str, float], title: str) -> Table:
+    table = Table("level", "precision", "recall", "F1", "tp", "fp", "fn", title=title)
+    for level, label in LEVEL_LABELS.items():
+        table.add_row(
+            label,
+            *(f"{metrics[f'{level}_{m}']:.3f}" for m in ("precision", "recall", "f1")),
+            *(f"{metrics[f'{level}_{c}']:.0f}" for c in ("tp", "fp", "fn")),
+        )
+    table.caption = (
+        f"gold mentions not found: {metrics['n_missed_span']:.0f}; found with a wrong "
+        f"concept: {metrics['n_wrong_concept']:.0f}; documents: {metrics['n_documents']:.0f} "
+        f"({metrics['n_failed_documents']:.0f} refused)"
+    )
+    return table

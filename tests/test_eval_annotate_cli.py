@@ -1,0 +1,113 @@
+"""``termnorm eval annotate``: the gold's documents annotated, scored at four levels.
+
+The annotator is replaced by one that returns known annotations, so every number is known;
+what is tested is the command: reading the gold, feeding every document, counting refused
+documents, and printing the evaluator's levels.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from _cli import command_app
+from termnorm.cli import eval_annotate_cmd, eval_cmd
+
+# GSC+ layout: PMID line, text line, then start<TAB>end<TAB>mention<TAB>HP:id; blank line
+TEXT_1 = "Seizures and ataxia were seen."
+TEXT_2 = "No fever."
+GOLD = (
+    f"1\n{TEXT_1}\n0\t8\tSeizures\tHP:0001250\n13\t19\tataxia\tHP:0001251\n\n"
+    f"2\n{TEXT_2}\n3\t8\tfever\tHP:0001945\n"
+)
+
+
+class Found(NamedTuple):
+    doc_id: str
+    start: int
+    end: int
+    concept_id: str
+
+
+class Result(NamedTuple):
+    doc_id: str
+    annotations: list[Any]
+    error: str | None = None
+
+
+class FakeAnnotator:
+    """Finds "Seizures" right, "ataxia" with a wrong concept, and refuses document 2."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def annotate_many(self, docs: Iterable[tuple[str, object]]) -> Iterator[Result]:
+        for doc_id, text in docs:
+            self.seen.append(doc_id)
+            if doc_id == "2":
+                yield Result(doc_id, [], "document 2 is too long")
+                continue
+            assert text == TEXT_1
+            yield Result(doc_id, [Found("1", 0, 8, "HP:0001250"), Found("1", 13, 19, "HP:9")])
+
+
+@pytest.fixture()
+def gold(tmp_path: Path) -> Path:
+    path = tmp_path / "gold.tsv"
+    path.write_text(GOLD)
+    return path
+
+
+@pytest.fixture()
+def fake(monkeypatch: pytest.MonkeyPatch) -> FakeAnnotator:
+    annotator = FakeAnnotator()
+    monkeypatch.setattr(eval_annotate_cmd, "_annotator", lambda spec: annotator)
+    return annotator
+
+
+def invoke(*args: str | Path) -> Any:
+    app: typer.Typer = command_app(eval_cmd.register)
+    return CliRunner().invoke(app, ["eval", "annotate", *map(str, args)], env={"COLUMNS": "200"})
+
+
+def test_json_reports_every_level(gold: Path, fake: FakeAnnotator, tmp_path: Path) -> None:
+    result = invoke(gold, "--index", tmp_path, "--format", "gscplus", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert fake.seen == ["1", "2"]
+    assert (out["mention_strict_tp"], out["mention_strict_fp"], out["mention_strict_fn"]) == (
+        1.0,
+        1.0,
+        2.0,
+    )
+    assert out["mention_strict_f1"] == pytest.approx(0.4)  # P 1/2, R 1/3
+    assert out["span_tp"] == 2.0 and out["span_fn"] == 1.0
+    assert out["document_precision"] == 0.5 and out["document_recall"] == pytest.approx(1 / 3)
+    assert (out["n_missed_span"], out["n_wrong_concept"]) == (1, 1)
+    assert (out["n_documents"], out["n_failed_documents"]) == (2, 1)
+    assert "document 2 not annotated: document 2 is too long" in result.stderr
+
+
+def test_table_names_the_levels_and_the_error_split(
+    gold: Path, fake: FakeAnnotator, tmp_path: Path
+) -> None:
+    result = invoke(gold, "--index", tmp_path)
+    assert result.exit_code == 0, result.output
+    for label in eval_annotate_cmd.LEVEL_LABELS.values():
+        assert label in result.stdout
+    assert "not found: 1" in result.stdout and "wrong concept: 1" in result.stdout
+    assert "(1 refused)" in result.stdout
+
+
+def test_corpus_without_offsets_is_refused(fake: FakeAnnotator, tmp_path: Path) -> None:
+    path = tmp_path / "mentions.tsv"
+    path.write_text("0001\tHeart-attack\n")
+    result = invoke(path, "--index", tmp_path, "--format", "tsv")
+    assert result.exit_code != 0
+    assert "no document text" in str(result.exception)
