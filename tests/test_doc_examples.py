@@ -124,7 +124,18 @@ def _hpo_subset() -> Any:
     )
 
 
+@pytest.fixture()
+def fresh_caches() -> Iterator[None]:
+    """No default index remembered in-process from an earlier test, and none left behind."""
+    from termnorm.search import build
+
+    build.clear_caches()
+    yield
+    build.clear_caches()
+
+
 @pytest.mark.slow
+@pytest.mark.usefixtures("fresh_caches")
 def test_the_readme_api_block_runs_as_shown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
