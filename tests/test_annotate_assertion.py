@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from termnorm.annotate import Assertion, AssertionRules, Span, assert_spans
-from termnorm.annotate.assertion import split_sentences
 from termnorm.annotate.assertion_rules import (
     AssertionRule,
     Category,
@@ -178,13 +177,6 @@ def test_the_shipped_rules_cover_every_category_and_ship_as_package_data() -> No
     literals = {rule.literal for rule in rules.rules}
     assert {"no", "denies", "without", "negative for", "if", "history of", "mother"} <= literals
     assert {"no increase", "not only", "gram negative", "but", "however", ";"} <= literals
-
-
-def test_fallback_sentences_tile_the_text() -> None:
-    text = "No fever; cough.  Dose 2.5 mg?\nYes!"
-    sentences = split_sentences(text)
-    assert sentences == [(0, 9), (9, 16), (16, 30), (30, len(text))]
-    assert "".join(text[a:b] for a, b in sentences) == text
 
 
 def test_as_dict_names_the_four_flags() -> None:

@@ -12,9 +12,8 @@ sentence edge; offsets are code points of the original text.
 
 Conventions of the shipped rules:
 
-- ``;`` ends a sentence in the fallback splitter below and is a termination trigger as well,
-  so it ends a scope also when the caller's sentences run across it ("Patient denies chest
-  pain; history of MI." flags chest pain negated and MI historical, not negated).
+- ``;`` is a termination trigger, so it ends a scope inside a sentence ("Patient denies
+  chest pain; history of MI." flags chest pain negated and MI historical, not negated).
 - "rule out X" / "r/o X" (a test still to be done) is **hypothetical**; "X was ruled out" /
   "ruled out X" is **negated**. NegEx calls "rule out" a *possible* negation; with no
   "possible" flag we fold it into hypothetical, as the work-up is in the future.
@@ -23,24 +22,23 @@ Conventions of the shipped rules:
 Scope and limits: sentence-level pattern rules, no syntax (a trigger reaches every span in
 its scope, whatever the sentence structure: "Mother reports that the patient has a fever"
 is stopped only because "reports" is a termination trigger); English only; uncertainty
-("possible", "probable") is not flagged; the fallback sentence splitter knows nothing of
-abbreviations ("Dr. Smith" ends a sentence).
+("possible", "probable") is not flagged. Sentences are the room's
+(:func:`termnorm.annotate.sentences.sentence_spans`) unless the caller gives its own.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from termnorm.annotate.assertion_rules import AssertionRule, AssertionRules, Category, Direction
+from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Span
 
-__all__ = ["Assertion", "assert_spans", "split_sentences"]
+__all__ = ["Assertion", "assert_spans"]
 
 # fallback sentence end: a run of . ; ? ! followed by white space (or the end of the text)
-_SENTENCE_END = re.compile(r"[.;?!]+(?=\s|$)")
 _WORD = re.compile(r"\w+")
 
 
@@ -81,15 +79,6 @@ class _Scope:
     category: Category
 
 
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """A local fallback splitter (``termnorm.annotate.windows`` has the real one): the text
-    cut after each run of ``.``, ``;``, ``?`` or ``!`` that white space or the end follows.
-    The sentences tile the text: together they cover every character, in order."""
-    bounds = [match.end() for match in _SENTENCE_END.finditer(text)]
-    edges = [0, *(b for b in bounds if 0 < b < len(text)), len(text)]
-    return [(a, b) for a, b in itertools.pairwise(edges) if a < b]
-
-
 def assert_spans(
     text: str,
     spans: Sequence[Span],
@@ -99,12 +88,12 @@ def assert_spans(
     """The assertion of each span of ``text``, in the order of ``spans``.
 
     ``rules``: :meth:`AssertionRules.default` when ``None``. ``sentences``: ``(start, end)``
-    code-point ranges; :func:`split_sentences` when ``None``. A span belongs to the sentence
+    code-point ranges; :func:`~termnorm.annotate.sentences.sentence_spans` when ``None``. A span belongs to the sentence
     that holds its start. ``ValueError`` for a span that is not ``text[start:end]`` or lies in
     no sentence.
     """
     rules = AssertionRules.default() if rules is None else rules
-    sentences = split_sentences(text) if sentences is None else sentences
+    sentences = sentence_spans(text) if sentences is None else sentences
     scopes: dict[tuple[int, int], list[_Scope]] = {}
     assertions = []
     for span in spans:
