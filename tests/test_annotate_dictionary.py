@@ -11,7 +11,14 @@ from _index_fakes import KeyedEncoder
 from termnorm.annotate import Detector, DictionaryDetector, Span
 from termnorm.annotate import dictionary as dictionary_module
 from termnorm.annotate.dictionary import name_keys
-from termnorm.annotate.tokens import BARRIERS, STOP_WORDS, content_key, token_key, tokenize
+from termnorm.annotate.tokens import (
+    BARRIERS,
+    STOP_WORDS,
+    acronym_key,
+    content_key,
+    token_key,
+    tokenize,
+)
 from termnorm.errors import ArtifactMismatchError
 from termnorm.index import TermIndex
 from termnorm.kg import KnowledgeGraph
@@ -27,7 +34,11 @@ NAMES = [
     ("HP:8", "Hand foot"),
     ("HP:9", "Vitamin A deficiency"),
     ("HP:10", "Vitamin deficiency"),
-    ("HP:11", "MI"),  # too short: skipped
+    ("HP:11", "MI"),  # two characters, but an acronym: kept, matched in capitals only
+    ("HP:16", "ab"),  # too short: skipped
+    ("HP:17", "WAS"),  # an acronym that spells a common word
+    ("HP:18", "ALL relapse"),  # a mixed-case name: its acronym keeps its case
+    ("HP:19", "ATRIOVENTRICULAR SEPTAL DEFECT"),  # all capitals: no word is an acronym
     ("HP:12", "of the"),  # stop words only: skipped
     ("HP:13", "Kidney cysts"),  # same key as HP:3: an ambiguous name
     ("HP:14", "Preauricular pit"),
@@ -154,7 +165,29 @@ def test_short_and_stop_word_only_names_are_skipped_with_a_count(
 ) -> None:
     assert detector.compiled.skipped == {"short": 1, "no_content": 1}
     assert detector.compiled.card["counts"]["skipped_short"] == 1
-    assert found(detector, "an MI of the heart") == []
+    assert found(detector, "an ab of the heart") == []
+
+
+@pytest.mark.parametrize(
+    ("word", "key"),
+    [("MI", "^MI"), ("WAS", "^WAS"), ("RB1", "^RB1"), ("S3", "^S3"), ("Mi", None),
+     ("was", None), ("II", None), ("IV", None), ("ABCDEF", None), ("A", None), ("3", None)],
+)  # fmt: skip
+def test_acronym_keys_keep_case_and_leave_words_and_roman_numerals(
+    word: str, key: str | None
+) -> None:
+    assert acronym_key(word) == key
+
+
+def test_acronyms_match_only_in_capitals(detector: DictionaryDetector) -> None:
+    assert found(detector, "history of MI.") == [("MI", ("HP:11",))]
+    assert found(detector, "mi amigo") == []
+    assert found(detector, "It was WAS.") == [("WAS", ("HP:17",))]
+    assert found(detector, "all relapse") == []
+    assert found(detector, "ALL relapses") == [("ALL relapses", ("HP:18",))]
+    assert found(detector, "atrioventricular septal defects") == [
+        ("atrioventricular septal defects", ("HP:19",))
+    ]
 
 
 def test_offsets_are_exact_on_hostile_text(detector: DictionaryDetector) -> None:
@@ -219,7 +252,10 @@ def test_the_cache_round_trips_and_a_second_build_reuses_it(
     text = "Kidney cysts, polycystic kidney disease, and Sjögren syndrome."
     built = DictionaryDetector.from_names(NAMES, cache=tmp_path)
     (folder,) = tmp_path.iterdir()
-    assert json.loads((folder / "dictionary.json").read_text())["key_rules"] == 1
+    assert (
+        json.loads((folder / "dictionary.json").read_text())["key_rules"]
+        == dictionary_module.KEY_RULES
+    )
 
     def no_build(pairs: object) -> None:  # the second build must not compile
         raise AssertionError("the cache was not used")

@@ -21,8 +21,12 @@ phenotype names (58 k) run at ~1,300–2,400 GSC+ abstracts/s in one process
 **Overlaps.** Where matched windows overlap, the longest in characters is kept; between two
 of equal length, the one that starts first. An ambiguous name keeps all its concepts.
 
+**Acronyms** match as written: a text word shaped like an acronym ("WAS") is looked up by its
+case-sensitive key first, then as a plain word; a name's acronym matches only the capitals
+(:func:`~termnorm.annotate.tokens.acronym_key`), so "was" and "all" are not names.
+
 **Skipped names** (counted in :attr:`CompiledDictionary.skipped`): ``"short"`` — 2 characters
-or fewer once stripped ("MI", "Q"); ``"no_content"`` — names made only of stop words or
+or fewer once stripped ("Q", "ab"), unless the name is one acronym ("MI", "RA"); ``"no_content"`` — names made only of stop words or
 punctuation. Single letters inside a longer name still count ("vitamin A").
 
 **Cache.** :meth:`DictionaryDetector.save` writes a folder (``dictionary.json`` card,
@@ -47,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from termnorm._artifacts import atomic_dir, write_card
 from termnorm.annotate.spans import Span
-from termnorm.annotate.tokens import BARRIERS, content_key, tokenize
+from termnorm.annotate.tokens import BARRIERS, acronym_key, content_key, tokenize
 from termnorm.errors import ArtifactMismatchError
 
 if TYPE_CHECKING:
@@ -61,16 +65,20 @@ logger = logging.getLogger(__name__)
 CARD_NAME = "dictionary.json"
 ENTRIES_NAME = "entries.json"
 FORMAT_VERSION = 1
-KEY_RULES = 1  # raise when tokenize/content_key change what a key is: old caches are rebuilt
+KEY_RULES = 2  # raise when tokenize/content_key change what a key is: old caches are rebuilt
 MIN_NAME_CHARS = 3
 _BLOCK = -1  # a text token no window may hold
 _REBUILD = "delete the folder and build the detector again (it is a cache of the names)"
 
 
 def name_keys(name: str) -> tuple[str, ...]:
-    """The content keys of ``name`` in order: its words less the stop words, as keys."""
-    keys = (content_key(t.text) for t in tokenize(name) if t.word)
-    return tuple(k for k in keys if k is not None)
+    """The content keys of ``name`` in order: its words less the stop words, as keys; an
+    acronym's key keeps its case (:func:`~termnorm.annotate.tokens.acronym_key`) unless the
+    whole name is written in capitals and has more than one word."""
+    words = [t.text for t in tokenize(name) if t.word]
+    cased = len(words) == 1 or any(c.islower() for c in name)
+    keys = ((cased and acronym_key(w)) or content_key(w) for w in words)
+    return tuple(k for k in keys if k)
 
 
 @dataclass
@@ -92,7 +100,7 @@ def compile_names(pairs: Iterable[tuple[str, str]]) -> CompiledDictionary:
     found: dict[tuple[int, ...], set[str]] = {}
     skipped: Counter[str] = Counter()
     for concept_id, name in pairs:
-        if len(name.strip()) < MIN_NAME_CHARS:
+        if len(name.strip()) < MIN_NAME_CHARS and acronym_key(name.strip()) is None:
             skipped["short"] += 1
             continue
         keys = name_keys(name)
@@ -241,10 +249,13 @@ class DictionaryDetector:
         vocab = self._vocab
         for token in tokenize(text):
             if token.word:
-                key = content_key(token.text)
-                if key is None:
-                    continue
-                key_id = vocab.get(key, _BLOCK)
+                acronym = acronym_key(token.text)
+                key_id = vocab.get(acronym, _BLOCK) if acronym else _BLOCK
+                if key_id == _BLOCK:
+                    key = content_key(token.text)
+                    if key is None:
+                        continue
+                    key_id = vocab.get(key, _BLOCK)
             elif token.text in BARRIERS:
                 key_id = _BLOCK
             else:

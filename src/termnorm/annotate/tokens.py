@@ -32,6 +32,12 @@ alike (whitespace of any kind separates tokens and belongs to none).
    often as the same one. The clusters FastHPOCR ships (built offline from a corpus) fold
    more; a rule we cannot show right by construction is not folded here.
 
+**Acronyms** (:func:`acronym_key`) keep their case: a name's word written as an acronym ("MI",
+"WAS", "RB1") matches only a text word written the same way, so the common words that short
+forms spell ("was", "all", "can") are not names. A name written wholly in capitals (OMIM's
+"ATRIOVENTRICULAR SEPTAL DEFECT") says nothing about which of its words are acronyms, so its
+words are keyed as usual unless it is one word.
+
 :data:`STOP_WORDS` are function words ignored inside a name and inside a text window. ``and``,
 ``or``, ``no``, ``not``, ``without`` are NOT stop words: they change what a name means
 ("cleft lip and palate" is not "cleft lip"; a window over "A and B" must not match a name
@@ -48,6 +54,7 @@ from functools import lru_cache
 
 __all__ = [
     "BARRIERS",
+    "acronym_key",
     "PREFIXES",
     "STOP_WORDS",
     "Token",
@@ -143,6 +150,20 @@ def _fold(word: str) -> str:
 def token_key(word: str) -> str:
     """The key of one word: NFKC, case-folded, accents stripped, then :func:`stem`."""
     return stem(_fold(word))
+
+
+def acronym_key(word: str) -> str | None:
+    """The case-sensitive key (``"^"`` + the word, NFKC) of a word shaped like an acronym, else
+    ``None``: 2 to 5 letters and digits, at least one letter, every letter a capital, and not
+    a Roman numeral ("MI", "WAS", "RB1", "S3"; not "Mi", "was", "II", "IV"). An acronym is
+    matched only as written in capitals: "WAS" (Wiskott-Aldrich syndrome) is not "was", "ALL"
+    (acute lymphoblastic leukemia) is not "all"."""
+    word = unicodedata.normalize("NFKC", word)
+    if not (2 <= len(word) <= 5 and word.isalnum() and word.isupper()):
+        return None
+    if not word.strip("IVXLC"):
+        return None
+    return "^" + word
 
 
 @lru_cache(maxsize=1 << 17)
