@@ -54,10 +54,10 @@ from functools import lru_cache
 
 __all__ = [
     "BARRIERS",
-    "acronym_key",
     "PREFIXES",
     "STOP_WORDS",
     "Token",
+    "acronym_key",
     "content_key",
     "stem",
     "token_key",
