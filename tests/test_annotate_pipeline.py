@@ -12,6 +12,7 @@ from termnorm.annotate.pipeline import (
     Annotator,
     DocumentError,
 )
+from termnorm.search.filters import FilterError
 from termnorm.search.spec import PipelineSpec
 
 DONE_WHEN = "Patient denies heart attack; history of asthma."
@@ -264,3 +265,17 @@ def test_dictionary_detector_is_kept_per_index_until_a_synonym_file_changes(
     changed = dictionary_detector(index, [synonyms], cache=tmp_path / "dicts")
     assert changed is not first
     assert [s.text for s in changed.detect("a wheezy chest, a bad head")] == ["bad head"]
+
+
+def test_the_dictionary_finds_only_concepts_the_spec_filter_lets_through(
+    index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+    lungs = Annotator(PipelineSpec(index=index_dir, min_score=0.99, semantic_types=("lung",)))
+    assert [s.text for s in lungs.find_spans(DONE_WHEN)] == ["asthma"]
+    assert [a.concept_id for a in lungs.annotate(DONE_WHEN)] == ["T:0004"]
+    everything = Annotator(PipelineSpec(index=index_dir, min_score=0.99))
+    assert [s.text for s in everything.find_spans(DONE_WHEN)] == ["heart attack", "asthma"]
+    unknown = Annotator(PipelineSpec(index=index_dir, semantic_types=("bones",)))
+    with pytest.raises(FilterError, match="unknown semantic type 'bones'"):
+        unknown.find_spans(DONE_WHEN)

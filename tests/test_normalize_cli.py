@@ -132,6 +132,9 @@ def test_normalize_min_score_and_filters(
     code, out, _ = run([*base, "--type", "lung", "--namespace", "T"], capsys)
     assert code == 0
     assert {c["semantic_types"][0] for c in json.loads(out)[0]["candidates"]} == {"lung"}
+    code, out, _ = run([*base, "--not-type", "lung"], capsys)
+    assert code == 0
+    assert "lung" not in {c["semantic_types"][0] for c in json.loads(out)[0]["candidates"]}
     # scores are cosines (at most 1): only an identical vector reaches --min-score 1
     unknown = ["normalize", "qzx", *base[2:]]
     code, out, _ = run([*unknown, "--min-score", "1"], capsys)

@@ -124,29 +124,33 @@ def brute_force(space: SearchSpace, query: str, keep: set[str], k: int) -> list[
 @pytest.mark.parametrize("restrict", [True, False])
 @pytest.mark.parametrize(
     ("namespaces", "types"),
-    [(["BB"], None), (["aa", "CC"], None), (None, ["T2"]), (["DD"], ["t2"])],
+    [(["BB"], None), (["aa", "CC"], None), (None, ["T2"]), (["DD"], ["t2"]), (None, "-t1")],
 )
 def test_filters_keep_only_passing_concepts_and_still_find_k(
     random_space: SearchSpace,
     namespaces: list[str] | None,
-    types: list[str] | None,
+    types: list[str] | str | None,
     restrict: bool,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # restrict: exact search over the allowed rows; else over-fetching from the whole index
     monkeypatch.setattr(matcher_module, "RESTRICT_FRACTION", 1.0 if restrict else 0.0)
+    excluded = [types[1:]] if isinstance(types, str) else None  # "-t1": every type but T1
     matcher = build_strategy(random_space, "o-t").configure(
-        namespaces=namespaces, semantic_types=types
+        namespaces=namespaces,
+        semantic_types=None if excluded else types,
+        excluded_types=excluded,
     )
     index = random_space.index
     wanted_spaces = {n.upper() for n in namespaces or SPACES}
-    wanted_types = {t.upper() for t in types or ("T1", "T2")}
+    wanted_types = {t.upper() for t in types or ("T1", "T2")} if not excluded else set()
     keep = {
         cid
         for cid, kinds in zip(
             index.concepts["concept_id"], index.concepts["semantic_types"], strict=True
         )
-        if namespace_of(cid) in wanted_spaces and wanted_types & set(kinds)
+        if namespace_of(cid) in wanted_spaces
+        and (wanted_types & set(kinds) if not excluded else "T1" not in kinds)
     }
     for q in range(12):
         got = matcher.normalize(f"q{q}", k=5)

@@ -165,7 +165,8 @@ class AnswerOptions(TypedDict, total=False):
 
     ``min_score``: candidates scoring below it are dropped (a term may get none).
     ``namespaces`` (``["HP"]``) and ``semantic_types`` (``["Disease or Syndrome"]``):
-    only concepts in any of them (both given: in both); an unknown one raises
+    only concepts in any of them (both given: in both); ``excluded_types``: no concept of
+    any of these semantic types (``["Mode of inheritance"]``); an unknown one raises
     :class:`~termnorm.search.filters.FilterError` listing what the index has.
     ``max_chars``: the longest accepted term (default 1000); longer ones raise
     :class:`~termnorm.search.QueryError` (in files: the row's ``error``).
@@ -180,6 +181,7 @@ class AnswerOptions(TypedDict, total=False):
     min_score: float | None
     namespaces: Sequence[str] | None
     semantic_types: Sequence[str] | None
+    excluded_types: Sequence[str] | None
     max_chars: int
     hybrid: str | Path | None
     combiner: str | Path | None

@@ -44,7 +44,7 @@ import hashlib
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -204,10 +204,15 @@ class DictionaryDetector:
         index: TermIndex,
         synonyms: Iterable[tuple[str, str]] = (),
         cache: str | Path | None = None,
+        concepts: Collection[str] | None = None,
     ) -> DictionaryDetector:
-        """From every term of ``index`` (its ``terms`` table) plus domain ``synonyms``."""
+        """From every term of ``index`` (its ``terms`` table) plus domain ``synonyms``; with
+        ``concepts``, only the names and synonyms of those concept IDs."""
         terms = index.terms
         names = list(zip(terms["concept_id"], terms["term"], strict=True))
+        if concepts is not None:
+            names = [pair for pair in names if pair[0] in concepts]
+            synonyms = [pair for pair in synonyms if pair[0] in concepts]
         source = {"index": str(index.path) if index.path else None, "kg": index.card.get("kg")}
         return cls.from_names(names, synonyms, cache, source)
 

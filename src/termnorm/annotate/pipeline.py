@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from termnorm.annotate.assertion_rules import AssertionRules
     from termnorm.index import TermIndex
     from termnorm.search.candidate import RowMatcher, RowResult
+    from termnorm.search.filters import ConceptFilter
     from termnorm.search.spec import PipelineSpec
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "RankedConcept",
     "default_detector",
     "dictionary_detector",
+    "spec_filter",
 ]
 
 logger = logging.getLogger(__name__)
@@ -93,10 +95,20 @@ class DocumentAnnotations(NamedTuple):
 
 def default_detector(spec: PipelineSpec, cache: str | Path | None = None) -> DictionaryDetector:
     """A :class:`DictionaryDetector` over the terms of ``spec``'s index and its domain
-    synonym files (:func:`dictionary_detector`)."""
+    synonym files, restricted to the concepts ``spec``'s filter lets through
+    (:func:`dictionary_detector`)."""
     from termnorm.search.build import resolve_index
 
-    return dictionary_detector(resolve_index(spec.index), spec.synonyms, cache=cache)
+    return dictionary_detector(
+        resolve_index(spec.index), spec.synonyms, cache=cache, concept_filter=spec_filter(spec)
+    )
+
+
+def spec_filter(spec: PipelineSpec) -> ConceptFilter:
+    """The concepts ``spec`` may return (its namespaces and semantic types, wanted and not)."""
+    from termnorm.search.filters import ConceptFilter
+
+    return ConceptFilter.of(spec.namespaces, spec.semantic_types, spec.excluded_types)
 
 
 def dictionary_detector(
@@ -104,29 +116,40 @@ def dictionary_detector(
     synonym_files: Iterable[str | Path] = (),
     pairs: Iterable[tuple[str, str]] = (),
     cache: str | Path | None = None,
+    concept_filter: ConceptFilter | None = None,
 ) -> DictionaryDetector:
     """A :class:`DictionaryDetector` over ``index``'s terms, the synonyms of
     ``synonym_files`` (any format :func:`~termnorm.mentions.synonyms.read_synonyms` reads)
-    and ``(concept_id, text)`` ``pairs``; compiled once per content under ``cache`` (default:
-    the termnorm cache's ``dictionaries/`` folder) and reused from there, and kept in memory
-    per index (until a synonym file changes), so a repeated call returns the same detector."""
+    and ``(concept_id, text)`` ``pairs``, keeping only the names of concepts that pass
+    ``concept_filter`` (the spec's namespaces and semantic types: the dictionary finds no
+    name of a concept the search could not return); compiled once per content under ``cache``
+    (default: the termnorm cache's ``dictionaries/`` folder) and reused from there, and kept
+    in memory per index (until a synonym file changes), so a repeated call returns the same
+    detector. A filter naming what the index lacks raises
+    :class:`~termnorm.search.filters.FilterError`."""
     from termnorm.paths import cache_dir
 
     files = tuple(Path(p).resolve() for p in synonym_files)
     given = tuple(pairs)
     folder = Path(cache) if cache is not None else cache_dir() / DICTIONARY_CACHE
-    key = (tuple((str(p), p.stat().st_mtime_ns) for p in files), given, str(folder))
+    stamps = tuple((str(p), p.stat().st_mtime_ns) for p in files)
+    key = (stamps, given, str(folder), concept_filter)
     with _lock:
         per_index = _detectors.setdefault(index, {})
         if key not in per_index:
-            per_index[key] = _compile_detector(index, files, given, folder)
+            per_index[key] = _compile_detector(index, files, given, folder, concept_filter)
         return per_index[key]
 
 
 def _compile_detector(
-    index: TermIndex, files: Sequence[Path], pairs: Sequence[tuple[str, str]], folder: Path
+    index: TermIndex,
+    files: Sequence[Path],
+    pairs: Sequence[tuple[str, str]],
+    folder: Path,
+    concept_filter: ConceptFilter | None,
 ) -> DictionaryDetector:
     from termnorm.mentions.synonyms import read_synonyms
+    from termnorm.search.parts import ConceptColumns
 
     synonyms = [
         (concept_id, text)
@@ -134,7 +157,9 @@ def _compile_detector(
         for text, concept_ids in read_synonyms(path)
         for concept_id in concept_ids
     ]
-    return DictionaryDetector.from_index(index, [*synonyms, *pairs], cache=folder)
+    mask = concept_filter.mask(ConceptColumns.of(index)) if concept_filter else None
+    concepts = None if mask is None else set(index.concepts["concept_id"][mask])
+    return DictionaryDetector.from_index(index, [*synonyms, *pairs], folder, concepts)
 
 
 class Annotator:

@@ -22,6 +22,7 @@ from termnorm.annotate.pipeline import (
     DEFAULT_MAX_DOCUMENT_CHARS,
     Annotator,
     dictionary_detector,
+    spec_filter,
 )
 from termnorm.annotate.windows import DEFAULT_MAX_CHARS
 
@@ -82,7 +83,11 @@ def annotate_texts(
     matcher = build(pipeline, loaded, synonyms=pairs or None)
     if detectors is None:
         term_index = loaded if loaded is not None else resolve_index(pipeline.index)
-        detectors = [dictionary_detector(term_index, pipeline.synonyms, pairs)]
+        detectors = [
+            dictionary_detector(
+                term_index, pipeline.synonyms, pairs, concept_filter=spec_filter(pipeline)
+            )
+        ]
     annotator = Annotator(
         pipeline,
         detectors,

@@ -170,6 +170,7 @@ _INDEX_ONLY = (
     "min_score",
     "namespaces",
     "semantic_types",
+    "excluded_types",
     "hybrid",
     "combiner",
 )
@@ -223,7 +224,7 @@ def normalize_cmd(
         raise typer.BadParameter("--zero-shot folds carry no document text: drop --abbreviations")
     if index is None and any(options[name] not in (None, [], ()) for name in _INDEX_ONLY):
         raise typer.BadParameter(
-            "--strategy, --synonyms, --min-score, --namespace, --type, --hybrid and --combiner "
+            "--strategy, --synonyms, --min-score, --namespace, --type, --not-type, --hybrid and --combiner "
             "search an index: give --index"
         )
     ks = ks_up_to(k)

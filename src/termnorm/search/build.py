@@ -258,7 +258,7 @@ def recall_stage(
     (the plain normalizer of ``spec.mode`` when none is named and ``space`` holds no domain
     synonyms),
     configured by ``max_chars``, ``min_score`` (a cosine; none when it is a probability),
-    ``namespaces`` and ``semantic_types``; :class:`SpecError` naming the field that this space
+    ``namespaces``, ``semantic_types`` and ``excluded_types``; :class:`SpecError` naming the field that this space
     cannot serve."""
     try:
         if spec.strategy is None and space.domain is None:
@@ -272,7 +272,7 @@ def recall_stage(
         max_chars=spec.max_chars,
         min_score=None if loading.min_score_is_probability(spec, ranker) else spec.min_score,
     )
-    for field in ("namespaces", "semantic_types"):
+    for field in ("namespaces", "semantic_types", "excluded_types"):
         if value := getattr(spec, field):
             try:
                 recall = recall.configure(**{field: value})

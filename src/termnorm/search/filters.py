@@ -3,8 +3,8 @@
 A concept's *namespace* is the part of its ID before the last ``:`` (``HP`` for
 ``HP:0001250``, ``MESH`` for ``MESH:D005955``; empty for an ID without one). A
 :class:`ConceptFilter` with ``namespaces`` keeps concepts in any of them; with
-``semantic_types``, concepts having any of them; with both, concepts passing both. Names are
-compared case-insensitively. A namespace or type the index does not have raises
+``semantic_types``, concepts having any of them; with ``excluded_types``, concepts having none
+of those; with several, concepts passing all. Names are compared case-insensitively. A namespace or type the index does not have raises
 :class:`FilterError` listing the ones it has; a filter no concept passes raises
 :class:`~termnorm.errors.EmptyResultError`.
 
@@ -44,22 +44,27 @@ def _listing(values: Iterable[str]) -> str:
 
 @dataclass(frozen=True)
 class ConceptFilter:
-    """Namespaces and semantic types a concept must be in (empty: no restriction)."""
+    """Namespaces and semantic types a concept must be in, and semantic types it must not
+    have (empty: no restriction)."""
 
     namespaces: tuple[str, ...] = ()
     semantic_types: tuple[str, ...] = ()
+    excluded_types: tuple[str, ...] = ()
 
     @classmethod
     def of(
-        cls, namespaces: Iterable[str] | None = None, semantic_types: Iterable[str] | None = None
+        cls,
+        namespaces: Iterable[str] | None = None,
+        semantic_types: Iterable[str] | None = None,
+        excluded_types: Iterable[str] | None = None,
     ) -> ConceptFilter:
         """A filter from optional lists (a single string counts as one name)."""
-        return cls(_names(namespaces), _names(semantic_types))
+        return cls(_names(namespaces), _names(semantic_types), _names(excluded_types))
 
     @property
     def active(self) -> bool:
         """Whether anything is restricted."""
-        return bool(self.namespaces or self.semantic_types)
+        return bool(self.namespaces or self.semantic_types or self.excluded_types)
 
     def __str__(self) -> str:
         parts = []
@@ -67,6 +72,8 @@ class ConceptFilter:
             parts.append(f"namespaces {', '.join(self.namespaces)}")
         if self.semantic_types:
             parts.append(f"semantic types {', '.join(self.semantic_types)}")
+        if self.excluded_types:
+            parts.append(f"none of the semantic types {', '.join(self.excluded_types)}")
         return " and ".join(parts) or "no filter"
 
     def mask(self, columns: ConceptColumns) -> np.ndarray | None:
@@ -78,12 +85,15 @@ class ConceptFilter:
             spaces = [namespace_of(str(c)) for c in columns.ids]
             wanted = _known(self.namespaces, spaces, "namespace")
             keep &= np.fromiter((s.casefold() in wanted for s in spaces), bool, len(keep))
-        if self.semantic_types:
-            types = [[str(t) for t in ts] for ts in columns.semantic_types]
-            wanted = _known(self.semantic_types, (t for ts in types for t in ts), "semantic type")
-            keep &= np.fromiter(
-                (any(t.casefold() in wanted for t in ts) for ts in types), bool, len(keep)
-            )
+        types = [[str(t) for t in ts] for ts in columns.semantic_types]
+        for asked, keep_if in ((self.semantic_types, True), (self.excluded_types, False)):
+            if asked:
+                wanted = _known(asked, (t for ts in types for t in ts), "semantic type")
+                keep &= np.fromiter(
+                    (any(t.casefold() in wanted for t in ts) is keep_if for ts in types),
+                    bool,
+                    len(keep),
+                )
         if not keep.any():
             raise EmptyResultError(f"no concept of the index is in {self}; widen the filter")
         return keep

@@ -144,6 +144,7 @@ class SpaceMatcher(RowAnswers):
         min_score: float | None = None,
         namespaces: Iterable[str] | None = None,
         semantic_types: Iterable[str] | None = None,
+        excluded_types: Iterable[str] | None = None,
         threshold: float | None = None,
         max_chars: int | None = None,
     ) -> SpaceMatcher:
@@ -151,15 +152,12 @@ class SpaceMatcher(RowAnswers):
         config = self.config
         if min_score is not None:
             config = replace(config, min_score=float(min_score))
-        if namespaces is not None or semantic_types is not None:
-            old = config.filter
-            new = ConceptFilter.of(namespaces, semantic_types)
+        asked = {"namespaces": namespaces, "semantic_types": semantic_types}
+        asked["excluded_types"] = excluded_types
+        if changed := {k: v for k, v in asked.items() if v is not None}:
+            new = ConceptFilter.of(**changed)
             config = replace(
-                config,
-                filter=ConceptFilter(
-                    new.namespaces if namespaces is not None else old.namespaces,
-                    new.semantic_types if semantic_types is not None else old.semantic_types,
-                ),
+                config, filter=replace(config.filter, **{k: getattr(new, k) for k in changed})
             )
         if threshold is not None:
             config = replace(config, threshold=float(threshold))

@@ -85,6 +85,11 @@ class PipelineSpec:
         'Only concepts of this semantic type ("Disease or Syndrome"); repeatable.',
         flag="--type",
     )
+    excluded_types: tuple[str, ...] = option(
+        (),
+        'Leave out concepts of this semantic type ("Mode of inheritance"); repeatable.',
+        flag="--not-type",
+    )
     runtime: Runtime = option(Runtime.TORCH, "")  # help: termnorm.cli._options.RUNTIME_HELP
     threads: int | None = option(None, THREADS_HELP, min=1)
     hybrid: Path | None = option(
@@ -137,7 +142,7 @@ class PipelineSpec:
         naming the option (``ValueError``)."""
         set_ = object.__setattr__
         set_(self, "runtime", Runtime(self.runtime))
-        for name in ("synonyms", "namespaces", "semantic_types"):
+        for name in ("synonyms", "namespaces", "semantic_types", "excluded_types"):
             value = getattr(self, name)
             set_(self, name, tuple([value] if isinstance(value, str | Path) else value or ()))
         set_(self, "synonyms", tuple(Path(s) for s in self.synonyms))
