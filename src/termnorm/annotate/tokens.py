@@ -24,13 +24,23 @@ alike (whitespace of any kind separates tokens and belongs to none).
      medicine; "pancreas" becomes "pancrea" on both sides, which meets no other word);
    * ``-ing`` / ``-ed`` dropped where the rest holds a vowel (dilated, dilating -> dilat),
      one of a doubled final consonant undone (stopped -> stop);
+   * then an adjective meets the noun it is made from (:data:`DERIVATIONS`, first match wins),
+     where English makes the pair by a fixed suffix: hypoplastic / hypoplasia (``-astic`` ->
+     ``-asia``), sclerotic / sclerosis (``-otic`` -> ``-osis``), anemic / anemia (``-emic`` ->
+     ``-emia``), atrophic / atrophy (``-trophic`` -> ``-trophy``), and fibular / fibula, tibial /
+     tibia, vertebral / vertebra (an ``a``-noun's adjective in ``-ar`` / ``-al``: its last
+     letter dropped);
    * then a final ``-e`` dropped (dilate -> dilat, disease -> diseas), so a verb's forms and
      a plural meet at one key.
 
-   Derivational suffixes (``-al``, ``-ic``, ``-ity``) are NOT folded: "renal" is not
-   "ren", "normal" is not "norm", "atrophic" names a different concept than "atrophy" as
-   often as the same one. The clusters FastHPOCR ships (built offline from a corpus) fold
-   more; a rule we cannot show right by construction is not folded here.
+   These keys only say *where* a name is written; the normalizer, not the key, decides the
+   concept of a span (:mod:`termnorm.annotate.pipeline`), so folding an adjective onto its
+   noun ("hypoplasia of the fibula" is found where HPO says "Fibular hypoplasia") costs no
+   concept accuracy. Other derivations are not folded: ``-al`` after a consonant, ``-ic`` ->
+   ``-y`` and ``-ity`` have no fixed pair ("renal" is not "ren"), and ``-ence`` / ``-ency``
+   -> ``-ent`` turns descriptions that are not conditions into names ("APRT-deficient"
+   cells meet "APRT deficiency", "recurrent" meets "Recurrence"; on NCBI-disease devel it
+   added 14 false spans and 2 true ones).
 
 **Acronyms** (:func:`acronym_key`) keep their case: a name's word written as an acronym ("MI",
 "WAS", "RB1") matches only a text word written the same way, so the common words that short
@@ -54,6 +64,7 @@ from functools import lru_cache
 
 __all__ = [
     "BARRIERS",
+    "DERIVATIONS",
     "PREFIXES",
     "STOP_WORDS",
     "Token",
@@ -84,6 +95,17 @@ STOP_WORDS = frozenset(
 _VOWELS = frozenset("aeiouy")
 _KEEP_S = ("ss", "us", "is")
 _UNDOUBLE = frozenset("bdfgkmnprt")  # stopped -> stop, but "fill", "pass", "buzz" stay
+DERIVATIONS = (
+    ("astic", "asia", 1),
+    ("otic", "osis", 1),
+    ("emic", "emia", 1),
+    ("trophic", "trophy", 1),
+    ("r", "", 3),  # fibular -> fibula: only after an "a" (_derive)
+    ("l", "", 3),  # tibial -> tibia
+)
+"""``(suffix, the suffix of the word it meets, the fewest letters left before it)``: the
+derivational pairs :func:`stem` folds (module docstring); ``r`` and ``l`` only after an
+``a``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +136,7 @@ def stem(word: str) -> str:
     if len(word) < 4 or not word.isalpha():
         return word
     if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
+        return _derive(word[:-3] + "y")
     if word.endswith("sses"):
         return word[:-2]
     if word.endswith("s") and not word.endswith(_KEEP_S):
@@ -123,8 +145,18 @@ def stem(word: str) -> str:
         word = _undouble(word[:-3])
     elif word.endswith("ed") and _has_vowel(word[:-2]) and len(word) > 4:
         word = _undouble(word[:-2])
+    word = _derive(word)
     if word.endswith("e") and len(word) > 4:
         word = word[:-1]
+    return word
+
+
+def _derive(word: str) -> str:
+    """``word`` with the first matching :data:`DERIVATIONS` pair applied."""
+    for suffix, replacement, shortest in DERIVATIONS:
+        base = word[: -len(suffix)]
+        if word.endswith(suffix) and len(base) >= shortest and (replacement or base[-1] == "a"):
+            return base + replacement
     return word
 
 
