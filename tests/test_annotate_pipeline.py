@@ -11,7 +11,9 @@ from termnorm.annotate.pipeline import (
     Annotation,
     Annotator,
     DocumentError,
+    named_first,
 )
+from termnorm.search.candidate import Candidate, RowResult
 from termnorm.search.filters import FilterError
 from termnorm.search.spec import PipelineSpec
 
@@ -279,3 +281,41 @@ def test_the_dictionary_finds_only_concepts_the_spec_filter_lets_through(
     unknown = Annotator(PipelineSpec(index=index_dir, semantic_types=("bones",)))
     with pytest.raises(FilterError, match="unknown semantic type 'bones'"):
         unknown.find_spans(DONE_WHEN)
+
+
+def test_a_concept_the_span_is_a_name_of_ranks_first_then_the_normalizer_order() -> None:
+    def cand(cid: str, score: float, rank: int) -> Candidate:
+        return Candidate(cid, cid.lower(), score, cid.lower(), rank)
+
+    result = RowResult([cand("A", 0.9, 1), cand("B", 0.8, 2), cand("C", 0.7, 3)])
+    moved = named_first(result, ("C", "B"))
+    assert [(c.concept_id, c.rank) for c in moved.candidates] == [("B", 1), ("C", 2), ("A", 3)]
+    assert named_first(result, ("A",)) is result  # already first
+    assert named_first(result, ("Z",)) is result  # no named concept among the candidates
+    assert named_first(result, ()) is result  # a tagger span names none
+
+
+def test_the_dictionary_concept_of_a_span_wins_over_a_closer_neighbour(index_dir: Path) -> None:
+    class Named:
+        name = "dictionary"
+
+        def detect(self, text: str) -> list[Span]:
+            at = text.index("heart attack")
+            return [Span(at, at + 12, "heart attack", self.name, ("T:0008",))]
+
+    plain = Annotator(PipelineSpec(index=index_dir), detectors=[Named()], k=10)
+    (found,) = plain.annotate("A heart attack.")
+    assert found.concept_id == "T:0008"  # heart disease, below myocardial infarction's score
+    assert found.candidates[0][0] == "T:0008"
+    assert found.score < max(score for _, _, score in found.candidates)
+
+
+def test_synonym_files_with_bare_ids_name_the_index_concepts(
+    index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+    synonyms = tmp_path / "syn.tsv"
+    synonyms.write_text("0004\twheezy chest\n", encoding="utf-8")  # T:0004 written bare
+    spec = PipelineSpec(index=index_dir, synonyms=(synonyms,), semantic_types=("lung",))
+    (span,) = Annotator(spec).find_spans("A wheezy chest.")
+    assert (span.text, span.concept_ids) == ("wheezy chest", ("T:0004",))

@@ -14,10 +14,12 @@
 4. **assert** — the ConText flags of each kept span over :func:`sentence_spans`;
 5. :class:`Annotation`\\ s sorted by ``(start, end)``.
 
-**The normalizer decides the concept.** A dictionary span's ``concept_ids`` (the concepts
-whose dictionary name matched) are a hint that the pipeline does not use: the candidates
-come from the spec's search alone, so the detector only says *where* a mention is, and one
-configuration (strategy, synonyms, ranker, ``min_score``) says *what* it is.
+**The normalizer decides the concept, a name it is written as goes first.** The candidates
+come from the spec's search alone (strategy, synonyms, ranker, ``min_score``: one
+configuration); when a dictionary span is a name of some of them (its ``concept_ids``, up to
+the dictionary's key folding), those are ranked first (:func:`named_first`, the sieve rule:
+a literal name beats a neighbour in embedding space). A span without names (the tagger's)
+gets the normalizer's order.
 
 **Bad input.** Empty or whitespace-only text has no annotation; a text that is not a
 ``str`` (``bytes`` included) or is longer than ``max_document_chars`` raises
@@ -59,6 +61,7 @@ __all__ = [
     "RankedConcept",
     "default_detector",
     "dictionary_detector",
+    "named_first",
     "spec_filter",
 ]
 
@@ -157,9 +160,14 @@ def _compile_detector(
         for text, concept_ids in read_synonyms(path)
         for concept_id in concept_ids
     ]
+    ids = index.concepts["concept_id"]
+    resolved = [  # a synonym file's bare "D012878" is the index's "MESH:D012878"
+        (cid if (row := index.resolve_id(cid)) is None else str(ids.iloc[row]), text)
+        for cid, text in [*synonyms, *pairs]
+    ]
     mask = concept_filter.mask(ConceptColumns.of(index)) if concept_filter else None
-    concepts = None if mask is None else set(index.concepts["concept_id"][mask])
-    return DictionaryDetector.from_index(index, [*synonyms, *pairs], folder, concepts)
+    concepts = None if mask is None else set(ids[mask])
+    return DictionaryDetector.from_index(index, resolved, folder, concepts)
 
 
 class Annotator:
@@ -284,8 +292,25 @@ class Annotator:
             result = by_text[span.text]
             if result.error is not None:
                 logger.warning("span %r dropped: %s", span.text, result.error)
-            out.append(result if result.candidates else None)
+            out.append(named_first(result, span.concept_ids) if result.candidates else None)
         return out
+
+
+def named_first(result: RowResult, named: Sequence[str]) -> RowResult:
+    """``result`` with the candidates among ``named`` (the concepts a dictionary span is a
+    name of) moved ahead of the others, each group in the normalizer's order, ranks renumbered.
+
+    The sieve rule: a span that IS one of a concept's names (up to the dictionary's key
+    folding) is that concept; the normalizer still orders the concepts that share the name,
+    and decides alone when none of them is among its candidates or the span has no names
+    (a tagger's span)."""
+    chosen = set(named)
+    first = [c for c in result.candidates if c.concept_id in chosen]
+    if not first or first[0] is result.candidates[0]:
+        return result
+    rest = [c for c in result.candidates if c.concept_id not in chosen]
+    ranked = [c._replace(rank=i) for i, c in enumerate([*first, *rest], start=1)]
+    return result._replace(candidates=ranked)
 
 
 def _annotation(doc_id: str, span: Span, result: RowResult, flags: dict[str, bool]) -> Annotation:
