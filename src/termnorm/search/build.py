@@ -54,6 +54,7 @@ __all__ = [
     "build",
     "clear_caches",
     "default_index_dir",
+    "fit_recall",
     "implication_of",
     "learned_stages",
     "load_index",
@@ -288,3 +289,10 @@ def learned_stages(
     ``spec`` switches on (:func:`~termnorm.search.stages.apply_stages`); ``ranker``: a loaded
     ranker instead of ``spec.ranker``'s folder."""
     return apply_stages(spec, stage, space, {"ranker": ranker} if ranker is not None else None)
+
+
+def fit_recall(spec: PipelineSpec, space: SearchSpace, stage: str) -> RowMatcher:
+    """What the learned stage named ``stage`` is fitted on: ``spec``'s recall over ``space``
+    (a cross-fitting fold's space, its domain synonyms the caller's) followed by the stages
+    before ``stage`` that ``spec`` switches on, as :func:`build` assembles them."""
+    return apply_stages(spec, recall_stage(spec, space), space, until=stage)

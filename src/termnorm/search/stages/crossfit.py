@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from termnorm.encoders.memo import MemoEncoder
 from termnorm.index.term_index import TermIndex
@@ -32,10 +32,13 @@ from termnorm.mentions import Mention, MentionFormat, MentionKind, detect_format
 from termnorm.mentions.abbreviations import AbbreviationMode, DocumentAbbreviations
 from termnorm.mentions.documents import DOCUMENT_FORMATS, read_documents
 from termnorm.mentions.synonyms import mention_pairs, read_synonyms
+from termnorm.search.build import fit_recall, search_space
 from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
-from termnorm.search.space_matcher import build_strategy
 from termnorm.search.stages.fit_spec import DEFAULT_FOLDS, TrainingDataSpec
+
+if TYPE_CHECKING:
+    from termnorm.encoders.protocols import Encoder
 
 __all__ = [
     "DEFAULT_FOLDS",
@@ -170,24 +173,21 @@ def crossfit_map(
 
 
 def recall_candidates(
+    spec: TrainingDataSpec,
     space: SearchSpace,
-    strategy: str,
-    threshold: float,
     queries: Sequence[Query],
-    k_c: int,
-    fixed_synonyms: Sequence[Pair] = (),
-    crossfit_synonyms: Sequence[tuple[str, Pair]] = (),
-    folds: int = DEFAULT_FOLDS,
-    seed: int = 0,
+    data: TrainingData,
+    stage: str = "ranker",
 ) -> list[list[Candidate]]:
-    """The top-``k_c`` candidates of each query by ``strategy`` (``threshold``), cross-fitted
-    (:func:`crossfit_map`)."""
+    """The top-``spec.k_c`` candidates of each query, recalled as ``build(spec)`` recalls
+    before ``stage`` (:func:`~termnorm.search.build.fit_recall`), cross-fitted over
+    ``data``'s synonyms (:func:`crossfit_map`)."""
 
     def run(fold_space: SearchSpace, texts: list[str]) -> list[list[Candidate]]:
-        matcher = build_strategy(fold_space, strategy, threshold)
-        return [r.candidates for r in matcher.normalize_rows(texts, k_c)]
+        matcher = fit_recall(spec, fold_space, stage)
+        return [r.candidates for r in matcher.normalize_rows(texts, spec.k_c)]
 
-    return crossfit_map(space, queries, run, fixed_synonyms, crossfit_synonyms, folds, seed)
+    return crossfit_map(space, queries, run, data.fixed, data.crossfit, spec.folds, spec.seed)
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -240,13 +240,12 @@ def load_training_data(
     return TrainingData(queries, fixed, crossfit, cards, synonym_cards)
 
 
-def training_space(spec: TrainingDataSpec, runtime: str = "torch") -> tuple[TermIndex, SearchSpace]:
-    """The index of ``spec`` and its search space, the encoder run by ``runtime`` on
-    ``spec.threads`` threads behind a query memo (:class:`~termnorm.encoders.memo.MemoEncoder`)."""
-    index = TermIndex.load(spec.index)
-    encoder = index.load_encoder()
-    encoder.set_runtime(runtime, threads=spec.threads)
-    return index, SearchSpace(index, MemoEncoder(encoder))
+def training_space(spec: TrainingDataSpec) -> SearchSpace:
+    """The search space ``build(spec)`` searches (index, encoder, runtime, threads), without
+    domain synonyms (the folds add theirs), its encoder behind a query memo
+    (:class:`~termnorm.encoders.memo.MemoEncoder`)."""
+    space = search_space(spec.index, spec.runtime.value, spec.threads, spec.model)
+    return SearchSpace(space.index, MemoEncoder(cast("Encoder", space.encoder)))
 
 
 def spec_training_data(spec: TrainingDataSpec) -> TrainingData:

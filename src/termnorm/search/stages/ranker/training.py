@@ -120,33 +120,23 @@ def train_ranker(
         )
     keywords_file = None if spec.plain else (spec.keywords or builtin_keywords_path(spec.lang))
     keywords = read_keywords(keywords_file) if keywords_file is not None else None
-    index, space = training_space(spec)
-
+    space = training_space(spec)
+    index = space.index
     data = spec_training_data(spec) if data is None else data
-    strategy = spec.resolved_strategy
     held = holdout_documents((q.doc_id for q in data.queries), spec.holdout, spec.seed)
     queries = [q for q in data.queries if q.doc_id not in held]
     logger.info(
         "recalling %d training queries with %s (k_c=%d; %d documents held out)",
         len(queries),
-        strategy,
+        spec.resolved_strategy,
         spec.k_c,
         len(held),
     )
-    lists = recall_candidates(
-        space,
-        strategy,
-        spec.threshold,
-        queries,
-        spec.k_c,
-        data.fixed,
-        data.crossfit,
-        spec.folds,
-        spec.seed,
+    pairs, recall_stats = training_pairs(
+        queries, recall_candidates(spec, space, queries, data), index
     )
-    pairs, recall_stats = training_pairs(queries, lists, index)
     if held:
-        _check_holdout(spec, space, data, held, index)
+        _check_holdout(spec, space, data, held)
 
     base = spec.base_model or default_model_path()
     model = KeywordCrossEncoder.from_pretrained(
@@ -158,10 +148,10 @@ def train_ranker(
     stacked = _stacked_combiner(spec, space, data, held, model)
     card = {
         "base_model": {"path": str(Path(base).resolve()), "fingerprint": model_fingerprint(base)},
-        "index": fitted_index(spec.index, index),
+        "index": fitted_index(index),
         "recall_model": index.card["model"].get("path"),
-        "strategy": str(parse_strategy(strategy)),
-        "sieve_threshold": spec.threshold,
+        "strategy": str(parse_strategy(spec.resolved_strategy)),
+        "sieve_threshold": spec.sieve_threshold,
         "k_c": spec.k_c,
         "max_length": spec.max_length,
         "synonyms": data.synonym_cards,
@@ -184,27 +174,13 @@ def train_ranker(
 
 
 def _check_holdout(
-    spec: RankTrainSpec,
-    space: SearchSpace,
-    data: TrainingData,
-    held: frozenset[str],
-    index: TermIndex,
+    spec: RankTrainSpec, space: SearchSpace, data: TrainingData, held: frozenset[str]
 ) -> None:
     """Before training: ``ValueError`` when the held-out documents' candidates cannot fit the
     combiner (it needs correct and wrong candidates), so no training time is lost."""
     queries = [q for q in data.queries if q.doc_id in held]
-    lists = recall_candidates(
-        space,
-        spec.resolved_strategy,
-        spec.threshold,
-        queries,
-        spec.k_c,
-        data.fixed,
-        data.crossfit,
-        spec.folds,
-        spec.seed,
-    )
-    labels = {hit for hits in gold_hits(queries, lists, index) for hit in hits}
+    lists = recall_candidates(spec, space, queries, data)
+    labels = {hit for hits in gold_hits(queries, lists, space.index) for hit in hits}
     if labels != {True, False}:
         raise ValueError(
             f"the {len(held)} held-out documents ({len(queries)} queries) give "
@@ -229,7 +205,7 @@ def _stacked_combiner(
 
     queries = [q for q in data.queries if q.doc_id in held]
     fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(TrainingDataSpec)}
-    combine_spec = CombinerFitSpec(**fields, k_c=spec.k_c)
+    combine_spec = CombinerFitSpec(**fields)
     logger.info("fitting the combiner on %d held-out queries", len(queries))
     combiner, metrics = fit_on_queries(
         combine_spec, space, data, queries, Ranker(model, {"kind": "in-training"})
