@@ -53,7 +53,6 @@ __all__ = [
     "load_training_data",
     "recall_candidates",
     "sample_queries",
-    "spec_training_data",
     "training_space",
 ]
 
@@ -190,28 +189,17 @@ def recall_candidates(
     return crossfit_map(space, queries, run, data.fixed, data.crossfit, spec.folds, spec.seed)
 
 
-def _same(a: Path, b: Path) -> bool:
-    return a.resolve() == b.resolve()
-
-
-def load_training_data(
-    mentions: Sequence[Path],
-    mention_format: str | None = None,
-    synonyms: Sequence[Path] = (),
-    synonyms_format: str | None = None,
-    abbreviations: AbbreviationMode | None = None,
-    max_queries: int | None = None,
-    seed: int = 0,
-) -> TrainingData:
-    """Queries of the mention files (abbreviations default: ab3p for formats that carry their
+def load_training_data(spec: TrainingDataSpec) -> TrainingData:
+    """Queries of ``spec.mentions`` (abbreviations default: ab3p for formats that carry their
     documents) and the synonyms, a synonym file that is also a mention file cross-fitted;
-    ``max_queries``: a seeded sample of that many queries."""
+    ``spec.max_queries``: a seeded sample of that many queries."""
+    given = None if spec.mention_format is None else MentionFormat(spec.mention_format).value
     found_all: list[Mention] = []
     expanded: list[str | None] = []
     cards: list[dict[str, Any]] = []
-    for path in mentions:
-        found, fmt = _read(path, mention_format)
-        mode = abbreviations or (
+    for path in spec.mentions:
+        found, fmt = _read(path, given)
+        mode = spec.abbreviations or (
             AbbreviationMode.AB3P if fmt in DOCUMENT_FORMATS else AbbreviationMode.NONE
         )
         texts: list[str | None] = [None] * len(found)
@@ -225,17 +213,17 @@ def load_training_data(
         cards.append(
             {"path": str(path), "format": fmt, "mentions": len(found), "abbreviations": mode.value}
         )
-    queries = sample_queries(build_queries(found_all, expanded), max_queries, seed)
+    queries = sample_queries(build_queries(found_all, expanded), spec.max_queries, spec.seed)
     fixed: list[Pair] = []
     crossfit: list[tuple[str, Pair]] = []
     synonym_cards = []
-    for path in synonyms:
-        is_training = any(_same(path, m) for m in mentions)
+    for path in spec.synonyms:
+        is_training = any(path.resolve() == m.resolve() for m in spec.mentions)
         if is_training:
-            found, _fmt = _read(path, synonyms_format or mention_format)
+            found, _fmt = _read(path, spec.synonyms_format or given)
             crossfit += [(m.doc_id, p) for m in found for p in mention_pairs([m])]
         else:
-            fixed += read_synonyms(path, synonyms_format)
+            fixed += read_synonyms(path, spec.synonyms_format)
         synonym_cards.append({"path": str(path), "cross_fitted": is_training})
     return TrainingData(queries, fixed, crossfit, cards, synonym_cards)
 
@@ -246,20 +234,6 @@ def training_space(spec: TrainingDataSpec) -> SearchSpace:
     (:class:`~termnorm.encoders.memo.MemoEncoder`)."""
     space = search_space(spec.index, spec.runtime.value, spec.threads, spec.model)
     return SearchSpace(space.index, MemoEncoder(cast("Encoder", space.encoder)))
-
-
-def spec_training_data(spec: TrainingDataSpec) -> TrainingData:
-    """:func:`load_training_data` of ``spec``'s files and settings."""
-    fmt = None if spec.mention_format is None else MentionFormat(spec.mention_format).value
-    return load_training_data(
-        spec.mentions,
-        fmt,
-        spec.synonyms,
-        spec.synonyms_format,
-        spec.abbreviations,
-        spec.max_queries,
-        spec.seed,
-    )
 
 
 def gold_hits(

@@ -47,7 +47,7 @@ from termnorm.search.stages.crossfit import (
     TrainingData,
     crossfit_map,
     gold_hits,
-    spec_training_data,
+    load_training_data,
     training_space,
 )
 from termnorm.search.stages.fit_spec import TrainingDataSpec
@@ -79,9 +79,9 @@ def fit_combiner_card(
         loaded = load_ranker(spec.ranker, threads=spec.threads)
         held = frozenset((loaded.card.get("holdout") or {}).get("documents", ()))
         ranker = loaded
-    data = spec_training_data(spec)
+    data = load_training_data(spec)
     queries = _stacking_queries(data.queries, held, ranker is not None)
-    combiner, metrics = fit_on_queries(spec, space, data, queries, ranker)
+    combiner, metrics = fit_on_queries(spec, space, data, queries, ranker, spec.c)
     card = {
         "kind": CARD_KIND,
         "combiner": combiner.to_dict(),
@@ -97,14 +97,16 @@ def fit_combiner_card(
 
 
 def fit_on_queries(
-    spec: CombinerFitSpec,
+    spec: TrainingDataSpec,
     space: SearchSpace,
     data: TrainingData,
     queries: Sequence[Query],
     ranker: RankerLike | None = None,
+    c: float = 1.0,
 ) -> tuple[Combiner, dict[str, float]]:
-    """The combiner fitted on the cross-fitted candidates of ``queries`` (module doc) and its
-    training metrics (``queries``, ``rows``, training acc@1 of recall and combiner, ECE)."""
+    """The combiner (inverse L2 strength ``c``) fitted on the cross-fitted candidates of
+    ``queries`` as ``spec`` recalls them (module doc) and its training metrics (``queries``,
+    ``rows``, training acc@1 of recall and combiner, ECE)."""
 
     def run(fold_space: SearchSpace, texts: list[str]) -> list[tuple[list[Candidate], np.ndarray]]:
         recall = fit_recall(spec, fold_space, "combiner")
@@ -117,7 +119,7 @@ def fit_on_queries(
     names = FEATURES if ranker is not None else BASE_FEATURES
     x = np.concatenate([f for _c, f in answers if len(f)])
     y = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits if h])
-    combiner = fit_combiner(x, y, names, spec.c)
+    combiner = fit_combiner(x, y, names, c)
     metrics = {"queries": len(queries), "rows": len(y), **_train_metrics(combiner, answers, hits)}
     return combiner, metrics
 

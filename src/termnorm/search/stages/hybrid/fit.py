@@ -26,7 +26,7 @@ from termnorm.search.stages.cards import recall_settings, write_json_card
 from termnorm.search.stages.crossfit import (
     crossfit_map,
     gold_hits,
-    spec_training_data,
+    load_training_data,
     training_space,
 )
 from termnorm.search.stages.fit_spec import TrainingDataSpec
@@ -83,7 +83,7 @@ def scored_training_candidates(
     space: SearchSpace, spec: HybridFitSpec
 ) -> tuple[list[Any], list[ScoredCandidates], list[list[bool]]]:
     """The training queries, their merged candidates (cross-fitted) and which are gold."""
-    data = spec_training_data(spec)
+    data = load_training_data(spec)
     config = HybridConfig(0.5, spec.k_dense, spec.k_sparse)
 
     def run(fold_space: SearchSpace, texts: list[str]) -> list[ScoredCandidates]:

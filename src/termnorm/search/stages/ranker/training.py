@@ -14,7 +14,6 @@ which index, recall model, strategy, k_c, keyword file and data made it.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
@@ -35,11 +34,11 @@ from termnorm.search.stages.crossfit import (
     build_queries,
     gold_hits,
     holdout_documents,
+    load_training_data,
     recall_candidates,
-    spec_training_data,
     training_space,
 )
-from termnorm.search.stages.fit_spec import DEFAULT_FOLDS, TrainingDataSpec
+from termnorm.search.stages.fit_spec import DEFAULT_FOLDS
 from termnorm.search.stages.ranker.cross_encoder import KeywordCrossEncoder
 from termnorm.search.stages.ranker.ranker import Ranker, save_ranker
 from termnorm.search.stages.ranker.texts import candidate_text
@@ -122,7 +121,7 @@ def train_ranker(
     keywords = read_keywords(keywords_file) if keywords_file is not None else None
     space = training_space(spec)
     index = space.index
-    data = spec_training_data(spec) if data is None else data
+    data = load_training_data(spec) if data is None else data
     held = holdout_documents((q.doc_id for q in data.queries), spec.holdout, spec.seed)
     queries = [q for q in data.queries if q.doc_id not in held]
     logger.info(
@@ -201,13 +200,10 @@ def _stacked_combiner(
     card's ``combiner`` entry; ``None`` without held-out documents."""
     if not held:
         return None
-    from termnorm.search.stages.combiner.fit import CombinerFitSpec, fit_on_queries
+    from termnorm.search.stages.combiner.fit import fit_on_queries
 
     queries = [q for q in data.queries if q.doc_id in held]
-    fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(TrainingDataSpec)}
-    combine_spec = CombinerFitSpec(**fields)
     logger.info("fitting the combiner on %d held-out queries", len(queries))
-    combiner, metrics = fit_on_queries(
-        combine_spec, space, data, queries, Ranker(model, {"kind": "in-training"})
-    )
+    ranker = Ranker(model, {"kind": "in-training"})
+    combiner, metrics = fit_on_queries(spec, space, data, queries, ranker)
     return {"combiner": combiner.to_dict(), "k_c": spec.k_c, "metrics": metrics}
