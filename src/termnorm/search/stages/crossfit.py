@@ -29,11 +29,11 @@ from termnorm.encoders.memo import MemoEncoder
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.ids import id_key
 from termnorm.mentions import Mention, MentionFormat, MentionKind, detect_format, read_mentions
-from termnorm.mentions.abbreviations import AbbreviationMode, DocumentAbbreviations
-from termnorm.mentions.documents import DOCUMENT_FORMATS, read_documents
+from termnorm.mentions.documents import DOCUMENT_FORMATS
 from termnorm.mentions.synonyms import mention_pairs, read_synonyms
 from termnorm.search.build import fit_recall, search_space
 from termnorm.search.candidate import Candidate
+from termnorm.search.context import file_expansions
 from termnorm.search.domain import SearchSpace
 from termnorm.search.stages.fit_spec import DEFAULT_FOLDS, TrainingDataSpec
 
@@ -199,17 +199,13 @@ def load_training_data(spec: TrainingDataSpec) -> TrainingData:
     cards: list[dict[str, Any]] = []
     for path in spec.mentions:
         found, fmt = _read(path, given)
-        mode = spec.abbreviations or (
-            AbbreviationMode.AB3P if fmt in DOCUMENT_FORMATS else AbbreviationMode.NONE
-        )
-        texts: list[str | None] = [None] * len(found)
-        if mode is AbbreviationMode.AB3P:
-            docs = DocumentAbbreviations(read_documents(path, fmt), mode)
-            texts = [
-                e.text if e.expanded_from is not None else None for e in docs.expand_mentions(found)
-            ]
+        mode, expansions = file_expansions(path, fmt, found, spec.abbreviations)
         found_all += found
-        expanded += texts
+        expanded += (
+            [None] * len(found)
+            if expansions is None
+            else [e.text if e.expanded_from is not None else None for e in expansions]
+        )
         cards.append(
             {"path": str(path), "format": fmt, "mentions": len(found), "abbreviations": mode.value}
         )
