@@ -6,7 +6,10 @@ The subclass replaces ``termnorm.search.spec.PipelineSpec`` before any face is i
 new field in ``search/spec.py`` would be seen. The stage records, per face, the value it was
 built with; the script prints the record as JSON on its last line.
 
-Usage: ``python tests/_spec_faces.py INDEX_DIR WORK_DIR``
+The dummy stage sits before the ranker, so ``termnorm rank train`` recalls its training
+candidates through it as ``build(spec)`` would.
+
+Usage: ``python tests/_spec_faces.py INDEX_DIR WORK_DIR BERT_DIR`` (the index's model)
 """
 
 from __future__ import annotations
@@ -71,10 +74,11 @@ def _main(args: list[str]) -> str:
     return out.getvalue()
 
 
-def run(index: Path, work: Path) -> dict[str, Any]:
+def run(index: Path, work: Path, bert: Path) -> dict[str, Any]:
     from termnorm.search import stages
 
-    stages.STAGES.append(stages.Stage("dummy", "dummy", _dummy_stage))
+    before_ranker = [s.name for s in stages.STAGES].index("ranker")  # rank train recalls it
+    stages.STAGES.insert(before_ranker, stages.Stage("dummy", "dummy", _dummy_stage))
     import termnorm
 
     os.environ["FACE"] = "cli"
@@ -109,6 +113,17 @@ def run(index: Path, work: Path) -> dict[str, Any]:
     _main(["annotate", "Denies heart attack.", "--index", str(index), "--dummy", "7"])
     os.environ["FACE"] = "annotate api"
     termnorm.annotate("Denies heart attack.", index=index, dummy=7)
+    os.environ["FACE"] = "rank train"
+    mentions = work / "train.tsv"
+    mentions.write_text("T:0001\theart attacks\nT:0002\thigh pressure\nT:0003\tdiabetic\n")
+    _main(
+        [
+            *("rank", "train", "--index", str(index), "--mentions", str(mentions)),
+            *("--format", "tsv", "--plain", "--model", str(bert), "--k-c", "2", "--folds", "2"),
+            *("--max-length", "16", "--holdout", "0", "--epochs", "1", "--dummy", "7"),
+            *("--out", str(work / "ranker"), "--json"),
+        ]
+    )
     helps = {
         face: "--dummy" in _main([*command, "--help"])
         for face, command in {
@@ -117,11 +132,12 @@ def run(index: Path, work: Path) -> dict[str, Any]:
             "serve": ["serve"],
             "map init": ["map", "init"],
             "annotate": ["annotate"],
+            "rank train": ["rank", "train"],
         }.items()
     }
     return {"seen": SEEN, "help": helps}
 
 
 if __name__ == "__main__":
-    result = run(Path(sys.argv[1]), Path(sys.argv[2]))
+    result = run(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]))
     print(json.dumps(result))

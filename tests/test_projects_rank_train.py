@@ -148,4 +148,4 @@ def test_the_ranker_recalls_as_the_project_searches_unless_told_otherwise(
     )
     train_project_ranker("p", RankTrainSpec(index=index), tmp_path / "r", db)
     train_project_ranker("p", RankTrainSpec(index=index, strategy="o-t"), tmp_path / "r", db)
-    assert [(s.strategy, s.threshold) for s in given] == [("d-t+od-t", 0.8), ("o-t", 0.95)]
+    assert [(s.strategy, s.sieve_threshold) for s in given] == [("d-t+od-t", 0.8), ("o-t", 0.95)]

@@ -17,6 +17,7 @@ from termnorm.kg.keyword_mining import mine_chinese_procedure_keywords, mine_eng
 from termnorm.kg.keywords import KeywordVocabulary, builtin_keywords_path, read_keywords
 from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
+from termnorm.search.stages.crossfit import TrainingData, TrainingDataSpec
 from termnorm.search.stages.ranker.cross_encoder import KeywordCrossEncoder
 from termnorm.search.stages.ranker.fusion import (
     distances,
@@ -196,7 +197,8 @@ def test_cross_fitting_never_finds_the_mentions_own_entry() -> None:
     space = SearchSpace(index, encoder)
     queries = [Query("q own", ("X:1",), "doc1"), Query("q other", ("X:1",), "doc2")]
     crossfit = [("doc1", ("q own", ("X:1",))), ("doc2", ("q other", ("X:1",)))]
-    lists = recall_candidates(space, "d-t+od-t", 0.95, queries, 2, (), crossfit, folds=2)
+    spec = TrainingDataSpec(strategy="d-t+od-t", k_c=2, folds=2)
+    lists = recall_candidates(spec, space, queries, TrainingData(queries, [], crossfit, [], []))
     own = lists[0]
     assert own[0].concept_id == "X:3"  # its own entry (an exact hit for X:1) is not there
     assert all(c.matched_term != "q own" for c in own)

@@ -1,6 +1,6 @@
 """One spec everywhere: a search option added to ``PipelineSpec`` (a subclass with one field,
 and a learned stage switched on by it) reaches the CLI, the Python API, batch files, the
-service and mapping projects with no other edit (``tests/_spec_faces.py`` runs the faces in
+service, mapping projects and ranker training with no other edit (``tests/_spec_faces.py`` runs the faces in
 a fresh interpreter, where the subclass stands in for the spec before any face is imported).
 """
 
@@ -14,10 +14,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def test_a_new_spec_field_reaches_every_face(index_dir: Path, tmp_path: Path) -> None:
-    index = index_dir
+def test_a_new_spec_field_reaches_every_face(
+    index_dir: Path, tiny_bert_path: Path, tmp_path: Path
+) -> None:
+    script = HERE / "_spec_faces.py"
     done = subprocess.run(
-        [sys.executable, str(HERE / "_spec_faces.py"), str(index), str(tmp_path)],
+        [sys.executable, str(script), str(index_dir), str(tmp_path), str(tiny_bert_path)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -35,6 +37,7 @@ def test_a_new_spec_field_reaches_every_face(index_dir: Path, tmp_path: Path) ->
             "projects",
             "annotate cli",
             "annotate api",
+            "rank train",
         )
     }
     assert result["help"] == {
@@ -43,4 +46,5 @@ def test_a_new_spec_field_reaches_every_face(index_dir: Path, tmp_path: Path) ->
         "serve": True,
         "map init": True,
         "annotate": True,
+        "rank train": True,
     }

@@ -14,9 +14,8 @@ mentions count as missed. ``--json`` prints the same as one flat object.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -29,10 +28,11 @@ from termnorm.evaluation.metric_names import unprefixed
 from termnorm.mentions.mention import MentionFormat
 
 if TYPE_CHECKING:
+    from termnorm.annotate.pipeline import Annotator
     from termnorm.evaluation.annotation import AnnotationLike
     from termnorm.search.spec import PipelineSpec
 
-__all__ = ["DocumentResult", "annotate_cmd", "score_annotations"]
+__all__ = ["annotate_cmd", "score_annotations"]
 
 _EXAMPLES = """
 Examples:
@@ -49,29 +49,8 @@ LEVEL_LABELS = {
 }
 
 
-class DocumentResult(Protocol):
-    """One document's outcome from the annotator (``error`` set when it was refused)."""
-
-    @property
-    def doc_id(self) -> str: ...
-
-    @property
-    def annotations(self) -> list[Any]: ...
-
-    @property
-    def error(self) -> str | None: ...
-
-
-class DocumentAnnotator(Protocol):
-    """What the command needs of the annotator: ``annotate_many((doc_id, text), ...)``."""
-
-    def annotate_many(self, docs: Iterable[tuple[str, object]]) -> Iterator[DocumentResult]:
-        """One result per document, in order."""
-        ...
-
-
 def score_annotations(
-    gold: Path, fmt: MentionFormat | None, annotator: DocumentAnnotator
+    gold: Path, fmt: MentionFormat | None, annotator: Annotator
 ) -> dict[str, float]:
     """Annotate the documents of ``gold`` and score them (metrics prefixed ``annotate_``,
     plus ``annotate_n_documents`` and ``annotate_n_failed_documents``)."""
@@ -93,11 +72,10 @@ def score_annotations(
     return metrics
 
 
-def _annotator(spec: PipelineSpec) -> DocumentAnnotator:
+def _annotator(spec: PipelineSpec) -> Annotator:
     from termnorm.annotate.pipeline import Annotator
 
-    annotator: DocumentAnnotator = Annotator(spec)
-    return annotator
+    return Annotator(spec)
 
 
 @eval_app.command("annotate", epilog=_EXAMPLES)

@@ -25,8 +25,6 @@ from termnorm.mentions.mention import MentionFormat
 from termnorm.search.lexical.kinds import LexicalKind
 
 if TYPE_CHECKING:
-    from termnorm.mentions import Mention
-    from termnorm.mentions.abbreviations import Expansion
     from termnorm.search.candidate import Matcher
     from termnorm.search.spec import PipelineSpec
 
@@ -250,10 +248,11 @@ def _run_single(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     from termnorm.evaluation.normalization import NormalizationEvaluator
     from termnorm.mentions import detect_format, read_mentions
+    from termnorm.search.context import file_expansions
 
     fmt = fmt or detect_format(path)
     mentions = read_mentions(path, fmt)
-    abbr_mode, expansions = _expansions(path, fmt, mentions, abbreviations)
+    abbr_mode, expansions = file_expansions(path, fmt, mentions, abbreviations)
     evaluator = NormalizationEvaluator(
         mentions, ks, composite_rule=composite_rule, expansions=expansions
     )
@@ -297,22 +296,6 @@ def _multi_code(report: Any, recorder: Any) -> dict[str, float]:
         if r.mention.kind is not MentionKind.UNLINKABLE and r.mention.text.strip()
     ]
     return multi_code_metrics(scored, recorder.rows, matcher_keys(recorder))
-
-
-def _expansions(
-    path: Path, fmt: MentionFormat, mentions: list[Mention], mode: AbbreviationMode | None
-) -> tuple[AbbreviationMode, list[Expansion] | None]:
-    """The abbreviation mode used (default: ab3p when ``fmt`` carries document text, else
-    none) and each mention's expansion through its document (``None`` in mode none)."""
-    from termnorm.mentions import DocumentAbbreviations, read_documents
-    from termnorm.mentions.documents import DOCUMENT_FORMATS
-
-    if mode is None:
-        mode = AbbreviationMode.AB3P if fmt in DOCUMENT_FORMATS else AbbreviationMode.NONE
-    if mode is AbbreviationMode.NONE:
-        return mode, None
-    documents = DocumentAbbreviations(read_documents(path, fmt), mode)
-    return mode, documents.expand_mentions(mentions)
 
 
 def _run_zero_shot(

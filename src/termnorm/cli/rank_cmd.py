@@ -17,9 +17,8 @@ import typer
 
 from termnorm.cli._config_options import PlainHelpCommand, with_config_options
 from termnorm.cli._options import RUNTIME_HELP, db_option, overwrite_option
-from termnorm.encoders.runtime import Runtime
-from termnorm.search.stages.fit_spec import TrainingDataSpec
-from termnorm.search.stages.ranker.train_spec import DEFAULT_K_C, RankTrainSpec
+from termnorm.search.stages.fit_spec import RANKER_SETTINGS, SYNONYMS_HELP, TrainingDataSpec
+from termnorm.search.stages.ranker.train_spec import RankTrainSpec
 
 __all__ = ["register"]
 
@@ -72,9 +71,10 @@ def register(app: typer.Typer) -> None:
     rank_app.command("train", help=TRAIN_HELP, cls=PlainHelpCommand)(train)  # long flags wrap
 
 
-_RUNTIME = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP)
 _CARD_OUT = typer.Option(..., "--out", help="Card (JSON file) to write.")
 _JSON = typer.Option(False, "--json", help="Print the card as JSON.")
+_HELP = {"runtime": RUNTIME_HELP, "synonyms": SYNONYMS_HELP}
+"""Help texts of the recall's options where a fit's differ from ``normalize``'s."""
 
 
 def _spec_values(given: dict[str, Any]) -> dict[str, Any]:
@@ -97,11 +97,12 @@ def _fit_card(
     typer.echo(json.dumps(card, indent=2) if json_out else line.format(out=out, c=card, m=m))
 
 
-@with_config_options(TrainingDataSpec)
+@with_config_options(
+    TrainingDataSpec, exclude=(*RANKER_SETTINGS, "combiner", "hybrid", "k_c"), help=_HELP
+)
 def hybrid(
     k_dense: int = typer.Option(20, "--k-dense", min=1, help="Candidates of the dense side."),
     k_sparse: int = typer.Option(20, "--k-sparse", min=1, help="Candidates of the TF-IDF side."),
-    runtime: Runtime = _RUNTIME,
     out: Path = _CARD_OUT,
     overwrite: bool = overwrite_option(),
     json_out: bool = _JSON,
@@ -115,27 +116,23 @@ def hybrid(
         "{m[train_acc_at_1]:.1%} (dense alone {m[train_acc_at_1_dense]:.1%}), a gold "
         "candidate for {m[train_candidates_with_gold]:.1%}"
     )
-    spec = HybridFitSpec(**_spec_values(given), k_dense=k_dense, k_sparse=k_sparse, runtime=runtime)
+    spec = HybridFitSpec(**_spec_values(given), k_dense=k_dense, k_sparse=k_sparse)
     _fit_card(out, overwrite, json_out, lambda: fit_hybrid(spec, out), line)
 
 
-@with_config_options(TrainingDataSpec)
+@with_config_options(
+    TrainingDataSpec,
+    exclude=(*RANKER_SETTINGS[1:], "combiner"),
+    help={**_HELP, "ranker": "Ranker folder whose logit is a feature."},
+)
 def combine(
-    runtime: Runtime = _RUNTIME,
-    hybrid: Path | None = typer.Option(
-        None, "--hybrid", exists=True, help="Hybrid recall card (termnorm rank hybrid)."
-    ),
-    ranker: Path | None = typer.Option(
-        None, "--ranker", exists=True, help="Ranker folder whose logit is a feature."
-    ),
-    k_c: int = typer.Option(DEFAULT_K_C, "--k-c", min=1, help="Candidates recalled per mention."),
     out: Path = _CARD_OUT,
     overwrite: bool = overwrite_option(),
     json_out: bool = _JSON,
     **given: Any,
 ) -> None:
     """``termnorm rank combine``: :func:`~termnorm.search.rank.fit_combiner_card` of the
-    options."""
+    options (``--hybrid``: the recall of a hybrid card, ``--k-c`` candidates per mention)."""
     from termnorm.search.stages.combiner.fit import CombinerFitSpec, fit_combiner_card
 
     line = (
@@ -143,13 +140,11 @@ def combine(
         "{m[train_acc_at_1]:.1%} (recall {m[train_acc_at_1_recall]:.1%}), top-1 ECE "
         "{m[train_ece_top1]:.3f}"
     )
-    spec = CombinerFitSpec(
-        **_spec_values(given), runtime=runtime, hybrid=hybrid, ranker=ranker, k_c=k_c
-    )
+    spec = CombinerFitSpec(**_spec_values(given))
     _fit_card(out, overwrite, json_out, lambda: fit_combiner_card(spec, out), line)
 
 
-@with_config_options(RankTrainSpec)
+@with_config_options(RankTrainSpec, exclude=(*RANKER_SETTINGS, "combiner", "model"), help=_HELP)
 def train(
     out: Path = typer.Option(..., "--out", help="Ranker folder to write."),
     project: str | None = typer.Option(

@@ -3,9 +3,9 @@ evaluators, and prediction files (mention readers live in :mod:`termnorm.mention
 significance tests, selection and the benchmark suite in :mod:`termnorm.lab`).
 
 Every evaluator has one shape: ``evaluator(model_or_matcher) -> {"<name>_<metric>": float}``
-with a ``primary_metric``. Names resolve lazily (``_LAZY``: public name -> module), so that
+with a ``primary_metric``. Names resolve lazily (``_MODULES``: module -> public names), so that
 importing one submodule, as the CLI does for its option choices, loads nothing else; an
-evaluator module adds its public names to ``_LAZY`` and ``__all__``.
+evaluator module adds its public names to ``_MODULES`` and ``__all__``.
 """
 
 from __future__ import annotations
@@ -60,29 +60,23 @@ __all__ = [
     "write_records",
 ]
 
-_LAZY = {
-    "AnnotationEvaluator": "annotation",
-    "AnnotationScores": "annotation",
-    "NormalizationEvaluator": "normalization",
-    "NormalizationReport": "normalization",
-    "ZeroShotEvaluator": "zero_shot",
-    "ZeroShotReport": "zero_shot",
-    "ClusteringEvaluator": "clustering",
-    "ConceptVector": "embedding",
-    "Embedder": "embedding",
-    "LinkPredictionEvaluator": "link_prediction",
-    "MCSMEvaluator": "mcsm",
-    "RelatednessEvaluator": "relatedness",
-    "read_pairs": "relatedness",
-    "RelationClassificationEvaluator": "relation_classification",
-    "RelationMode": "relation_classification",
-    "MentionKey": "predictions",
-    "prediction_record": "predictions",
-    "read_correctness": "predictions",
-    "read_documents": "predictions",
-    "read_records": "predictions",
-    "write_records": "predictions",
+_MODULES = {
+    "annotation": ("AnnotationEvaluator", "AnnotationScores"),
+    "normalization": ("NormalizationEvaluator", "NormalizationReport"),
+    "zero_shot": ("ZeroShotEvaluator", "ZeroShotReport"),
+    "clustering": ("ClusteringEvaluator",),
+    "embedding": ("ConceptVector", "Embedder"),
+    "link_prediction": ("LinkPredictionEvaluator",),
+    "mcsm": ("MCSMEvaluator",),
+    "relatedness": ("RelatednessEvaluator", "read_pairs"),
+    "relation_classification": ("RelationClassificationEvaluator", "RelationMode"),
+    "predictions": (
+        "MentionKey",
+        "prediction_record",
+        "read_correctness",
+        "read_documents",
+        "read_records",
+        "write_records",
+    ),
 }
-
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+__getattr__ = lazy_getattr(__name__, {n: m for m, names in _MODULES.items() for n in names})

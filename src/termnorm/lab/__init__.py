@@ -38,19 +38,9 @@ __all__ = [
     "run_sieve_grid",
 ]
 
-__getattr__ = lazy_getattr(
-    __name__,
-    {
-        "PairedComparison": "significance",
-        "RunComparison": "significance",
-        "compare_runs": "significance",
-        "mcnemar_p": "significance",
-        "CrossFitSelection": "selection",
-        "SettingScore": "selection",
-        "cross_fitted_selection": "selection",
-        "GridDataset": "sieve_grid",
-        "GridResult": "sieve_grid",
-        "grid_markdown": "sieve_grid",
-        "run_sieve_grid": "sieve_grid",
-    },
-)
+_MODULES = {
+    "significance": ("PairedComparison", "RunComparison", "compare_runs", "mcnemar_p"),
+    "selection": ("CrossFitSelection", "SettingScore", "cross_fitted_selection"),
+    "sieve_grid": ("GridDataset", "GridResult", "grid_markdown", "run_sieve_grid"),
+}
+__getattr__ = lazy_getattr(__name__, {n: m for m, names in _MODULES.items() for n in names})

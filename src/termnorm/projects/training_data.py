@@ -80,8 +80,8 @@ def train_project_ranker(
     show_progress: bool = False,
 ) -> Path:
     """``termnorm rank train --project PROJECT``: a ranker trained on the project's decisions
-    (module doc) with ``spec``'s settings. Without ``spec.strategy`` the recall is the
-    project's: its spec's strategy and sieve threshold.
+    (module doc) with ``spec``'s settings. Without ``spec.index`` the index is the project's,
+    without ``spec.strategy`` its spec's strategy and sieve threshold.
 
     Raises:
         ValueError: ``spec`` also names mention files, or an index other than the one the
@@ -91,13 +91,15 @@ def train_project_ranker(
         raise ValueError("train on a project's decisions or on mention files, not both")
     data, settings = project_training_data(project, db, spec.synonyms, spec.max_queries, spec.seed)
     mapped = settings.spec
-    if mapped.index is not None and mapped.index.resolve() != spec.index.resolve():
+    if spec.index is None:
+        spec = replace(spec, index=mapped.index)
+    elif mapped.index is not None and mapped.index.resolve() != spec.index.resolve():
         raise ValueError(
             f"project {project!r} maps with the index {mapped.index}: train its ranker on "
             f"that index (--index {mapped.index})"
         )
     if spec.strategy is None:
-        spec = replace(spec, strategy=mapped.strategy, threshold=mapped.sieve_threshold)
+        spec = replace(spec, strategy=mapped.strategy, sieve_threshold=mapped.sieve_threshold)
     searched = bool(data.fixed or data.crossfit)  # the approved mappings: domain synonyms
     strategy = spec.strategy or default_strategy(searched)
     return train_ranker(replace(spec, strategy=strategy), out, show_progress, data=data)

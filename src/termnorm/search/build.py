@@ -54,8 +54,8 @@ __all__ = [
     "build",
     "clear_caches",
     "default_index_dir",
+    "fit_recall",
     "implication_of",
-    "learned_stages",
     "load_index",
     "load_ranker",
     "recall_stage",
@@ -247,8 +247,10 @@ def _spec_error(field: str, exc: Exception) -> SpecError:
 
 
 def _assemble(spec: PipelineSpec, space: SearchSpace, ranker: Ranker | None) -> RowMatcher:
-    """Recall, then the learned stages (module doc)."""
-    return learned_stages(spec, recall_stage(spec, space, ranker), space, ranker)
+    """Recall, then the learned stages ``spec`` switches on (module doc); ``ranker``: a loaded
+    ranker instead of ``spec.ranker``'s folder."""
+    loaded = {"ranker": ranker} if ranker is not None else None
+    return apply_stages(spec, recall_stage(spec, space, ranker), space, loaded)
 
 
 def recall_stage(
@@ -281,10 +283,8 @@ def recall_stage(
     return recall
 
 
-def learned_stages(
-    spec: PipelineSpec, stage: RowMatcher, space: SearchSpace, ranker: Ranker | None
-) -> RowMatcher:
-    """``stage`` (the recall, or the service's queued recall) followed by the learned stages
-    ``spec`` switches on (:func:`~termnorm.search.stages.apply_stages`); ``ranker``: a loaded
-    ranker instead of ``spec.ranker``'s folder."""
-    return apply_stages(spec, stage, space, {"ranker": ranker} if ranker is not None else None)
+def fit_recall(spec: PipelineSpec, space: SearchSpace, stage: str) -> RowMatcher:
+    """What the learned stage named ``stage`` is fitted on: ``spec``'s recall over ``space``
+    (a cross-fitting fold's space, its domain synonyms the caller's) followed by the stages
+    before ``stage`` that ``spec`` switches on, as :func:`build` assembles them."""
+    return apply_stages(spec, recall_stage(spec, space), space, until=stage)

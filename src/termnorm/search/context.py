@@ -37,6 +37,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from termnorm.mentions.abbreviations import (
     AbbreviationMode,
@@ -44,8 +46,12 @@ from termnorm.mentions.abbreviations import (
     Expansion,
     parse_abbreviation_mode,
 )
+from termnorm.mentions.documents import DOCUMENT_FORMATS, read_documents
 from termnorm.search.candidate import TIE_DECIMALS, Candidate, RowMatcher, RowResult
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
+
+if TYPE_CHECKING:
+    from termnorm.mentions import Mention
 
 __all__ = [
     "DEFAULT_EXPANSION_RULE",
@@ -54,6 +60,7 @@ __all__ = [
     "ExpansionChoice",
     "ExpansionRule",
     "expand_in_context",
+    "file_expansions",
     "parse_expansion_rule",
 ]
 
@@ -142,6 +149,20 @@ def expand_in_context(
         abbreviations.expand(t, c) if c is not None and c.strip() else Expansion(t, None)
         for t, c in zip(texts, contexts, strict=True)
     ]
+
+
+def file_expansions(
+    path: Path, fmt: str, mentions: list[Mention], mode: AbbreviationMode | None
+) -> tuple[AbbreviationMode, list[Expansion] | None]:
+    """The abbreviation mode used for the mentions of ``path`` (default: ab3p when ``fmt``
+    carries document text, else none) and each mention's expansion through its document
+    (``None`` in mode none)."""
+    if mode is None:
+        mode = AbbreviationMode.AB3P if fmt in DOCUMENT_FORMATS else AbbreviationMode.NONE
+    if mode is AbbreviationMode.NONE:
+        return mode, None
+    documents = DocumentAbbreviations(read_documents(path, fmt), mode)
+    return mode, documents.expand_mentions(mentions)
 
 
 class ContextMatcher:

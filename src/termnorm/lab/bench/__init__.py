@@ -31,16 +31,10 @@ __all__ = [
     "write_report",
 ]
 
-__getattr__ = lazy_getattr(
-    __name__,
-    {
-        "write_report": "report",
-        "BenchResults": "runner",
-        "Cell": "runner",
-        "run_bench": "runner",
-        "BenchSession": "session",
-        "BenchSpec": "spec",
-        "EvaluatorKind": "spec",
-        "load_spec": "spec",
-    },
-)
+_MODULES = {
+    "report": ("write_report",),
+    "runner": ("BenchResults", "Cell", "run_bench"),
+    "session": ("BenchSession",),
+    "spec": ("BenchSpec", "EvaluatorKind", "load_spec"),
+}
+__getattr__ = lazy_getattr(__name__, {n: m for m, names in _MODULES.items() for n in names})

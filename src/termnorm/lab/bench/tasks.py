@@ -7,6 +7,7 @@ KGs and indexes come from the run's :class:`~termnorm.lab.bench.session.BenchSes
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -62,26 +63,6 @@ def _zero_shot(
     return unprefixed(evaluator(encoder), "zeroshot_"), {}  # type: ignore[arg-type]
 
 
-def _mcsm(
-    session: BenchSession, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
-) -> Outcome:
-    from termnorm.evaluation.mcsm import MCSMEvaluator
-
-    assert ds.kg is not None and encoder is not None
-    result = MCSMEvaluator(session.kg(ds.kg), **ds.options).evaluate(encoder)
-    return result.metrics(), result.to_dict()
-
-
-def _clustering(
-    session: BenchSession, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
-) -> Outcome:
-    from termnorm.evaluation.clustering import ClusteringEvaluator
-
-    assert ds.kg is not None and encoder is not None
-    result = ClusteringEvaluator(session.kg(ds.kg), **ds.options).evaluate(encoder)
-    return result.metrics(), result.to_dict()
-
-
 def _relation(
     session: BenchSession, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
 ) -> Outcome:
@@ -98,16 +79,6 @@ def _relation(
     return result.metrics(), result.to_dict()
 
 
-def _relatedness(
-    session: BenchSession, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
-) -> Outcome:
-    from termnorm.evaluation.relatedness import RelatednessEvaluator
-
-    assert ds.path is not None and encoder is not None
-    result = RelatednessEvaluator(ds.path, **ds.options).evaluate(encoder)
-    return result.metrics(), result.to_dict()
-
-
 def _linkpred(
     session: BenchSession, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
 ) -> Outcome:
@@ -117,13 +88,29 @@ def _linkpred(
     return LinkPredictionEvaluator(session.kg(ds.kg), **ds.options).evaluate(encoder), {}
 
 
+def _embedding_task(module: str, name: str, on_kg: bool) -> Callable[..., Outcome]:
+    """The task of the evaluator ``name`` of ``termnorm.evaluation.<module>``, built on the
+    dataset's KG (``on_kg``) or its file, whose result gives ``metrics()`` and ``to_dict()``."""
+
+    def task(
+        session: BenchSession, model: ModelSpec, encoder: MemoEncoder | None, ds: DatasetSpec
+    ) -> Outcome:
+        evaluator = getattr(importlib.import_module(f"termnorm.evaluation.{module}"), name)
+        assert (ds.kg if on_kg else ds.path) is not None and encoder is not None
+        source = session.kg(ds.kg) if on_kg and ds.kg is not None else ds.path
+        result = evaluator(source, **ds.options).evaluate(encoder)
+        return result.metrics(), result.to_dict()
+
+    return task
+
+
 _TASKS: dict[EvaluatorKind, Callable[..., Outcome]] = {
     EvaluatorKind.NORMALIZATION: _normalization,
     EvaluatorKind.ZERO_SHOT: _zero_shot,
-    EvaluatorKind.MCSM: _mcsm,
-    EvaluatorKind.CLUSTERING: _clustering,
+    EvaluatorKind.MCSM: _embedding_task("mcsm", "MCSMEvaluator", on_kg=True),
+    EvaluatorKind.CLUSTERING: _embedding_task("clustering", "ClusteringEvaluator", on_kg=True),
     EvaluatorKind.RELATION: _relation,
-    EvaluatorKind.RELATEDNESS: _relatedness,
+    EvaluatorKind.RELATEDNESS: _embedding_task("relatedness", "RelatednessEvaluator", on_kg=False),
     EvaluatorKind.LINKPRED: _linkpred,
 }
 

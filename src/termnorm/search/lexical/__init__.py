@@ -8,9 +8,9 @@ on first use, so importing this package stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from termnorm._lazy import lazy_getattr
 from termnorm.search.lexical.kinds import LexicalKind, make_lexical_matcher
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,18 +29,13 @@ __all__ = [
     "normalize_text",
 ]
 
-_LAZY = {
-    "EditDistanceMatcher": "edit",
-    "ExactMatcher": "exact",
-    "TermDictionary": "dictionary",
-    "TfidfMatcher": "tfidf",
-    "normalize_text": "dictionary",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """Import a matcher class (and its dependencies) when it is first asked for."""
-    if name in _LAZY:
-        module = importlib.import_module(f"termnorm.search.lexical.{_LAZY[name]}")
-        return getattr(module, name)
-    raise AttributeError(f"module 'termnorm.search.lexical' has no attribute {name!r}")
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "EditDistanceMatcher": "edit",
+        "ExactMatcher": "exact",
+        "TermDictionary": "dictionary",
+        "TfidfMatcher": "tfidf",
+        "normalize_text": "dictionary",
+    },
+)

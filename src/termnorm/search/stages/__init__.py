@@ -62,10 +62,14 @@ def apply_stages(
     matcher: RowMatcher,
     space: SearchSpace,
     loaded: Mapping[str, Any] | None = None,
+    until: str | None = None,
 ) -> RowMatcher:
     """``matcher`` followed by every stage of :data:`STAGES` that ``spec`` switches on, in
-    registry order; ``loaded``: artifacts the caller already loaded, by spec field."""
+    registry order; ``loaded``: artifacts the caller already loaded, by spec field;
+    ``until``: only the stages before the one of this name (what a fit of it recalls)."""
     for stage in STAGES:
+        if stage.name == until:
+            break
         artifact = stage.artifact(spec, loaded or {})
         if artifact is not None:
             matcher = stage.apply(spec, matcher, space, artifact)

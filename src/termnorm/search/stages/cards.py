@@ -37,17 +37,18 @@ def recall_identity(index: TermIndex) -> dict[str, Any]:
     }
 
 
-def fitted_index(path: str | Path, index: TermIndex) -> dict[str, Any]:
+def fitted_index(index: TermIndex) -> dict[str, Any]:
     """A card's ``index`` entry: the folder (absolute) and its :func:`recall_identity`."""
-    return {"path": str(Path(path).resolve()), **recall_identity(index)}
+    path = None if index.path is None else str(Path(index.path).resolve())
+    return {"path": path, **recall_identity(index)}
 
 
 def recall_settings(spec: TrainingDataSpec, index: TermIndex) -> dict[str, Any]:
     """What a hybrid or combiner card records of the recall and data it was fitted with."""
     return {
         "strategy": str(parse_strategy(spec.resolved_strategy)),
-        "sieve_threshold": spec.threshold,
-        "index": fitted_index(spec.index, index),
+        "sieve_threshold": spec.sieve_threshold,
+        "index": fitted_index(index),
         "training_data": [str(p) for p in spec.mentions],
         "synonyms": [str(p) for p in spec.synonyms],
         "cross_fitting": {"folds": spec.folds, "seed": spec.seed},

@@ -23,19 +23,22 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from termnorm.encoders.memo import MemoEncoder
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.ids import id_key
 from termnorm.mentions import Mention, MentionFormat, MentionKind, detect_format, read_mentions
-from termnorm.mentions.abbreviations import AbbreviationMode, DocumentAbbreviations
-from termnorm.mentions.documents import DOCUMENT_FORMATS, read_documents
+from termnorm.mentions.documents import DOCUMENT_FORMATS
 from termnorm.mentions.synonyms import mention_pairs, read_synonyms
+from termnorm.search.build import fit_recall, search_space
 from termnorm.search.candidate import Candidate
+from termnorm.search.context import file_expansions
 from termnorm.search.domain import SearchSpace
-from termnorm.search.space_matcher import build_strategy
 from termnorm.search.stages.fit_spec import DEFAULT_FOLDS, TrainingDataSpec
+
+if TYPE_CHECKING:
+    from termnorm.encoders.protocols import Encoder
 
 __all__ = [
     "DEFAULT_FOLDS",
@@ -50,7 +53,6 @@ __all__ = [
     "load_training_data",
     "recall_candidates",
     "sample_queries",
-    "spec_training_data",
     "training_space",
 ]
 
@@ -170,97 +172,64 @@ def crossfit_map(
 
 
 def recall_candidates(
+    spec: TrainingDataSpec,
     space: SearchSpace,
-    strategy: str,
-    threshold: float,
     queries: Sequence[Query],
-    k_c: int,
-    fixed_synonyms: Sequence[Pair] = (),
-    crossfit_synonyms: Sequence[tuple[str, Pair]] = (),
-    folds: int = DEFAULT_FOLDS,
-    seed: int = 0,
+    data: TrainingData,
+    stage: str = "ranker",
 ) -> list[list[Candidate]]:
-    """The top-``k_c`` candidates of each query by ``strategy`` (``threshold``), cross-fitted
-    (:func:`crossfit_map`)."""
+    """The top-``spec.k_c`` candidates of each query, recalled as ``build(spec)`` recalls
+    before ``stage`` (:func:`~termnorm.search.build.fit_recall`), cross-fitted over
+    ``data``'s synonyms (:func:`crossfit_map`)."""
 
     def run(fold_space: SearchSpace, texts: list[str]) -> list[list[Candidate]]:
-        matcher = build_strategy(fold_space, strategy, threshold)
-        return [r.candidates for r in matcher.normalize_rows(texts, k_c)]
+        matcher = fit_recall(spec, fold_space, stage)
+        return [r.candidates for r in matcher.normalize_rows(texts, spec.k_c)]
 
-    return crossfit_map(space, queries, run, fixed_synonyms, crossfit_synonyms, folds, seed)
-
-
-def _same(a: Path, b: Path) -> bool:
-    return a.resolve() == b.resolve()
+    return crossfit_map(space, queries, run, data.fixed, data.crossfit, spec.folds, spec.seed)
 
 
-def load_training_data(
-    mentions: Sequence[Path],
-    mention_format: str | None = None,
-    synonyms: Sequence[Path] = (),
-    synonyms_format: str | None = None,
-    abbreviations: AbbreviationMode | None = None,
-    max_queries: int | None = None,
-    seed: int = 0,
-) -> TrainingData:
-    """Queries of the mention files (abbreviations default: ab3p for formats that carry their
+def load_training_data(spec: TrainingDataSpec) -> TrainingData:
+    """Queries of ``spec.mentions`` (abbreviations default: ab3p for formats that carry their
     documents) and the synonyms, a synonym file that is also a mention file cross-fitted;
-    ``max_queries``: a seeded sample of that many queries."""
+    ``spec.max_queries``: a seeded sample of that many queries."""
+    given = None if spec.mention_format is None else MentionFormat(spec.mention_format).value
     found_all: list[Mention] = []
     expanded: list[str | None] = []
     cards: list[dict[str, Any]] = []
-    for path in mentions:
-        found, fmt = _read(path, mention_format)
-        mode = abbreviations or (
-            AbbreviationMode.AB3P if fmt in DOCUMENT_FORMATS else AbbreviationMode.NONE
-        )
-        texts: list[str | None] = [None] * len(found)
-        if mode is AbbreviationMode.AB3P:
-            docs = DocumentAbbreviations(read_documents(path, fmt), mode)
-            texts = [
-                e.text if e.expanded_from is not None else None for e in docs.expand_mentions(found)
-            ]
+    for path in spec.mentions:
+        found, fmt = _read(path, given)
+        mode, expansions = file_expansions(path, fmt, found, spec.abbreviations)
         found_all += found
-        expanded += texts
+        expanded += (
+            [None] * len(found)
+            if expansions is None
+            else [e.text if e.expanded_from is not None else None for e in expansions]
+        )
         cards.append(
             {"path": str(path), "format": fmt, "mentions": len(found), "abbreviations": mode.value}
         )
-    queries = sample_queries(build_queries(found_all, expanded), max_queries, seed)
+    queries = sample_queries(build_queries(found_all, expanded), spec.max_queries, spec.seed)
     fixed: list[Pair] = []
     crossfit: list[tuple[str, Pair]] = []
     synonym_cards = []
-    for path in synonyms:
-        is_training = any(_same(path, m) for m in mentions)
+    for path in spec.synonyms:
+        is_training = any(path.resolve() == m.resolve() for m in spec.mentions)
         if is_training:
-            found, _fmt = _read(path, synonyms_format or mention_format)
+            found, _fmt = _read(path, spec.synonyms_format or given)
             crossfit += [(m.doc_id, p) for m in found for p in mention_pairs([m])]
         else:
-            fixed += read_synonyms(path, synonyms_format)
+            fixed += read_synonyms(path, spec.synonyms_format)
         synonym_cards.append({"path": str(path), "cross_fitted": is_training})
     return TrainingData(queries, fixed, crossfit, cards, synonym_cards)
 
 
-def training_space(spec: TrainingDataSpec, runtime: str = "torch") -> tuple[TermIndex, SearchSpace]:
-    """The index of ``spec`` and its search space, the encoder run by ``runtime`` on
-    ``spec.threads`` threads behind a query memo (:class:`~termnorm.encoders.memo.MemoEncoder`)."""
-    index = TermIndex.load(spec.index)
-    encoder = index.load_encoder()
-    encoder.set_runtime(runtime, threads=spec.threads)
-    return index, SearchSpace(index, MemoEncoder(encoder))
-
-
-def spec_training_data(spec: TrainingDataSpec) -> TrainingData:
-    """:func:`load_training_data` of ``spec``'s files and settings."""
-    fmt = None if spec.mention_format is None else MentionFormat(spec.mention_format).value
-    return load_training_data(
-        spec.mentions,
-        fmt,
-        spec.synonyms,
-        spec.synonyms_format,
-        spec.abbreviations,
-        spec.max_queries,
-        spec.seed,
-    )
+def training_space(spec: TrainingDataSpec) -> SearchSpace:
+    """The search space ``build(spec)`` searches (index, encoder, runtime, threads), without
+    domain synonyms (the folds add theirs), its encoder behind a query memo
+    (:class:`~termnorm.encoders.memo.MemoEncoder`)."""
+    space = search_space(spec.index, spec.runtime.value, spec.threads, spec.model)
+    return SearchSpace(space.index, MemoEncoder(cast("Encoder", space.encoder)))
 
 
 def gold_hits(

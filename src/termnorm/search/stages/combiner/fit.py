@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from termnorm.search.candidate import Candidate, RowMatcher
+from termnorm.search.build import fit_recall
+from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
-from termnorm.search.space_matcher import build_strategy
 from termnorm.search.stages.cards import recall_settings, write_json_card
 from termnorm.search.stages.combiner.calibration import expected_calibration_error
 from termnorm.search.stages.combiner.card import CARD_KIND
@@ -47,11 +47,10 @@ from termnorm.search.stages.crossfit import (
     TrainingData,
     crossfit_map,
     gold_hits,
-    spec_training_data,
+    load_training_data,
     training_space,
 )
-from termnorm.search.stages.hybrid.card import load_hybrid
-from termnorm.search.stages.hybrid.fit import HybridFitSpec
+from termnorm.search.stages.fit_spec import TrainingDataSpec
 
 __all__ = ["CombinerFitSpec", "fit_combiner_card", "fit_on_queries"]
 
@@ -59,20 +58,12 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class CombinerFitSpec(HybridFitSpec):
-    """The data and recall of :class:`HybridFitSpec`, plus the combiner's own settings:
-    ``hybrid`` (a hybrid recall card, or ``None`` for the strategy alone), ``k_c``, ``c`` (the
-    inverse L2 strength) and ``ranker`` (a ranker folder whose logit is a feature)."""
+class CombinerFitSpec(TrainingDataSpec):
+    """The data and recall of :class:`~termnorm.search.stages.fit_spec.TrainingDataSpec`
+    (``hybrid``: a hybrid recall card; ``k_c`` candidates per query; ``ranker``: a ranker
+    folder whose logit is a feature) and ``c``, the inverse L2 strength."""
 
-    hybrid: Path | None = None
-    ranker: Path | None = None
-    k_c: int = 10
     c: float = 1.0
-
-
-def _recall(space: SearchSpace, spec: CombinerFitSpec) -> RowMatcher:
-    dense = build_strategy(space, spec.resolved_strategy, spec.threshold)
-    return dense if spec.hybrid is None else load_hybrid(spec.hybrid, dense)
 
 
 def fit_combiner_card(
@@ -82,20 +73,20 @@ def fit_combiner_card(
     ``ranker``: a loaded ranker (else ``spec.ranker`` is loaded when given)."""
     from termnorm.search.stages.ranker.ranker import load_ranker
 
-    index, space = training_space(spec, spec.runtime)
+    space = training_space(spec)
     held: frozenset[str] = frozenset()
     if ranker is None and spec.ranker is not None:
         loaded = load_ranker(spec.ranker, threads=spec.threads)
         held = frozenset((loaded.card.get("holdout") or {}).get("documents", ()))
         ranker = loaded
-    data = spec_training_data(spec)
+    data = load_training_data(spec)
     queries = _stacking_queries(data.queries, held, ranker is not None)
-    combiner, metrics = fit_on_queries(spec, space, data, queries, ranker)
+    combiner, metrics = fit_on_queries(spec, space, data, queries, ranker, spec.c)
     card = {
         "kind": CARD_KIND,
         "combiner": combiner.to_dict(),
         "k_c": spec.k_c,
-        **recall_settings(spec, index),
+        **recall_settings(spec, space.index),
         "hybrid": None if spec.hybrid is None else str(Path(spec.hybrid).resolve()),
         "ranker": None if spec.ranker is None else str(Path(spec.ranker).resolve()),
         "ranker_in_sample": ranker is not None and not held,
@@ -106,17 +97,19 @@ def fit_combiner_card(
 
 
 def fit_on_queries(
-    spec: CombinerFitSpec,
+    spec: TrainingDataSpec,
     space: SearchSpace,
     data: TrainingData,
     queries: Sequence[Query],
     ranker: RankerLike | None = None,
+    c: float = 1.0,
 ) -> tuple[Combiner, dict[str, float]]:
-    """The combiner fitted on the cross-fitted candidates of ``queries`` (module doc) and its
-    training metrics (``queries``, ``rows``, training acc@1 of recall and combiner, ECE)."""
+    """The combiner (inverse L2 strength ``c``) fitted on the cross-fitted candidates of
+    ``queries`` as ``spec`` recalls them (module doc) and its training metrics (``queries``,
+    ``rows``, training acc@1 of recall and combiner, ECE)."""
 
     def run(fold_space: SearchSpace, texts: list[str]) -> list[tuple[list[Candidate], np.ndarray]]:
-        recall = _recall(fold_space, spec)
+        recall = fit_recall(spec, fold_space, "combiner")
         lists = [r.candidates for r in recall.normalize_rows(texts, spec.k_c)]
         features = feature_rows(texts, lists, tfidf_of(recall), ranker)
         return [(c, x) for c, (x, _p) in zip(lists, features, strict=True)]
@@ -126,7 +119,7 @@ def fit_on_queries(
     names = FEATURES if ranker is not None else BASE_FEATURES
     x = np.concatenate([f for _c, f in answers if len(f)])
     y = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits if h])
-    combiner = fit_combiner(x, y, names, spec.c)
+    combiner = fit_combiner(x, y, names, c)
     metrics = {"queries": len(queries), "rows": len(y), **_train_metrics(combiner, answers, hits)}
     return combiner, metrics
 

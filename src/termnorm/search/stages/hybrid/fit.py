@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from termnorm.search.build import recall_stage
 from termnorm.search.domain import SearchSpace
-from termnorm.search.space_matcher import build_strategy
 from termnorm.search.stages.cards import recall_settings, write_json_card
 from termnorm.search.stages.crossfit import (
     crossfit_map,
     gold_hits,
-    spec_training_data,
+    load_training_data,
     training_space,
 )
 from termnorm.search.stages.fit_spec import TrainingDataSpec
@@ -55,12 +55,11 @@ WEIGHT_GRID = tuple(round(float(w), 2) for w in np.linspace(0.0, 1.0, 51))
 @dataclass(frozen=True)
 class HybridFitSpec(TrainingDataSpec):
     """What ``termnorm rank hybrid`` needs: the data and recall of
-    :class:`~termnorm.search.stages.ranker.train_spec.TrainingDataSpec`, the candidates of each side
-    and the encoder's runtime (module doc)."""
+    :class:`~termnorm.search.stages.fit_spec.TrainingDataSpec` and the candidates of each
+    side (module doc)."""
 
     k_dense: int = DEFAULT_K_DENSE
     k_sparse: int = DEFAULT_K_SPARSE
-    runtime: str = "torch"
 
 
 def fit_weight(
@@ -84,12 +83,11 @@ def scored_training_candidates(
     space: SearchSpace, spec: HybridFitSpec
 ) -> tuple[list[Any], list[ScoredCandidates], list[list[bool]]]:
     """The training queries, their merged candidates (cross-fitted) and which are gold."""
-    data = spec_training_data(spec)
+    data = load_training_data(spec)
     config = HybridConfig(0.5, spec.k_dense, spec.k_sparse)
 
     def run(fold_space: SearchSpace, texts: list[str]) -> list[ScoredCandidates]:
-        dense = build_strategy(fold_space, spec.resolved_strategy, spec.threshold)
-        return HybridMatcher(dense, config).scored(texts)
+        return HybridMatcher(recall_stage(spec, fold_space), config).scored(texts)
 
     scored = crossfit_map(
         space, data.queries, run, data.fixed, data.crossfit, spec.folds, spec.seed
@@ -100,7 +98,7 @@ def scored_training_candidates(
 
 def fit_hybrid(spec: HybridFitSpec, out: str | Path) -> dict[str, Any]:
     """Fit the weight on the training candidates and write the card to ``out`` (JSON)."""
-    index, space = training_space(spec, spec.runtime)
+    space = training_space(spec)
     queries, scored, hits = scored_training_candidates(space, spec)
     weight, acc = fit_weight(scored, hits)
     dense_first = sum(bool(h) and h[0] for h in hits) / max(1, len(hits))
@@ -110,7 +108,7 @@ def fit_hybrid(spec: HybridFitSpec, out: str | Path) -> dict[str, Any]:
         "weight": weight,
         "k_dense": spec.k_dense,
         "k_sparse": spec.k_sparse,
-        **recall_settings(spec, index),
+        **recall_settings(spec, space.index),
         "metrics": {
             "queries": len(queries),
             "train_acc_at_1": acc[weight],

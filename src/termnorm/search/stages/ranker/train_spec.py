@@ -76,7 +76,9 @@ class RankerTrainConfig:
 @dataclass(frozen=True)
 class RankTrainSpec(TrainingDataSpec):
     """Everything ``termnorm rank train`` needs (module doc): the data and recall of
-    :class:`TrainingDataSpec`, and the ranker's settings.
+    :class:`TrainingDataSpec` (``k_c`` candidates recalled per mention), and the ranker's
+    settings. The recall's encoder folder is ``model`` (when it moved), the ranker's start
+    ``base_model``.
 
     ``keywords``: default the shipped vocabulary of ``lang``. ``base_model``: the model folder
     the cross-encoder starts from (default all-MiniLM-L6-v2). ``holdout``: the fraction of
@@ -97,7 +99,6 @@ class RankTrainSpec(TrainingDataSpec):
         "sentence-transformers CrossEncoder.",
         flag="--plain",
     )
-    k_c: int = option(DEFAULT_K_C, "Candidates recalled per mention.", min=1)
     base_model: Path | None = option(
         None, "Model folder the ranker starts from (default all-MiniLM-L6-v2).", flag="--model"
     )

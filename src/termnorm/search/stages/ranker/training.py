@@ -14,7 +14,6 @@ which index, recall model, strategy, k_c, keyword file and data made it.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
@@ -35,11 +34,11 @@ from termnorm.search.stages.crossfit import (
     build_queries,
     gold_hits,
     holdout_documents,
+    load_training_data,
     recall_candidates,
-    spec_training_data,
     training_space,
 )
-from termnorm.search.stages.fit_spec import DEFAULT_FOLDS, TrainingDataSpec
+from termnorm.search.stages.fit_spec import DEFAULT_FOLDS
 from termnorm.search.stages.ranker.cross_encoder import KeywordCrossEncoder
 from termnorm.search.stages.ranker.ranker import Ranker, save_ranker
 from termnorm.search.stages.ranker.texts import candidate_text
@@ -120,33 +119,23 @@ def train_ranker(
         )
     keywords_file = None if spec.plain else (spec.keywords or builtin_keywords_path(spec.lang))
     keywords = read_keywords(keywords_file) if keywords_file is not None else None
-    index, space = training_space(spec)
-
-    data = spec_training_data(spec) if data is None else data
-    strategy = spec.resolved_strategy
+    space = training_space(spec)
+    index = space.index
+    data = load_training_data(spec) if data is None else data
     held = holdout_documents((q.doc_id for q in data.queries), spec.holdout, spec.seed)
     queries = [q for q in data.queries if q.doc_id not in held]
     logger.info(
         "recalling %d training queries with %s (k_c=%d; %d documents held out)",
         len(queries),
-        strategy,
+        spec.resolved_strategy,
         spec.k_c,
         len(held),
     )
-    lists = recall_candidates(
-        space,
-        strategy,
-        spec.threshold,
-        queries,
-        spec.k_c,
-        data.fixed,
-        data.crossfit,
-        spec.folds,
-        spec.seed,
+    pairs, recall_stats = training_pairs(
+        queries, recall_candidates(spec, space, queries, data), index
     )
-    pairs, recall_stats = training_pairs(queries, lists, index)
     if held:
-        _check_holdout(spec, space, data, held, index)
+        _check_holdout(spec, space, data, held)
 
     base = spec.base_model or default_model_path()
     model = KeywordCrossEncoder.from_pretrained(
@@ -158,10 +147,10 @@ def train_ranker(
     stacked = _stacked_combiner(spec, space, data, held, model)
     card = {
         "base_model": {"path": str(Path(base).resolve()), "fingerprint": model_fingerprint(base)},
-        "index": fitted_index(spec.index, index),
+        "index": fitted_index(index),
         "recall_model": index.card["model"].get("path"),
-        "strategy": str(parse_strategy(strategy)),
-        "sieve_threshold": spec.threshold,
+        "strategy": str(parse_strategy(spec.resolved_strategy)),
+        "sieve_threshold": spec.sieve_threshold,
         "k_c": spec.k_c,
         "max_length": spec.max_length,
         "synonyms": data.synonym_cards,
@@ -184,27 +173,13 @@ def train_ranker(
 
 
 def _check_holdout(
-    spec: RankTrainSpec,
-    space: SearchSpace,
-    data: TrainingData,
-    held: frozenset[str],
-    index: TermIndex,
+    spec: RankTrainSpec, space: SearchSpace, data: TrainingData, held: frozenset[str]
 ) -> None:
     """Before training: ``ValueError`` when the held-out documents' candidates cannot fit the
     combiner (it needs correct and wrong candidates), so no training time is lost."""
     queries = [q for q in data.queries if q.doc_id in held]
-    lists = recall_candidates(
-        space,
-        spec.resolved_strategy,
-        spec.threshold,
-        queries,
-        spec.k_c,
-        data.fixed,
-        data.crossfit,
-        spec.folds,
-        spec.seed,
-    )
-    labels = {hit for hits in gold_hits(queries, lists, index) for hit in hits}
+    lists = recall_candidates(spec, space, queries, data)
+    labels = {hit for hits in gold_hits(queries, lists, space.index) for hit in hits}
     if labels != {True, False}:
         raise ValueError(
             f"the {len(held)} held-out documents ({len(queries)} queries) give "
@@ -225,13 +200,10 @@ def _stacked_combiner(
     card's ``combiner`` entry; ``None`` without held-out documents."""
     if not held:
         return None
-    from termnorm.search.stages.combiner.fit import CombinerFitSpec, fit_on_queries
+    from termnorm.search.stages.combiner.fit import fit_on_queries
 
     queries = [q for q in data.queries if q.doc_id in held]
-    fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(TrainingDataSpec)}
-    combine_spec = CombinerFitSpec(**fields, k_c=spec.k_c)
     logger.info("fitting the combiner on %d held-out queries", len(queries))
-    combiner, metrics = fit_on_queries(
-        combine_spec, space, data, queries, Ranker(model, {"kind": "in-training"})
-    )
+    ranker = Ranker(model, {"kind": "in-training"})
+    combiner, metrics = fit_on_queries(spec, space, data, queries, ranker)
     return {"combiner": combiner.to_dict(), "k_c": spec.k_c, "metrics": metrics}
