@@ -130,15 +130,12 @@ def read_card(folder: str | Path, name: str, kind: str) -> dict[str, Any]:
         )
     try:
         card = json.loads(path.read_text(encoding="utf-8"))
+        problem = None if isinstance(card, dict) else "a JSON object was expected"
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        problem = f"not valid JSON: {exc}"
+    if problem is not None:
         raise ArtifactMismatchError(
-            f"{path} is damaged (not valid JSON: {exc}); rebuild the folder with "
-            f"'termnorm {kind} build'"
-        ) from exc
-    if not isinstance(card, dict):
-        raise ArtifactMismatchError(
-            f"{path} is damaged (a JSON object was expected); rebuild the folder with "
-            f"'termnorm {kind} build'"
+            f"{path} is damaged ({problem}); rebuild the folder with 'termnorm {kind} build'"
         )
     return card
 

@@ -38,26 +38,15 @@ __all__ = [
     "read_model_folder",
 ]
 
-__getattr__ = lazy_getattr(
-    __name__,
-    {
-        "MemoEncoder": "memo",
-        "DEFAULT_BATCH_SIZE": "defaults",
-        "DEFAULT_MAX_LENGTH": "defaults",
-        "model_fingerprint": "fingerprint",
-        "ModelFolder": "folder",
-        "folder_pooling": "folder",
-        "read_model_folder": "folder",
-        "MENTION_END": "markers",
-        "MENTION_START": "markers",
-        "add_mention_markers": "markers",
-        "Pooling": "pooling",
-        "pool": "pooling",
-        "Runtime": "runtime",
-        "choose_runtime": "runtime",
-        "TermEncoder": "transformer",
-        "default_model_path": "transformer",
-        "VocabularyExtension": "vocabulary",
-        "extend_vocabulary": "vocabulary",
-    },
-)
+_NAMES = {  # module: the names it gives
+    "defaults": "DEFAULT_BATCH_SIZE DEFAULT_MAX_LENGTH",
+    "fingerprint": "model_fingerprint",
+    "folder": "ModelFolder folder_pooling read_model_folder",
+    "markers": "MENTION_END MENTION_START add_mention_markers",
+    "memo": "MemoEncoder",
+    "pooling": "Pooling pool",
+    "runtime": "Runtime choose_runtime",
+    "transformer": "TermEncoder default_model_path",
+    "vocabulary": "VocabularyExtension extend_vocabulary",
+}
+__getattr__ = lazy_getattr(__name__, {n: m for m, names in _NAMES.items() for n in names.split()})

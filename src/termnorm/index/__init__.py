@@ -26,20 +26,14 @@ __all__ = [
     "parse_bytes",
 ]
 
-_WHERE = {
-    "Backend": "base",
-    "SearchResult": "base",
-    "VectorIndex": "base",
-    "BackendSpec": "choose",
-    "choose_backend": "choose",
-    "parse_bytes": "choose",
-    "ExactIndex": "exact",
-    "exact_search": "exact",
-    "merge_results": "exact",
-    "FaissIndex": "faiss_backend",
-    "TermIndex": "term_index",
-    "ScaleConfig": "build_config",
-    "build_index_folder": "build",
+_NAMES = {  # module: the names it gives
+    "base": "Backend SearchResult VectorIndex",
+    "build": "build_index_folder",
+    "build_config": "ScaleConfig",
+    "choose": "BackendSpec choose_backend parse_bytes",
+    "exact": "ExactIndex exact_search merge_results",
+    "faiss_backend": "FaissIndex",
+    "term_index": "TermIndex",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,4 +46,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from termnorm.index.term_index import TermIndex
 
 
-__getattr__ = lazy_getattr(__name__, _WHERE)
+__getattr__ = lazy_getattr(__name__, {n: m for m, names in _NAMES.items() for n in names.split()})

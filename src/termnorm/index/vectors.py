@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -133,9 +132,7 @@ class NpyRows:
     def __enter__(self) -> NpyRows:
         return self
 
-    def __exit__(
-        self, exc: type[BaseException] | None, val: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -185,10 +182,8 @@ class NpyWriter:
     def __enter__(self) -> NpyWriter:
         return self
 
-    def __exit__(
-        self, exc: type[BaseException] | None, val: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if exc is None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        if kind is None:
             self.close()
         else:
             self._file.close()

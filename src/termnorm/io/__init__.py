@@ -24,19 +24,10 @@ __all__ = [
     "work_dir",
 ]
 
-_WHERE = {
-    "DEFAULT_ENCODING": "decoding",
-    "DecodeErrors": "decoding",
-    "ResumableOutput": "resumable",
-    "ResumeError": "resumable",
-    "work_dir": "resumable",
-    "TableFormat": "tables",
-    "TableReader": "tables",
-    "TableWriter": "tables",
-    "atomic_file": "tables",
-    "detect_format": "tables",
-    "open_reader": "tables",
-    "open_writer": "tables",
+_NAMES = {  # module: the names it gives
+    "decoding": "DEFAULT_ENCODING DecodeErrors",
+    "resumable": "ResumableOutput ResumeError work_dir",
+    "tables": "TableFormat TableReader TableWriter atomic_file detect_format open_reader open_writer",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,4 +43,4 @@ if TYPE_CHECKING:  # pragma: no cover
         open_writer,
     )
 
-__getattr__ = lazy_getattr(__name__, _WHERE)
+__getattr__ = lazy_getattr(__name__, {n: m for m, names in _NAMES.items() for n in names.split()})

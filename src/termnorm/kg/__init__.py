@@ -40,24 +40,14 @@ __all__ = [
     "namespaced",
 ]
 
-__getattr__ = lazy_getattr(
-    __name__,
-    {
-        "KGFormat": "formats",
-        "SourceSpec": "build",
-        "build_kg": "build",
-        "build_kg_to_dir": "build",
-        "KnowledgeGraph": "graph",
-        "Icd9ProcsOptions": "icd9procs",
-        "load_icd9procs": "icd9procs",
-        "Icd10WhoOptions": "icd10who",
-        "load_icd10who": "icd10who",
-        "id_key": "ids",
-        "namespaced": "ids",
-        "Concept": "records",
-        "LoadReport": "records",
-        "Relation": "records",
-        "Term": "records",
-        "holdout_relations": "split",
-    },
-)
+_NAMES = {  # module: the names it gives
+    "build": "SourceSpec build_kg build_kg_to_dir",
+    "formats": "KGFormat",
+    "graph": "KnowledgeGraph",
+    "icd10who": "Icd10WhoOptions load_icd10who",
+    "icd9procs": "Icd9ProcsOptions load_icd9procs",
+    "ids": "id_key namespaced",
+    "records": "Concept LoadReport Relation Term",
+    "split": "holdout_relations",
+}
+__getattr__ = lazy_getattr(__name__, {n: m for m, names in _NAMES.items() for n in names.split()})

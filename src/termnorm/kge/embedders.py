@@ -70,17 +70,13 @@ class TermConcepts:
         return None
 
 
-class TermEmbedder:
+class TermEmbedder(TermConcepts):
     """``encode(terms)``: the unit entity vector of the one concept a term names (see the
     module doc); zero rows for unmatched or ambiguous terms."""
 
     def __init__(self, kge: KGEVectors, kg: KnowledgeGraph) -> None:
+        super().__init__(kg)
         self.kge = kge
-        self.terms = TermConcepts(kg)
-
-    def concept_of(self, text: str) -> str | None:
-        """The concept ``text`` names, or ``None`` (unmatched or ambiguous)."""
-        return self.terms.concept_of(text)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """``[len(texts), d]`` float32."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import tempfile
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from termnorm.kge.config import KGEConfig
@@ -46,12 +45,7 @@ class EarlyStopping:
         self._folder = tempfile.TemporaryDirectory(prefix="termnorm-kge-")
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._folder is not None:
             self._folder.cleanup()
             self._folder = None

@@ -189,4 +189,8 @@ class MultiSimilarityLoss(MultiSimilarityBase):
         self, sim: torch.Tensor, pos_mask: torch.Tensor, neg_mask: torch.Tensor
     ) -> torch.Tensor:
         """The same loss on a precomputed similarity matrix [A, C] and masks [A, C]."""
-        return self.with_margins(sim, pos_mask, neg_mask, self.lam, self.lam)
+        return self.with_margins(sim, pos_mask, neg_mask, *self.margins())
+
+    def margins(self) -> tuple[float, float]:
+        """``(λ_p, λ_n)``: λ on both sides."""
+        return self.lam, self.lam

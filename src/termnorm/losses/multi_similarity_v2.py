@@ -14,18 +14,14 @@ Liu et al., "The general pair-based weighting loss for deep metric learning", 20
 
 from __future__ import annotations
 
-import torch
-
-from termnorm.losses.multi_similarity import MultiSimilarityBase, label_pairs
+from termnorm.losses.multi_similarity import MultiSimilarityLoss
 
 __all__ = ["MultiSimilarityV2Loss"]
 
 
-class MultiSimilarityV2Loss(MultiSimilarityBase):
-    """MS loss v2 over a batch of term embeddings labelled by concept.
-
-    ``forward(embeddings [N, d], labels [N]) -> scalar``: S = cosine similarity matrix; pairs
-    (i, j ≠ i) are positive iff ``labels[i] == labels[j]``.
+class MultiSimilarityV2Loss(MultiSimilarityLoss):
+    """MS loss v2 over a batch of term embeddings labelled by concept: the
+    :class:`MultiSimilarityLoss` with the margins λ_p, λ_n.
 
     Args:
         alpha: positive scale α (2).
@@ -45,15 +41,9 @@ class MultiSimilarityV2Loss(MultiSimilarityBase):
         epsilon: float = 0.1,
         mine: bool = True,
     ) -> None:
-        super().__init__(alpha, beta, epsilon, mine)
+        super().__init__(alpha, beta, lam_neg, epsilon, mine)
         self.lam_pos, self.lam_neg = lam_pos, lam_neg
 
-    def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        """Loss of embeddings [N, d] with integer labels [N]."""
-        return self.from_similarity(*label_pairs(embeddings, labels))
-
-    def from_similarity(
-        self, sim: torch.Tensor, pos_mask: torch.Tensor, neg_mask: torch.Tensor
-    ) -> torch.Tensor:
-        """The same loss on a precomputed similarity matrix [A, C] and masks [A, C]."""
-        return self.with_margins(sim, pos_mask, neg_mask, self.lam_pos, self.lam_neg)
+    def margins(self) -> tuple[float, float]:
+        """``(λ_p, λ_n)``."""
+        return self.lam_pos, self.lam_neg

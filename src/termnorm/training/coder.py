@@ -58,7 +58,7 @@ class CoderObjective(Objective):
         self, dim: int, config: TrainConfig, relation_labels: list[str], n_types: int = 0
     ) -> None:
         super().__init__()
-        self.ms: MultiSimilarityLoss | MultiSimilarityV2Loss = MultiSimilarityLoss()
+        self.ms = MultiSimilarityLoss()
         if config.loss is LossKind.MS_V2:
             self.ms = MultiSimilarityV2Loss(
                 lam_pos=config.coder.ms_lam_pos, lam_neg=config.coder.ms_lam_neg

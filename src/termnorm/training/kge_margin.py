@@ -135,10 +135,7 @@ def kge_margin_trainer(
 ) -> Trainer:
     """A :class:`Trainer` for ``--loss ms-v3``: the KG sampler (synonym groups) + MS v3.
 
-    Raises:
-        ValueError: no ``config.kge``.
-        termnorm.errors.ArtifactMismatchError: the KGE was trained on another KG (the
-            message names the KG it was trained on) or is not a KGE folder.
+    Raises: as :func:`load_margin_kge`.
     """
     config.validate()
     kge = load_margin_kge(config, kg)  # the KG as given: the one the KGE must have been trained on

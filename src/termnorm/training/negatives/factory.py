@@ -7,11 +7,11 @@ from collections.abc import Collection, Sequence
 from termnorm.kg import KnowledgeGraph
 from termnorm.training.config import NegativeKind
 from termnorm.training.mtcg_data import ConceptDictionary, MtcgItem
-from termnorm.training.negatives.base import NegativeStrategy, RandomNegatives
-from termnorm.training.negatives.keyword import keyword_strategy
+from termnorm.training.negatives.base import NegativeStrategy, PooledNegatives, RandomNegatives
+from termnorm.training.negatives.keyword import keyword_pools
 from termnorm.training.negatives.online import OnlineNegatives
-from termnorm.training.negatives.tfidf import tfidf_strategy
-from termnorm.training.negatives.tree import tree_strategy
+from termnorm.training.negatives.tfidf import tfidf_pools
+from termnorm.training.negatives.tree import tree_pools
 
 __all__ = ["build_negatives"]
 
@@ -35,10 +35,17 @@ def build_negatives(
         return OnlineNegatives(dictionary, items, k, seed)
     if kind is NegativeKind.RANDOM:
         return RandomNegatives(dictionary, items, k, seed)
-    if kind is NegativeKind.TFIDF:
-        return tfidf_strategy(dictionary, items, k, seed)
+    if kind is NegativeKind.TFIDF:  # ranked: the first k of each pool, every epoch
+        pools = tfidf_pools(dictionary, items, k)
+        return PooledNegatives("tfidf", pools, dictionary, items, k, seed, ranked=True)
     if kind is NegativeKind.TREE:
-        return tree_strategy(kg, dictionary, items, k, seed)
-    if keywords is None:
-        raise ValueError("--negatives keyword needs a keyword vocabulary (--keywords FILE)")
-    return keyword_strategy(dictionary, items, k, keywords[0], keywords[1], seed)
+        return PooledNegatives(
+            "tree", tree_pools(kg, dictionary, items), dictionary, items, k, seed
+        )
+    if keywords is None or not (keywords[0] or keywords[1]):
+        raise ValueError(
+            "--negatives keyword needs a keyword vocabulary with at least one site or type "
+            "keyword (--keywords FILE)"
+        )
+    pools = keyword_pools(dictionary, items, keywords[0], keywords[1], seed=seed)
+    return PooledNegatives("keyword", pools, dictionary, items, k, seed)

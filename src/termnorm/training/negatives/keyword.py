@@ -24,13 +24,11 @@ import numpy as np
 
 from termnorm.errors import InputFormatError
 from termnorm.training.mtcg_data import ConceptDictionary, MtcgItem
-from termnorm.training.negatives.base import PooledNegatives
 
 __all__ = [
     "keyword_pools",
     "keyword_replacements",
     "keyword_spans",
-    "keyword_strategy",
     "read_keyword_sets",
 ]
 
@@ -124,18 +122,3 @@ def keyword_pools(
             swaps = [swaps[int(j)] for j in sorted(pick)]
         pools.append(swaps)
     return pools
-
-
-def keyword_strategy(
-    dictionary: ConceptDictionary,
-    items: Sequence[MtcgItem],
-    k: int,
-    sites: Collection[str],
-    types: Collection[str],
-    seed: int = 0,
-) -> PooledNegatives:
-    """k_n keyword swaps per item and epoch (module doc)."""
-    if not sites and not types:
-        raise ValueError("--negatives keyword needs at least one site or type keyword")
-    pools = keyword_pools(dictionary, items, sites, types, seed=seed)
-    return PooledNegatives("keyword", pools, dictionary, items, k, seed)

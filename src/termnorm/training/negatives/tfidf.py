@@ -15,9 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from termnorm.training.mtcg_data import ConceptDictionary, MtcgItem
-from termnorm.training.negatives.base import PooledNegatives, first_wrong_concepts
+from termnorm.training.negatives.base import first_wrong_concepts
 
-__all__ = ["tfidf_pools", "tfidf_strategy"]
+__all__ = ["tfidf_pools"]
 
 
 def tfidf_pools(
@@ -44,11 +44,3 @@ def tfidf_pools(
         order = np.take_along_axis(scores, top, axis=1).argsort(axis=1)[:, ::-1]
         ranked.extend(np.take_along_axis(top, order, axis=1))
     return [first_wrong_concepts(dictionary, it, ranked[row[it.mention]], k) for it in items]
-
-
-def tfidf_strategy(
-    dictionary: ConceptDictionary, items: Sequence[MtcgItem], k: int, seed: int = 0
-) -> PooledNegatives:
-    """The fixed TF-IDF negatives (the first ``k`` of each pool, every epoch)."""
-    pools = tfidf_pools(dictionary, items, k)
-    return PooledNegatives("tfidf", pools, dictionary, items, k, seed, ranked=True)

@@ -16,9 +16,8 @@ from collections.abc import Sequence
 
 from termnorm.kg import KnowledgeGraph
 from termnorm.training.mtcg_data import ConceptDictionary, MtcgItem
-from termnorm.training.negatives.base import PooledNegatives
 
-__all__ = ["HIERARCHY_RELATIONS", "tree_pools", "tree_strategy"]
+__all__ = ["HIERARCHY_RELATIONS", "tree_pools"]
 
 HIERARCHY_RELATIONS = frozenset({"is_a", "isa", "subclass_of", "parent"})
 
@@ -62,14 +61,3 @@ def tree_pools(
         ]
         pools.append(list(dict.fromkeys(pool)))
     return pools
-
-
-def tree_strategy(
-    kg: KnowledgeGraph,
-    dictionary: ConceptDictionary,
-    items: Sequence[MtcgItem],
-    k: int,
-    seed: int = 0,
-) -> PooledNegatives:
-    """k_n siblings/cousins per item and epoch, drawn anew each epoch."""
-    return PooledNegatives("tree", tree_pools(kg, dictionary, items), dictionary, items, k, seed)
