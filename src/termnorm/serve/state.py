@@ -19,10 +19,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from termnorm.errors import ArtifactMismatchError
 from termnorm.search.build import SpecError, build, resolve_strategy, search_space
@@ -36,6 +36,8 @@ from termnorm.serve.settings import OVERRIDABLE, ServeSettings
 from termnorm.serve.synonym_store import StoreContents, append_synonym_store, read_synonym_store
 
 if TYPE_CHECKING:
+    from termnorm.annotate.dictionary import DictionaryDetector
+    from termnorm.annotate.pipeline import Annotator
     from termnorm.serve.batching import MicroBatcher
 
 __all__ = ["ServiceRuntime", "ServiceState", "load_space", "model_name", "public_spec"]
@@ -43,6 +45,8 @@ __all__ = ["ServiceRuntime", "ServiceState", "load_space", "model_name", "public
 logger = logging.getLogger(__name__)
 
 _MATCHERS_KEPT = 64
+K = TypeVar("K")
+V = TypeVar("V")
 _GENERIC_NAMES = frozenset({"model", "models", "final", "best", "encoder", "checkpoint"})
 
 
@@ -118,7 +122,10 @@ class ServiceState:
         self.space = space
         self.synonyms_skipped = synonyms_skipped  # torn store lines skipped at start
         self._matchers: OrderedDict[PipelineSpec, RowMatcher] = OrderedDict()
+        self._annotators: OrderedDict[tuple[PipelineSpec, int], Annotator] = OrderedDict()
+        self._detector: tuple[SearchSpace, DictionaryDetector] | None = None
         self._lock = threading.Lock()
+        self._compiling = threading.Lock()  # one dictionary compiled at a time
 
     # ------------------------------------------------------------------ reading
     def info(self) -> dict[str, Any]:
@@ -211,20 +218,68 @@ class ServiceState:
         """The matcher of ``spec`` over the current space (``build(spec, space)``, a small
         LRU); its encoding goes through the micro-batcher (:class:`QueuedEncoder`). The
         spec's synonym files are in the space already (:func:`load_space`)."""
+
+        def make(space: SearchSpace) -> RowMatcher:
+            strategy = spec.strategy or self.default_strategy()
+            return build(spec.replace(strategy=strategy, synonyms=()), space)
+
+        return self._kept(self._matchers, spec, make)
+
+    def annotator(self, spec: PipelineSpec, k: int) -> Annotator:
+        """The :class:`~termnorm.annotate.pipeline.Annotator` of a request's ``spec`` and
+        ``k`` (a small LRU, as :meth:`pipeline`): :meth:`matcher`'s search (422 naming a
+        field that is not usable) and the dictionary of the current space, documents up to
+        the settings' ``max_document_chars``."""
+        from termnorm.annotate.pipeline import Annotator
+
+        def make(space: SearchSpace) -> Annotator:
+            return Annotator(
+                spec,
+                [self.detector(space)],
+                k=k,
+                max_document_chars=self.settings.max_document_chars,
+                matcher=self.matcher(spec),
+            )
+
+        return self._kept(self._annotators, (spec, k), make)
+
+    def _kept(self, cache: OrderedDict[K, V], key: K, make: Callable[[SearchSpace], V]) -> V:
+        """``cache[key]``, else ``make`` of the current space, kept in ``cache`` (the
+        :data:`_MATCHERS_KEPT` last used) unless the space was swapped meanwhile."""
         with self._lock:
             space = self.space
-            cached = self._matchers.get(spec)
+            cached = cache.get(key)
             if cached is not None:
-                self._matchers.move_to_end(spec)
+                cache.move_to_end(key)
                 return cached
-        strategy = spec.strategy or self.default_strategy()
-        matcher = build(spec.replace(strategy=strategy, synonyms=()), space)
+        made = make(space)
         with self._lock:
             if self.space is space:
-                self._matchers[spec] = matcher
-                while len(self._matchers) > _MATCHERS_KEPT:
-                    self._matchers.popitem(last=False)
-        return matcher
+                cache[key] = made
+                while len(cache) > _MATCHERS_KEPT:
+                    cache.popitem(last=False)
+        return made
+
+    def detector(self, space: SearchSpace) -> DictionaryDetector:
+        """The dictionary detector of ``space``: the index's terms and its domain synonyms
+        (the spec's synonym files, the store's and those added since), compiled once per
+        space (through the dictionary cache on disk, keyed by the names' digest)."""
+        from termnorm.annotate.dictionary import DictionaryDetector
+        from termnorm.annotate.pipeline import DICTIONARY_CACHE
+        from termnorm.paths import cache_dir
+
+        with self._compiling:
+            if self._detector is not None and self._detector[0] is space:
+                return self._detector[1]
+            domain = space.domain
+            pairs = (
+                [] if domain is None else list(zip(domain.concept_ids, domain.texts, strict=True))
+            )
+            detector = DictionaryDetector.from_index(
+                space.index, pairs, cache=cache_dir() / DICTIONARY_CACHE
+            )
+            self._detector = (space, detector)
+            return detector
 
     # ------------------------------------------------------------------ writing
     def resolve(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -267,4 +322,5 @@ class ServiceState:
         with self._lock:
             self.space = new_space
             self._matchers.clear()
+            self._annotators.clear()
         return report
