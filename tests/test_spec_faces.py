@@ -35,6 +35,8 @@ def test_a_new_spec_field_reaches_every_face(index_dir: Path, tmp_path: Path) ->
             "projects",
             "annotate cli",
             "annotate api",
+            "annotate service",
+            "annotate spacy",
         )
     }
     assert result["help"] == {
