@@ -4,8 +4,10 @@ assertion flags and the ranked candidates: the rows ``termnorm annotate`` writes
 A request's annotator is the service's spec with the request's overridable fields
 (:data:`~termnorm.serve.settings.OVERRIDABLE`), through the same search as
 ``/v1/normalize`` (``ServiceState.matcher``) and the dictionary of the current space,
-built once per spec and ``k`` (``ServiceState.annotator``). It runs on a worker thread;
-its span searches are encoded by the micro-batcher, a full queue refused at once (503).
+built once per spec and ``k`` (``ServiceState.annotator``; the first request after a start
+or an added synonym compiles the space's dictionary, or reads it from the dictionary cache).
+It runs on a worker thread; its span searches are encoded by the micro-batcher, a full
+queue refused at once (503).
 
 Limits: documents per request (the schema, 422), characters of all documents together
 (413, before any work), characters per document (that document's ``error``). A
