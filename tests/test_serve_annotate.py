@@ -127,9 +127,11 @@ def test_the_request_sets_the_spec_fields_as_normalize_does(client: TestClient) 
         "body",
         "namespaces",
     ]
-    lungs = _annotate(client, "heart attack and asthma", semantic_types=["lung"], min_score=0.99)
-    found = lungs.json()["results"][0]["annotations"]
+    lungs = _annotate(client, "heart attack and asthma", semantic_types=["lung"])
+    found = lungs.json()["results"][0]["annotations"]  # no min_score: the dictionary filters
     assert [(a["text"], a["concept_id"]) for a in found] == [("asthma", "T:0004")]
+    everything = _annotate(client, "heart attack and asthma").json()["results"][0]
+    assert [a["text"] for a in everything["annotations"]] == ["heart attack", "asthma"]
 
 
 def test_the_site_guards_and_no_token_as_for_normalize(client: TestClient) -> None:

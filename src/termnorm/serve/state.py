@@ -38,6 +38,7 @@ from termnorm.serve.synonym_store import StoreContents, append_synonym_store, re
 if TYPE_CHECKING:
     from termnorm.annotate.dictionary import DictionaryDetector
     from termnorm.annotate.pipeline import Annotator
+    from termnorm.search.filters import ConceptFilter
     from termnorm.serve.batching import MicroBatcher
 
 __all__ = ["ServiceRuntime", "ServiceState", "load_space", "model_name", "public_spec"]
@@ -123,7 +124,10 @@ class ServiceState:
         self.synonyms_skipped = synonyms_skipped  # torn store lines skipped at start
         self._matchers: OrderedDict[PipelineSpec, RowMatcher] = OrderedDict()
         self._annotators: OrderedDict[tuple[PipelineSpec, int], Annotator] = OrderedDict()
-        self._detector: tuple[SearchSpace, DictionaryDetector] | None = None
+        self._detectors: tuple[SearchSpace | None, dict[ConceptFilter, DictionaryDetector]] = (
+            None,
+            {},
+        )
         self._lock = threading.Lock()
         self._compiling = threading.Lock()  # one dictionary compiled at a time
 
@@ -228,17 +232,18 @@ class ServiceState:
     def annotator(self, spec: PipelineSpec, k: int) -> Annotator:
         """The :class:`~termnorm.annotate.pipeline.Annotator` of a request's ``spec`` and
         ``k`` (a small LRU, as :meth:`pipeline`): :meth:`matcher`'s search (422 naming a
-        field that is not usable) and the dictionary of the current space, documents up to
+        field that is not usable) and :meth:`detector`'s dictionary, documents up to
         the settings' ``max_document_chars``."""
         from termnorm.annotate.pipeline import Annotator
 
         def make(space: SearchSpace) -> Annotator:
+            matcher = self.matcher(spec)  # first: a filter naming what the index lacks is a 422
             return Annotator(
                 spec,
-                [self.detector(space)],
+                [self.detector(space, spec)],
                 k=k,
                 max_document_chars=self.settings.max_document_chars,
-                matcher=self.matcher(spec),
+                matcher=matcher,
             )
 
         return self._kept(self._annotators, (spec, k), make)
@@ -260,26 +265,34 @@ class ServiceState:
                     cache.popitem(last=False)
         return made
 
-    def detector(self, space: SearchSpace) -> DictionaryDetector:
-        """The dictionary detector of ``space``: the index's terms and its domain synonyms
-        (the spec's synonym files, the store's and those added since), compiled once per
-        space (through the dictionary cache on disk, keyed by the names' digest)."""
+    def detector(self, space: SearchSpace, spec: PipelineSpec) -> DictionaryDetector:
+        """The dictionary detector of ``space`` for ``spec``: the index's terms and the
+        space's domain synonyms (the spec's synonym files, the store's and those added since)
+        of the concepts ``spec``'s filter lets through (as ``termnorm annotate`` restricts
+        its dictionary), compiled once per space and filter (through the dictionary cache on
+        disk, keyed by the names' digest)."""
         from termnorm.annotate.dictionary import DictionaryDetector
-        from termnorm.annotate.pipeline import DICTIONARY_CACHE
+        from termnorm.annotate.pipeline import DICTIONARY_CACHE, spec_filter
         from termnorm.paths import cache_dir
 
+        concept_filter = spec_filter(spec)
         with self._compiling:
-            if self._detector is not None and self._detector[0] is space:
-                return self._detector[1]
-            domain = space.domain
-            pairs = (
-                [] if domain is None else list(zip(domain.concept_ids, domain.texts, strict=True))
-            )
-            detector = DictionaryDetector.from_index(
-                space.index, pairs, cache=cache_dir() / DICTIONARY_CACHE
-            )
-            self._detector = (space, detector)
-            return detector
+            if self._detectors[0] is not space:
+                self._detectors = (space, {})
+            known = self._detectors[1]
+            if concept_filter not in known:
+                domain = space.domain
+                pairs = (
+                    []
+                    if domain is None
+                    else list(zip(domain.concept_ids, domain.texts, strict=True))
+                )
+                mask = concept_filter.mask(space.columns)
+                concepts = None if mask is None else set(space.index.concepts["concept_id"][mask])
+                known[concept_filter] = DictionaryDetector.from_index(
+                    space.index, pairs, cache_dir() / DICTIONARY_CACHE, concepts
+                )
+            return known[concept_filter]
 
     # ------------------------------------------------------------------ writing
     def resolve(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
