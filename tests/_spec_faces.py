@@ -89,6 +89,7 @@ def run(index: Path, work: Path, bert: Path) -> dict[str, Any]:
     source, output = work / "in.tsv", work / "out.tsv"
     source.write_text("term\nheart attack\nasthma\n", encoding="utf-8")
     termnorm.normalize_file(source, output, index=index, dummy=7)  # type: ignore[call-arg]
+    os.environ["TERMNORM_CACHE"] = str(work / "cache")  # the compiled dictionaries go there
     os.environ["FACE"] = "service"
     from fastapi.testclient import TestClient
 
@@ -97,6 +98,10 @@ def run(index: Path, work: Path, bert: Path) -> dict[str, Any]:
     app = create_app(spec=DummySpec(index=index, dummy=7))
     with TestClient(app, base_url="http://127.0.0.1") as client:
         answer = client.post("/v1/normalize", json={"texts": ["heart attack"]})
+        assert answer.status_code == 200, answer.text
+        os.environ["FACE"] = "annotate service"
+        document = {"id": "1", "text": "Denies heart attack."}
+        answer = client.post("/v1/annotate", json={"documents": [document]})
         assert answer.status_code == 200, answer.text
     os.environ["FACE"] = "projects"
     codes, db = work / "codes.csv", work / "p.termnorm.db"
@@ -108,7 +113,6 @@ def run(index: Path, work: Path, bert: Path) -> dict[str, Any]:
         ]
     )
     _main(["map", "run", "p", "--db", str(db)])
-    os.environ["TERMNORM_CACHE"] = str(work / "cache")  # the compiled dictionary goes there
     os.environ["FACE"] = "annotate cli"
     _main(["annotate", "Denies heart attack.", "--index", str(index), "--dummy", "7"])
     os.environ["FACE"] = "annotate api"
@@ -124,6 +128,14 @@ def run(index: Path, work: Path, bert: Path) -> dict[str, Any]:
             *("--out", str(work / "ranker"), "--json"),
         ]
     )
+    os.environ["FACE"] = "annotate spacy"
+    import spacy
+
+    import termnorm.integrations.spacy_component  # what the entry point imports
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("termnorm", config={"index": str(index), "dummy": 7})
+    nlp("Denies heart attack.")
     helps = {
         face: "--dummy" in _main([*command, "--help"])
         for face, command in {

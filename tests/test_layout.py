@@ -43,6 +43,7 @@ ROOMS = {
     "cli": 12,
     "serve": 12,
     "api": 12,
+    "integrations": 12,  # faces inside other toolkits (the spaCy component)
 }
 # ``termnorm.normalize`` & co. resolve lazily from the root package (``termnorm.__getattr__``)
 ROOT_API = ("termnorm", "termnorm.api")

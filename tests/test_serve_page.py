@@ -7,6 +7,7 @@ import csv
 import io
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -37,11 +38,14 @@ def test_the_page_and_its_assets_are_served(index_dir: Path) -> None:
             "add-token",
             "upload-file",
             "upload-column",
+            "annotate-text",
         ):
             assert f'<label for="{field}">' in page.text and f'id="{field}"' in page.text
         for asset, kind in (
             ("dom.js", "javascript"),
             ("app.js", "javascript"),
+            ("tabs.js", "javascript"),
+            ("annotate.js", "javascript"),
             ("style.css", "text/css"),
         ):
             answer = client.get(f"/static/{asset}")
@@ -58,16 +62,23 @@ def live_url(index_dir: Path) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture()
-def page(live_url: str) -> Iterator[object]:
+@contextmanager
+def _opened(url: str) -> Iterator[object]:
+    """A headless Chromium tab showing ``url``."""
     executable = _chromium()
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
         tab = browser.new_page()
-        tab.goto(live_url)
+        tab.goto(url)
         yield tab
         browser.close()
+
+
+@pytest.fixture()
+def page(live_url: str) -> Iterator[object]:
+    with _opened(live_url) as tab:
+        yield tab
 
 
 def test_typing_shows_ranked_results_and_a_click_shows_the_concept(page: object) -> None:
@@ -185,6 +196,95 @@ def test_the_add_synonym_form_needs_the_token(page: object) -> None:
     first = page.locator("#results .result").first
     expect(first).to_contain_text("T:0006")
     expect(first).to_contain_text("matched “chest infection” (domain: api)")
+
+
+@pytest.fixture(scope="module")
+def fresh_url(index_dir: Path) -> Iterator[str]:
+    """A service of its own: no synonym added by the tests above changes its answers."""
+    _chromium()
+    pytest.importorskip("playwright.sync_api")
+    with live_server(create_app(index_dir)) as url:
+        yield url
+
+
+@pytest.fixture()
+def fresh_page(fresh_url: str) -> Iterator[object]:
+    with _opened(fresh_url) as tab:
+        yield tab
+
+
+ANNOTATE_TEXT = "Patient denies heart attack; history of asthma. 🫀 Sick headache."
+
+
+def test_the_annotate_tab_marks_the_concepts_and_focus_shows_candidates(
+    fresh_page: object,
+) -> None:
+    from playwright.sync_api import Page, expect
+
+    page = fresh_page
+    assert isinstance(page, Page)
+    expect(page.get_by_role("status").first).to_contain_text("Ready")
+    search_tab = page.get_by_role("tab", name="Search")
+    search_tab.focus()
+    page.keyboard.press("ArrowRight")  # the tabs pattern: arrows move and select
+    annotate_tab = page.get_by_role("tab", name="Annotate")
+    expect(annotate_tab).to_be_focused()
+    expect(annotate_tab).to_have_attribute("aria-selected", "true")
+    expect(page.get_by_label("Term", exact=True)).to_be_hidden()
+    page.keyboard.press("Tab")  # from the selected tab into its panel: the text box
+    text = page.get_by_label("Text", exact=True)
+    expect(text).to_be_focused()
+    page.keyboard.type(ANNOTATE_TEXT)
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Annotate")).to_be_focused()
+    page.keyboard.press("Enter")
+    marks = page.locator("#annotated mark")
+    expect(marks).to_have_text(["heart attack", "asthma", "Sick headache"])
+    expect(page.locator("#annotate-result")).to_have_text(
+        "3 concepts found; Tab moves between them."
+    )
+    assert page.locator("#annotated").inner_text().replace("historical", "") == ANNOTATE_TEXT
+    expect(marks.nth(0)).to_have_attribute("data-concept", "T:0001")
+    expect(marks.nth(0)).to_have_class("concept negated")  # struck through
+    expect(page.locator("#annotated .badge")).to_have_text(["historical"])
+    expect(marks.nth(2)).to_have_attribute("data-concept", "T:0005")  # after an emoji
+    tips = page.locator('#annotated [role="tooltip"]')
+    expect(tips).to_have_count(3)
+    for i in range(3):
+        expect(tips.nth(i)).to_be_hidden()
+    page.keyboard.press("Tab")  # from the button to the first mark
+    expect(marks.nth(0)).to_be_focused()
+    first_tip = page.locator("#" + str(marks.nth(0).get_attribute("aria-describedby")))
+    expect(first_tip).to_be_visible()
+    expect(first_tip).to_contain_text("myocardial infarction T:0001")
+    expect(first_tip).to_contain_text("negated")
+    expect(first_tip.locator("li")).to_have_count(5)  # the ranked candidates, k = 5
+    expect(marks.nth(0)).to_have_accessible_description(re.compile("myocardial infarction"))
+    page.keyboard.press("Escape")
+    expect(first_tip).to_be_hidden()
+    page.keyboard.press("Tab")
+    expect(marks.nth(1)).to_be_focused()
+    expect(first_tip).to_be_hidden()
+    expect(page.locator("#annotation-tip-1")).to_contain_text("asthma T:0004")
+    marks.nth(2).hover()
+    expect(page.locator("#annotation-tip-2")).to_contain_text("migraine T:0005")
+
+
+def test_the_annotate_tab_shows_errors(fresh_page: object) -> None:
+    from playwright.sync_api import Page, expect
+
+    page = fresh_page
+    assert isinstance(page, Page)
+    page.get_by_role("tab", name="Annotate").click()
+    page.get_by_label("Text", exact=True).fill("asthma\u0001")
+    page.get_by_role("button", name="Annotate").click()
+    error = page.locator("#annotate-error")
+    expect(error).to_contain_text("Not annotated: document 'text': binary data, not text")
+    expect(page.locator("#annotated")).to_be_hidden()
+    page.get_by_label("Text", exact=True).fill("no concept here")
+    page.get_by_role("button", name="Annotate").click()
+    expect(page.locator("#annotate-result")).to_have_text("No concept found.")
+    expect(error).to_be_hidden()
 
 
 @pytest.mark.parametrize("width", [320, 400])

@@ -48,7 +48,7 @@ def _positive_semantics(context: Any, case: Any) -> Any:
         return case
     pick = len(repr(case.body))  # deterministic: the generated body chooses
     case.body = dict(case.body)  # a copy: the generator keeps the original
-    if case.operation.path == "/v1/normalize":
+    if case.operation.path in ("/v1/normalize", "/v1/annotate"):
         case.body["strategy"] = STRATEGIES[pick % len(STRATEGIES)]
         case.body["namespaces"] = NAMESPACES[pick % len(NAMESPACES)]
         case.body["semantic_types"] = SEMANTIC_TYPES[pick % len(SEMANTIC_TYPES)]

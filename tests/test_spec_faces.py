@@ -1,7 +1,8 @@
 """One spec everywhere: a search option added to ``PipelineSpec`` (a subclass with one field,
 and a learned stage switched on by it) reaches the CLI, the Python API, batch files, the
-service, mapping projects and ranker training with no other edit (``tests/_spec_faces.py`` runs the faces in
-a fresh interpreter, where the subclass stands in for the spec before any face is imported).
+service, mapping projects, ranker training and annotation (CLI, API, service, spaCy) with no
+other edit (``tests/_spec_faces.py`` runs the faces in a fresh interpreter, where the subclass
+stands in for the spec before any face is imported).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def test_a_new_spec_field_reaches_every_face(
             "annotate cli",
             "annotate api",
             "rank train",
+            "annotate service",
+            "annotate spacy",
         )
     }
     assert result["help"] == {

@@ -9,12 +9,18 @@ import typer
 
 from termnorm.cli._options import DB_HELP
 from termnorm.cli._strategy import spec_from_options, with_spec_options
-from termnorm.serve.settings import DEFAULT_MAX_UPLOAD_COLUMNS, DEFAULT_MAX_UPLOAD_ROWS
+from termnorm.serve.settings import (
+    DEFAULT_MAX_ANNOTATE_CHARS,
+    DEFAULT_MAX_DOCUMENT_CHARS,
+    DEFAULT_MAX_DOCUMENTS,
+    DEFAULT_MAX_UPLOAD_COLUMNS,
+    DEFAULT_MAX_UPLOAD_ROWS,
+)
 
 __all__ = ["register"]
 
 SERVE_HELP = """Serve an index over HTTP: a JSON API (/v1/normalize, /v1/normalize/file,
-/v1/concepts/ID, /v1/synonyms), the web page at /, the API docs at /docs and Prometheus metrics at /metrics.
+/v1/annotate, /v1/concepts/ID, /v1/synonyms), the web page at /, the API docs at /docs and Prometheus metrics at /metrics.
 
 The index and its model load once, in the background: /v1/ready answers 503 until they are
 loaded. Texts of concurrent requests are encoded together (micro-batching); when the queue
@@ -32,6 +38,9 @@ Examples:
 
   curl -s localhost:8000/v1/normalize -H 'Content-Type: application/json' \\
        -d '{"texts": ["heart attack"], "k": 3}'
+
+  curl -s localhost:8000/v1/annotate -H 'Content-Type: application/json' \\
+       -d '{"documents": [{"id": "1", "text": "Patient denies chest pain."}]}'
 """
 
 _SPEC_HELP = {
@@ -92,6 +101,25 @@ def register(app: typer.Typer) -> None:
             "--max-upload-columns",
             min=1,
             help="Most columns of an upload; more answer 413 before any work.",
+        ),
+        max_documents: int = typer.Option(
+            DEFAULT_MAX_DOCUMENTS,
+            "--max-documents",
+            min=1,
+            help="Most documents per POST /v1/annotate; more answer 422.",
+        ),
+        max_document_chars: int = typer.Option(
+            DEFAULT_MAX_DOCUMENT_CHARS,
+            "--max-document-chars",
+            min=1,
+            help="Longest document to annotate; a longer one is refused in its own result.",
+        ),
+        max_annotate_chars: int = typer.Option(
+            DEFAULT_MAX_ANNOTATE_CHARS,
+            "--max-annotate-chars",
+            min=1,
+            help="Most characters of an annotate request's documents together; more answer "
+            "413 before any work.",
         ),
         allow_host: list[str] = typer.Option(
             [],
@@ -172,6 +200,9 @@ def register(app: typer.Typer) -> None:
             max_upload_bytes=int(max_upload_mb * (1 << 20)),
             max_upload_rows=max_upload_rows,
             max_upload_columns=max_upload_columns,
+            max_documents=max_documents,
+            max_document_chars=max_document_chars,
+            max_annotate_chars=max_annotate_chars,
             host=host,
             allow_hosts=tuple(allow_host),
             allow_origins=tuple(allow_origin),

@@ -52,7 +52,7 @@ from termnorm.serve.guards import (
     normalize_origin,
 )
 from termnorm.serve.metrics import Metrics, MetricsMiddleware
-from termnorm.serve.routes import concepts, search, service
+from termnorm.serve.routes import annotate, concepts, search, service
 from termnorm.serve.routes.docs import add_docs
 from termnorm.serve.schemas import ErrorOut
 from termnorm.serve.settings import ServeSettings
@@ -77,7 +77,11 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         ),
         (404, "Unknown route, or an unknown concept (in the path or a synonym pair)."),
         (405, "Method not allowed on this route."),
-        (413, "A request body, or an upload's rows or columns, above the server's limits."),
+        (
+            413,
+            "A request body, an upload's rows or columns, or an annotate request's "
+            "characters, above the server's limits.",
+        ),
         (421, "The Host header does not name this server (see --allow-host)."),
         (422, "A field is not valid (named in loc)."),
         (503, "Loading, or the encoding queue is full (see Retry-After)."),
@@ -134,6 +138,7 @@ def create_app(
     add_error_handlers(app)
     app.include_router(service.router)
     app.include_router(search.router(settings))
+    app.include_router(annotate.router(settings))
     app.include_router(concepts.router(settings))
     app.mount("/static", StaticFiles(directory=service.STATIC), name="static")
     if settings.project is not None:  # a mapping project's review page (routes/review.py)
@@ -203,7 +208,16 @@ def _add_guards(app: FastAPI, settings: ServeSettings) -> None:
         "split the file, or start the server with a larger --max-upload-mb",
         ["body", "file"],
     )
-    app.add_middleware(BodyLimit, default=json_cap, caps={UPLOAD_PATH: upload_cap})
+    annotate_cap = BodyCap(
+        settings.max_annotate_bytes,
+        "send fewer or shorter documents (the server's --max-documents and --max-annotate-chars)",
+        ["body"],
+    )
+    app.add_middleware(
+        BodyLimit,
+        default=json_cap,
+        caps={UPLOAD_PATH: upload_cap, annotate.ANNOTATE_PATH: annotate_cap},
+    )
     app.add_middleware(
         TokenGuard, token=settings.token, paths=frozenset({("POST", concepts.SYNONYMS_PATH)})
     )

@@ -39,6 +39,7 @@ __all__ = [
     "NormalizeOut",
     "ReadyOut",
     "RelationOut",
+    "SpecOverrides",
     "SynonymPair",
     "SynonymsIn",
     "SynonymsOut",
@@ -110,13 +111,10 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-class NormalizeIn(_Strict):
-    """Texts to normalize and how."""
+class SpecOverrides(_Strict):
+    """The pipeline spec fields a request may set (``settings.OVERRIDABLE``); unset: the
+    service's."""
 
-    texts: list[_text(DEFAULT_MAX_CHARS)] = Field(  # type: ignore[valid-type]
-        min_length=1, max_length=DEFAULT_MAX_BATCH, description="The texts to normalize."
-    )
-    k: Count = Field(5, ge=1, le=DEFAULT_MAX_K, description="Concepts per text.")
     min_score: float | None = Field(
         None, ge=-1.0, le=1.0, description="Drop candidates scoring below it (cosine)."
     )
@@ -137,6 +135,15 @@ class NormalizeIn(_Strict):
         description="Several codes per text (concept_ids) with the predicted implication "
         "number; needs a service started with --ranker and an implication head.",
     )
+
+
+class NormalizeIn(SpecOverrides):
+    """Texts to normalize and how."""
+
+    texts: list[_text(DEFAULT_MAX_CHARS)] = Field(  # type: ignore[valid-type]
+        min_length=1, max_length=DEFAULT_MAX_BATCH, description="The texts to normalize."
+    )
+    k: Count = Field(5, ge=1, le=DEFAULT_MAX_K, description="Concepts per text.")
 
 
 class CandidateOut(BaseModel):

@@ -8,6 +8,9 @@ from pathlib import Path
 from termnorm.search.spec import PipelineSpec
 
 __all__ = [
+    "DEFAULT_MAX_ANNOTATE_CHARS",
+    "DEFAULT_MAX_DOCUMENTS",
+    "DEFAULT_MAX_DOCUMENT_CHARS",
     "DEFAULT_MAX_UPLOAD_BYTES",
     "DEFAULT_MAX_UPLOAD_COLUMNS",
     "DEFAULT_MAX_UPLOAD_ROWS",
@@ -18,6 +21,9 @@ __all__ = [
 DEFAULT_MAX_UPLOAD_BYTES = 10 << 20  # 10 MiB: ~200k short rows, minutes of CPU encoding
 DEFAULT_MAX_UPLOAD_ROWS = 100_000  # a few minutes of encoding on one CPU core
 DEFAULT_MAX_UPLOAD_COLUMNS = 1_000  # sheets are far narrower; 20k columns is an attack
+DEFAULT_MAX_DOCUMENTS = 16  # documents per POST /v1/annotate
+DEFAULT_MAX_DOCUMENT_CHARS = 100_000  # a long article; an abstract is ~1,500
+DEFAULT_MAX_ANNOTATE_CHARS = 200_000  # characters per annotate request: seconds of CPU
 OVERRIDABLE = ("strategy", "min_score", "namespaces", "semantic_types", "multi")
 """The spec fields a request may set (``POST /v1/normalize``'s, of the same names); the rest
 (the index, model, runtime, learned stages) is the service's, whatever a request says."""
@@ -45,6 +51,10 @@ class ServeSettings:
     ``max_upload_bytes``: largest request body of a file upload (``POST /v1/normalize/file``;
     larger: 413). ``max_upload_rows`` / ``max_upload_columns``: most data rows and columns of
     an upload (more: 413, before any encoding).
+    ``max_documents``: most documents per ``POST /v1/annotate`` (more: 422);
+    ``max_document_chars``: longest document (longer: that document's own error, the others
+    are annotated); ``max_annotate_chars``: most characters of all a request's documents
+    together (more: 413, before any work).
     ``host``: the address the server listens on; ``allow_hosts``: more names the ``Host``
     header may carry (besides IP literals, ``localhost`` and ``host``; ``"*"``: any), which
     defeats DNS rebinding; ``allow_origins``: web origins (``https://app.example``; ``"*"``:
@@ -66,6 +76,9 @@ class ServeSettings:
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
     max_upload_rows: int = DEFAULT_MAX_UPLOAD_ROWS
     max_upload_columns: int = DEFAULT_MAX_UPLOAD_COLUMNS
+    max_documents: int = DEFAULT_MAX_DOCUMENTS
+    max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS
+    max_annotate_chars: int = DEFAULT_MAX_ANNOTATE_CHARS
     host: str = "127.0.0.1"
     allow_hosts: tuple[str, ...] = ()
     allow_origins: tuple[str, ...] = ()
@@ -84,6 +97,9 @@ class ServeSettings:
             "max_upload_bytes",
             "max_upload_rows",
             "max_upload_columns",
+            "max_documents",
+            "max_document_chars",
+            "max_annotate_chars",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -105,3 +121,10 @@ class ServeSettings:
         character escaped at worst, plus room for the other fields (larger: 413)."""
         per_item = self.spec.max_chars * _JSON_BYTES_PER_CHAR + _JSON_BYTES_PER_ITEM
         return _JSON_BODY_SLACK + self.max_batch * per_item
+
+    @property
+    def max_annotate_bytes(self) -> int:
+        """Largest ``POST /v1/annotate`` body: ``max_annotate_chars`` characters, each
+        escaped at worst, plus room for each document's other fields (larger: 413)."""
+        chars = self.max_annotate_chars * _JSON_BYTES_PER_CHAR
+        return _JSON_BODY_SLACK + chars + self.max_documents * _JSON_BYTES_PER_ITEM

@@ -19,10 +19,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from termnorm.errors import ArtifactMismatchError
 from termnorm.search.build import SpecError, build, resolve_strategy, search_space
@@ -36,6 +36,9 @@ from termnorm.serve.settings import OVERRIDABLE, ServeSettings
 from termnorm.serve.synonym_store import StoreContents, append_synonym_store, read_synonym_store
 
 if TYPE_CHECKING:
+    from termnorm.annotate.dictionary import DictionaryDetector
+    from termnorm.annotate.pipeline import Annotator
+    from termnorm.search.filters import ConceptFilter
     from termnorm.serve.batching import MicroBatcher
 
 __all__ = ["ServiceRuntime", "ServiceState", "load_space", "model_name", "public_spec"]
@@ -43,6 +46,8 @@ __all__ = ["ServiceRuntime", "ServiceState", "load_space", "model_name", "public
 logger = logging.getLogger(__name__)
 
 _MATCHERS_KEPT = 64
+K = TypeVar("K")
+V = TypeVar("V")
 _GENERIC_NAMES = frozenset({"model", "models", "final", "best", "encoder", "checkpoint"})
 
 
@@ -118,7 +123,13 @@ class ServiceState:
         self.space = space
         self.synonyms_skipped = synonyms_skipped  # torn store lines skipped at start
         self._matchers: OrderedDict[PipelineSpec, RowMatcher] = OrderedDict()
+        self._annotators: OrderedDict[tuple[PipelineSpec, int], Annotator] = OrderedDict()
+        self._detectors: tuple[SearchSpace | None, dict[ConceptFilter, DictionaryDetector]] = (
+            None,
+            {},
+        )
         self._lock = threading.Lock()
+        self._compiling = threading.Lock()  # one dictionary compiled at a time
 
     # ------------------------------------------------------------------ reading
     def info(self) -> dict[str, Any]:
@@ -211,20 +222,77 @@ class ServiceState:
         """The matcher of ``spec`` over the current space (``build(spec, space)``, a small
         LRU); its encoding goes through the micro-batcher (:class:`QueuedEncoder`). The
         spec's synonym files are in the space already (:func:`load_space`)."""
+
+        def make(space: SearchSpace) -> RowMatcher:
+            strategy = spec.strategy or self.default_strategy()
+            return build(spec.replace(strategy=strategy, synonyms=()), space)
+
+        return self._kept(self._matchers, spec, make)
+
+    def annotator(self, spec: PipelineSpec, k: int) -> Annotator:
+        """The :class:`~termnorm.annotate.pipeline.Annotator` of a request's ``spec`` and
+        ``k`` (a small LRU, as :meth:`pipeline`): :meth:`matcher`'s search (422 naming a
+        field that is not usable) and :meth:`detector`'s dictionary, documents up to
+        the settings' ``max_document_chars``."""
+        from termnorm.annotate.pipeline import Annotator
+
+        def make(space: SearchSpace) -> Annotator:
+            matcher = self.matcher(spec)  # first: a filter naming what the index lacks is a 422
+            return Annotator(
+                spec,
+                [self.detector(space, spec)],
+                k=k,
+                max_document_chars=self.settings.max_document_chars,
+                matcher=matcher,
+            )
+
+        return self._kept(self._annotators, (spec, k), make)
+
+    def _kept(self, cache: OrderedDict[K, V], key: K, make: Callable[[SearchSpace], V]) -> V:
+        """``cache[key]``, else ``make`` of the current space, kept in ``cache`` (the
+        :data:`_MATCHERS_KEPT` last used) unless the space was swapped meanwhile."""
         with self._lock:
             space = self.space
-            cached = self._matchers.get(spec)
+            cached = cache.get(key)
             if cached is not None:
-                self._matchers.move_to_end(spec)
+                cache.move_to_end(key)
                 return cached
-        strategy = spec.strategy or self.default_strategy()
-        matcher = build(spec.replace(strategy=strategy, synonyms=()), space)
+        made = make(space)
         with self._lock:
             if self.space is space:
-                self._matchers[spec] = matcher
-                while len(self._matchers) > _MATCHERS_KEPT:
-                    self._matchers.popitem(last=False)
-        return matcher
+                cache[key] = made
+                while len(cache) > _MATCHERS_KEPT:
+                    cache.popitem(last=False)
+        return made
+
+    def detector(self, space: SearchSpace, spec: PipelineSpec) -> DictionaryDetector:
+        """The dictionary detector of ``space`` for ``spec``: the index's terms and the
+        space's domain synonyms (the spec's synonym files, the store's and those added since)
+        of the concepts ``spec``'s filter lets through (as ``termnorm annotate`` restricts
+        its dictionary), compiled once per space and filter (through the dictionary cache on
+        disk, keyed by the names' digest)."""
+        from termnorm.annotate.dictionary import DictionaryDetector
+        from termnorm.annotate.pipeline import DICTIONARY_CACHE, spec_filter
+        from termnorm.paths import cache_dir
+
+        concept_filter = spec_filter(spec)
+        with self._compiling:
+            if self._detectors[0] is not space:
+                self._detectors = (space, {})
+            known = self._detectors[1]
+            if concept_filter not in known:
+                domain = space.domain
+                pairs = (
+                    []
+                    if domain is None
+                    else list(zip(domain.concept_ids, domain.texts, strict=True))
+                )
+                mask = concept_filter.mask(space.columns)
+                concepts = None if mask is None else set(space.index.concepts["concept_id"][mask])
+                known[concept_filter] = DictionaryDetector.from_index(
+                    space.index, pairs, cache_dir() / DICTIONARY_CACHE, concepts
+                )
+            return known[concept_filter]
 
     # ------------------------------------------------------------------ writing
     def resolve(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -267,4 +335,5 @@ class ServiceState:
         with self._lock:
             self.space = new_space
             self._matchers.clear()
+            self._annotators.clear()
         return report

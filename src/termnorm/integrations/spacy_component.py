@@ -1,0 +1,183 @@
+"""The spaCy face of ``annotate``: a pipeline component named ``termnorm``.
+
+``nlp = spacy.blank("en"); nlp.add_pipe("termnorm", config={"index": "idx/hpo",
+"min_score": 0.8})`` needs no import of termnorm: the factory is registered through the
+``spacy_factories`` entry point (pyproject), which imports this module. The component is a
+thin face over :class:`~termnorm.annotate.pipeline.Annotator` — the same detectors,
+normalization, ``min_score`` drop and assertion flags as ``termnorm annotate`` — and writes
+what it found onto the ``Doc``:
+
+* ``doc.ents``: one entity per annotation, labelled with its top concept ID (or the
+  ``label`` of the config), ``ent.kb_id_`` the concept ID;
+* span extensions: ``span._.termnorm_concepts`` the ranked ``[(concept_id, name, score),
+  ...]`` (as scispaCy's ``kb_ents``), ``span._.termnorm_negated`` / ``_hypothetical`` /
+  ``_historical`` / ``_family`` the ConText flags, ``span._.termnorm_annotation`` the whole
+  :class:`~termnorm.annotate.annotation.Annotation` (score, detector, provenance).
+
+Its config is generated from :class:`~termnorm.search.spec.PipelineSpec`'s fields (their
+JSON form, as ``PipelineSpec.to_dict`` writes them) plus ``k`` (candidates kept per
+annotation) and ``label``; an unknown key is refused by spaCy, a bad value by the spec. The
+config is the whole state, so ``nlp.to_disk`` / ``spacy.load`` round-trip it.
+
+Offsets: an annotation's code-point offsets become a span through ``doc.char_span(...,
+alignment_mode="expand")`` (the tokens that cover it); one that cannot be aligned is logged
+and left out, as is one that would overlap an entity already set (spaCy forbids
+overlapping entities; the annotator's merged spans never overlap, the guard is for the
+expansion to whole tokens and for entities an earlier component set, which are kept).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import logging
+from typing import TYPE_CHECKING, Any
+
+from termnorm.errors import MissingExtraError
+from termnorm.search.spec import PipelineSpec
+
+try:
+    from spacy.language import Language
+    from spacy.tokens import Doc, Span
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise MissingExtraError("spacy", "spacy") from exc
+
+if TYPE_CHECKING:
+    from termnorm.annotate.annotation import Annotation
+    from termnorm.annotate.pipeline import Annotator
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "EXTENSIONS",
+    "FACTORY",
+    "TermnormComponent",
+    "make_component",
+]
+
+logger = logging.getLogger(__name__)
+
+FACTORY = "termnorm"
+"""The component's name in spaCy (``nlp.add_pipe("termnorm")``)."""
+
+FLAGS = ("negated", "hypothetical", "historical", "family")
+EXTENSIONS = ("termnorm_concepts", "termnorm_annotation", *(f"termnorm_{f}" for f in FLAGS))
+"""The ``Span`` extensions the component sets (``span._.NAME``)."""
+
+_OWN = {"k": 5, "label": None}
+DEFAULT_CONFIG: dict[str, Any] = {**PipelineSpec().to_dict(), **_OWN}
+"""The config a bare ``add_pipe("termnorm")`` gets: every spec field's default (JSON form),
+``k`` (candidates kept per annotation) and ``label`` (``None``: the top concept ID)."""
+
+
+class TermnormComponent:
+    """Annotates a ``Doc`` with the concepts of ``spec`` (module doc); builds nothing until
+    the first document (the index, its encoder and the dictionary load then, once)."""
+
+    def __init__(self, name: str, spec: PipelineSpec, k: int = 5, label: str | None = None) -> None:
+        from termnorm.annotate.pipeline import Annotator
+
+        _register_extensions()
+        self.name = name
+        self.label = label
+        self.annotator: Annotator = Annotator(spec, k=k)
+
+    def __call__(self, doc: Doc) -> Doc:
+        """``doc`` with its entities and their extensions set (module doc)."""
+        spans = [
+            span
+            for annotation in self.annotator.annotate(doc.text)
+            if (span := self._span(doc, annotation)) is not None
+        ]
+        doc.ents = _without_overlaps([*doc.ents, *spans])
+        return doc
+
+    def _span(self, doc: Doc, annotation: Annotation) -> Span | None:
+        """The span of ``annotation`` widened to whole tokens, with its extensions; ``None``
+        (logged) when no token covers it."""
+        span = doc.char_span(
+            annotation.start,
+            annotation.end,
+            label=self.label or annotation.concept_id,
+            kb_id=annotation.concept_id,
+            alignment_mode="expand",
+        )
+        if span is None:
+            logger.warning(
+                "annotation %r [%d:%d] (%s) left out: no token of the doc covers it",
+                annotation.text,
+                annotation.start,
+                annotation.end,
+                annotation.concept_id,
+            )
+            return None
+        span._.termnorm_concepts = list(annotation.candidates)
+        span._.termnorm_annotation = annotation
+        for flag in FLAGS:
+            span._.set(f"termnorm_{flag}", getattr(annotation, flag))
+        return span
+
+
+def _without_overlaps(spans: list[Span]) -> list[Span]:
+    """``spans`` sorted by start, each one that overlaps a span before it IN THE LIST left
+    out and logged (spaCy refuses overlapping entities): the doc's entities, listed first,
+    win over the component's."""
+    taken: set[int] = set()
+    kept: list[Span] = []
+    for span in spans:
+        tokens = set(range(span.start, span.end))
+        if tokens & taken:
+            logger.warning(
+                "entity %r [%d:%d] (%s) left out: it overlaps another entity",
+                span.text,
+                span.start_char,
+                span.end_char,
+                span.label_,
+            )
+            continue
+        taken |= tokens
+        kept.append(span)
+    return sorted(kept, key=lambda s: s.start)
+
+
+def _register_extensions() -> None:
+    for name in EXTENSIONS:
+        if not Span.has_extension(name):
+            Span.set_extension(name, default=None)
+
+
+def make_component(nlp: Language, name: str, **config: Any) -> TermnormComponent:
+    """spaCy's factory of the ``termnorm`` component: ``config`` holds the spec's fields
+    (their JSON form), ``k`` and ``label`` (:data:`DEFAULT_CONFIG`); a bad value is the
+    spec's ``ValueError`` naming its option."""
+    k = int(config.pop("k"))
+    label = config.pop("label")
+    spec = PipelineSpec.from_dict(config, "the termnorm component's config")
+    return TermnormComponent(name, spec, k=k, label=label)
+
+
+def _factory_signature() -> inspect.Signature:
+    """``make_component``'s signature as spaCy reads it: one keyword per config key (spaCy
+    validates a config against it, so an unknown key is refused by name)."""
+    fixed = list(inspect.signature(make_component).parameters.values())[:2]
+    names = [f.name for f in dataclasses.fields(PipelineSpec)] + list(_OWN)
+    return inspect.Signature(
+        [
+            *fixed,
+            *(
+                inspect.Parameter(
+                    name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=DEFAULT_CONFIG[name],
+                    annotation=Any,
+                )
+                for name in names
+            ),
+        ]
+    )
+
+
+make_component.__signature__ = _factory_signature()  # type: ignore[attr-defined]
+make_component.__annotations__ = {"nlp": Language, "name": str, "return": TermnormComponent} | {
+    name: Any for name in DEFAULT_CONFIG
+}
+Language.factory(FACTORY, default_config=DEFAULT_CONFIG, func=make_component)

@@ -1,0 +1,127 @@
+"""Request and response bodies of ``POST /v1/annotate``, declared once for validation and
+the OpenAPI page; errors are ``ErrorOut`` as everywhere.
+
+A request's *shape* is the schema's (documents with an ``id`` and a ``text`` string, how
+many, ``k``, the spec fields of :class:`~termnorm.serve.schemas.SpecOverrides`): a wrong
+one is a 422 for the whole request. A document's *content* is not: one over the service's
+characters per document, with a control character (binary data, not text) or a lone
+surrogate is answered in its own result with ``error`` set, and the others are annotated.
+An annotation is the JSON row ``termnorm annotate`` writes
+(:meth:`~termnorm.annotate.annotation.Annotation.to_dict`).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, StrictStr, create_model
+
+from termnorm.serve.schemas import DEFAULT_MAX_K, Count, Name, SpecOverrides, _Strict
+from termnorm.serve.settings import DEFAULT_MAX_DOCUMENTS
+
+__all__ = [
+    "AnnotateIn",
+    "AnnotateOut",
+    "AnnotationOut",
+    "DocumentIn",
+    "DocumentResult",
+    "ProvenanceOut",
+    "RankedConceptOut",
+    "annotate_model",
+]
+
+
+class DocumentIn(_Strict):
+    """A document to annotate: its id (echoed in its result) and its text."""
+
+    id: Name = Field(description="The document's id, echoed as doc_id in its result.")
+    text: StrictStr = Field(
+        description="The text. Empty or blank: no annotation. Too long, binary (a control "
+        "character other than tab, line breaks and form feed) or not encodable (a lone "
+        "surrogate): this document's error, the others are annotated."
+    )
+
+
+class AnnotateIn(SpecOverrides):
+    """Documents to annotate, and the service's search fields to change for them."""
+
+    documents: list[DocumentIn] = Field(
+        min_length=1, max_length=DEFAULT_MAX_DOCUMENTS, description="The documents."
+    )
+    k: Count = Field(5, ge=1, le=DEFAULT_MAX_K, description="Candidates kept per annotation.")
+
+
+class RankedConceptOut(BaseModel):
+    """One of an annotation's ranked candidates."""
+
+    concept_id: str
+    name: str
+    score: float
+
+
+class ProvenanceOut(BaseModel):
+    """Where an annotation comes from."""
+
+    detector: str = Field(description='The detector(s) that found the span ("dictionary").')
+    matched_term: str = Field(description="The index term or synonym the concept matched.")
+    expanded_from: str | None = Field(
+        description="The span's text when the document's own abbreviation was expanded."
+    )
+
+
+class AnnotationOut(BaseModel):
+    """A concept mention: ``text == document[start:end]`` (code-point offsets), the chosen
+    concept, its assertion flags and ranked candidates (the CLI's JSON Lines row)."""
+
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    concept_id: str
+    name: str
+    score: float
+    detector: str
+    negated: bool
+    hypothetical: bool
+    historical: bool
+    family: bool
+    candidates: list[RankedConceptOut]
+    provenance: ProvenanceOut
+
+
+class DocumentResult(BaseModel):
+    """One document's annotations, sorted by offsets, or why it has none (``error``)."""
+
+    doc_id: str
+    annotations: list[AnnotationOut]
+    error: str | None = None
+
+
+class AnnotateOut(BaseModel):
+    """One result per document, in order."""
+
+    strategy: str
+    k: int
+    results: list[DocumentResult]
+
+
+def annotate_model(max_documents: int, max_document_chars: int, max_k: int) -> type[AnnotateIn]:
+    """``AnnotateIn`` with one service's limits stated in its schema (at most
+    ``max_documents`` documents, ``k`` at most ``max_k``); ``max_document_chars`` is said,
+    not validated: a longer document is its own error, not the request's."""
+    return create_model(
+        "AnnotateIn",
+        __base__=AnnotateIn,
+        __doc__=AnnotateIn.__doc__,
+        documents=(
+            list[DocumentIn],
+            Field(
+                min_length=1,
+                max_length=max_documents,
+                description=f"1 to {max_documents} documents; a document over "
+                f"{max_document_chars} characters is refused in its own result.",
+            ),
+        ),
+        k=(
+            Count,
+            Field(5, ge=1, le=max_k, description=f"Candidates kept per annotation (1 to {max_k})."),
+        ),
+    )

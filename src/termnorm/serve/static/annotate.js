@@ -1,0 +1,108 @@
+// The Annotate tab: the pasted text sent to POST /v1/annotate, shown back with each concept
+// found as a <mark>. A mark is focusable (Tab moves between them in text order); its concept,
+// flags and ranked candidates are in a tooltip that it names with aria-describedby, shown
+// while the mark has focus or the pointer, hidden by Escape. Negated concepts are struck
+// through; hypothetical, historical and family ones carry a badge. Uses el/errorText (dom.js)
+// and call (app.js).
+"use strict";
+
+const FLAGS = ["negated", "hypothetical", "historical", "family"];
+
+function tipFor(a, id) {
+  const flags = FLAGS.filter((f) => a[f]);
+  const list = el("ol", { class: "tip-candidates" });
+  for (const c of a.candidates) {
+    list.append(el("li", {}, `${c.name} `, el("span", { class: "id" }, c.concept_id),
+      ` · ${c.score.toFixed(3)}`));
+  }
+  const expanded = a.provenance.expanded_from ? ` · expanded from “${a.provenance.expanded_from}”` : "";
+  return el(
+    "span", { id, role: "tooltip", class: "tip", hidden: "" },
+    el("strong", {}, a.name), " ", el("span", { class: "id" }, a.concept_id),
+    ` · score ${a.score.toFixed(3)}${flags.length ? " · " + flags.join(", ") : ""}`,
+    el("span", { class: "tip-note" },
+      `matched “${a.provenance.matched_term}” (${a.provenance.detector})${expanded}`),
+    el("span", { class: "tip-title" }, "Candidates:"),
+    list,
+  );
+}
+
+function markFor(a, text, n) {
+  const tipId = `annotation-tip-${n}`;
+  const tip = tipFor(a, tipId);
+  const flags = FLAGS.filter((f) => a[f]);
+  const mark = el(
+    "mark",
+    { tabindex: "0", class: ["concept", ...flags].join(" "), "data-concept": a.concept_id,
+      "data-name": a.name, "aria-describedby": tipId },
+    text.slice(a.start, a.end),
+  );
+  const show = () => { tip.hidden = false; };
+  const hide = () => { tip.hidden = true; };
+  mark.addEventListener("focus", show);
+  mark.addEventListener("blur", hide);
+  mark.addEventListener("mouseenter", show);
+  mark.addEventListener("mouseleave", () => { if (document.activeElement !== mark) hide(); });
+  mark.addEventListener("keydown", (event) => { if (event.key === "Escape") hide(); });
+  const badges = flags.filter((f) => f !== "negated")
+    .map((f) => el("span", { class: `badge ${f}`, "aria-hidden": "true" }, f));
+  return el("span", { class: "annotation" }, mark, ...badges, tip);
+}
+
+// Offsets are code points (the service's, Python's); JavaScript strings index UTF-16 units.
+function toUnits(text, annotations) {
+  const units = [];
+  let unit = 0;
+  for (const ch of text) { units.push(unit); unit += ch.length; }
+  units.push(unit);
+  return annotations.map((a) => ({ ...a, start: units[a.start], end: units[a.end] }));
+}
+
+function showAnnotated(text, annotations) {
+  const out = $("annotated");
+  const nodes = [];
+  let at = 0;
+  toUnits(text, annotations).forEach((a, n) => {
+    if (a.start < at) return;  // never overlapping: the service merges the spans
+    nodes.push(text.slice(at, a.start), markFor(a, text, n));
+    at = a.end;
+  });
+  nodes.push(text.slice(at));
+  out.replaceChildren(...nodes);
+  out.hidden = false;
+}
+
+async function annotateText(event) {
+  event.preventDefault();
+  const text = $("annotate-text").value;
+  const result = $("annotate-result");
+  const error = $("annotate-error");
+  error.hidden = true;
+  $("annotated").hidden = true;
+  if (!text.trim()) { result.textContent = "Paste a text to annotate first."; return; }
+  $("annotate-button").disabled = true;
+  result.textContent = "Annotating…";
+  try {
+    const body = await call("/v1/annotate", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ documents: [{ id: "text", text }], k: 5 }),
+    });
+    const doc = body.results[0];
+    if (doc.error) throw new Error(doc.error);
+    showAnnotated(text, doc.annotations);
+    const n = doc.annotations.length;
+    result.textContent = n ? `${n} concept${n === 1 ? "" : "s"} found; Tab moves between them.`
+      : "No concept found.";
+  } catch (e) {
+    result.textContent = "";
+    error.textContent = `Not annotated: ${e.message}`;
+    error.hidden = false;
+  } finally {
+    $("annotate-button").disabled = false;
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("annotate-form").addEventListener("submit", annotateText);
+});

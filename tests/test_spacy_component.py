@@ -1,0 +1,177 @@
+"""The spaCy component ``termnorm`` on ``spacy.blank("en")``: found through the entry point
+pyproject declares (no import of termnorm), the library's annotations as entities with
+their extensions, a config generated from the spec and checked, a ``to_disk``/``load``
+round trip, and spans that cannot be entities logged, not lost silently."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+spacy = pytest.importorskip("spacy")
+
+from termnorm.annotate.annotation import Annotation  # noqa: E402
+from termnorm.errors import MissingExtraError  # noqa: E402
+from termnorm.search.spec import PipelineSpec  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+TEXT = "Patient denies heart attack; history of asthma. Mother: sick headache."
+
+SCRIPT = """
+import json, sys
+import spacy
+nlp = spacy.blank("en")
+nlp.add_pipe("termnorm", config=json.loads(sys.argv[1]))
+imported_by_spacy = "termnorm.integrations.spacy_component" in sys.modules
+doc = nlp(sys.argv[2])
+nlp.to_disk(sys.argv[3])
+reloaded = spacy.load(sys.argv[3])
+again = reloaded(sys.argv[2])
+def rows(doc):
+    return [
+        [e.start_char, e.end_char, e.text, e.label_, e.kb_id_,
+         [e._.get("termnorm_" + f) for f in ("negated", "hypothetical", "historical", "family")],
+         [list(c) for c in e._.termnorm_concepts]]
+        for e in doc.ents
+    ]
+print(json.dumps({"imported_by_spacy": imported_by_spacy, "ents": rows(doc),
+                  "reloaded": rows(again), "pipe": reloaded.pipe_names}))
+"""
+
+
+def _entry_point_folder(root: Path) -> Path:
+    """A folder on which ``importlib.metadata`` finds a distribution declaring exactly the
+    ``spacy_factories`` entry points of pyproject.toml (as an install of termnorm would)."""
+    import tomllib  # Python 3.11+, as tests/test_layout.py
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    factories = declared["project"]["entry-points"]["spacy_factories"]
+    info = root / "termnorm_spacy_test-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: termnorm-spacy-test\nVersion: 0\n")
+    lines = "".join(f"{name} = {target}\n" for name, target in factories.items())
+    (info / "entry_points.txt").write_text(f"[spacy_factories]\n{lines}")
+    return root
+
+
+def test_add_pipe_by_name_sets_ents_and_extensions_and_round_trips(
+    index_dir: Path, tmp_path: Path
+) -> None:
+    config = {"index": str(index_dir), "min_score": 0.99, "k": 3}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(_entry_point_folder(tmp_path / "ep")), str(ROOT / "src")]
+        ),
+        "TERMNORM_CACHE": str(tmp_path / "cache"),
+    }
+    run = subprocess.run(
+        [sys.executable, "-c", SCRIPT, json.dumps(config), TEXT, str(tmp_path / "nlp")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["imported_by_spacy"] is True  # the script never imports termnorm itself
+    ents = out["ents"]
+    assert [(e[2], e[3], e[4], e[5]) for e in ents] == [
+        ("heart attack", "T:0001", "T:0001", [True, False, False, False]),
+        ("asthma", "T:0004", "T:0004", [False, False, True, False]),
+        ("sick headache", "T:0005", "T:0005", [False, False, False, True]),
+    ]
+    for start, end, text, *_ in ents:
+        assert TEXT[start:end] == text
+    assert all(1 <= len(e[6]) <= 3 and e[6][0][0] == e[4] for e in ents)  # ranked, top first
+    assert out["reloaded"] == ents and out["pipe"] == ["termnorm"]  # config.cfg is the state
+
+
+@pytest.fixture()
+def component_module() -> object:
+    return importlib.import_module("termnorm.integrations.spacy_component")
+
+
+def test_the_config_is_the_spec_plus_k_and_label(component_module: object) -> None:
+    from termnorm.integrations.spacy_component import DEFAULT_CONFIG
+
+    assert set(DEFAULT_CONFIG) == set(PipelineSpec().to_dict()) | {"k", "label"}
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("termnorm", config={"index": "some/idx", "strategy": "o-t", "k": 2})
+    assert pipe.annotator.spec == PipelineSpec(index=Path("some/idx"), strategy="o-t")
+    assert pipe.annotator.k == 2
+    with pytest.raises(Exception, match="unexpected argument: 'min_scroe'"):
+        spacy.blank("en").add_pipe("termnorm", config={"min_scroe": 0.5})
+    with pytest.raises(ValueError, match="--mode must be term or concept"):
+        spacy.blank("en").add_pipe("termnorm", config={"mode": "words"})
+
+
+class _Fixed:
+    """An annotator that answers the given annotations (what the guard must cope with)."""
+
+    def __init__(self, annotations: list[Annotation]) -> None:
+        self.annotations = annotations
+
+    def annotate(self, text: str, doc_id: str = "") -> list[Annotation]:
+        return self.annotations
+
+
+def _annotation(text: str, start: int, end: int, concept_id: str) -> Annotation:
+    return Annotation("", start, end, text[start:end], concept_id, "name", 0.9, "dictionary")
+
+
+def test_unaligned_and_overlapping_spans_are_logged_not_lost_silently(
+    component_module: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    text = "heartache pain. Fever"
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("termnorm", config={"label": "CONCEPT"})
+    pipe.annotator = _Fixed(
+        [
+            _annotation(text, 0, 5, "T:1"),  # "heart" widens to the token "heartache"
+            _annotation(text, 5, 14, "T:2"),  # "ache pain" widens to "heartache pain": overlap
+            _annotation(text, 16, 21, "T:3"),
+            Annotation("", 16, 40, "Fever...", "T:4", "n", 0.9, "dictionary"),  # past the end
+        ]
+    )
+    with caplog.at_level(logging.WARNING, logger="termnorm.integrations.spacy_component"):
+        doc = nlp(text)
+    assert [(e.text, e.label_, e.kb_id_) for e in doc.ents] == [
+        ("heartache", "CONCEPT", "T:1"),
+        ("Fever", "CONCEPT", "T:3"),
+    ]
+    logged = caplog.text
+    assert "'heartache pain' [0:14] (CONCEPT) left out: it overlaps" in logged
+    assert "'Fever...' [16:40] (T:4) left out: no token of the doc covers it" in logged
+
+
+def test_entities_of_an_earlier_component_are_kept(
+    component_module: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    text = "chest pain today"
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("entity_ruler")
+    ruler.add_patterns([{"label": "SYMPTOM", "pattern": "pain"}])
+    pipe = nlp.add_pipe("termnorm")
+    pipe.annotator = _Fixed([_annotation(text, 0, 10, "T:9"), _annotation(text, 11, 16, "T:8")])
+    with caplog.at_level(logging.WARNING, logger="termnorm.integrations.spacy_component"):
+        doc = nlp(text)
+    assert [(e.text, e.label_) for e in doc.ents] == [("pain", "SYMPTOM"), ("today", "T:8")]
+    assert "'chest pain' [0:10] (T:9) left out: it overlaps" in caplog.text
+
+
+def test_without_spacy_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    name = "termnorm.integrations.spacy_component"
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    for module in ("spacy", "spacy.language", "spacy.tokens"):
+        monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(MissingExtraError, match=r"pip install 'termnorm\[spacy\]'"):
+        importlib.import_module(name)
