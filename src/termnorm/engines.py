@@ -1,6 +1,7 @@
 """Where work runs: this process (``local``) or a Ray cluster (``ray``), and the Ray session
-both Ray engines share (batch files, :mod:`termnorm.search.ray_batch`; index builds,
-:mod:`termnorm.index.ray_encoding`).
+both Ray engines share (batch files, :mod:`termnorm.search.ray_batch` and
+:mod:`termnorm.annotate.batch`; index builds, :mod:`termnorm.index.ray_encoding`), and the
+actor pool the batch files map their chunks over (:func:`map_on_actors`).
 
 Import-free at module level (the CLI reads :class:`Engine` while registering its commands);
 ``ray`` is imported by :func:`import_ray` when a Ray engine runs.
@@ -10,13 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from enum import Enum
 from typing import Any
 
 from termnorm.errors import MissingExtraError, TermnormError
 
-__all__ = ["Engine", "RayWorkerError", "import_ray", "ray_session"]
+__all__ = ["Engine", "RayWorkerError", "import_ray", "map_on_actors", "ray_session"]
 
 
 class Engine(str, Enum):
@@ -57,3 +58,27 @@ def ray_session(ray: Any, address: str | None, workers: int) -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
+
+
+def map_on_actors(
+    ray: Any,
+    items: Sequence[dict[str, Any]],
+    worker: type,
+    args: tuple[Any, ...],
+    workers: int,
+) -> Iterator[dict[str, Any]]:
+    """Map ``items`` one at a time through a pool of ``workers`` actors of the Ray Data
+    callable class ``worker`` (built once per actor from ``args``); yields each output row as
+    it comes (not necessarily in ``items`` order). Ray's own progress bars are off: the
+    callers show theirs."""
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    dataset = ray.data.from_items(list(items), override_num_blocks=len(items))
+    mapped = dataset.map_batches(
+        worker,
+        fn_constructor_args=args,
+        batch_size=1,
+        compute=ray.data.ActorPoolStrategy(size=workers),
+        num_cpus=1,
+    )
+    yield from mapped.iter_rows()

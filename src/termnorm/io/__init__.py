@@ -13,6 +13,7 @@ __all__ = [
     "DEFAULT_ENCODING",
     "DecodeErrors",
     "ResumableOutput",
+    "ResumableParts",
     "ResumeError",
     "TableFormat",
     "TableReader",
@@ -26,13 +27,13 @@ __all__ = [
 
 _NAMES = {  # module: the names it gives
     "decoding": "DEFAULT_ENCODING DecodeErrors",
-    "resumable": "ResumableOutput ResumeError work_dir",
+    "resumable": "ResumableOutput ResumableParts ResumeError work_dir",
     "tables": "TableFormat TableReader TableWriter atomic_file detect_format open_reader open_writer",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
-    from termnorm.io.resumable import ResumableOutput, ResumeError, work_dir
+    from termnorm.io.resumable import ResumableOutput, ResumableParts, ResumeError, work_dir
     from termnorm.io.tables import (
         TableFormat,
         TableReader,

@@ -18,6 +18,13 @@ folder: a finished job leaves only ``OUTPUT``, an interrupted one only ``OUTPUT`
 before, if it existed) and the work folder. A folder of that name without a termnorm progress
 record is never touched.
 
+A part is whatever the caller writes at the path it is given (:meth:`ResumableParts.commit_part`):
+a table part (:class:`ResumableOutput`, the normalizer's batch files), a text part that
+:meth:`ResumableParts.finish_concat` joins into one file, or a folder of files that
+:meth:`ResumableParts.finish_into_folder` moves into the output folder (one file per
+document: a later part's file of the same name wins, as when written in one pass; a kill while
+files are moved leaves the rest in their parts, and the run resumed moves them).
+
 One run at a time: the job holds an exclusive lock on ``OUTPUT.parts/.termnorm.lock``
 (:class:`~termnorm.io.output_lock.OutputLock`) from before it reads the progress record until
 :meth:`ResumableOutput.finish` or :meth:`ResumableOutput.close`; a second run on the same
@@ -31,7 +38,7 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +49,14 @@ from termnorm.errors import TermnormError
 from termnorm.io.output_lock import LOCK_NAME, OutputLock
 from termnorm.io.tables import Record, TableFormat, atomic_file, open_writer
 
-__all__ = ["PROGRESS_NAME", "ResumableOutput", "ResumeError", "job_changes", "work_dir"]
+__all__ = [
+    "PROGRESS_NAME",
+    "ResumableOutput",
+    "ResumableParts",
+    "ResumeError",
+    "job_changes",
+    "work_dir",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -78,40 +92,29 @@ def job_changes(recorded: Mapping[str, Any], current: Mapping[str, Any], at: str
     return changes
 
 
-class ResumableOutput:
-    """Writes ``output`` part by part for ``job``, resuming a matching unfinished job.
+class ResumableParts:
+    """Numbered parts of ``output`` for ``job``, resuming a matching unfinished job.
 
     Args:
-        output: the final file.
-        fmt: its format.
-        columns: its columns, in order.
-        schema: for Parquet, the full Arrow schema (the parts must share it).
+        output: the final file (or folder, :meth:`finish_into_folder`).
         job: JSON-ready description of everything that decides the output; compared key by
             key with the record of an unfinished job.
+        ext: the parts' suffix (``""`` for folder parts).
         restart: drop an unfinished job's parts instead of resuming or refusing it.
 
-    Holds the output's lock from construction to :meth:`finish` or :meth:`close` (also a
-    context manager); raises :class:`~termnorm.io.output_lock.OutputBusyError` when another
-    run holds it.
+    Holds the output's lock from construction to :meth:`finish_concat`,
+    :meth:`finish_into_folder` or :meth:`close` (also a context manager); raises
+    :class:`~termnorm.io.output_lock.OutputBusyError` when another run holds it.
     """
 
     def __init__(
-        self,
-        output: str | Path,
-        fmt: TableFormat,
-        columns: Sequence[str],
-        schema: pa.Schema | None,
-        job: Mapping[str, Any],
-        restart: bool = False,
+        self, output: str | Path, job: Mapping[str, Any], ext: str, restart: bool = False
     ) -> None:
         self.output = Path(output)
-        self.fmt = fmt
-        self.columns = list(columns)
-        self.schema = schema
         self.job = _canonical(job)
         self.work = work_dir(self.output)
         self.parts: list[dict[str, int]] = []
-        self._ext = self.output.suffix or f".{fmt.value}"
+        self._ext = ext
         self._recorded()  # a folder that is not ours is refused before anything is created
         self._lock = OutputLock(self.work, self.output)
         try:
@@ -125,10 +128,10 @@ class ResumableOutput:
             raise
 
     def close(self) -> None:
-        """Release the output's lock (after :meth:`finish`, or when giving up); idempotent."""
+        """Release the output's lock (after a finish, or when giving up); idempotent."""
         self._lock.release()
 
-    def __enter__(self) -> ResumableOutput:
+    def __enter__(self) -> ResumableParts:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -176,12 +179,8 @@ class ResumableOutput:
     def _clear(self) -> None:
         """Delete everything in the work folder but the lock file."""
         for path in self.work.iterdir():
-            if path.name == LOCK_NAME:
-                continue
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
+            if path.name != LOCK_NAME:
+                _remove(path)
 
     def _reopen(self, recorded: dict[str, Any], restart: bool) -> None:
         if restart:
@@ -200,10 +199,8 @@ class ResumableOutput:
         kept = {PROGRESS_NAME, LOCK_NAME, *(self._part(i).name for i in range(len(self.parts)))}
         for path in self.work.iterdir():
             if path.name not in kept:  # a part written but not recorded, or a .tmp
-                path.unlink()
-        missing = [
-            self._part(i).name for i in range(len(self.parts)) if not self._part(i).is_file()
-        ]
+                _remove(path)
+        missing = [self._part(i).name for i in range(len(self.parts)) if not self._part(i).exists()]
         if missing:
             raise ResumeError(
                 f"{self.work}: recorded parts are missing ({', '.join(missing[:3])}); give "
@@ -213,32 +210,106 @@ class ResumableOutput:
             "resuming %s after %d rows (%d parts)", self.output, self.rows_done, len(self.parts)
         )
 
+    def commit_part(
+        self, write: Callable[[Path], None], rows: int, stats: Mapping[str, int] | None = None
+    ) -> None:
+        """Make the next part: ``write(path)`` writes it (a file, or a folder) at a temporary
+        path, which is then renamed and recorded with ``rows`` (the input rows it holds, what a
+        resumed run skips) and ``stats`` (counts the caller wants back, see :meth:`totals`)."""
+        part = self._part(len(self.parts))
+        tmp = part.with_name(part.name + ".tmp")
+        if tmp.exists():
+            _remove(tmp)
+        write(tmp)
+        os.replace(tmp, part)
+        self.parts.append({"rows": rows, **(stats or {})})
+        self._record()
+
+    def finish_concat(self, header: Callable[[Path], None] | None = None) -> None:
+        """Write ``header(path)`` (if given), then the parts' bytes in order, into ``output``
+        (replacing it); remove the work folder and release the lock."""
+        merged = self.work / f"merged{self._ext}.tmp"
+        if header is not None:
+            header(merged)
+        with open(merged, "ab") as out:
+            for n in range(len(self.parts)):
+                with open(self._part(n), "rb") as part:
+                    shutil.copyfileobj(part, out)
+        self._replace_output(merged)
+
+    def finish_into_folder(self) -> None:
+        """Move the files of the folder parts, in order, into the folder ``output`` (created
+        if needed; its other files are left alone); remove the work folder and release the
+        lock."""
+        self.output.mkdir(parents=True, exist_ok=True)
+        for n in range(len(self.parts)):
+            for path in sorted(self._part(n).iterdir()):
+                os.replace(path, self.output / path.name)
+        shutil.rmtree(self.work)
+        self.close()
+
+    def _replace_output(self, merged: Path) -> None:
+        os.replace(merged, self.output)
+        shutil.rmtree(self.work)
+        self.close()
+
+
+class ResumableOutput(ResumableParts):
+    """Writes the table ``output`` part by part for ``job`` (:class:`ResumableParts`).
+
+    Args:
+        output: the final file.
+        fmt: its format.
+        columns: its columns, in order.
+        schema: for Parquet, the full Arrow schema (the parts must share it).
+        job: as :class:`ResumableParts`.
+        restart: as :class:`ResumableParts`.
+    """
+
+    def __init__(
+        self,
+        output: str | Path,
+        fmt: TableFormat,
+        columns: Sequence[str],
+        schema: pa.Schema | None,
+        job: Mapping[str, Any],
+        restart: bool = False,
+    ) -> None:
+        self.fmt = fmt
+        self.columns = list(columns)
+        self.schema = schema
+        super().__init__(output, job, Path(output).suffix or f".{fmt.value}", restart)
+
     def write_part(self, records: list[Record], stats: Mapping[str, int] | None = None) -> None:
         """Write ``records`` as the next part and record it with its row count and ``stats``
         (counts the caller wants back after a resume, see :meth:`totals`)."""
-        part = self._part(len(self.parts))
-        tmp = part.with_name(part.name + ".tmp")
-        with open_writer(tmp, self.fmt, self.columns, self.schema, header=False) as writer:
-            writer.write(records)
-        os.replace(tmp, part)
-        self.parts.append({"rows": len(records), **(stats or {})})
-        self._record()
+
+        def write(tmp: Path) -> None:
+            with open_writer(tmp, self.fmt, self.columns, self.schema, header=False) as writer:
+                writer.write(records)
+
+        self.commit_part(write, len(records), stats)
 
     def finish(self) -> None:
         """Write the parts into ``output`` (replacing it), remove the work folder and release
         the lock."""
-        merged = self.work / f"merged{self._ext}.tmp"
         if self.fmt is TableFormat.PARQUET and self.parts:
+            merged = self.work / f"merged{self._ext}.tmp"
             schema = self.schema or pq.read_schema(self._part(0))
             with pq.ParquetWriter(merged, schema) as writer:
                 for n in range(len(self.parts)):
                     writer.write_table(pq.read_table(self._part(n), schema=schema))
-        else:  # an empty Parquet file, or the CSV/TSV header and the text parts after it
-            open_writer(merged, self.fmt, self.columns, self.schema).close()
-            with open(merged, "ab") as out:
-                for n in range(len(self.parts)):
-                    with open(self._part(n), "rb") as part:
-                        shutil.copyfileobj(part, out)
-        os.replace(merged, self.output)
-        shutil.rmtree(self.work)
-        self.close()
+            self._replace_output(merged)
+            return
+        # an empty Parquet file, or the CSV/TSV header and the text parts after it
+        self.finish_concat(
+            lambda path: open_writer(path, self.fmt, self.columns, self.schema).close()
+        )
+
+
+def _remove(path: Path) -> None:
+    """Delete the file or folder ``path``."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from termnorm.index.term_index import TermIndex
     from termnorm.mentions.synonyms import SynonymSources
 
-__all__ = ["normalize_file_job"]
+__all__ = ["normalize_file_job", "ray_job_settings"]
 
 
 def normalize_file_job(
@@ -49,19 +49,10 @@ def normalize_file_job(
     loading the index folder once; ``encoding``/``errors`` decode local text files."""
     input, output = Path(input), Path(output)
     if Engine(engine) is Engine.RAY:
-        from termnorm.search.identity import index_identity
         from termnorm.search.ray_batch import import_ray, normalize_file_ray
 
         import_ray()  # MissingExtraError before any work
-        if index is not None and index.path is None:
-            raise ValueError("engine='ray' needs an index saved to a folder: each worker loads it")
-        folder = index.path if index is not None and index.path else spec.index
-        folder = Path(folder or default_index_dir()).resolve()
-        spec = spec.replace(index=folder)
-        settings = {
-            **spec.resolved().to_dict(),
-            "index_identity": index_identity(load_index(folder)),
-        }
+        spec, settings = ray_job_settings(spec, index)
         return normalize_file_ray(
             functools.partial(build, spec, synonyms=synonyms),
             input,
@@ -85,3 +76,23 @@ def normalize_file_job(
         errors=errors,
         **rows,
     )
+
+
+def ray_job_settings(
+    spec: PipelineSpec, index: TermIndex | None = None
+) -> tuple[PipelineSpec, dict[str, Any]]:
+    """``spec`` with its index folder resolved (``index``: an already loaded index, which must
+    have a folder), as Ray workers build their matcher from it, and what a Ray job records of
+    it: ``spec.resolved().to_dict()`` and the index's identity
+    (:func:`~termnorm.search.identity.index_identity`)."""
+    from termnorm.search.identity import index_identity
+
+    if index is not None and index.path is None:
+        raise ValueError("engine='ray' needs an index saved to a folder: each worker loads it")
+    folder = index.path if index is not None and index.path else spec.index
+    folder = Path(folder or default_index_dir()).resolve()
+    spec = spec.replace(index=folder)
+    return spec, {
+        **spec.resolved().to_dict(),
+        "index_identity": index_identity(load_index(folder)),
+    }

@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from termnorm.engines import RayWorkerError, import_ray, ray_session
+from termnorm.engines import RayWorkerError, import_ray, map_on_actors, ray_session
 from termnorm.errors import InputFormatError, TermnormError
 from termnorm.io.output_lock import LOCK_NAME, OutputLock
 from termnorm.io.resumable import ResumeError, job_changes
@@ -300,17 +300,8 @@ def _run(
 ) -> None:
     """Map ``todo`` through ``workers`` :class:`_PartitionWorker` actors (``worker``: their
     constructor's arguments), counting each finished part into ``report`` and ``bar``."""
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False  # ours has the total and the ETA
-    dataset = ray.data.from_items([asdict(p) for p in todo], override_num_blocks=len(todo))
-    mapped = dataset.map_batches(
-        _PartitionWorker,
-        fn_constructor_args=worker,
-        batch_size=1,
-        compute=ray.data.ActorPoolStrategy(size=workers),
-        num_cpus=1,
-    )
-    for done in mapped.iter_rows():
+    items = [asdict(p) for p in todo]
+    for done in map_on_actors(ray, items, _PartitionWorker, worker, workers):
         if done["error"]:
             raise RayWorkerError(f"partition {done['index']}: {done['error']}")
         report.parts += 1
