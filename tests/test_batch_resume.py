@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._progress import record_bars, sigkill_after_parts
 
 from termnorm.io.resumable import PROGRESS_NAME, ResumeError, work_dir
 from termnorm.search import Normalizer
@@ -153,16 +152,7 @@ def test_killed_with_sigkill_the_rerun_finishes_every_row_exactly_once(tmp_path:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     cmd = [sys.executable, str(script), str(src), str(out)]
     proc = subprocess.Popen([*cmd, "0.05"], env=env)
-    progress = work_dir(out) / PROGRESS_NAME
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if progress.is_file() and len(json.loads(progress.read_text())["parts"]) >= 3:
-            break
-        assert proc.poll() is None, "the job ended before it could be killed"
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    done = sum(p["rows"] for p in json.loads(progress.read_text())["parts"])
+    done = sigkill_after_parts(proc, work_dir(out) / PROGRESS_NAME, 3, timeout=120)
     assert 0 < done < len(rows) and not out.exists()
     subprocess.run([*cmd, "0"], env=env, check=True, timeout=300)
     back = read_rows(out)
@@ -177,19 +167,7 @@ def test_the_progress_bar_knows_the_total_and_starts_at_the_resumed_row(
 ) -> None:
     import termnorm.search.batch as batch
 
-    bars: list[dict[str, Any]] = []
-
-    class Bar:
-        def __init__(self, **kwargs: Any) -> None:
-            bars.append(kwargs | {"updates": 0})
-
-        def update(self, n: int) -> None:
-            bars[-1]["updates"] += n
-
-        def close(self) -> None:
-            pass
-
-    monkeypatch.setattr(batch, "tqdm", Bar)
+    bars = record_bars(monkeypatch, batch)
     src, out = tmp_path / f"in{suffix}", tmp_path / f"out{suffix}"
     write_rows(src, ROWS)
     base = fake_normalizer()

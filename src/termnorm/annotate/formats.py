@@ -24,9 +24,10 @@ so line-break characters there are written as spaces, which keeps every offset v
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -42,6 +43,7 @@ __all__ = [
     "brat_ann",
     "brat_file_stem",
     "jsonl_rows",
+    "plan_inputs",
     "pubtator_lines",
     "read_inputs",
     "read_text_file",
@@ -80,24 +82,34 @@ def read_inputs(
     """The documents of ``source`` (module doc: literal text, file, folder, JSON Lines,
     PubTator). Raises :class:`InputFormatError` for a missing file named like one
     (``notes.txt``), an unreadable single file, and a folder without ``.txt`` files."""
+    return (read() for read in plan_inputs(source, id_field=id_field, text_field=text_field))
+
+
+def plan_inputs(
+    source: str, *, id_field: str = "id", text_field: str = "text"
+) -> list[Callable[[], InputDocument]]:
+    """One reader per document of ``source``, in order (what :func:`read_inputs` calls): the
+    count of documents, and a batch job skips the finished ones without reading them (a
+    folder's files are read when their reader is called). Raises as :func:`read_inputs`."""
     path = _existing_path(source)
     if path is None:
         if _PATH_LIKE.match(source.strip()):
             raise InputFormatError(
                 source, None, "no such file; give an existing file or folder, or the text itself"
             )
-        yield InputDocument(LITERAL_DOC_ID, source)
-    elif path.is_dir():
-        yield from _read_folder(path)
-    elif path.suffix.lower() in JSONL_SUFFIXES:
-        yield from _read_jsonl(path, id_field, text_field)
-    else:
-        text = read_text_file(path)
-        if TEXT_LINE.match(text.lstrip()):
-            for doc_id, body in read_pubtator_documents(path).items():
-                yield InputDocument(doc_id, body)
-        else:
-            yield InputDocument(path.stem, text)
+        return [functools.partial(InputDocument, LITERAL_DOC_ID, source)]
+    if path.is_dir():
+        return [functools.partial(_folder_document, file) for file in _folder_files(path)]
+    if path.suffix.lower() in JSONL_SUFFIXES:
+        return [
+            functools.partial(_jsonl_document, path, line_no, raw, id_field, text_field)
+            for line_no, raw in _jsonl_lines(path)
+        ]
+    text = read_text_file(path)
+    if TEXT_LINE.match(text.lstrip()):
+        documents = read_pubtator_documents(path).items()
+        return [functools.partial(InputDocument, doc_id, body) for doc_id, body in documents]
+    return [functools.partial(InputDocument, path.stem, text)]
 
 
 def source_is_text(source: str) -> bool:
@@ -131,26 +143,28 @@ def read_text_file(path: Path) -> str:
     return text
 
 
-def _read_folder(folder: Path) -> Iterator[InputDocument]:
+def _folder_files(folder: Path) -> list[Path]:
     files = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".txt" and p.is_file())
     if not files:
         raise InputFormatError(folder, None, "a folder without .txt files; nothing to annotate")
-    for path in files:
-        try:
-            yield InputDocument(path.stem, read_text_file(path))
-        except InputFormatError as exc:
-            yield InputDocument(path.stem, None, str(exc))
+    return files
 
 
-def _read_jsonl(path: Path, id_field: str, text_field: str) -> Iterator[InputDocument]:
+def _folder_document(path: Path) -> InputDocument:
+    try:
+        return InputDocument(path.stem, read_text_file(path))
+    except InputFormatError as exc:
+        return InputDocument(path.stem, None, str(exc))
+
+
+def _jsonl_lines(path: Path) -> list[tuple[int, bytes]]:
+    """The non-blank lines of a JSON Lines file with their line numbers."""
     data = path.read_bytes()
     if b"\x00" in data:
         raise InputFormatError(path, None, "a binary file (NUL bytes); give UTF-8 JSON Lines")
     if not data.strip():
         raise InputFormatError(path, None, "an empty file; it has no document to annotate")
-    for line_no, raw in enumerate(data.splitlines(), start=1):
-        if raw.strip():
-            yield _jsonl_document(path, line_no, raw, id_field, text_field)
+    return [(n, raw) for n, raw in enumerate(data.splitlines(), start=1) if raw.strip()]
 
 
 def _jsonl_document(

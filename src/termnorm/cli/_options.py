@@ -3,7 +3,8 @@
 ``--overwrite`` follows :func:`termnorm._artifacts.prepare_output`'s rule: without it an
 existing non-empty ``--out`` is refused; with it that folder is replaced atomically once the
 work is done. An ``--out`` that is, holds or lies inside one of the command's inputs is refused
-either way. ``--db`` and ``--json`` are every ``termnorm map`` command's. Help shared with the
+either way. ``--db`` and ``--json`` are every ``termnorm map`` command's; ``--restart``,
+``--workers`` and ``--ray-address`` every resumable batch job's (normalize, annotate). Help shared with the
 library is escaped for Typer's Rich help, which reads ``[word]`` as markup and drops it
 (``termnorm[onnx]`` showed as ``termnorm``).
 """
@@ -17,7 +18,16 @@ from rich.markup import escape
 
 from termnorm.encoders.runtime import RUNTIME_HELP as _RUNTIME_HELP
 
-__all__ = ["DB_HELP", "RUNTIME_HELP", "db_option", "json_option", "overwrite_option"]
+__all__ = [
+    "DB_HELP",
+    "RUNTIME_HELP",
+    "db_option",
+    "json_option",
+    "overwrite_option",
+    "ray_address_option",
+    "restart_option",
+    "workers_option",
+]
 
 RUNTIME_HELP = escape(_RUNTIME_HELP)
 """``--runtime``'s help (:data:`termnorm.encoders.runtime.RUNTIME_HELP`), escaped."""
@@ -46,3 +56,23 @@ def db_option() -> Any:
 def json_option() -> Any:
     """``--json``: print the report as JSON."""
     return typer.Option(False, "--json", help="Print the report as JSON.")
+
+
+def restart_option() -> Any:
+    """``--restart`` of a resumable batch job (default off)."""
+    return typer.Option(False, "--restart", help="Drop an interrupted run's chunks and start over.")
+
+
+def workers_option() -> Any:
+    """``--workers``: the Ray actors of ``--engine ray`` (default 1)."""
+    return typer.Option(1, "--workers", min=1, help="Ray actors (--engine ray).")
+
+
+def ray_address_option(shared: str) -> Any:
+    """``--ray-address``; ``shared`` says what every node must see (e.g. "the index")."""
+    return typer.Option(
+        None,
+        "--ray-address",
+        help="A running Ray cluster (e.g. ray://head:10001 or auto) instead of a local Ray; "
+        f"{shared} must be on a file system every node sees.",
+    )

@@ -5,22 +5,24 @@ Registering is cheap: the index, the dictionary and the encoder load when the co
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+from termnorm.annotate.chunks import DEFAULT_CHUNK_DOCS
 from termnorm.annotate.formats import OutputFormat
 from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS
 from termnorm.annotate.windows import DEFAULT_MAX_CHARS
+from termnorm.cli._options import ray_address_option, restart_option, workers_option
 from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_options
+from termnorm.engines import Engine
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.annotate.annotation import Annotation
     from termnorm.annotate.formats import InputDocument
-    from termnorm.annotate.pipeline import Annotator, DocumentAnnotations
+    from termnorm.annotate.pipeline import Annotator
 
 ANNOTATE_HELP = """Find the concepts in running text: every mention of a document, normalized through the same search options as normalize, with its offsets and its negated, hypothetical, historical and family flags.
 
@@ -29,6 +31,8 @@ SOURCE is the text itself, a .txt file, a folder of .txt files (doc id = file st
 Mentions are found by a dictionary of the index's terms and the --synonyms files, then each is normalized (the abbreviations the document defines are expanded); a mention whose candidates all score below --min-score is not a concept and is dropped. The normalizer decides the concept, not the dictionary.
 
 Output: JSON Lines (default: one annotation per line, with doc_id, start, end, text, concept_id, name, score, detector, the flags, the top-k candidates and provenance), PubTator, or BRAT standoff (one .txt and .ann per document in the --out folder). Without --out, a literal text is shown as a table, other sources as JSON Lines (or PubTator) on stdout.
+
+With --out the run is a resumable batch job: the documents are annotated in chunks (--chunk-docs), each finished chunk kept in OUT.parts/ beside the output; after an interruption (even kill -9) run the same command again and it goes on where it stopped, every document in the output exactly once (--restart starts over; another source, format or search option is refused by name). OUT appears when the run ends. --engine ray maps the chunks over --workers Ray actors (each loads the index once) with the same output; --ray-address connects to a running cluster.
 
 Bad input loses nothing: an empty, binary or non-UTF-8 file given alone stops with its path; in a folder or JSON Lines file a bad document gets its own {"doc_id", "error"} row (JSON Lines; stderr for the other formats) and the others go on. A document over --max-document-chars is refused by its id.
 
@@ -41,6 +45,8 @@ Examples:
   termnorm annotate abstracts.jsonl --index idx/medic --id-field pmid --text-field abstract --format pubtator --out out.pubtator
 
   termnorm annotate report.txt --index idx/hpo --format brat --out brat/
+
+  termnorm annotate abstracts.jsonl --index idx/medic --out out.jsonl --engine ray --workers 8
 """
 
 
@@ -77,122 +83,91 @@ def register(app: typer.Typer) -> None:
             help="Assertion trigger rules (TSV) added to the default ones (a literal they "
             "share is replaced).",
         ),
+        restart: bool = restart_option(),
+        chunk_docs: int = typer.Option(
+            DEFAULT_CHUNK_DOCS, "--chunk-docs", min=1, help="Documents per committed chunk."
+        ),
+        engine: Engine = typer.Option(
+            Engine.LOCAL,
+            "--engine",
+            help="local: this process; ray: a pool of Ray actors (--workers), each loading "
+            "the index once (needs the ray extra and --out).",
+        ),
+        workers: int = workers_option(),
+        ray_address: str | None = ray_address_option("the index"),
         **options: Any,
     ) -> None:
-        from termnorm.annotate.formats import read_inputs, source_is_text
-        from termnorm.annotate.pipeline import Annotator
+        from termnorm.annotate.chunks import AnnotateSettings
         from termnorm.cli.normalize_cmd import _announce_default_index
-        from termnorm.search.build import build
 
         spec = spec_from_options(options)
         if format is OutputFormat.BRAT and out is None:
             raise typer.BadParameter("--format brat writes a folder: give it with --out DIR")
+        if engine is Engine.RAY and out is None:
+            raise typer.BadParameter("--engine ray writes a batch job: give it with --out")
         if spec.index is None:
             _announce_default_index()
-        annotator = Annotator(
-            spec,
-            rules=_rules(rules),
-            k=k,
-            max_chars=window_chars,
-            max_document_chars=max_document_chars,
-            matcher=build(spec, notice=synonym_notice),
-        )
+        settings = AnnotateSettings(k, window_chars, max_document_chars, rules)
+        if out is not None:
+            from termnorm.annotate.batch import annotate_file
+
+            report = annotate_file(
+                spec,
+                source,
+                out,
+                fmt=format,
+                settings=settings,
+                id_field=id_field,
+                text_field=text_field,
+                chunk_docs=chunk_docs,
+                restart=restart,
+                engine=engine,
+                workers=workers,
+                address=ray_address,
+                notice=synonym_notice,
+            )
+            resumed = f" (resumed after {report.resumed_from})" if report.resumed_from else ""
+            typer.echo(
+                f"annotated {report.documents} documents{resumed}: {report.annotations} "
+                f"annotations, {report.refused} refused; wrote {out}",
+                err=True,
+            )
+            return
+        from termnorm.annotate.formats import read_inputs, source_is_text
+        from termnorm.search.build import build
+
+        annotator = settings.annotator(spec, build(spec, notice=synonym_notice))
         docs = read_inputs(source, id_field=id_field, text_field=text_field)
-        if out is None and format is OutputFormat.JSONL and source_is_text(source):
+        if format is OutputFormat.JSONL and source_is_text(source):
             (doc,) = docs
             assert doc.text is not None  # a literal text is always read
             _print_table(annotator.annotate(doc.text, doc.doc_id))
             return
-        counts = _write(annotator, docs, format, out)
+        counts = _stream(annotator, docs, format)
         typer.echo(
-            f"annotated {counts[0]} documents: {counts[1]} annotations, {counts[2]} refused"
-            + (f"; wrote {out}" if out is not None else ""),
+            f"annotated {counts[0]} documents: {counts[1]} annotations, {counts[2]} refused",
             err=True,
         )
 
 
-def _rules(path: Path | None) -> Any:
-    if path is None:
-        return None
-    from termnorm.annotate.assertion_rules import AssertionRules
+def _stream(
+    annotator: Annotator, docs: Iterable[InputDocument], format: OutputFormat
+) -> tuple[int, int, int]:
+    """Write each document's annotations to stdout as it is done; ``(documents,
+    annotations, refused)``."""
+    from termnorm.annotate.chunks import annotate_chunk
 
-    return AssertionRules.default().extend(AssertionRules.from_file(path))
-
-
-def _results(
-    annotator: Annotator, docs: Iterable[InputDocument]
-) -> Iterator[tuple[InputDocument, DocumentAnnotations]]:
-    """Each read document with its annotations; a document that could not be read keeps
-    its read error."""
-    from termnorm.annotate.pipeline import DocumentAnnotations
-
+    stream = typer.get_text_stream("stdout")
+    n_docs = n_found = n_refused = 0
     for doc in docs:
-        if doc.text is None:
-            yield doc, DocumentAnnotations(doc.doc_id, [], doc.error)
-        else:
-            (result,) = annotator.annotate_many([(doc.doc_id, doc.text)])
-            yield doc, result
-
-
-def _write(
-    annotator: Annotator, docs: Iterable[InputDocument], format: OutputFormat, out: Path | None
-) -> tuple[int, int, int]:
-    """Write every document's annotations; ``(documents, annotations, refused)``."""
-    if format is OutputFormat.BRAT:
-        assert out is not None  # checked by the command
-        return _write_brat(annotator, docs, out)
-    if out is None:
-        return _write_stream(annotator, docs, format, typer.get_text_stream("stdout"))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    with partial.open("w", encoding="utf-8", newline="\n") as stream:
-        counts = _write_stream(annotator, docs, format, stream)
-    partial.replace(out)
-    return counts
-
-
-def _write_stream(
-    annotator: Annotator, docs: Iterable[InputDocument], format: OutputFormat, stream: IO[str]
-) -> tuple[int, int, int]:
-    from termnorm.annotate.formats import jsonl_rows, pubtator_lines
-
-    n_docs = n_found = n_refused = 0
-    for doc, result in _results(annotator, docs):
+        chunk = annotate_chunk(annotator, [doc], format)
+        stream.write(chunk.text)
+        if format is not OutputFormat.JSONL:
+            for error in chunk.refused:
+                typer.echo(f"refused: {error}", err=True)
         n_docs += 1
-        n_found += len(result.annotations)
-        n_refused += result.error is not None
-        if format is OutputFormat.JSONL:
-            for row in jsonl_rows(result.doc_id, result.annotations, result.error):
-                stream.write(json.dumps(row, ensure_ascii=False) + "\n")
-        elif result.error is not None:
-            typer.echo(f"refused: {result.error}", err=True)
-        else:
-            assert doc.text is not None
-            stream.write("\n".join(pubtator_lines(doc.doc_id, doc.text, result.annotations)))
-            stream.write("\n")
-    return n_docs, n_found, n_refused
-
-
-def _write_brat(
-    annotator: Annotator, docs: Iterable[InputDocument], folder: Path
-) -> tuple[int, int, int]:
-    from termnorm.annotate.formats import brat_ann, brat_file_stem
-
-    folder.mkdir(parents=True, exist_ok=True)
-    n_docs = n_found = n_refused = 0
-    for doc, result in _results(annotator, docs):
-        n_docs += 1
-        if result.error is not None:
-            n_refused += 1
-            typer.echo(f"refused: {result.error}", err=True)
-            continue
-        assert doc.text is not None
-        n_found += len(result.annotations)
-        stem = brat_file_stem(doc.doc_id)
-        (folder / f"{stem}.txt").write_text(doc.text, encoding="utf-8", newline="")
-        (folder / f"{stem}.ann").write_text(
-            brat_ann(result.annotations), encoding="utf-8", newline=""
-        )
+        n_found += chunk.counts.annotations
+        n_refused += chunk.counts.refused
     return n_docs, n_found, n_refused
 
 

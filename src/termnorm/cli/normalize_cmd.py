@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from termnorm.cli._options import ray_address_option, restart_option, workers_option
 from termnorm.cli._output import print_json
 from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_options
 from termnorm.cli.lookup_cmd import warn_concept_id_queries
@@ -181,20 +182,13 @@ def register(app: typer.Typer) -> None:
             help="Undecodable bytes in --input: strict stops at their file:line; replace keeps "
             "the row with U+FFFD in their place.",
         ),
-        restart: bool = typer.Option(
-            False, "--restart", help="Drop an interrupted run's chunks and start over."
-        ),
+        restart: bool = restart_option(),
         chunk_rows: int | None = typer.Option(
             None, "--chunk-rows", min=1, help="Rows per written chunk (per Ray partition)."
         ),
         engine: Engine = typer.Option(Engine.LOCAL, "--engine", help=BATCH_ENGINE_HELP),
-        workers: int = typer.Option(1, "--workers", min=1, help="Ray actors (--engine ray)."),
-        ray_address: str | None = typer.Option(
-            None,
-            "--ray-address",
-            help="A running Ray cluster (e.g. ray://head:10001 or auto) instead of a local Ray; "
-            "input, output and index must be on a file system every node sees.",
-        ),
+        workers: int = workers_option(),
+        ray_address: str | None = ray_address_option("input, output and index"),
         **options: Any,
     ) -> None:
         spec = spec_from_options(options)
