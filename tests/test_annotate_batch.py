@@ -326,7 +326,10 @@ def test_killed_with_sigkill_the_same_command_finishes_every_document_once(
 
 @pytest.mark.slow  # Ray starts, and its actors import torch and load the index
 def test_ray_writes_the_local_engines_output_and_resumes_it(
-    local_ray: None, spec: PipelineSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    local_ray: None,
+    spec: PipelineSpec,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import termnorm.annotate.ray_batch as ray_batch
 

@@ -25,7 +25,9 @@ job is refused with :class:`~termnorm.io.resumable.ResumeError` naming what chan
 ``engine="ray"`` maps the chunks over ``workers`` Ray actors (each builds its annotator once,
 from the spec: the index must be a folder); the driver reads the documents and commits the
 rendered chunks in order, so the output and the resume are the local engine's
-(:mod:`termnorm.annotate.ray_batch`).
+(:mod:`termnorm.annotate.ray_batch`); the written scores are rounded to 6 decimals
+(:func:`~termnorm.annotate.formats.jsonl_rows`), below which processes differ (an actor has one
+CPU, and torch sums floats in another order over another number of threads).
 """
 
 from __future__ import annotations

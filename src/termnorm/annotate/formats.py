@@ -16,9 +16,9 @@ An empty, binary (NUL bytes) or non-UTF-8 file given alone raises
 file, a bad document (or line) becomes an :class:`InputDocument` with its ``error`` (naming
 the file, and the line) and the others are read.
 
-**Outputs**: JSON Lines (:func:`jsonl_rows`: one annotation per line, or one
-``{"doc_id", "error"}`` line for a refused document), PubTator (:func:`pubtator_lines`) and
-BRAT standoff (:func:`brat_ann`). PubTator and BRAT cannot hold a line break inside a field,
+**Outputs**: JSON Lines (:func:`jsonl_rows`: one annotation per line, scores rounded to 6
+decimals, or one ``{"doc_id", "error"}`` line for a refused document), PubTator
+(:func:`pubtator_lines`) and BRAT standoff (:func:`brat_ann`). PubTator and BRAT cannot hold a line break inside a field,
 so line-break characters there are written as spaces, which keeps every offset valid.
 """
 
@@ -38,6 +38,7 @@ from termnorm.mentions.pubtator import TEXT_LINE, read_pubtator_documents
 
 __all__ = [
     "LITERAL_DOC_ID",
+    "SCORE_DECIMALS",
     "InputDocument",
     "OutputFormat",
     "brat_ann",
@@ -49,6 +50,10 @@ __all__ = [
     "read_text_file",
     "source_is_text",
 ]
+
+SCORE_DECIMALS = 6
+"""Decimals of the scores written (as the normalizer's batch files): float32 cosines differ
+beyond them between processes (thread counts, a Ray actor's single CPU)."""
 
 LITERAL_DOC_ID = "text"
 """The doc id of a literal text argument."""
@@ -200,10 +205,16 @@ def _jsonl_document(
 def jsonl_rows(
     doc_id: str, annotations: Sequence[Annotation], error: str | None = None
 ) -> list[dict[str, Any]]:
-    """The JSON Lines rows of one document: one per annotation, or one error row."""
+    """The JSON Lines rows of one document: one per annotation (:meth:`Annotation.to_dict`,
+    scores rounded to :data:`SCORE_DECIMALS` decimals), or one error row."""
     if error is not None:
         return [{"doc_id": doc_id, "error": error}]
-    return [a.to_dict() for a in annotations]
+    rows = [a.to_dict() for a in annotations]
+    for row in rows:
+        row["score"] = round(row["score"], SCORE_DECIMALS)
+        for candidate in row["candidates"]:
+            candidate["score"] = round(candidate["score"], SCORE_DECIMALS)
+    return rows
 
 
 def _flat(text: str) -> str:
