@@ -22,6 +22,8 @@ from termnorm.annotate import chunks
 from termnorm.annotate.batch import annotate_file
 from termnorm.annotate.chunks import AnnotateSettings
 from termnorm.annotate.formats import OutputFormat
+from termnorm.errors import MissingExtraError
+from termnorm.io.output_lock import OutputBusyError, OutputLock
 from termnorm.io.resumable import PROGRESS_NAME, ResumableParts, ResumeError, work_dir
 from termnorm.search.spec import PipelineSpec
 
@@ -236,6 +238,40 @@ def test_an_out_that_cannot_take_the_format_is_refused(spec: PipelineSpec, tmp_p
         annotate_file(spec, src, src, show_progress=False)
     with pytest.raises(ValueError, match="is a file; --format brat writes a folder"):
         annotate_file(spec, src, src, fmt=OutputFormat.BRAT, show_progress=False)
+
+
+def test_a_second_run_on_the_same_out_fails_at_once(spec: PipelineSpec, tmp_path: Path) -> None:
+    src = str(_write(tmp_path / "docs.jsonl", _docs(3)))
+    out = tmp_path / "out.jsonl"
+    with (
+        OutputLock(work_dir(out), out),
+        pytest.raises(OutputBusyError, match=r"another run.*another --out"),
+    ):
+        annotate_file(spec, src, out, show_progress=False)
+    assert not out.exists()
+    work_dir(out).mkdir(exist_ok=True)  # the lock's folder
+    (work_dir(out) / "notes.txt").write_text("mine")
+    with pytest.raises(ResumeError, match=r"not a termnorm work folder.*another --out"):
+        annotate_file(spec, src, out, show_progress=False)
+    assert (work_dir(out) / "notes.txt").read_text() == "mine"
+
+
+def test_ray_without_the_extra_or_without_out_is_refused_before_any_work(
+    index_dir: Path,
+    spec: PipelineSpec,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    src = str(_write(tmp_path / "docs.jsonl", _docs(3)))
+    args = ["annotate", src, "--index", str(index_dir), "--engine", "ray"]
+    code, _, err = run_main(args, capsys)
+    assert code == 2 and "--engine ray writes a batch job: give it with --out" in err
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(MissingExtraError, match=r"pip install 'termnorm\[ray\]'"):
+        annotate_file(spec, src, out, engine="ray", show_progress=False)
+    assert not out.exists() and not work_dir(out).exists()
 
 
 def test_the_progress_bar_counts_documents_from_the_resumed_one(

@@ -168,7 +168,8 @@ def annotate_file(
         job["settings"] = spec.resolved().to_dict()
         job["matcher"] = matcher.identity()
         annotator = settings.annotator(spec, matcher)
-    parts = ResumableParts(out, job, "" if fmt is OutputFormat.BRAT else out.suffix, restart)
+    ext = "" if fmt is OutputFormat.BRAT else out.suffix
+    parts = ResumableParts(out, job, ext, restart, option="--out")
     report = AnnotateReport(source, out, fmt.value, engine.value, resumed_from=parts.rows_done)
     if parts.rows_done:
         logger.info("resuming after %d of %d documents", parts.rows_done, len(readers))

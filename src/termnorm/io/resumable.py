@@ -101,6 +101,7 @@ class ResumableParts:
             key with the record of an unfinished job.
         ext: the parts' suffix (``""`` for folder parts).
         restart: drop an unfinished job's parts instead of resuming or refusing it.
+        option: the command's name for the output in messages (``--output``, ``--out``).
 
     Holds the output's lock from construction to :meth:`finish_concat`,
     :meth:`finish_into_folder` or :meth:`close` (also a context manager); raises
@@ -108,15 +109,22 @@ class ResumableParts:
     """
 
     def __init__(
-        self, output: str | Path, job: Mapping[str, Any], ext: str, restart: bool = False
+        self,
+        output: str | Path,
+        job: Mapping[str, Any],
+        ext: str,
+        restart: bool = False,
+        *,
+        option: str = "--output",
     ) -> None:
         self.output = Path(output)
+        self.option = option
         self.job = _canonical(job)
         self.work = work_dir(self.output)
         self.parts: list[dict[str, int]] = []
         self._ext = ext
         self._recorded()  # a folder that is not ours is refused before anything is created
-        self._lock = OutputLock(self.work, self.output)
+        self._lock = OutputLock(self.work, self.output, option)
         try:
             recorded = self._recorded()  # again: the last holder may have changed it
             if recorded is None:
@@ -172,7 +180,7 @@ class ResumableParts:
         if not isinstance(recorded, dict) or recorded.get("kind") != _KIND:
             raise ResumeError(
                 f"{self.work} exists and is not a termnorm work folder (no readable "
-                f"{PROGRESS_NAME}); move or delete it, or choose another --output"
+                f"{PROGRESS_NAME}); move or delete it, or choose another {self.option}"
             )
         return recorded
 
