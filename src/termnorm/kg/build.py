@@ -34,6 +34,7 @@ from termnorm.kg.icd10cm import Icd10cmOptions, load_icd10cm
 from termnorm.kg.icd10who import Icd10WhoOptions, load_icd10who
 from termnorm.kg.medic import MedicOptions, load_medic
 from termnorm.kg.obo import OboOptions, load_obo
+from termnorm.kg.omop import OmopOptions, load_omop
 from termnorm.kg.records import Concept, LoadReport, Term
 from termnorm.kg.stream import write_records
 from termnorm.kg.tsv import TsvOptions, load_biosyn, load_tsv
@@ -76,6 +77,7 @@ FORMATS: dict[KGFormat, FormatInfo] = {
     KGFormat.MEDIC: FormatInfo(load_medic, MedicOptions, PathRule.REQUIRED),
     KGFormat.TSV: FormatInfo(load_tsv, TsvOptions, PathRule.REQUIRED),
     KGFormat.BIOSYN: FormatInfo(load_biosyn, TsvOptions, PathRule.REQUIRED),
+    KGFormat.OMOP: FormatInfo(load_omop, OmopOptions, PathRule.REQUIRED, streams=True),
 }
 
 
@@ -237,7 +239,7 @@ def build_kg_to_dir(
 ) -> tuple[dict[str, Any], list[LoadReport]]:
     """Build the KG of ``sources`` into the folder ``out``; return ``(card, reports)``.
 
-    A single stream-safe source (UMLS) is written chunk by chunk without holding the KG in
+    A single stream-safe source (UMLS, OMOP) is written chunk by chunk without holding the KG in
     memory; anything else goes through :func:`build_kg` and :meth:`KnowledgeGraph.save`.
     Both produce the same folder format.
     """
@@ -247,7 +249,7 @@ def build_kg_to_dir(
         card = write_records(records, out, card=lambda: _card(described, [report]))
         return card, [report]
     if any(FORMATS[s.format].streams for s in sources):
-        log.warning("several sources with UMLS: building in memory (not streamed)")
+        log.warning("several sources with UMLS or OMOP: building in memory (not streamed)")
     kg, reports = build_kg(sources)
     kg.save(out)
     return kg.card, reports
