@@ -239,6 +239,11 @@ def _rewrite(path: Path, header: str, lines: list[str]) -> None:
         (["1,a,Condition,SNOMED,X,S,1,1970-01-01,2099-12-31,",
           "x2,b,Condition,SNOMED,X,S,2,1970-01-01,2099-12-31,"],
          r"CONCEPT\.csv:3: concept_id is not an integer: 'x2'"),
+        (["1,a,Condition,SNOMED,X,S,1,1970-01-01,2099-12-31,",
+          ",b,Condition,SNOMED,X,S,2,1970-01-01,2099-12-31,"],
+         r"CONCEPT\.csv:3: concept_id is not an integer: ''"),
+        (["1,a,Condition,SNOMED,X,S,1,1970-01-01,31/12/2099,"],
+         r"CONCEPT\.csv: valid_end_date '31/12/2099' is not a date YYYYMMDD"),
     ],
 )  # fmt: skip
 def test_malformed_rows_name_file_and_line(tmp_path: Path, lines: list[str], message: str) -> None:

@@ -78,10 +78,12 @@ def read_batches(
     columns: Mapping[str, pa.DataType],
     block_size: int = DEFAULT_BLOCK_SIZE,
 ) -> Iterator[pd.DataFrame]:
-    """The table's ``columns`` (name -> type; strings read empty as ``""``), batch by batch.
+    """The table's ``columns`` (name -> type), batch by batch; strings may be empty (``""``),
+    integers may not.
 
     A column missing from the header is an error naming the file and the columns it has;
-    a malformed row or a value of the wrong type an error naming its line.
+    a malformed row, or an integer column empty or holding something else, an error naming
+    its line.
     """
     missing = [name for name in columns if name not in layout.columns]
     if missing:
@@ -94,21 +96,21 @@ def read_batches(
     tab = layout.delimiter == "\t"
     read = pacsv.ReadOptions(block_size=block_size, column_names=list(layout.columns), skip_rows=1)
     parse = pacsv.ParseOptions(delimiter=layout.delimiter, quote_char=False if tab else '"')
-    strings = {name: t for name, t in columns.items() if pa.types.is_string(t)}
+    strings = [name for name, t in columns.items() if pa.types.is_string(t)]
     convert = pacsv.ConvertOptions(
         column_types=dict(columns),
         include_columns=list(columns),
         strings_can_be_null=False,
         quoted_strings_can_be_null=False,
-        null_values=[""] if len(strings) < len(columns) else [],
+        null_values=[""],
     )
     try:
         stream = pa.input_stream(str(layout.path), compression="detect")
         reader = pacsv.open_csv(stream, read, parse, convert)
         for batch in reader:
             frame = batch.to_pandas()
-            for name in strings:
-                frame[name] = frame[name].fillna("")
+            if frame.drop(columns=strings).isna().to_numpy().any():
+                raise pa.ArrowInvalid("an empty integer value")
             yield frame
     except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
         line, message = _locate(layout, columns)
@@ -135,7 +137,7 @@ def _locate(layout: TableLayout, columns: Mapping[str, pa.DataType]) -> tuple[in
                     return line, f"expected {len(layout.columns)} columns, got {len(row)}"
                 for name in integers:
                     value = row[positions[name]].strip()
-                    if value and not value.lstrip("-").isdigit():
+                    if not value.lstrip("-").isdigit():
                         return line, f"{name} is not an integer: {value!r}"
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 ({exc.reason})"

@@ -138,6 +138,7 @@ class _Folder:
                 )
         concept = self.layouts["CONCEPT"]
         assert concept is not None
+        self.concept_path = concept.path
         report.info["delimiter"] = "tab" if concept.delimiter == "\t" else "comma"
 
     def batches(self, name: str, columns: dict[str, pa.DataType]) -> Iterator[pd.DataFrame]:
@@ -162,8 +163,18 @@ def _count(report: LoadReport, mask: np.ndarray | pd.Series, reason: str) -> Non
         report.drop(reason, n)
 
 
+def _check_dates(ends: pd.Series, path: Path) -> None:
+    """A ``valid_end_date`` that is not ``YYYYMMDD`` (dashes removed) is an error: compared
+    as text it would decide validity wrongly."""
+    bad = ends[(ends != "") & ~ends.str.fullmatch(r"\d{8}")]
+    if len(bad):
+        raise InputFormatError(
+            path, None, f"valid_end_date {bad.iloc[0]!r} is not a date YYYYMMDD or YYYY-MM-DD"
+        )
+
+
 def _concept_mask(
-    frame: pd.DataFrame, options: OmopOptions, as_of: str, report: LoadReport
+    frame: pd.DataFrame, options: OmopOptions, as_of: str, report: LoadReport, path: Path
 ) -> np.ndarray:
     """Which rows of a CONCEPT batch are kept; each other row counted under its first reason."""
     keep = np.ones(len(frame), dtype=bool)
@@ -173,6 +184,7 @@ def _concept_mask(
         for code in sorted(set(flags) - {""}):
             checks.append((f"concept: invalid (invalid_reason {code})", (flags == code).to_numpy()))
         ends = frame["valid_end_date"].str.replace("-", "", regex=False).str.strip()
+        _check_dates(ends, path)
         checks.append(
             ("concept: valid_end_date passed", ((ends != "") & (ends < as_of)).to_numpy())
         )
@@ -201,18 +213,9 @@ def _kept_ids(folder: _Folder, options: OmopOptions, report: LoadReport) -> np.n
     parts = []
     for frame in folder.batches("CONCEPT", _CONCEPT_COLUMNS):
         report.read["concepts"] += len(frame)
-        _check_ids(frame["concept_id"], folder, "CONCEPT", "concept_id")
-        keep = _concept_mask(frame, options, as_of, report)
+        keep = _concept_mask(frame, options, as_of, report, folder.concept_path)
         parts.append(frame["concept_id"].to_numpy(dtype=np.int64)[keep])
     return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
-
-
-def _check_ids(column: pd.Series, folder: _Folder, table: str, name: str) -> None:
-    """An empty ID is an error naming the table (the row has no concept)."""
-    if column.isna().any():
-        layout = folder.layouts[table]
-        assert layout is not None
-        raise InputFormatError(layout.path, None, f"a row has an empty {name}")
 
 
 @dataclass
@@ -232,8 +235,6 @@ def _relationships(
     sources, targets, children, parents = [], [], [], []
     for frame in folder.batches("CONCEPT_RELATIONSHIP", _RELATIONSHIP_COLUMNS):
         report.read["relationships"] += len(frame)
-        _check_ids(frame["concept_id_1"], folder, "CONCEPT_RELATIONSHIP", "concept_id_1")
-        _check_ids(frame["concept_id_2"], folder, "CONCEPT_RELATIONSHIP", "concept_id_2")
         one = frame["concept_id_1"].to_numpy(dtype=np.int64)
         two = frame["concept_id_2"].to_numpy(dtype=np.int64)
         kind = frame["relationship_id"].str.strip()
