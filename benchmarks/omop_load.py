@@ -33,20 +33,7 @@ VOCABULARIES = [  # vocabulary, domain, class, standard, share
     ("ICD10CM", "Condition", "4-char billing code", "", 0.25),
 ]
 OTHER_TYPES = ["Has finding site", "Finding site of", "Has asso morph", "RxNorm has dose form"]
-WORDS = [
-    "acute",
-    "chronic",
-    "heart",
-    "lung",
-    "renal",
-    "pain",
-    "fever",
-    "infection",
-    "syndrome",
-    "disease",
-    "tumor",
-    "blood",
-]
+WORDS = ("type", "diabetes", "mellitus", "hemoglobin", "glucose", "serum", "oral", "acute")
 ABSENT = 2_000_000_000  # concept IDs from here on are not in the download
 
 
