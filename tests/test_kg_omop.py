@@ -348,3 +348,16 @@ def test_real_eunomia_subset_to_an_index(
     (info,) = json.loads(out)
     assert (info["concept_id"], info["name"]) == ("OMOP:4002575", "Suicide precautions")
     assert info["attributes"]["vocabulary_id"] == "SNOMED"
+
+
+def test_attributes_survive_a_merge_with_another_source(tmp_path: Path) -> None:
+    local = tmp_path / "local.tsv"
+    local.write_text("OMOP:201826\tsugar diabetes\nHOSP:1\tlocal code\n", encoding="utf-8")
+    folder = write_athena(tmp_path / "d", tab=True)
+    specs = [SourceSpec("omop", folder, {**AS_OF, "standard_only": True}), SourceSpec("tsv", local)]
+    build_kg_to_dir(specs, tmp_path / "kg")  # two sources: built in memory, not streamed
+    kg = KnowledgeGraph.load(tmp_path / "kg")
+    concepts = kg.concepts.set_index("concept_id")
+    assert concepts.loc["OMOP:201826", "attributes"]["concept_code"] == "44054006"
+    assert concepts.loc["HOSP:1", "attributes"] == {}
+    assert "sugar diabetes" in set(kg.terms.loc[kg.terms["concept_id"] == "OMOP:201826", "term"])
