@@ -216,6 +216,23 @@ def register(app: typer.Typer) -> None:
             "--encoding",
             help="tsv/biosyn: the file's text encoding (e.g. latin-1, cp1252). Default utf-8.",
         ),
+        vocabulary: list[str] | None = typer.Option(
+            None, "--vocabulary", help="omop: vocabularies kept (e.g. SNOMED,LOINC). Default all."
+        ),
+        domain: list[str] | None = typer.Option(
+            None, "--domain", help="omop: domains kept (e.g. Condition,Measurement). Default all."
+        ),
+        concept_class: list[str] | None = typer.Option(
+            None, "--concept-class", help="omop: concept classes kept. Default all."
+        ),
+        standard_only: bool = typer.Option(
+            False,
+            "--standard-only",
+            help="omop: standard concepts only; the others' names reach them through 'Maps to'.",
+        ),
+        include_invalid: bool = typer.Option(
+            False, "--include-invalid", help="omop: keep invalid and deprecated concepts."
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         from termnorm._artifacts import prepare_output
@@ -236,6 +253,11 @@ def register(app: typer.Typer) -> None:
             "--one-direction": ("one_direction", one_direction or None),
             "--prefix": ("prefix", prefix),
             "--encoding": ("encoding", encoding),
+            "--vocabulary": ("vocabulary", _split_list(vocabulary) or None),
+            "--domain": ("domain", _split_list(domain) or None),
+            "--concept-class": ("concept_class", _split_list(concept_class) or None),
+            "--standard-only": ("standard_only", standard_only or None),
+            "--include-invalid": ("include_invalid", include_invalid or None),
         }
         specs = _with_flags(specs, {k: v for k, v in flags.items() if v[1] is not None})
         card, _ = build_kg_to_dir(specs, out)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["concept_id_queries", "register", "warn_concept_id_queries"]
 
-LOOKUP_HELP = """Print the concepts with these IDs: name, semantic types, alternative IDs, every term with its source, and the KG neighbours.
+LOOKUP_HELP = """Print the concepts with these IDs: name, semantic types, alternative IDs, the vocabulary's attributes (OMOP: vocabulary, code, domain, class), every term with its source, and the KG neighbours.
 
 An ID may be given with or without its namespace (D005955 finds MESH:D005955) or be an alternative ID of a concept. 'termnorm normalize' searches text; use lookup for IDs. An unknown ID is an error (exit code 1).
 
@@ -78,6 +78,9 @@ def _print_concept(info: ConceptInfo, max_relations: int) -> None:
     table.add_column()
     table.add_row("semantic types", ", ".join(info.semantic_types) or "-")
     table.add_row("alternative IDs", ", ".join(info.alt_ids) or "-")
+    if info.attributes:
+        attributes = "\n".join(f"{key}: {value}" for key, value in info.attributes.items())
+        table.add_row("attributes", escape(attributes))
     terms = [
         f"{t.term}{' (preferred)' if t.is_preferred else ''}{f' [{t.source}]' if t.source else ''}"
         for t in info.synonyms

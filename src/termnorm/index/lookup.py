@@ -20,7 +20,7 @@ alternative ID, then the smaller ``concept_id``. An ID that resolves to nothing 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -88,8 +88,9 @@ class RelationInfo:
 
 @dataclass(frozen=True)
 class ConceptInfo:
-    """A concept of an index: its name, semantic types, alternative IDs, terms and KG
-    relations (``None``: the index predates stored relations; rebuild it to have them)."""
+    """A concept of an index: its name, semantic types, alternative IDs, terms, KG
+    relations (``None``: the index predates stored relations; rebuild it to have them) and
+    the vocabulary's own attributes (``vocabulary_id``, ``concept_code``, ...; often none)."""
 
     concept_id: str
     name: str
@@ -97,10 +98,11 @@ class ConceptInfo:
     alt_ids: tuple[str, ...]
     synonyms: tuple[TermInfo, ...]
     relations: tuple[RelationInfo, ...] | None = None
+    attributes: Mapping[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
+        """JSON-ready form (``attributes`` only when the concept has some)."""
+        out = {
             "concept_id": self.concept_id,
             "name": self.name,
             "semantic_types": list(self.semantic_types),
@@ -110,6 +112,7 @@ class ConceptInfo:
                 None if self.relations is None else [r.to_dict() for r in self.relations]
             ),
         }
+        return {**out, "attributes": dict(self.attributes)} if self.attributes else out
 
 
 def id_key_map(concept_ids: Sequence[str], alt_ids: Sequence[Sequence[str]]) -> dict[str, int]:

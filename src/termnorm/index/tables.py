@@ -30,6 +30,7 @@ import pandas as pd
 
 from termnorm.errors import EmptyResultError
 from termnorm.kg import KnowledgeGraph
+from termnorm.kg.graph import with_attributes
 
 __all__ = [
     "RELATION_COLUMNS",
@@ -53,8 +54,10 @@ def _text(series: pd.Series) -> pd.Series:
 
 
 def concept_table(kg: KnowledgeGraph) -> tuple[pd.DataFrame, dict[str, int]]:
-    """``concept_id, name, semantic_types, alt_ids`` with unique IDs, and drop counts."""
-    concepts = kg.concepts[["concept_id", "name", "semantic_types", "alt_ids"]].copy()
+    """``concept_id, name, semantic_types, alt_ids, attributes`` with unique IDs, and drop
+    counts."""
+    columns = ["concept_id", "name", "semantic_types", "alt_ids", "attributes"]
+    concepts = with_attributes(kg.concepts)[columns].copy()
     concepts["name"] = _text(concepts["name"])
     duplicated = concepts["concept_id"].duplicated()
     concepts = concepts[~duplicated]

@@ -8,7 +8,8 @@ On disk an index is a folder, written atomically::
                           ("vectors.sha256"), checked on load (:mod:`termnorm.index.integrity`)
     terms.parquet         concept_id, term, source, is_preferred
                                                         row i  <-> term_vectors[i]
-    concepts.parquet      concept_id, name, semantic_types, alt_ids
+    concepts.parquet      concept_id, name, semantic_types, alt_ids, attributes (an index
+                          written before the column existed reads as empty attributes)
                                                         row j  <-> concept_vectors[j]
     relations.parquet     head, relation, tail: the KG's edges between concepts of the index
                           (format 3; read on the first lookup that needs it)
@@ -69,7 +70,7 @@ from termnorm.index.tables import (
 )
 from termnorm.index.vectors import STORAGE_DTYPE
 from termnorm.kg import KnowledgeGraph
-from termnorm.kg.graph import CONCEPTS_SCHEMA, RELATIONS_SCHEMA
+from termnorm.kg.graph import CONCEPTS_SCHEMA, RELATIONS_SCHEMA, attribute_dicts, with_attributes
 from termnorm.kg.graph import TERMS_SCHEMA as KG_TERMS_SCHEMA
 from termnorm.kg.ids import id_key
 
@@ -307,7 +308,7 @@ class TermIndex:
             )
         frames = {
             "terms.parquet": (self.terms[TERM_COLUMNS], TERMS_SCHEMA),
-            "concepts.parquet": (self.concepts, CONCEPTS_SCHEMA),
+            "concepts.parquet": (with_attributes(self.concepts), CONCEPTS_SCHEMA),
         }
         if relations is not None:
             frames[_RELATIONS] = (relations[RELATION_COLUMNS], RELATIONS_SCHEMA)
@@ -345,6 +346,7 @@ class TermIndex:
         terms, concepts = (_read_table(folder / name) for name in _TABLES)
         for col in ("semantic_types", "alt_ids"):
             concepts[col] = [list(v) for v in concepts[col]]
+        concepts["attributes"] = attribute_dicts(concepts.get("attributes"), concepts.index)
         vectors = {}
         for name in ("term_vectors.npy", "concept_vectors.npy"):
             try:
@@ -496,6 +498,7 @@ class TermIndex:
             name=str(concept["name"]),
             semantic_types=tuple(str(t) for t in concept["semantic_types"]),
             alt_ids=tuple(str(a) for a in concept["alt_ids"]),
+            attributes=dict(concept.get("attributes") or {}),
             synonyms=tuple(
                 TermInfo(str(t), str(src), bool(pref))
                 for t, src, pref in zip(

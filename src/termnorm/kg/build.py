@@ -7,7 +7,8 @@ checked against that format's options dataclass; unknown keys are an error).
 
 Merging several sources: concepts with the same ID merge — name from the first source,
 terms unioned and deduplicated per concept case-insensitively (the first spelling wins),
-semantic types and alt_ids unioned in order. Relations are deduplicated, and those whose
+semantic types and alt_ids unioned in order, attributes from the first source that names
+each key. Relations are deduplicated, and those whose
 head or tail is not a concept of the final KG are dropped; each such drop is counted in the
 report of the source that brought the record, and its ``kept`` count lowered, so the reports
 add up to the KG's tables.
@@ -33,6 +34,7 @@ from termnorm.kg.icd10cm import Icd10cmOptions, load_icd10cm
 from termnorm.kg.icd10who import Icd10WhoOptions, load_icd10who
 from termnorm.kg.medic import MedicOptions, load_medic
 from termnorm.kg.obo import OboOptions, load_obo
+from termnorm.kg.omop import OmopOptions, load_omop
 from termnorm.kg.records import Concept, LoadReport, Term
 from termnorm.kg.stream import write_records
 from termnorm.kg.tsv import TsvOptions, load_biosyn, load_tsv
@@ -75,6 +77,7 @@ FORMATS: dict[KGFormat, FormatInfo] = {
     KGFormat.MEDIC: FormatInfo(load_medic, MedicOptions, PathRule.REQUIRED),
     KGFormat.TSV: FormatInfo(load_tsv, TsvOptions, PathRule.REQUIRED),
     KGFormat.BIOSYN: FormatInfo(load_biosyn, TsvOptions, PathRule.REQUIRED),
+    KGFormat.OMOP: FormatInfo(load_omop, OmopOptions, PathRule.REQUIRED, streams=True),
 }
 
 
@@ -132,7 +135,7 @@ class _Merger:
     """Accumulates records from several sources into merged tables."""
 
     def __init__(self) -> None:
-        self.concepts: dict[str, tuple[str, list[str], list[str]]] = {}
+        self.concepts: dict[str, tuple[str, list[str], list[str], dict[str, str]]] = {}
         self.terms: list[tuple[Term, int]] = []
         self.term_keys: set[tuple[str, str]] = set()
         self.relations: dict[tuple[str, str, str], int] = {}
@@ -160,19 +163,28 @@ class _Merger:
     def _add_concept(self, c: Concept, report: LoadReport) -> None:
         have = self.concepts.get(c.concept_id)
         if have is None:
-            self.concepts[c.concept_id] = (c.name, list(c.semantic_types), list(c.alt_ids))
+            entry = (c.name, list(c.semantic_types), list(c.alt_ids), dict(c.attributes))
+            self.concepts[c.concept_id] = entry
             return
         report.drop("concept: merged into the same ID from an earlier record")
         report.kept["concepts"] -= 1
-        _, types, alt_ids = have
+        _, types, alt_ids, attributes = have
         types += [t for t in c.semantic_types if t not in types]
         alt_ids += [a for a in c.alt_ids if a not in alt_ids and a != c.concept_id]
+        for key, value in c.attributes:
+            attributes.setdefault(key, value)
 
     def finish(self, reports: list[LoadReport]) -> tuple[list[Row], list[Row], list[Row]]:
         """Drop dangling terms/relations (counted), fix ``is_preferred``: the table rows."""
         concept_rows: list[Row] = [
-            {"concept_id": cid, "name": name, "semantic_types": types, "alt_ids": alt}
-            for cid, (name, types, alt) in self.concepts.items()
+            {
+                "concept_id": cid,
+                "name": name,
+                "semantic_types": types,
+                "alt_ids": alt,
+                "attributes": attributes,
+            }
+            for cid, (name, types, alt, attributes) in self.concepts.items()
         ]
         term_rows: list[Row] = []
         for term, index in self.terms:
@@ -227,7 +239,7 @@ def build_kg_to_dir(
 ) -> tuple[dict[str, Any], list[LoadReport]]:
     """Build the KG of ``sources`` into the folder ``out``; return ``(card, reports)``.
 
-    A single stream-safe source (UMLS) is written chunk by chunk without holding the KG in
+    A single stream-safe source (UMLS, OMOP) is written chunk by chunk without holding the KG in
     memory; anything else goes through :func:`build_kg` and :meth:`KnowledgeGraph.save`.
     Both produce the same folder format.
     """
@@ -237,7 +249,7 @@ def build_kg_to_dir(
         card = write_records(records, out, card=lambda: _card(described, [report]))
         return card, [report]
     if any(FORMATS[s.format].streams for s in sources):
-        log.warning("several sources with UMLS: building in memory (not streamed)")
+        log.warning("several sources with UMLS or OMOP: building in memory (not streamed)")
     kg, reports = build_kg(sources)
     kg.save(out)
     return kg.card, reports

@@ -19,6 +19,7 @@ class KGFormat(str, Enum):
     MEDIC = "medic"
     TSV = "tsv"
     BIOSYN = "biosyn"
+    OMOP = "omop"
 
     @classmethod
     def parse(cls, value: str | KGFormat) -> KGFormat:

@@ -2,7 +2,10 @@
 
 On disk a KG is a folder::
 
-    concepts.parquet   concept_id, name, semantic_types (list<str>), alt_ids (list<str>)
+    concepts.parquet   concept_id, name, semantic_types (list<str>), alt_ids (list<str>),
+                       attributes (map<str, str>: the vocabulary's own facts, e.g. OMOP's
+                       vocabulary_id and concept_code; a folder written before the column
+                       existed reads as empty attributes)
     terms.parquet      concept_id, term, lang, source, is_preferred
     relations.parquet  head, relation, tail
     kg.json            sources, options, counts, load reports, content fingerprint
@@ -33,6 +36,7 @@ CONCEPTS_SCHEMA = pa.schema(
         ("name", pa.string()),
         ("semantic_types", pa.list_(pa.string())),
         ("alt_ids", pa.list_(pa.string())),
+        ("attributes", pa.map_(pa.string(), pa.string())),
     ]
 )
 TERMS_SCHEMA = pa.schema(
@@ -52,6 +56,23 @@ TABLES: dict[str, pa.Schema] = {
     "terms": TERMS_SCHEMA,
     "relations": RELATIONS_SCHEMA,
 }
+
+
+def attribute_dicts(column: Any, index: pd.Index) -> pd.Series:
+    """A concepts table's ``attributes`` as one ``dict`` per row (on ``index``): from dicts or
+    Parquet's ``(key, value)`` pairs; ``None`` (a table without the column) or missing values
+    → ``{}``."""
+    values = [{} for _ in range(len(index))] if column is None else column
+    dicts = [dict(v) if v is not None and len(v) else {} for v in values]
+    return pd.Series(dicts, index=index, dtype=object)
+
+
+def with_attributes(concepts: pd.DataFrame) -> pd.DataFrame:
+    """``concepts`` itself when it has an ``attributes`` column, else a copy with empty ones
+    (a table made before the column existed, or by hand)."""
+    if "attributes" in concepts:
+        return concepts
+    return concepts.assign(attributes=attribute_dicts(None, concepts.index))
 
 
 def table_fingerprint(folder: Path) -> str:
@@ -84,6 +105,7 @@ class KnowledgeGraph:
         for col in ("semantic_types", "alt_ids"):
             if col not in c:
                 c[col] = [[] for _ in range(len(c))]
+        c["attributes"] = attribute_dicts(c.get("attributes"), c.index)
         t = pd.DataFrame(terms)
         for col, default in (("lang", "en"), ("source", ""), ("is_preferred", False)):
             if col not in t:
@@ -102,6 +124,7 @@ class KnowledgeGraph:
         """The three Parquet tables into ``folder`` (the bytes :func:`table_fingerprint` hashes)."""
         for name, schema in TABLES.items():
             df: pd.DataFrame = getattr(self, name)
+            df = with_attributes(df) if name == "concepts" else df
             table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
             pq.write_table(table, folder / f"{name}.parquet")
 
@@ -132,8 +155,10 @@ class KnowledgeGraph:
                 f"{FORMAT_VERSION}; rebuild it with 'termnorm kg build'"
             )
         tables = {name: pq.read_table(folder / f"{name}.parquet").to_pandas() for name in TABLES}
+        concepts = tables["concepts"]
         for name in ("semantic_types", "alt_ids"):
-            tables["concepts"][name] = [list(v) for v in tables["concepts"][name]]
+            concepts[name] = [list(v) for v in concepts[name]]
+        concepts["attributes"] = attribute_dicts(concepts.get("attributes"), concepts.index)
         return cls(card=card, **tables)
 
     # ----------------------------------------------------------------- views

@@ -15,12 +15,15 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True, slots=True)
 class Concept:
-    """One concept: its ID, display name, semantic types and alternative IDs (xrefs)."""
+    """One concept: its ID, display name, semantic types, alternative IDs (xrefs) and the
+    vocabulary's own facts as ``(key, value)`` pairs (``attributes``: OMOP's
+    ``vocabulary_id``, ``concept_code``, ...)."""
 
     concept_id: str
     name: str
     semantic_types: tuple[str, ...] = ()
     alt_ids: tuple[str, ...] = ()
+    attributes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

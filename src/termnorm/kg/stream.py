@@ -87,6 +87,7 @@ def write_records(
                         record.name,
                         list(record.semantic_types),
                         list(record.alt_ids),
+                        list(record.attributes),
                     )
                 elif isinstance(record, Term):
                     if record.concept_id != last_concept:

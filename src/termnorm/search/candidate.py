@@ -16,8 +16,9 @@ A :class:`Candidate` carries its provenance: the text that matched (``matched_te
 where that text lives (``source``: :attr:`Source.ONTOLOGY` for the index's terms,
 :attr:`Source.DOMAIN` for domain synonyms added at search time), the KG source of the term
 (``term_source``, e.g. ``"MeSH"``; the synonym file's name for domain synonyms), whether it
-is the concept's preferred name in the KG (``is_preferred``) and the concept's
-``semantic_types``. When a concept was matched through its mean vector (representation C)
+is the concept's preferred name in the KG (``is_preferred``), the concept's
+``semantic_types`` and its vocabulary ``attributes`` (OMOP's ``vocabulary_id``,
+``concept_code``, ...; empty for most KGs). When a concept was matched through its mean vector (representation C)
 ``matched_term`` is its name, ``is_preferred`` is true and ``term_source`` is empty.
 ``expanded_from`` is the query's original text when the candidate was found through its
 abbreviation-expanded text (:mod:`termnorm.search.context`), else ``None``.
@@ -86,10 +87,14 @@ class Candidate(NamedTuple):
     expanded_from: str | None = None
     recall_score: float | None = None
     ranker_score: float | None = None
+    attributes: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (``semantic_types`` as a list, so it reads back equal)."""
-        return {**self._asdict(), "semantic_types": list(self.semantic_types)}
+        """JSON-ready dict (``semantic_types`` as a list, so it reads back equal;
+        ``attributes`` as a dict, left out when the concept has none)."""
+        out = {**self._asdict(), "semantic_types": list(self.semantic_types)}
+        attributes = out.pop("attributes")
+        return {**out, "attributes": dict(attributes)} if attributes else out
 
 
 class RowResult(NamedTuple):

@@ -29,6 +29,7 @@ import numpy as np
 from termnorm.index.base import SearchResult, VectorIndex, as_matrix
 from termnorm.index.exact import exact_search
 from termnorm.index.term_index import backend_search
+from termnorm.kg.graph import with_attributes
 from termnorm.search.candidate import Source, is_name
 from termnorm.search.prescan import MAX_QUERIES, Int8Prescan, prescan_available
 
@@ -53,6 +54,7 @@ class ConceptColumns:
     ids: np.ndarray  # object [c]
     names: np.ndarray  # object [c]
     semantic_types: np.ndarray  # object [c], each a list of str
+    attributes: np.ndarray  # object [c], each a dict str -> str (often empty)
 
     @classmethod
     def of(cls, index: TermIndex) -> ConceptColumns:
@@ -62,7 +64,12 @@ class ConceptColumns:
             concepts["concept_id"].to_numpy(dtype=object),
             concepts["name"].to_numpy(dtype=object),
             concepts["semantic_types"].to_numpy(dtype=object),
+            with_attributes(concepts)["attributes"].to_numpy(dtype=object),
         )
+
+    def attribute_pairs(self, row: int) -> tuple[tuple[str, str], ...]:
+        """The attributes of the concept at ``row`` as ``(key, value)`` pairs."""
+        return tuple((str(k), str(v)) for k, v in self.attributes[row].items())
 
 
 class Part(ABC):

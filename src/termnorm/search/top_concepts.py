@@ -129,6 +129,7 @@ def _candidates(
                 term_source=term_source,
                 is_preferred=preferred,
                 semantic_types=tuple(str(t) for t in columns.semantic_types[concept]),
+                attributes=columns.attribute_pairs(concept),
             )
         )
     return out

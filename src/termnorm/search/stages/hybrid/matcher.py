@@ -252,6 +252,7 @@ class HybridMatcher(RowAnswers):
                     term_source=term_source,
                     is_preferred=preferred,
                     semantic_types=tuple(str(t) for t in columns.semantic_types[row]),
+                    attributes=columns.attribute_pairs(row),
                 )
             )
             dense_scores.append(score)
