@@ -15,6 +15,12 @@ import typer
 from termnorm.annotate.formats import OutputFormat
 from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS
 from termnorm.annotate.windows import DEFAULT_MAX_CHARS
+from termnorm.cli._detectors import (
+    DetectorChoice,
+    chosen_detectors,
+    detectors_option,
+    ner_option,
+)
 from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_options
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -26,7 +32,7 @@ ANNOTATE_HELP = """Find the concepts in running text: every mention of a documen
 
 SOURCE is the text itself, a .txt file, a folder of .txt files (doc id = file stem), a JSON Lines file with an id and a text field (--id-field, --text-field), or a PubTator file (title and abstract). Offsets are code-point offsets into each document as read (CRLF kept), so text\\[start:end] is the mention.
 
-Mentions are found by a dictionary of the index's terms and the --synonyms files, then each is normalized (the abbreviations the document defines are expanded); a mention whose candidates all score below --min-score is not a concept and is dropped. The normalizer decides the concept, not the dictionary.
+Mentions are found by a dictionary of the index's terms and the --synonyms files and, with --ner, by a trained span tagger (--detectors picks), then each is normalized (the abbreviations the document defines are expanded); a mention whose candidates all score below --min-score is not a concept and is dropped. The normalizer decides the concept, not the dictionary.
 
 Output: JSON Lines (default: one annotation per line, with doc_id, start, end, text, concept_id, name, score, detector, the flags, the top-k candidates and provenance), PubTator, or BRAT standoff (one .txt and .ann per document in the --out folder). Without --out, a literal text is shown as a table, other sources as JSON Lines (or PubTator) on stdout.
 
@@ -77,6 +83,8 @@ def register(app: typer.Typer) -> None:
             help="Assertion trigger rules (TSV) added to the default ones (a literal they "
             "share is replaced).",
         ),
+        ner: Path | None = ner_option(),
+        detectors: DetectorChoice | None = detectors_option(),
         **options: Any,
     ) -> None:
         from termnorm.annotate.formats import read_inputs, source_is_text
@@ -91,6 +99,7 @@ def register(app: typer.Typer) -> None:
             _announce_default_index()
         annotator = Annotator(
             spec,
+            chosen_detectors(spec, ner, detectors),
             rules=_rules(rules),
             k=k,
             max_chars=window_chars,
