@@ -110,6 +110,7 @@ def test_eval_annotate_scores_the_tagger_spans(
     assert code == 0, err
     metrics = json.loads(out)
     assert metrics["span_tp"] == 4 and metrics["span_f1"] == 1.0
+    assert metrics["detectors"] == "tagger" and metrics["ner"] == str(tagger_dir)
 
 
 def test_python_annotate_takes_ner_and_a_choice(tagger_dir: Path, index_dir: Path) -> None:

@@ -126,7 +126,11 @@ def annotate_cmd(
     annotator = _annotator(spec, ner, detectors)
     metrics = unprefixed(score_annotations(gold, fmt, annotator), "annotate_")
     if json_out:
-        print_json({"gold": str(gold), "index": str(index), **json_ready(metrics)})
+        from termnorm.annotate.detectors import resolve_choice
+
+        chosen = resolve_choice(detectors, ner).value
+        shown = {"gold": str(gold), "index": str(index), "ner": ner and str(ner)}
+        print_json({**shown, "detectors": chosen, **json_ready(metrics)})
         return
     Console().print(_table(metrics, f"annotations of {gold.name} with {index}"))
 
