@@ -67,7 +67,7 @@ def gold(tmp_path: Path) -> Path:
 @pytest.fixture()
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeAnnotator:
     annotator = FakeAnnotator()
-    monkeypatch.setattr(eval_annotate_cmd, "_annotator", lambda spec: annotator)
+    monkeypatch.setattr(eval_annotate_cmd, "_annotator", lambda spec, ner, detectors: annotator)
     return annotator
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from termnorm.annotate.annotation import Annotation
 from termnorm.annotate.assertion import Assertion, assert_spans
 from termnorm.annotate.assertion_rules import AssertionRules
+from termnorm.annotate.detectors import DetectorChoice, select_detectors
 from termnorm.annotate.dictionary import DictionaryDetector
 from termnorm.annotate.merge import merge_spans
 from termnorm.annotate.pipeline import (
@@ -25,6 +26,7 @@ from termnorm.annotate.pipeline import (
 )
 from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Detector, Span
+from termnorm.annotate.tagger import SpanTagger
 from termnorm.annotate.texts import annotate_texts
 from termnorm.annotate.windows import (
     DEFAULT_MAX_CHARS,
@@ -42,16 +44,19 @@ __all__ = [
     "Assertion",
     "AssertionRules",
     "Detector",
+    "DetectorChoice",
     "DictionaryDetector",
     "DocumentAnnotations",
     "DocumentError",
     "Span",
+    "SpanTagger",
     "Window",
     "annotate_texts",
     "assert_spans",
     "detect_in_windows",
     "max_chars_for_tokens",
     "merge_spans",
+    "select_detectors",
     "sentence_spans",
     "text_windows",
 ]

@@ -56,12 +56,16 @@ DEFAULT_CHUNK_DOCS = 256
 class AnnotateSettings:
     """How each document is annotated, besides the pipeline spec: ``k`` candidates kept per
     annotation, the detectors' ``window_chars``, the longest document accepted
-    (``max_document_chars``) and an assertion ``rules`` TSV added to the default rules."""
+    (``max_document_chars``), an assertion ``rules`` TSV added to the default rules, and the
+    detectors (``detectors``: dictionary, tagger or both; ``ner``: the span tagger's folder;
+    :func:`~termnorm.annotate.detectors.select_detectors`)."""
 
     k: int = 5
     window_chars: int = DEFAULT_MAX_CHARS
     max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS
     rules: Path | None = None
+    ner: Path | None = None
+    detectors: str | None = None
 
     def annotator(self, spec: PipelineSpec, matcher: RowMatcher | None = None) -> Annotator:
         """The :class:`Annotator` of ``spec`` with these settings (``matcher``: already
@@ -71,8 +75,15 @@ class AnnotateSettings:
             from termnorm.annotate.assertion_rules import AssertionRules
 
             rules = AssertionRules.default().extend(AssertionRules.from_file(self.rules))
+        from termnorm.annotate.detectors import select_detectors
+        from termnorm.annotate.pipeline import default_detector
+
+        chosen = select_detectors(
+            self.detectors, self.ner, lambda: default_detector(spec), spec.threads
+        )
         return Annotator(
             spec,
+            chosen,
             rules=rules,
             k=self.k,
             max_chars=self.window_chars,
@@ -81,11 +92,23 @@ class AnnotateSettings:
         )
 
     def record(self) -> dict[str, Any]:
-        """These settings as a job records them (the rules file by its content digest)."""
-        rules = None
-        if self.rules is not None:
-            rules = hashlib.sha256(Path(self.rules).read_bytes()).hexdigest()[:16]
-        return {**dataclasses.asdict(self), "rules": rules}
+        """These settings as a job records them (the rules file and the tagger's card by
+        their content digests)."""
+        from termnorm.annotate.detectors import resolve_choice
+        from termnorm.training.tagger_folder import CARD_NAME
+
+        def digest(path: Path | None) -> str | None:  # a missing file: refused when loaded
+            if path is None or not path.is_file():
+                return None
+            return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+        tagger = None if self.ner is None else Path(self.ner) / CARD_NAME
+        return {
+            **dataclasses.asdict(self),
+            "rules": digest(self.rules),
+            "ner": digest(tagger),
+            "detectors": resolve_choice(self.detectors, self.ner).value,
+        }
 
 
 @dataclass

@@ -6,8 +6,10 @@ The keywords are those of :func:`termnorm.normalize`: ``index`` (a loaded
 :class:`~termnorm.index.TermIndex`, an index folder, or ``None`` for the default index),
 ``synonyms`` (a synonym file, a list of files, or ``(concept_id, text)`` pairs: added to the
 search AND to the dictionary detector) and the :class:`~termnorm.search.spec.PipelineSpec`
-fields (``min_score``, ``strategy``, ``ranker`` as a folder, ...). The built search and the
-compiled dictionary are cached (by ``build`` and by the dictionary cache), so repeated calls
+fields (``min_score``, ``strategy``, ``ranker`` as a folder, ...). ``ner``: a span tagger
+folder (``termnorm ner train``); ``detectors``: ``"dictionary"``, ``"tagger"`` or ``"both"``
+(default: both with ``ner``, the dictionary without), or the detector objects themselves.
+The built search, the compiled dictionary and the loaded tagger are cached (by ``build`` and by the dictionary cache), so repeated calls
 cost only the detection and the span searches.
 """
 
@@ -18,17 +20,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from termnorm.annotate.annotation import Annotation
+from termnorm.annotate.detectors import DetectorChoice, select_detectors
 from termnorm.annotate.pipeline import (
     DEFAULT_MAX_DOCUMENT_CHARS,
     Annotator,
     dictionary_detector,
     spec_filter,
 )
+from termnorm.annotate.spans import Detector
 from termnorm.annotate.windows import DEFAULT_MAX_CHARS
 
 if TYPE_CHECKING:
     from termnorm.annotate.assertion_rules import AssertionRules
-    from termnorm.annotate.spans import Detector
     from termnorm.index import TermIndex
     from termnorm.mentions.synonyms import SynonymSources
 
@@ -55,7 +58,8 @@ def annotate_texts(
     k: int = 5,
     *,
     synonyms: SynonymSources | None = None,
-    detectors: Sequence[Detector] | None = None,
+    ner: str | Path | None = None,
+    detectors: Sequence[Detector] | DetectorChoice | str | None = None,
     rules: AssertionRules | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
     max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
@@ -65,7 +69,7 @@ def annotate_texts(
     doc ids are the positions, ``"0"``, ``"1"``, ...).
 
     ``spec``: :class:`~termnorm.search.spec.PipelineSpec` fields (an unknown one is a
-    ``TypeError``); ``detectors``, ``rules``, ``max_chars``, ``max_document_chars``: as for
+    ``TypeError``); ``ner`` and ``detectors``: the module doc; ``rules``, ``max_chars``, ``max_document_chars``: as for
     :class:`~termnorm.annotate.pipeline.Annotator`. Raises
     :class:`~termnorm.annotate.pipeline.DocumentError` for a text that is not a ``str``
     (``bytes`` included), or is too long, naming it (its position in a list).
@@ -81,16 +85,22 @@ def annotate_texts(
     folder = index if loaded is None else loaded.path
     pipeline = PipelineSpec(index=folder, synonyms=tuple(files), **spec)  # type: ignore[arg-type]
     matcher = build(pipeline, loaded, synonyms=pairs or None)
-    if detectors is None:
+
+    def dictionary() -> Detector:
         term_index = loaded if loaded is not None else resolve_index(pipeline.index)
-        detectors = [
-            dictionary_detector(
-                term_index, pipeline.synonyms, pairs, concept_filter=spec_filter(pipeline)
-            )
-        ]
+        return dictionary_detector(
+            term_index, pipeline.synonyms, pairs, concept_filter=spec_filter(pipeline)
+        )
+
+    if detectors is None or isinstance(detectors, str):
+        chosen = select_detectors(detectors, ner, dictionary, pipeline.threads)
+    elif ner is not None:
+        raise ValueError("give ner= with a detector choice, or the detector objects alone")
+    else:
+        chosen = list(detectors)
     annotator = Annotator(
         pipeline,
-        detectors,
+        chosen,
         rules,
         k,
         max_chars,

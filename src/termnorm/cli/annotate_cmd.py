@@ -15,6 +15,7 @@ from termnorm.annotate.chunks import DEFAULT_CHUNK_DOCS
 from termnorm.annotate.formats import OutputFormat
 from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS
 from termnorm.annotate.windows import DEFAULT_MAX_CHARS
+from termnorm.cli._detectors import DetectorChoice, detectors_option, ner_option
 from termnorm.cli._options import ray_address_option, restart_option, workers_option
 from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_options
 from termnorm.engines import Engine
@@ -28,7 +29,7 @@ ANNOTATE_HELP = """Find the concepts in running text: every mention of a documen
 
 SOURCE is the text itself, a .txt file, a folder of .txt files (doc id = file stem), a JSON Lines file with an id and a text field (--id-field, --text-field), or a PubTator file (title and abstract). Offsets are code-point offsets into each document as read (CRLF kept), so text\\[start:end] is the mention.
 
-Mentions are found by a dictionary of the index's terms and the --synonyms files, then each is normalized (the abbreviations the document defines are expanded); a mention whose candidates all score below --min-score is not a concept and is dropped. The normalizer decides the concept, not the dictionary.
+Mentions are found by a dictionary of the index's terms and the --synonyms files and, with --ner, by a trained span tagger (--detectors picks), then each is normalized (the abbreviations the document defines are expanded); a mention whose candidates all score below --min-score is not a concept and is dropped. The normalizer decides the concept, not the dictionary.
 
 Output: JSON Lines (default: one annotation per line, with doc_id, start, end, text, concept_id, name, score, detector, the flags, the top-k candidates and provenance), PubTator, or BRAT standoff (one .txt and .ann per document in the --out folder). Without --out, a literal text is shown as a table, other sources as JSON Lines (or PubTator) on stdout.
 
@@ -95,9 +96,12 @@ def register(app: typer.Typer) -> None:
         ),
         workers: int = workers_option(),
         ray_address: str | None = ray_address_option("the index"),
+        ner: Path | None = ner_option(),
+        detectors: DetectorChoice | None = detectors_option(),
         **options: Any,
     ) -> None:
         from termnorm.annotate.chunks import AnnotateSettings
+        from termnorm.annotate.detectors import resolve_choice
         from termnorm.cli.normalize_cmd import _announce_default_index
 
         spec = spec_from_options(options)
@@ -107,7 +111,13 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("--engine ray writes a batch job: give it with --out")
         if spec.index is None:
             _announce_default_index()
-        settings = AnnotateSettings(k, window_chars, max_document_chars, rules)
+        try:
+            resolve_choice(detectors, ner)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--detectors") from None
+        settings = AnnotateSettings(
+            k, window_chars, max_document_chars, rules, ner, detectors.value if detectors else None
+        )
         if out is not None:
             from termnorm.annotate.batch import annotate_file
 

@@ -4,8 +4,8 @@ gold's documents, scored against its mentions.
 Reads the documents (:func:`termnorm.mentions.read_documents`) and the gold mentions with
 their offsets (:func:`termnorm.mentions.read_mentions`; PubTator, GSC+, PhenoBERT), annotates
 every document with the :class:`~termnorm.annotate.pipeline.Annotator` of the spec options
-(the dictionary detector over the index's terms and ``--synonyms``, ``--min-score`` as the
-cut), and prints precision, recall and F1 at the four levels of
+(the dictionary detector over the index's terms and ``--synonyms`` and/or the span tagger of
+``--ner``, as ``--detectors`` says; ``--min-score`` as the cut), and prints precision, recall and F1 at the four levels of
 :mod:`termnorm.evaluation.annotation`: mention strict, mention lenient, document, span, plus
 the gold mentions not found and found with a wrong concept. A document the annotator refuses
 (binary, over its size cap) is named on stderr, counted (``n_failed_documents``) and its gold
@@ -21,6 +21,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from termnorm.cli._detectors import (
+    DetectorChoice,
+    chosen_detectors,
+    detectors_option,
+    ner_option,
+)
 from termnorm.cli._output import json_ready, print_json
 from termnorm.cli._strategy import spec_from_options, with_spec_options
 from termnorm.cli.eval_cmd import eval_app
@@ -72,10 +78,10 @@ def score_annotations(
     return metrics
 
 
-def _annotator(spec: PipelineSpec) -> Annotator:
+def _annotator(spec: PipelineSpec, ner: Path | None, detectors: DetectorChoice | None) -> Annotator:
     from termnorm.annotate.pipeline import Annotator
 
-    return Annotator(spec)
+    return Annotator(spec, chosen_detectors(spec, ner, detectors))
 
 
 @eval_app.command("annotate", epilog=_EXAMPLES)
@@ -87,13 +93,20 @@ def annotate_cmd(
         None, "--format", help="pubtator|gscplus|phenobert (detected when omitted)."
     ),
     json_out: bool = typer.Option(False, "--json", help="Print one flat JSON object."),
+    ner: Path | None = ner_option(),
+    detectors: DetectorChoice | None = detectors_option(),
     **options: Any,
 ) -> None:
     """Precision, recall and F1 of the annotations of GOLD's documents, at four levels."""
     spec = spec_from_options(options, index=index)
-    metrics = unprefixed(score_annotations(gold, fmt, _annotator(spec)), "annotate_")
+    annotator = _annotator(spec, ner, detectors)
+    metrics = unprefixed(score_annotations(gold, fmt, annotator), "annotate_")
     if json_out:
-        print_json({"gold": str(gold), "index": str(index), **json_ready(metrics)})
+        from termnorm.annotate.detectors import resolve_choice
+
+        chosen = resolve_choice(detectors, ner).value
+        shown = {"gold": str(gold), "index": str(index), "ner": ner and str(ner)}
+        print_json({**shown, "detectors": chosen, **json_ready(metrics)})
         return
     Console().print(_table(metrics, f"annotations of {gold.name} with {index}"))
 

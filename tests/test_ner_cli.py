@@ -1,0 +1,133 @@
+"""``termnorm ner train`` then ``termnorm annotate --ner`` / ``eval annotate --ner``, the
+``--detectors`` choices, and ``termnorm.annotate(text, ner=...)``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import termnorm
+from _cli import run_main
+from _tagger_fixtures import DOCUMENTS, gscplus_text
+from termnorm.annotate.detectors import DetectorChoice, resolve_choice
+
+TINY_FLAGS = [
+    "--epochs", "40", "--batch-size", "3", "--learning-rate", "0.02",
+    "--head-learning-rate", "0.03", "--warmup", "0", "--max-length", "64",
+    "--stride", "16", "--dropout", "0", "--dev-fraction", "0",
+]  # fmt: skip
+TEXT = DOCUMENTS[1].text  # "The migraine came back after the heart attack."
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("ner_corpus") / "gold.tsv"
+    path.write_text(gscplus_text(DOCUMENTS), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def tagger_dir(
+    corpus: Path, tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    out = tmp_path_factory.mktemp("ner_cli") / "tagger"
+    args = ["ner", "train", "--mentions", str(corpus), "--model", str(tiny_bert_path)]
+    from termnorm.cli.main import main  # module scope: no capsys, so main directly
+
+    with pytest.raises(SystemExit) as done:
+        main([*args, *TINY_FLAGS, "--out", str(out)])
+    assert done.value.code in (0, None)
+    return out
+
+
+@pytest.fixture()
+def base(index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+    return ["--index", str(index_dir), "--min-score", "0.99"]
+
+
+def _annotate(
+    args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> list[tuple[str, str, str]]:
+    out = tmp_path / "out.jsonl"
+    code, _, err = run_main(["annotate", TEXT, *args, "--out", str(out)], capsys)
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    return [(r["text"], r["concept_id"], r["detector"]) for r in rows]
+
+
+def test_ner_train_writes_a_tagger_folder_with_its_card(tagger_dir: Path) -> None:
+    card = json.loads((tagger_dir / "tagger.json").read_text())
+    assert card["kind"] == "span-tagger" and card["epochs_run"] == 40
+    assert card["training"]["learning_rate"] == 0.02 and card["max_length"] == 64
+
+
+@pytest.mark.parametrize(
+    ("choice", "detector"),
+    [("tagger", "tagger"), ("both", "dictionary+tagger"), (None, "dictionary+tagger")],
+)
+def test_annotate_with_the_tagger(
+    tagger_dir: Path,
+    base: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    choice: str | None,
+    detector: str,
+) -> None:
+    chosen = ["--detectors", choice] if choice else []
+    found = _annotate([*base, "--ner", str(tagger_dir), *chosen], tmp_path, capsys)
+    assert found == [("migraine", "T:0005", detector), ("heart attack", "T:0001", detector)]
+
+
+def test_annotate_without_ner_runs_the_dictionary(
+    base: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    found = _annotate(base, tmp_path, capsys)
+    assert {d for _, _, d in found} == {"dictionary"}
+
+
+def test_a_tagger_choice_without_ner_is_refused(
+    base: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_main(["annotate", TEXT, *base, "--detectors", "tagger"], capsys)
+    assert code == 2 and "--ner DIR" in err
+
+
+def test_ner_on_a_folder_that_is_no_tagger_is_refused(
+    base: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_main(["annotate", TEXT, *base, "--ner", str(tmp_path)], capsys)
+    assert code == 1 and "not a termnorm span tagger folder" in err
+
+
+def test_eval_annotate_scores_the_tagger_spans(
+    tagger_dir: Path, corpus: Path, base: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["eval", "annotate", str(corpus), *base, "--ner", str(tagger_dir), "--json"]
+    code, out, err = run_main([*args, "--detectors", "tagger"], capsys)
+    assert code == 0, err
+    metrics = json.loads(out)
+    assert metrics["span_tp"] == 4 and metrics["span_f1"] == 1.0
+    assert metrics["detectors"] == "tagger" and metrics["ner"] == str(tagger_dir)
+
+
+def test_python_annotate_takes_ner_and_a_choice(tagger_dir: Path, index_dir: Path) -> None:
+    found = termnorm.annotate(
+        TEXT, index=index_dir, ner=tagger_dir, detectors="tagger", min_score=0.99
+    )
+    assert [(a.text, a.detector) for a in found] == [
+        ("migraine", "tagger"),
+        ("heart attack", "tagger"),
+    ]
+
+
+def test_resolve_choice_defaults_and_refusals(tmp_path: Path) -> None:
+    assert resolve_choice(None, None) is DetectorChoice.DICTIONARY
+    assert resolve_choice(None, tmp_path) is DetectorChoice.BOTH
+    assert resolve_choice("tagger", tmp_path) is DetectorChoice.TAGGER
+    with pytest.raises(ValueError, match="need a trained span tagger"):
+        resolve_choice("both", None)
+    with pytest.raises(ValueError, match="unknown detectors 'ner'"):
+        resolve_choice("ner", tmp_path)
