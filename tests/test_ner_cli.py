@@ -66,7 +66,7 @@ def test_ner_train_writes_a_tagger_folder_with_its_card(tagger_dir: Path) -> Non
 
 @pytest.mark.parametrize(
     ("choice", "detector"),
-    [("tagger", "tagger"), ("both", "dictionary+tagger"), (None, "dictionary+tagger")],
+    [("tagger", "tagger"), ("both", "dictionary+tagger"), (None, "tagger")],
 )
 def test_annotate_with_the_tagger(
     tagger_dir: Path,
@@ -125,7 +125,7 @@ def test_python_annotate_takes_ner_and_a_choice(tagger_dir: Path, index_dir: Pat
 
 def test_resolve_choice_defaults_and_refusals(tmp_path: Path) -> None:
     assert resolve_choice(None, None) is DetectorChoice.DICTIONARY
-    assert resolve_choice(None, tmp_path) is DetectorChoice.BOTH
+    assert resolve_choice(None, tmp_path) is DetectorChoice.TAGGER
     assert resolve_choice("tagger", tmp_path) is DetectorChoice.TAGGER
     with pytest.raises(ValueError, match="need a trained span tagger"):
         resolve_choice("both", None)

@@ -2,7 +2,8 @@
 
 :func:`select_detectors` is the one rule every face follows (``--ner DIR``,
 ``--detectors dictionary|tagger|both``; ``ner=``, ``detectors=`` in Python): without a
-choice, both when a tagger folder is given and the dictionary otherwise; ``tagger`` or
+choice, the tagger when a tagger folder is given (alone: on NCBI-disease devel the union
+scored below the tagger at every level, README) and the dictionary otherwise; ``tagger`` or
 ``both`` without a tagger folder is refused. Loaded taggers are kept per folder (until its
 card changes) and thread setting, so repeated calls do not reload them.
 """
@@ -34,7 +35,7 @@ class DetectorChoice(str, Enum):
 def resolve_choice(choice: DetectorChoice | str | None, ner: str | Path | None) -> DetectorChoice:
     """``choice`` checked against ``ner`` (module doc for the default and the refusal)."""
     if choice is None:
-        return DetectorChoice.BOTH if ner is not None else DetectorChoice.DICTIONARY
+        return DetectorChoice.TAGGER if ner is not None else DetectorChoice.DICTIONARY
     try:
         chosen = DetectorChoice(choice)
     except ValueError:

@@ -8,7 +8,7 @@ The keywords are those of :func:`termnorm.normalize`: ``index`` (a loaded
 search AND to the dictionary detector) and the :class:`~termnorm.search.spec.PipelineSpec`
 fields (``min_score``, ``strategy``, ``ranker`` as a folder, ...). ``ner``: a span tagger
 folder (``termnorm ner train``); ``detectors``: ``"dictionary"``, ``"tagger"`` or ``"both"``
-(default: both with ``ner``, the dictionary without), or the detector objects themselves.
+(default: the tagger with ``ner``, the dictionary without), or the detector objects themselves.
 The built search, the compiled dictionary and the loaded tagger are cached (by ``build`` and by the dictionary cache), so repeated calls
 cost only the detection and the span searches.
 """

@@ -32,7 +32,7 @@ def detectors_option() -> Any:
     return typer.Option(
         None,
         "--detectors",
-        help="dictionary, tagger or both (default: both with --ner, else the dictionary).",
+        help="dictionary, tagger or both (default: the tagger with --ner, else the dictionary).",
     )
 
 
