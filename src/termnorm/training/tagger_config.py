@@ -2,75 +2,57 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
+
+from termnorm.options import check_bounds, opt
 
 __all__ = ["TaggerTrainConfig"]
 
 
-def _help(text: str) -> dict[str, str]:
-    return {"help": text}
-
-
 @dataclass(frozen=True)
 class TaggerTrainConfig:
-    """How the span tagger is trained (each field's ``help`` is its CLI help)."""
+    """How the span tagger is trained (each field's ``help`` is its CLI help, its bounds the
+    CLI's and :meth:`__post_init__`'s)."""
 
-    epochs: int = field(default=3, metadata=_help("Passes over the training chunks."))
-    batch_size: int = field(default=16, metadata=_help("Chunks per optimisation step."))
-    learning_rate: float = field(default=5e-5, metadata=_help("AdamW rate of the encoder."))
-    head_learning_rate: float = field(
-        default=1e-3, metadata=_help("AdamW rate of the linear BIO head (starts random).")
+    epochs: int = opt(3, "Passes over the training chunks.", min=1)
+    batch_size: int = opt(16, "Chunks per optimisation step.", min=1)
+    learning_rate: float = opt(5e-5, "AdamW rate of the encoder.", min=1e-12)
+    head_learning_rate: float = opt(
+        1e-3, "AdamW rate of the linear BIO head (starts random).", min=1e-12
     )
-    weight_decay: float = field(default=0.01, metadata=_help("AdamW weight decay."))
-    warmup: float = field(
-        default=0.1, metadata=_help("Share of the steps with a linear warm-up, then linear decay.")
+    weight_decay: float = opt(0.01, "AdamW weight decay.", min=0.0)
+    warmup: float = opt(0.1, "Share of the steps with a linear warm-up, then linear decay.", min=0)
+    max_length: int = opt(
+        128, "Word pieces per chunk (capped at the model's); longer texts are cut.", min=8
     )
-    max_length: int = field(
-        default=128,
-        metadata=_help("Word pieces per chunk (capped at the model's); longer texts are cut."),
+    stride: int = opt(32, "Word pieces shared by consecutive chunks.", min=0)
+    dropout: float = opt(0.1, "Dropout before the head.", min=0)
+    dev_fraction: float = opt(
+        0.1,
+        "Share of the training documents held out for early stopping when no --dev is "
+        "given (0: none, train every epoch and keep the last).",
+        min=0,
     )
-    stride: int = field(default=32, metadata=_help("Word pieces shared by consecutive chunks."))
-    dropout: float = field(default=0.1, metadata=_help("Dropout before the head."))
-    dev_fraction: float = field(
-        default=0.1,
-        metadata=_help(
-            "Share of the training documents held out for early stopping when no --dev is "
-            "given (0: none, train every epoch and keep the last)."
-        ),
+    patience: int = opt(1, "Epochs without a better dev span F1 before stopping.", min=1)
+    max_minutes: float | None = opt(
+        None,
+        "Wall-clock budget: stop after the step that passes it, score the dev documents "
+        "and keep the best weights so far (default: no budget).",
+        min=1e-9,
     )
-    patience: int = field(
-        default=1, metadata=_help("Epochs without a better dev span F1 before stopping.")
-    )
-    max_minutes: float | None = field(
-        default=None,
-        metadata=_help(
-            "Wall-clock budget: stop after the step that passes it, score the dev documents "
-            "and keep the best weights so far (default: no budget)."
-        ),
-    )
-    seed: int = field(default=0, metadata=_help("Seed of the split, the head and the order."))
-    threads: int | None = field(
-        default=None, metadata=_help("Torch intra-op threads while training (default: torch's).")
+    seed: int = opt(0, "Seed of the split, the head and the order.")
+    threads: int | None = opt(
+        None, "Torch intra-op threads while training (default: torch's).", min=1
     )
 
     def __post_init__(self) -> None:
-        positive = ("epochs", "batch_size", "max_length", "patience")
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if not 0 <= self.stride < self.max_length - 2:
+        check_bounds(self, label=lambda name: name)
+        for name in ("warmup", "dropout", "dev_fraction"):  # shares in [0, 1)
+            if getattr(self, name) >= 1:
+                raise ValueError(f"{name} must be below 1, got {getattr(self, name)}")
+        if self.stride >= self.max_length - 2:
             raise ValueError(f"stride must be in [0, max_length - 2), got {self.stride}")
-        if not 0 <= self.dev_fraction < 1:
-            raise ValueError(f"dev_fraction must be in [0, 1), got {self.dev_fraction}")
-        if not 0 <= self.warmup < 1 or not 0 <= self.dropout < 1:
-            raise ValueError("warmup and dropout must be in [0, 1)")
-        if self.learning_rate <= 0 or self.head_learning_rate <= 0:
-            raise ValueError("learning rates must be positive")
-        if self.max_minutes is not None and self.max_minutes <= 0:
-            raise ValueError(f"max_minutes must be positive, got {self.max_minutes}")
-        if self.threads is not None and self.threads < 1:
-            raise ValueError(f"threads must be at least 1, got {self.threads}")
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a flat JSON-ready dict (the card's ``training`` entry)."""
