@@ -166,6 +166,28 @@ def test_a_tiny_tagger_overfits_three_sentences_and_finds_their_spans(trained: P
         assert all(doc.text[s.start : s.end] == s.text for s in spans)
 
 
+def test_bf16_runtime_is_refused_without_native_bfloat16(
+    trained: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from termnorm.encoders import forward
+    from termnorm.encoders.runtime import RuntimeUnavailableError
+
+    monkeypatch.setattr(forward, "bf16_supported", lambda device: False)
+    with pytest.raises(RuntimeUnavailableError, match=r"no native bfloat16.*--runtime torch"):
+        SpanTagger.load(trained, bf16=True)
+
+
+def test_bf16_runtime_finds_the_spans_fp32_finds(trained: Path) -> None:
+    from termnorm.encoders.forward import bf16_supported
+
+    if not bf16_supported(torch.device("cpu")):
+        pytest.skip("this CPU has no native bfloat16 (AVX512-BF16 or AMX): bf16 is refused here")
+    fp32, bf16 = SpanTagger.load(trained), SpanTagger.load(trained, bf16=True)
+    assert bf16.bf16 and not fp32.bf16
+    for doc in DOCUMENTS:
+        assert bf16.detect(doc.text) == fp32.detect(doc.text)
+
+
 class _KeywordNet(torch.nn.Module):
     """A stand-in network with known answers: ``B`` on the word piece ``first``, ``I`` on
     ``then``, ``O`` elsewhere (tests the windows and chunks, not the learning)."""

@@ -21,7 +21,7 @@ from termnorm.annotate.tagger import SpanTagger
 __all__ = ["DetectorChoice", "load_span_tagger", "resolve_choice", "select_detectors"]
 
 _lock = threading.Lock()
-_taggers: dict[tuple[str, int, int | None], SpanTagger] = {}
+_taggers: dict[tuple[str, int, int | None, bool], SpanTagger] = {}
 
 
 class DetectorChoice(str, Enum):
@@ -54,6 +54,7 @@ def select_detectors(
     ner: str | Path | None,
     dictionary: Callable[[], Detector],
     threads: int | None = None,
+    bf16: bool = False,
 ) -> list[Detector]:
     """The detectors of ``choice`` (:func:`resolve_choice`), the dictionary first;
     ``dictionary`` builds the dictionary detector when it is chosen."""
@@ -63,20 +64,22 @@ def select_detectors(
         detectors.append(dictionary())
     if chosen is not DetectorChoice.DICTIONARY:
         assert ner is not None  # resolve_choice refuses it
-        detectors.append(load_span_tagger(ner, threads))
+        detectors.append(load_span_tagger(ner, threads, bf16))
     return detectors
 
 
-def load_span_tagger(path: str | Path, threads: int | None = None) -> SpanTagger:
+def load_span_tagger(
+    path: str | Path, threads: int | None = None, bf16: bool = False
+) -> SpanTagger:
     """The :class:`SpanTagger` of a tagger folder, loaded once per folder content (the
-    card's modification time) and thread setting."""
+    card's modification time), thread setting and ``bf16``."""
     from termnorm.training.tagger_folder import CARD_NAME
 
     folder = Path(path).resolve()
     card = folder / CARD_NAME
     stamp = card.stat().st_mtime_ns if card.is_file() else -1
-    key = (str(folder), stamp, threads)
+    key = (str(folder), stamp, threads, bf16)
     with _lock:
         if key not in _taggers:
-            _taggers[key] = SpanTagger.load(folder, threads=threads)
+            _taggers[key] = SpanTagger.load(folder, threads=threads, bf16=bf16)
         return _taggers[key]
