@@ -205,7 +205,8 @@ def _fit(
 
 def _optimizer(model: TokenTagger, config: TaggerTrainConfig) -> torch.optim.AdamW:
     """AdamW: encoder weights decayed, biases and norms not, the head at its own rate."""
-    decay, no_decay = [], []
+    decay: list[nn.Parameter] = []
+    no_decay: list[nn.Parameter] = []
     for name, p in model.encoder.named_parameters():
         (no_decay if p.ndim < 2 or "LayerNorm" in name or "norm" in name else decay).append(p)
     groups: list[dict[str, Any]] = [
