@@ -76,12 +76,8 @@ class AnnotateSettings:
 
             rules = AssertionRules.default().extend(AssertionRules.from_file(self.rules))
         from termnorm.annotate.detectors import select_detectors
-        from termnorm.annotate.pipeline import default_detector
-        from termnorm.encoders.runtime import Runtime
 
-        bf16 = spec.runtime is Runtime.BF16
-        dictionary = lambda: default_detector(spec)  # noqa: E731  # built only when chosen
-        chosen = select_detectors(self.detectors, self.ner, dictionary, spec.threads, bf16)
+        chosen = select_detectors(self.detectors, self.ner, spec)
         return Annotator(
             spec,
             chosen,

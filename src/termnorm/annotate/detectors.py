@@ -14,9 +14,13 @@ import threading
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from termnorm.annotate.spans import Detector
 from termnorm.annotate.tagger import SpanTagger
+
+if TYPE_CHECKING:
+    from termnorm.search.spec import PipelineSpec
 
 __all__ = ["DetectorChoice", "load_span_tagger", "resolve_choice", "select_detectors"]
 
@@ -52,19 +56,28 @@ def resolve_choice(choice: DetectorChoice | str | None, ner: str | Path | None) 
 def select_detectors(
     choice: DetectorChoice | str | None,
     ner: str | Path | None,
-    dictionary: Callable[[], Detector],
-    threads: int | None = None,
-    bf16: bool = False,
+    spec: PipelineSpec,
+    dictionary: Callable[[], Detector] | None = None,
 ) -> list[Detector]:
-    """The detectors of ``choice`` (:func:`resolve_choice`), the dictionary first;
-    ``dictionary`` builds the dictionary detector when it is chosen."""
+    """The detectors of ``choice`` (:func:`resolve_choice`) for ``spec``, the dictionary
+    first: ``dictionary`` builds it when it is chosen (default
+    :func:`~termnorm.annotate.pipeline.default_detector` of ``spec``); the tagger runs with
+    the spec's ``threads`` and, under ``--runtime bf16``, in bfloat16."""
+    from termnorm.encoders.runtime import Runtime
+
     chosen = resolve_choice(choice, ner)
     detectors: list[Detector] = []
     if chosen is not DetectorChoice.TAGGER:
-        detectors.append(dictionary())
+        if dictionary is None:
+            from termnorm.annotate.pipeline import default_detector
+
+            detectors.append(default_detector(spec))
+        else:
+            detectors.append(dictionary())
     if chosen is not DetectorChoice.DICTIONARY:
         assert ner is not None  # resolve_choice refuses it
-        detectors.append(load_span_tagger(ner, threads, bf16))
+        bf16 = spec.runtime is Runtime.BF16
+        detectors.append(load_span_tagger(ner, spec.threads, bf16))
     return detectors
 
 

@@ -74,7 +74,6 @@ def annotate_texts(
     :class:`~termnorm.annotate.pipeline.DocumentError` for a text that is not a ``str``
     (``bytes`` included), or is too long, naming it (its position in a list).
     """
-    from termnorm.encoders.runtime import Runtime
     from termnorm.mentions.synonyms import as_sources
     from termnorm.search.build import build, resolve_index
     from termnorm.search.spec import PipelineSpec
@@ -94,9 +93,7 @@ def annotate_texts(
         )
 
     if detectors is None or isinstance(detectors, str):
-        chosen = select_detectors(
-            detectors, ner, dictionary, pipeline.threads, pipeline.runtime is Runtime.BF16
-        )
+        chosen = select_detectors(detectors, ner, pipeline, dictionary)
     elif ner is not None:
         raise ValueError("give ner= with a detector choice, or the detector objects alone")
     else:

@@ -41,16 +41,8 @@ def chosen_detectors(
 ) -> list[Detector]:
     """The detectors of the options; a tagger choice without ``--ner`` is a usage error."""
     from termnorm.annotate.detectors import select_detectors
-    from termnorm.annotate.pipeline import default_detector
-    from termnorm.encoders.runtime import Runtime
 
     try:
-        return select_detectors(
-            choice,
-            ner,
-            lambda: default_detector(spec),
-            spec.threads,
-            spec.runtime is Runtime.BF16,
-        )
+        return select_detectors(choice, ner, spec)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--detectors") from None
