@@ -35,6 +35,8 @@ Examples:
 
   termnorm kg build ../shared/benchmarks/medic/medic_06Jul2012.txt --format medic --add hpo:builtin --out kg/medic_hpo
 
+  termnorm kg build --format gnuhealth --package icd11,who-essential-medicines --lang en,es,fr --out kg/gnuhealth
+
   termnorm kg build dict.tsv --format tsv --prefix MYDICT --add 'biosyn:train_dictionary.txt#prefix=MESH' --out kg/dict
 """
 
@@ -182,7 +184,16 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", "-o", help="KG folder to write."),
         overwrite: bool = overwrite_option(),
         lang: list[str] | None = typer.Option(
-            None, "--lang", help="umls: languages kept (LAT codes, e.g. ENG,FRE). Default ENG."
+            None,
+            "--lang",
+            help="umls: languages kept (LAT codes, e.g. ENG,FRE). Default ENG. "
+            "icd10who/icd9procs/gnuhealth: ISO 639-1 codes (en,es,fr,...).",
+        ),
+        package: list[str] | None = typer.Option(
+            None,
+            "--package",
+            help="gnuhealth: catalogues read (all, or icd10,icd11,icd10pcs,icd9procs,icpm,"
+            "who-essential-medicines,lab,disability,genetics,health). Default all.",
         ),
         sab: list[str] | None = typer.Option(
             None,
@@ -245,6 +256,7 @@ def register(app: typer.Typer) -> None:
         prepare_output(out, overwrite, {"source": [s.path for s in specs if s.path]}, "kg")
         flags: dict[str, tuple[str, Any]] = {  # flag: (loader option field, value or None)
             "--lang": ("langs", _split_list(lang) or None),
+            "--package": ("packages", _split_list(package) or None),
             "--sab": ("sabs", _split_list(sab) or None),
             "--keep-suppressed": ("keep_suppressed", keep_suppressed or None),
             "--synonym-scopes": ("synonym_scopes", _split_list(synonym_scopes) or None),

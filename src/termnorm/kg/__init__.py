@@ -1,5 +1,5 @@
 """Terminologies in, tables out: loaders for UMLS, OBO/HPO, ICD-10-CM, WHO ICD-10 and ICD-9
-procedures (multilingual), MEDIC, TSV, BioSyn.
+procedures (multilingual), every GNU Health catalogue (parallel terms), MEDIC, TSV, BioSyn.
 
 Names resolve lazily, so the CLI can read :class:`KGFormat` (``termnorm.kg.formats``) at
 start-up without loading pandas.
@@ -14,6 +14,7 @@ from termnorm._lazy import lazy_getattr
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.kg.build import SourceSpec, build_kg, build_kg_to_dir
     from termnorm.kg.formats import KGFormat
+    from termnorm.kg.gnuhealth import GnuHealthOptions, load_gnuhealth
     from termnorm.kg.graph import KnowledgeGraph
     from termnorm.kg.icd9procs import Icd9ProcsOptions, load_icd9procs
     from termnorm.kg.icd10who import Icd10WhoOptions, load_icd10who
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "Concept",
+    "GnuHealthOptions",
     "Icd9ProcsOptions",
     "Icd10WhoOptions",
     "KGFormat",
@@ -35,6 +37,7 @@ __all__ = [
     "build_kg_to_dir",
     "holdout_relations",
     "id_key",
+    "load_gnuhealth",
     "load_icd9procs",
     "load_icd10who",
     "namespaced",
@@ -43,6 +46,7 @@ __all__ = [
 _NAMES = {  # module: the names it gives
     "build": "SourceSpec build_kg build_kg_to_dir",
     "formats": "KGFormat",
+    "gnuhealth": "GnuHealthOptions load_gnuhealth",
     "graph": "KnowledgeGraph",
     "icd10who": "Icd10WhoOptions load_icd10who",
     "icd9procs": "Icd9ProcsOptions load_icd9procs",

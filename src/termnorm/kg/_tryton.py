@@ -1,18 +1,25 @@
 """Tryton module data (GNU Health terminologies): XML records, locale catalogues, languages.
 
 A Tryton module folder holds its English records in ``data/*.xml`` (``<record model=…
-id=…><field name=…>text</field>…``, a field may instead carry ``ref=…``) and one gettext
-catalogue per language in ``locale/<lang>.po``. A translation's ``msgctxt`` names the record
+id=…><field name=…>text</field>…``, a field may instead carry ``ref=…``, or ``eval=…``: a
+Python string literal such as ``'FSH'``) and one gettext catalogue per language in
+``locale/<lang>.po``. A translation's ``msgctxt`` names the record
 it translates: ``model:<model>,<field>:<record id>`` (``model:gnuhealth.pathology,name:A000``),
 and its ``msgid`` repeats the English text it was made from.
 
 Languages are written as ISO 639-1 codes: a catalogue ``zh_CN.po`` gives ``zh``, ``ja_JP.po``
-``ja``, ``pt_BR.po`` ``pt``; the XML data is ``en``.
+``ja``, ``pt_BR.po`` ``pt``; the XML data is ``en``. Where a module ships both ``pt.po`` and
+``pt_BR.po``, the catalogue named by the bare language is read.
+
+A catalogue also translates the module's interface (``field:``, ``help:``, ``view:``,
+``selection:``, ``report:``, ``wizard_button:`` contexts, and ``model:…,name:`` with no record:
+the name of a model); :func:`read_translations` counts those as dropped interface strings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import ast
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -44,11 +51,18 @@ class TrytonRecord:
         return value
 
 
-def module_folder(path: Path | None, distribution: str, module: str, report: LoadReport) -> Path:
+def module_folder(
+    path: Path | None,
+    distribution: str,
+    module: str,
+    report: LoadReport,
+    *,
+    need_locale: bool = True,
+) -> Path:
     """The module folder to read: ``path``, or the one installed by ``distribution``.
 
-    The folder must hold ``data/`` and ``locale/``; the package version (built-in data) or
-    the folder is recorded in ``report.info``.
+    The folder must hold ``data/`` and, with ``need_locale``, ``locale/``; the package version
+    (built-in data) or the folder is recorded in ``report.info``.
     """
     if path is None:
         try:
@@ -63,36 +77,60 @@ def module_folder(path: Path | None, distribution: str, module: str, report: Loa
         report.info["package"] = f"{distribution} {dist.version}"
     else:
         folder = Path(path)
-    if not (folder / "data").is_dir() or not (folder / "locale").is_dir():
+    wanted = ["data", "locale"] if need_locale else ["data"]
+    if not all((folder / name).is_dir() for name in wanted):
+        inside = " and ".join(f"{name}/" for name in wanted)
         raise InputFormatError(
-            folder, None, f"not a {module} module folder: expected data/ and locale/ inside"
+            folder, None, f"not a {module} module folder: expected {inside} inside"
         )
     report.info["folder"] = str(folder)
     return folder
 
 
-class _RecordReader:
-    """Expat handlers that collect the records of one model with their line numbers."""
+@dataclass(frozen=True, slots=True)
+class ModelRecord:
+    """A record of :func:`read_model_records`: its model and the record."""
 
-    def __init__(self, path: Path, model: str) -> None:
-        self.path, self.model = path, model
+    model: str
+    record: TrytonRecord
+
+
+def field_value(attrs: Mapping[str, str]) -> str:
+    """A ``<field>``'s value given in its attributes: ``ref``, or ``eval`` (a string literal
+    decoded, ``'FSH'`` → ``FSH``; any other expression kept as written)."""
+    if "eval" not in attrs:
+        return attrs.get("ref", "")
+    try:
+        value = ast.literal_eval(attrs["eval"])
+    except (ValueError, SyntaxError):
+        return attrs["eval"]
+    return value if isinstance(value, str) else attrs["eval"]
+
+
+class _RecordReader:
+    """Expat handlers that collect the records of some models with their line numbers."""
+
+    def __init__(self, path: Path, models: Collection[str]) -> None:
+        self.path, self.models = path, models
         self.parser = expat.ParserCreate()
         self.parser.StartElementHandler = self.start
         self.parser.CharacterDataHandler = self.text
         self.parser.EndElementHandler = self.end
-        self.records: list[TrytonRecord] = []
+        self.records: list[ModelRecord] = []
+        self.model = ""
         self.current: TrytonRecord | None = None
         self.field: str | None = None
         self.parts: list[str] = []
 
     def start(self, tag: str, attrs: dict[str, str]) -> None:
         line = self.parser.CurrentLineNumber
-        if tag == "record" and attrs.get("model") == self.model:
+        if tag == "record" and attrs.get("model") in self.models:
             if not attrs.get("id"):
                 raise InputFormatError(self.path, line, "record without an id")
+            self.model = attrs["model"]
             self.current = TrytonRecord(attrs["id"], {}, line)
         elif tag == "field" and self.current is not None:
-            self.field, self.parts = attrs.get("name", ""), [attrs.get("ref", "")]
+            self.field, self.parts = attrs.get("name", ""), [field_value(attrs)]
 
     def text(self, data: str) -> None:
         if self.field is not None:
@@ -103,15 +141,20 @@ class _RecordReader:
             self.current.fields[self.field] = "".join(self.parts)
             self.field = None
         elif tag == "record" and self.current is not None:
-            self.records.append(self.current)
+            self.records.append(ModelRecord(self.model, self.current))
             self.current = None
 
 
 def read_records(path: Path, model: str) -> list[TrytonRecord]:
     """The ``<record model="model">`` elements of the XML file ``path``, in file order."""
+    return [r.record for r in read_model_records(path, {model})]
+
+
+def read_model_records(path: Path, models: Collection[str]) -> list[ModelRecord]:
+    """The records of the XML file ``path`` whose model is one of ``models``, in file order."""
     if not path.is_file():
         raise InputFormatError(path, None, "file not found")
-    reader = _RecordReader(path, model)
+    reader = _RecordReader(path, models)
     with open(path, "rb") as fh:
         try:
             reader.parser.ParseFile(fh)
@@ -126,15 +169,22 @@ def iso_language(tag: str) -> str:
 
 
 def locale_files(folder: Path) -> dict[str, Path]:
-    """``language → catalogue`` for the module's ``locale/*.po`` (two for one language → error)."""
-    out: dict[str, Path] = {}
+    """``language → catalogue`` for the module's ``locale/*.po`` (none without ``locale/``).
+
+    Where a language has a catalogue named by the bare language (``pt.po``) and regional ones
+    (``pt_BR.po``), the bare one is read; two regional ones and no bare one → error.
+    """
+    found: dict[str, list[Path]] = {}
     for po in sorted((folder / "locale").glob("*.po")):
-        lang = iso_language(po.stem)
-        if lang in out:
+        found.setdefault(iso_language(po.stem), []).append(po)
+    out: dict[str, Path] = {}
+    for lang, files in found.items():
+        bare = [po for po in files if po.stem.lower() == lang]
+        if len(files) > 1 and not bare:
             raise InputFormatError(
-                po, None, f"a second catalogue for language {lang!r} (also {out[lang].name})"
+                files[1], None, f"a second catalogue for language {lang!r} (also {files[0].name})"
             )
-        out[lang] = po
+        out[lang] = bare[0] if bare else files[0]
     return out
 
 
@@ -178,23 +228,47 @@ def read_translations(
 ) -> dict[str, str]:
     """``record id → translated text`` from the catalogue ``po``, for the records in ``english``.
 
-    ``english`` maps each model to ``{record id: English text}``. Entries are counted under
-    ``read["<lang> translations"]``; dropped with a reason (``"<lang> translation: …"``): an
-    empty ``msgstr``, a placeholder (:data:`PLACEHOLDERS`), one equal to the English text
-    (case-insensitive: untranslated), a ``fuzzy`` one, a stale one (its ``msgid`` is not the record's current English text), one
-    for another model or field, and one for a record not in the data.
+    ``english`` maps each model to ``{record id: English text}`` of its ``field``; see
+    :func:`read_context_translations` (here the record IDs of all models share one dict).
     """
+    keyed = {(model, field): texts for model, texts in english.items()}
     out: dict[str, str] = {}
+    for texts in read_context_translations(po, lang, keyed, report).values():
+        out.update(texts)
+    return out
+
+
+def read_context_translations(
+    po: Path,
+    lang: str,
+    english: Mapping[tuple[str, str], Mapping[str, str]],
+    report: LoadReport,
+) -> dict[tuple[str, str], dict[str, str]]:
+    """``(model, field) → {record id → translated text}`` from the catalogue ``po``.
+
+    ``english`` maps each ``(model, field)`` that names terms to ``{record id: English text}``.
+    Entries are counted under ``read["<lang> translations"]``; dropped with a reason
+    (``"<lang> translation: …"``): an interface string (a context other than
+    ``model:<model>,<field>:<record id>``), another model or field (a record context that
+    names no term), a record not in the data, a stale one (its ``msgid`` is not the record's
+    current English text), an empty ``msgstr``, a placeholder (:data:`PLACEHOLDERS`), one
+    equal to the English text (case-insensitive: untranslated), a ``fuzzy`` one.
+    """
+    out: dict[tuple[str, str], dict[str, str]] = {key: {} for key in english}
     for entry in read_po(po):
         if entry.msgid == "" and entry.msgctxt is None:
             continue  # the catalogue header
         report.read[f"{lang} translations"] += 1
-        model, _, rest = (entry.msgctxt or "").removeprefix("model:").partition(",")
+        context = entry.msgctxt or ""
+        model, _, rest = context.removeprefix("model:").partition(",")
         entry_field, _, record_id = rest.partition(":")
-        if model not in english or entry_field != field:
+        if not context.startswith("model:") or not record_id:
+            report.drop(f"{lang} translation: interface string")
+            continue
+        if (model, entry_field) not in english:
             report.drop(f"{lang} translation: another model or field")
             continue
-        source = english[model].get(record_id)
+        source = english[model, entry_field].get(record_id)
         text = clean(entry.msgstr)
         if source is None:
             report.drop(f"{lang} translation: record not in the data")
@@ -208,10 +282,10 @@ def read_translations(
             report.drop(f"{lang} translation: same as the English (untranslated)")
         elif entry.fuzzy:
             report.drop(f"{lang} translation: fuzzy")
-        elif record_id in out:
+        elif record_id in out[model, entry_field]:
             raise InputFormatError(po, entry.line, f"a second translation of {record_id!r}")
         else:
-            out[record_id] = text
+            out[model, entry_field][record_id] = text
     return out
 
 
@@ -244,14 +318,23 @@ def translations(
 def language_terms(
     concept_id: str, names: Mapping[str, str], source: str, report: LoadReport
 ) -> list[Term]:
-    """Terms from ``lang → text`` (empty texts skipped): English first and preferred (it is
-    the concept's name), then the others in order.
+    """Terms from ``lang → text``: :func:`language_term_lists` with one text per language."""
+    return language_term_lists(
+        concept_id, {lang: [text] for lang, text in names.items()}, source, report
+    )
+
+
+def language_term_lists(
+    concept_id: str, names: Mapping[str, Sequence[str]], source: str, report: LoadReport
+) -> list[Term]:
+    """Terms from ``lang → texts`` (empty texts skipped): English first, its first text
+    preferred (it is the concept's name), then the other languages in order.
 
     Deduplicated case-insensitively across languages (the earlier language keeps a shared
     text) and counted under ``kept["terms"]`` and ``kept["<lang> terms"]``.
     """
     order = sorted(names, key=lambda lang: lang != SOURCE_LANG)  # stable: English first
-    items = [(names[lang], lang, source) for lang in order if names[lang]]
+    items = [(text, lang, source) for lang in order for text in names[lang] if text]
     terms = dedup_terms(concept_id, items, report)
     for term in terms:
         report.kept[f"{term.lang} terms"] += 1

