@@ -23,7 +23,7 @@ BUILTIN = "builtin"
 
 BUILD_HELP = """Compile one or more terminologies into a KG folder (Parquet tables + kg.json).
 
-SOURCE is a file or folder (a UMLS META folder, an .obo file, a MEDIC file, a TSV/CSV or BioSyn dictionary); leave it out, or write 'builtin', for the built-in HPO (obo, hpo) and ICD-10-CM (icd10cm).
+SOURCE is a file or folder (a UMLS META folder, an .obo file, a MEDIC file, a TSV/CSV or BioSyn dictionary); leave it out, or write 'builtin', for the built-in HPO (obo, hpo), ICD-10-CM (icd10cm) and the installed GNU Health packages (icd10who, icd9procs, gnuhealth).
 
 Add more sources with --add FORMAT\\[:PATH]\\[#key=value,...]; concepts with the same ID merge. Source flags (--lang, --prefix, ...) apply to every source that takes them; '#key=value' options after an --add apply to that source only.
 

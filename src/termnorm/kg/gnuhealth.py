@@ -56,6 +56,7 @@ from termnorm.kg._tryton import (
     read_context_translations,
     read_model_records,
 )
+from termnorm.kg.formats import KGFormat
 from termnorm.kg.gnuhealth_catalogues import Catalogue, TermModel, select_catalogues
 from termnorm.kg.icd9procs import Icd9ProcsOptions, load_icd9procs
 from termnorm.kg.icd10who import Icd10WhoOptions, load_icd10who
@@ -195,13 +196,13 @@ def _fold(sub: LoadReport, report: LoadReport, package: str) -> None:
 
 def _records(item: _Opened, report: LoadReport) -> Iterator[Record]:
     """The records of one package: through its dedicated loader, or its term models."""
-    loader = item.catalogue.loader
-    if loader == "icd10who":
-        yield from load_icd10who(item.folder, report, Icd10WhoOptions(langs=tuple(item.langs)))
-    elif loader == "icd9procs":
-        yield from load_icd9procs(item.folder, report, Icd9ProcsOptions(langs=tuple(item.langs)))
-    elif loader is not None:
-        raise ValueError(f"catalogue {item.catalogue.package}: unknown loader {loader!r}")
+    langs = tuple(item.langs)
+    if item.catalogue.loader is KGFormat.ICD10WHO:
+        yield from load_icd10who(item.folder, report, Icd10WhoOptions(langs=langs))
+    elif item.catalogue.loader is KGFormat.ICD9PROCS:
+        yield from load_icd9procs(item.folder, report, Icd9ProcsOptions(langs=langs))
+    elif item.catalogue.loader is not None:
+        raise ValueError(f"no dedicated loader for {item.catalogue.loader.value!r} here")
     else:
         yield from _load_models(item, report)
 
