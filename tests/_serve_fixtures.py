@@ -75,6 +75,7 @@ HOSTILE = {
     "component": "<script>window.__pwned=1</script>",
     "system": "Ser" + "x" * 3000,  # very long and unbroken
     "<b>key</b>": '"><img src=x onerror="window.__pwned=1">',
+    "constructor": "a key an object's prototype has too",
 }
 ATTRIBUTED = {
     "LOINC:2345-7": ("Glucose [Mass/volume] in Serum or Plasma", ["glucose serum"], GLUCOSE),
