@@ -1,10 +1,11 @@
 """Concept attributes on the pages, in a real headless Chromium (Playwright): the review
 page's candidates show LOINC's six axes in their order (Component, Property, Time, System,
 Scale, Method) and OMOP's vocabulary and code, read out with the option; the selected
-concept's details show them all; the search page's results and concept details do too. A
-concept without attributes shows none, hostile values are shown as text (never run) and a
-very long one neither widens the page nor the compact line. The tests skip, saying why,
-where no Chromium or Playwright is installed."""
+concept's details show them all; the search page's results and concept details do too, and
+the Annotate tab's tooltip shows the chosen concept's. A concept without attributes shows
+none, hostile values are shown as text (never run) and a very long one neither widens the
+page nor the compact line. The tests skip, saying why, where no Chromium or Playwright is
+installed."""
 
 from __future__ import annotations
 
@@ -166,3 +167,28 @@ def test_the_search_page_shows_the_attributes(served: Any) -> None:
     expect(panel).to_be_visible()
     assert panel.get_attribute("aria-describedby") is None
     expect(panel.locator(".attrs")).to_have_count(0)
+
+
+def test_the_annotate_tab_shows_the_chosen_concepts_attributes(served: Any) -> None:
+    from playwright.sync_api import expect
+
+    tab, url, _ = served
+    tab.goto(url)
+    tab.get_by_role("tab", name="Annotate").click()
+    tab.get_by_label("Text", exact=True).fill("Fasting glucose serum; a chem panel.")
+    tab.get_by_role("button", name="Annotate").click()
+    marks = tab.locator("mark.concept")
+    expect(marks).to_have_count(2)
+    marks.first.focus()
+    tip = tab.locator(".tip").first
+    expect(tip).to_be_visible()
+    assert _line(tip) == [
+        ("Component", "Glucose"),
+        ("Property", "MCnc"),
+        ("Time", "Pt"),
+        ("System", "Ser/Plas"),
+        ("Scale", "Qn"),
+    ]
+    expect(marks.first).to_have_accessible_description(re.compile("Component: Glucose"))
+    marks.nth(1).focus()  # the panel has none
+    expect(tab.locator(".tip").nth(1).locator(".attrs")).to_have_count(0)
