@@ -43,6 +43,7 @@ def test_the_page_and_its_assets_are_served(index_dir: Path) -> None:
             assert f'<label for="{field}">' in page.text and f'id="{field}"' in page.text
         for asset, kind in (
             ("dom.js", "javascript"),
+            ("attributes.js", "javascript"),
             ("app.js", "javascript"),
             ("tabs.js", "javascript"),
             ("annotate.js", "javascript"),

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
 from _project_fixtures import QUEUE_ROWS, fake_mapped, postgres_url, project_db, write_codes  # noqa: F401
-from _serve_fixtures import LOCAL, build_tiny_index
+from _serve_fixtures import LOCAL, build_tiny_index, wait_ready
 from termnorm.projects import add_reviewer, init_project
 from termnorm.projects.models import DecisionRow, LeaseRow, SourceRow
 from termnorm.projects.store import open_store
@@ -74,6 +74,7 @@ def project(tmp_path: Path, project_db: str) -> Project:  # noqa: F811
 def client(index_dir: Path, project: Project) -> Iterator[TestClient]:
     app = create_app(index_dir, project="p", project_db=project.db)
     with TestClient(app, base_url=LOCAL, raise_server_exceptions=False) as c:
+        wait_ready(c)  # a row's candidates carry attributes from the index
         yield c
 
 

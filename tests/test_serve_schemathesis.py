@@ -30,7 +30,9 @@ from hypothesis import HealthCheck, settings
 from schemathesis.python import asgi
 
 from _project_fixtures import fake_mapped
-from _serve_fixtures import build_tiny_index
+from _serve_fixtures import GLUCOSE, HOSTILE, MI, build_tiny_index, with_attributes
+from conftest import make_tiny_kg
+from termnorm.kg import KnowledgeGraph
 from termnorm.projects import add_reviewer
 from termnorm.serve import create_app
 
@@ -75,11 +77,17 @@ def _started(app: Any) -> Any:
     return loaded
 
 
+def _attributed_tiny_kg() -> KnowledgeGraph:
+    """The tiny KG, three of its concepts with vocabulary attributes: the answers that
+    carry them are checked against the schema too."""
+    return with_attributes(make_tiny_kg(), {"T:0001": MI, "T:0002": GLUCOSE, "T:0004": HOSTILE})
+
+
 def _options(root: Path, tiny_bert_path: Path) -> dict[str, Any]:
     store = root / "synonyms.jsonl"
     store.write_text(json.dumps({"concept_id": "T:0001", "text": "ticker trouble"}) + "\n")
     return {
-        "index": build_tiny_index(root, tiny_bert_path),
+        "index": build_tiny_index(root, tiny_bert_path, _attributed_tiny_kg()),
         "synonyms": store,
         "max_batch": 8,
         "max_chars": 50,

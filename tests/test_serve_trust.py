@@ -21,7 +21,7 @@ pytest.importorskip("prometheus_client")
 from fastapi.testclient import TestClient
 
 from _project_fixtures import fake_mapped
-from _serve_fixtures import LOCAL, build_tiny_index, serving
+from _serve_fixtures import LOCAL, build_tiny_index, serving, wait_ready
 from termnorm.projects import add_reviewer
 from termnorm.serve import create_app
 from termnorm.serve.errors import MAX_MESSAGE, ApiError
@@ -126,6 +126,7 @@ def review(index_dir: Path, tmp_path: Path) -> Iterator[tuple[TestClient, _Proje
     project = _Project(tmp_path)
     app = create_app(index_dir, project="p", project_db=project.db)
     with TestClient(app, base_url=LOCAL, raise_server_exceptions=False) as c:
+        wait_ready(c)  # a row's candidates carry attributes from the index
         yield c, project
 
 

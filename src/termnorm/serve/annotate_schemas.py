@@ -14,7 +14,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, StrictStr, create_model
 
-from termnorm.serve.schemas import DEFAULT_MAX_K, Count, Name, SpecOverrides, _Strict
+from termnorm.serve.schemas import (
+    DEFAULT_MAX_K,
+    Count,
+    Name,
+    SpecOverrides,
+    _Strict,
+    attributes_field,
+)
 from termnorm.serve.settings import DEFAULT_MAX_DOCUMENTS
 
 __all__ = [
@@ -50,11 +57,12 @@ class AnnotateIn(SpecOverrides):
 
 
 class RankedConceptOut(BaseModel):
-    """One of an annotation's ranked candidates."""
+    """One of an annotation's ranked candidates, with its vocabulary attributes."""
 
     concept_id: str
     name: str
     score: float
+    attributes: dict[str, str] = attributes_field()
 
 
 class ProvenanceOut(BaseModel):

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field, StrictBool, StrictStr
 
-from termnorm.serve.schemas import Count, ErrorItem, Name, _Strict
+from termnorm.serve.schemas import Count, ErrorItem, Name, _Strict, attributes_field
 
 __all__ = [
     "ConflictOut",
@@ -58,7 +58,8 @@ class QueueOut(_Strict):
 
 
 class ReviewCandidateOut(_Strict):
-    """One of the row's candidates, as mapped: the matched synonym and where it came from."""
+    """One of the row's candidates, as mapped: the matched synonym and where it came from,
+    and the concept's vocabulary attributes in the served index."""
 
     rank: int
     concept_id: str
@@ -67,6 +68,9 @@ class ReviewCandidateOut(_Strict):
     source: str | None = Field(description='"ontology" or "domain" (a domain synonym).')
     term_source: str | None
     score: float
+    attributes: dict[str, str] = attributes_field(
+        where=" in the served index (the project's; none when it lacks the concept)"
+    )
 
 
 class DecisionOut(_Strict):

@@ -28,6 +28,7 @@ from pydantic import (
 from termnorm.search.query import DEFAULT_MAX_CHARS
 
 __all__ = [
+    "ATTRIBUTES_EXAMPLE",
     "BLANK_CHARACTERS",
     "NO_CONTROL",
     "CandidateOut",
@@ -45,6 +46,7 @@ __all__ = [
     "SynonymsOut",
     "TermOut",
     "TextResult",
+    "attributes_field",
     "error_body",
     "request_models",
 ]
@@ -111,6 +113,40 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+ATTRIBUTES_EXAMPLE = {
+    "component": "Hemoglobin A1c/Hemoglobin.total",
+    "property": "MFr",
+    "time_aspect": "Pt",
+    "system": "Bld",
+    "scale_type": "Qn",
+    "method_type": "HPLC",
+    "class": "CHEM",
+    "status": "ACTIVE",
+}
+"""The example of the OpenAPI page: LOINC 17856-6's six axes, class and status."""
+
+
+def _empty(value: Any) -> bool:
+    """Whether a field's value is empty (``exclude_if`` of pydantic 2.12: left out)."""
+    return not value
+
+
+def attributes_field(whose: str = "The concept's", where: str = "") -> Any:
+    """The ``attributes`` field of a concept in an answer: a map of strings, left out of the
+    JSON when empty, so the answers over a KG without attributes are what they were before
+    the field existed; ``whose`` starts its description, ``where`` says where they come
+    from."""
+    return Field(
+        default_factory=dict,
+        exclude_if=_empty,
+        description=f"{whose} vocabulary attributes{where}, key -> value, as its KG gives them; "
+        "left out when it has none (most KGs). OMOP: vocabulary_id, concept_code, "
+        "domain_id, concept_class_id, standard_concept. LOINC: the six axes component, "
+        "property, time_aspect, system, scale_type, method_type, then class and status.",
+        examples=[ATTRIBUTES_EXAMPLE],
+    )
+
+
 class SpecOverrides(_Strict):
     """The pipeline spec fields a request may set (``settings.OVERRIDABLE``); unset: the
     service's."""
@@ -147,7 +183,8 @@ class NormalizeIn(SpecOverrides):
 
 
 class CandidateOut(BaseModel):
-    """One ranked concept with its provenance (``Candidate.to_dict()``)."""
+    """One ranked concept with its provenance and vocabulary attributes
+    (``Candidate.to_dict()``)."""
 
     concept_id: str
     name: str
@@ -162,6 +199,7 @@ class CandidateOut(BaseModel):
         None, description="The recall cosine, when a ranker reordered the candidates."
     )
     ranker_score: float | None = Field(None, description="The ranker's probability.")
+    attributes: dict[str, str] = attributes_field()
 
 
 class TextResult(BaseModel):
@@ -202,11 +240,12 @@ class RelationOut(BaseModel):
     direction: Literal["out", "in"]
     concept_id: str = Field(description="The neighbour's ID (look it up the same way).")
     name: str = Field(description="The neighbour's name.")
+    attributes: dict[str, str] = attributes_field("The neighbour's")
 
 
 class ConceptOut(BaseModel):
-    """A concept of the index, with the domain synonyms added to the running service and
-    its KG neighbours."""
+    """A concept of the index, with the domain synonyms added to the running service, its
+    KG neighbours and its vocabulary attributes."""
 
     concept_id: str
     name: str
@@ -222,6 +261,7 @@ class ConceptOut(BaseModel):
     relations_total: int | None = Field(
         description="How many KG edges the concept has (null with relations)."
     )
+    attributes: dict[str, str] = attributes_field()
 
 
 class SynonymPair(_Strict):

@@ -1,5 +1,6 @@
 """Annotating: ``POST /v1/annotate`` (the concepts of each document, with offsets, the
-assertion flags and the ranked candidates: the rows ``termnorm annotate`` writes).
+assertion flags and the ranked candidates: the rows ``termnorm annotate`` writes, each
+candidate with its vocabulary attributes from the served index).
 
 A request's annotator is the service's spec with the request's overridable fields
 (:data:`~termnorm.serve.settings.OVERRIDABLE`), through the same search as
@@ -19,17 +20,23 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Depends
 from starlette.concurrency import run_in_threadpool
 
+from termnorm.annotate.annotation import Annotation
 from termnorm.annotate.pipeline import Annotator, DocumentAnnotations
 from termnorm.serve.annotate_schemas import AnnotateIn, AnnotateOut, annotate_model
+from termnorm.serve.attributes import with_attributes
 from termnorm.serve.batching import MicroBatcher, queued_encoder, sending
 from termnorm.serve.errors import ApiError
 from termnorm.serve.routes.deps import app_batcher, app_settings, ready_state, with_limits
 from termnorm.serve.settings import OVERRIDABLE, ServeSettings
 from termnorm.serve.state import ServiceState
+
+if TYPE_CHECKING:
+    from termnorm.index import TermIndex
 
 __all__ = ["ANNOTATE_PATH", "annotate", "document_problem", "router"]
 
@@ -71,6 +78,12 @@ def _annotate_all(annotator: Annotator, body: AnnotateIn) -> list[DocumentAnnota
     return results
 
 
+def _annotation(annotation: Annotation, index: TermIndex) -> dict[str, Any]:
+    """The JSON row of ``annotation`` with its candidates' vocabulary attributes."""
+    row = annotation.to_dict()
+    return {**row, "candidates": with_attributes(row["candidates"], index)}
+
+
 async def annotate(
     body: AnnotateIn,
     state: ServiceState = Depends(ready_state),
@@ -93,6 +106,7 @@ async def annotate(
     annotator = await run_in_threadpool(state.annotator, spec, body.k)
     encode = queued_encoder(batcher, asyncio.get_running_loop(), wait_when_full=False)
     results = await run_in_threadpool(sending, encode, _annotate_all, annotator, body)
+    index = state.space.index
     return AnnotateOut.model_validate(
         {
             "strategy": annotator.matcher.name,
@@ -100,7 +114,7 @@ async def annotate(
             "results": [
                 {
                     "doc_id": result.doc_id,
-                    "annotations": [a.to_dict() for a in result.annotations],
+                    "annotations": [_annotation(a, index) for a in result.annotations],
                     "error": result.error,
                 }
                 for result in results

@@ -1,6 +1,7 @@
 """The concepts of the index: ``GET /v1/concepts/{concept_id}`` (a concept with the domain
-synonyms added to the running service and its KG neighbours) and ``POST /v1/synonyms`` (add
-domain synonyms to the running space and to its store file)."""
+synonyms added to the running service, its KG neighbours and the vocabulary attributes of
+both) and ``POST /v1/synonyms`` (add domain synonyms to the running space and to its store
+file)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from fastapi import APIRouter, Depends, Path, Query
 from starlette.concurrency import run_in_threadpool
 
 from termnorm.index.lookup import UnknownConceptError
+from termnorm.serve.attributes import with_attributes
 from termnorm.serve.batching import MicroBatcher
 from termnorm.serve.errors import ApiError, redact_paths, shorten
 from termnorm.serve.routes.deps import app_batcher, authorized, ready_state, with_limits
@@ -41,10 +43,11 @@ async def concept(
     state: ServiceState = Depends(ready_state),
 ) -> ConceptOut:
     """A concept by ID (its own, a bare one such as ``D005955``, or an alternative ID):
-    name, semantic types, alternative IDs, KG terms, added domain synonyms and KG
-    neighbours (outgoing edges first)."""
+    name, semantic types, alternative IDs, KG terms, added domain synonyms, KG neighbours
+    (outgoing edges first) and the vocabulary attributes of the concept and its neighbours."""
+    index = state.space.index
     try:
-        info = await run_in_threadpool(state.space.index.concept, concept_id)
+        info = await run_in_threadpool(index.concept, concept_id)
     except UnknownConceptError as exc:
         message = shorten(redact_paths(str(exc)))  # the ID echoed is the client's
         raise ApiError(404, ["path", "concept_id"], message, "unknown_concept") from None
@@ -53,7 +56,9 @@ async def concept(
     return ConceptOut.model_validate(
         {
             **body,
-            "relations": None if relations is None else relations[:relations_limit],
+            "relations": (
+                None if relations is None else with_attributes(relations[:relations_limit], index)
+            ),
             "relations_total": None if relations is None else len(relations),
             "domain_synonyms": state.domain_texts(info.concept_id),
         }

@@ -10,7 +10,9 @@ the row version the reviewer saw; one on a row leased to someone else, or change
 answers 409 with what changed (the row as it is now, or who holds it) and writes nothing.
 The queue is the project's (frequency × uncertainty); searching by hand and a concept's
 synonyms and neighbours are the service's own ``/v1/normalize`` and ``/v1/concepts/ID``,
-over the project's index.
+over the project's index. A row's candidates carry their concepts' vocabulary attributes
+from that index (:mod:`termnorm.serve.attributes`), so the routes that show a row answer
+503 while it loads, as the decisions do.
 
 The project's store opens when the app starts (this router's lifespan) and closes with it;
 the routes run on worker threads (the database calls block).
@@ -50,6 +52,7 @@ from termnorm.projects.reviewers import reviewer_for_token
 from termnorm.projects.rows import review_queue, show_row
 from termnorm.projects.states import RowState
 from termnorm.projects.store import Store, open_store
+from termnorm.serve.attributes import with_attributes
 from termnorm.serve.errors import ApiError, shorten
 from termnorm.serve.review_schemas import (
     ConflictOut,
@@ -196,6 +199,11 @@ def _conflict(message: str, loc: list[str | int], kind: str, **what: Any) -> JSO
     return JSONResponse(ConflictOut.model_validate(body).model_dump(), status_code=409)
 
 
+def _shown(row: dict[str, Any], state: ServiceState) -> dict[str, Any]:
+    """A row's JSON (``RowOut``) with its candidates' attributes from the served index."""
+    return {**row, "candidates": with_attributes(row["candidates"], state.space.index)}
+
+
 def _lease_held(exc: LeaseHeldError) -> JSONResponse:
     lease = {"reviewer": exc.holder, "expires_at": exc.expires_at.isoformat()}
     return _conflict(str(exc), ["path", "code"], "leased", lease=lease)
@@ -245,7 +253,11 @@ def queue(
 
 
 @router.post("/v1/review/next", response_model=NextOut, tags=["review"], responses=_CONFLICT)
-def next_row(body: NextIn, who: Reviewer = Depends(reviewer)) -> NextOut:
+def next_row(
+    body: NextIn,
+    who: Reviewer = Depends(reviewer),
+    state: ServiceState = Depends(ready_state),
+) -> NextOut:
     """Lease this reviewer the queue's first row that nobody holds (their earlier lease is
     given back); ``row`` is ``null`` when none is left."""
     states = (RowState.FLAGGED,) if body.flagged else (RowState.TO_REVIEW,)
@@ -259,7 +271,9 @@ def next_row(body: NextIn, who: Reviewer = Depends(reviewer)) -> NextOut:
             skip=body.skip,
             db=context.store,
         )
-    return NextOut.model_validate({"row": None if leased is None else leased.to_dict()})
+    return NextOut.model_validate(
+        {"row": None if leased is None else _shown(leased.to_dict(), state)}
+    )
 
 
 @router.post(
@@ -268,7 +282,11 @@ def next_row(body: NextIn, who: Reviewer = Depends(reviewer)) -> NextOut:
     tags=["review"],
     responses=_CONFLICT,
 )
-def take_lease(code: RowCode, who: Reviewer = Depends(reviewer)) -> Any:
+def take_lease(
+    code: RowCode,
+    who: Reviewer = Depends(reviewer),
+    state: ServiceState = Depends(ready_state),
+) -> Any:
     """Lease the row of ``code`` to this reviewer, or renew their lease (the page does
     while it shows the row); 409 when another reviewer holds it."""
     context = who.context
@@ -279,7 +297,7 @@ def take_lease(code: RowCode, who: Reviewer = Depends(reviewer)) -> Any:
             )
     except LeaseHeldError as exc:
         return _lease_held(exc)
-    return leased.to_dict()
+    return _shown(leased.to_dict(), state)
 
 
 @router.delete("/v1/review/rows/{code:path}/lease", status_code=204, tags=["review"])
@@ -292,10 +310,14 @@ def give_back(code: RowCode, who: Reviewer = Depends(reviewer)) -> Response:
 
 
 @router.get("/v1/review/rows/{code:row_code}", response_model=RowOut, tags=["review"])
-def row(code: RowCode, who: Reviewer = Depends(reviewer)) -> Any:
+def row(
+    code: RowCode,
+    who: Reviewer = Depends(reviewer),
+    state: ServiceState = Depends(ready_state),
+) -> Any:
     """One row with its candidates and decision history (no lease taken)."""
     with _answers():
-        return show_row(who.context.project, code, db=who.context.store).to_dict()
+        return _shown(show_row(who.context.project, code, db=who.context.store).to_dict(), state)
 
 
 @router.post(
@@ -335,7 +357,7 @@ def decide(
         return _lease_held(exc)
     except StaleRowError as exc:
         with _answers():
-            now = show_row(context.project, code, db=context.store).to_dict()
+            now = _shown(show_row(context.project, code, db=context.store).to_dict(), state)
         message = (
             f"row {code!r} changed since version {exc.expected} (now version {exc.current}, "
             "shown in row): nothing written; look at it again and decide on the new version"

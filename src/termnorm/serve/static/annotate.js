@@ -2,8 +2,9 @@
 // found as a <mark>. A mark is focusable (Tab moves between them in text order); its concept,
 // flags and ranked candidates are in a tooltip that it names with aria-describedby, shown
 // while the mark has focus or the pointer, hidden by Escape. Negated concepts are struck
-// through; hypothetical, historical and family ones carry a badge. Uses el/errorText (dom.js)
-// and call (app.js).
+// through; hypothetical, historical and family ones carry a badge. The tooltip shows the chosen
+// concept's vocabulary attributes (attributeSummary, attributes.js). Uses el/errorText
+// (dom.js) and call (app.js).
 "use strict";
 
 const FLAGS = ["negated", "hypothetical", "historical", "family"];
@@ -16,10 +17,13 @@ function tipFor(a, id) {
       ` · ${c.score.toFixed(3)}`));
   }
   const expanded = a.provenance.expanded_from ? ` · expanded from “${a.provenance.expanded_from}”` : "";
+  const chosen = a.candidates.find((c) => c.concept_id === a.concept_id);
+  const attributes = chosen ? attributeSummary(chosen.attributes, `${id}-attributes`) : null;
   return el(
     "span", { id, role: "tooltip", class: "tip", hidden: "" },
     el("strong", {}, a.name), " ", el("span", { class: "id" }, a.concept_id),
     ` · score ${a.score.toFixed(3)}${flags.length ? " · " + flags.join(", ") : ""}`,
+    ...(attributes ? [attributes] : []),
     el("span", { class: "tip-note" },
       `matched “${a.provenance.matched_term}” (${a.provenance.detector})${expanded}`),
     el("span", { class: "tip-title" }, "Candidates:"),

@@ -1,5 +1,6 @@
-// termnorm web page: search as you type (debounced), concept details and KG neighbours on
-// click, a CSV/TSV file mapped for download, add a synonym.
+// termnorm web page: search as you type (debounced), each candidate with its vocabulary
+// attributes (attributes.js), concept details and KG neighbours on click, a CSV/TSV file
+// mapped for download, add a synonym.
 // Plain JavaScript against the JSON API (/v1/...); no build step. Searches name no strategy:
 // the service's default (its domain synonyms once it has some). When the server cannot be
 // reached the status says so, stale results are cleared, and /v1/ready is polled until the
@@ -72,11 +73,13 @@ async function checkReady() {
 function showResults(candidates) {
   const list = $("results");
   list.replaceChildren();
-  for (const c of candidates) {
+  candidates.forEach((c, i) => {
     const pct = Math.max(0, Math.min(100, Math.round(c.score * 100)));
+    const attributes = attributeSummary(c.attributes, `result-attributes-${i}`);
+    const described = attributes ? { "aria-describedby": attributes.id } : {};
     const button = el(
       "button",
-      { type: "button", class: "result", "data-concept": c.concept_id,
+      { type: "button", class: "result", "data-concept": c.concept_id, ...described,
         "aria-label": `${c.name}, ${c.concept_id}, score ${c.score.toFixed(3)}` },
       el("span", {}, el("strong", {}, c.name), " ", el("span", { class: "id" }, c.concept_id)),
       el("span", { class: "bar", role: "img", "aria-label": `score ${c.score.toFixed(3)}` },
@@ -84,10 +87,11 @@ function showResults(candidates) {
       el("span", { class: "matched" },
         `matched “${c.matched_term}” (${c.source}${c.term_source ? ": " + c.term_source : ""}) · ${c.score.toFixed(3)}`),
     );
+    if (attributes) button.append(attributes);
     button.querySelector(".bar span").style.width = `${pct}%`;
     button.addEventListener("click", () => showConcept(c.concept_id));
     list.append(el("li", {}, button));
-  }
+  });
 }
 
 async function search() {
@@ -121,6 +125,7 @@ async function showConcept(id) {
     facts.replaceChildren(
       el("dt", {}, "Semantic types"), el("dd", {}, c.semantic_types.join(", ") || "none"),
       el("dt", {}, "Alternative IDs"), el("dd", {}, c.alt_ids.join(", ") || "none"),
+      ...attributeFacts(c.attributes),
     );
     const syns = $("concept-synonyms");
     syns.replaceChildren(

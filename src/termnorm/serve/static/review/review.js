@@ -2,7 +2,8 @@
 // leased to this reviewer while it is shown; decide with the keyboard (the keys are listed on
 // the page). Plain JavaScript against the JSON API: /v1/review/... with the reviewer's token
 // (Authorization: Bearer), and the service's own /v1/normalize (search by hand) and
-// /v1/concepts/ID (synonyms and KG neighbours). The token stays in this tab (sessionStorage).
+// /v1/concepts/ID (attributes, synonyms and KG neighbours). A candidate shows its concept's
+// vocabulary attributes (attributes.js). The token stays in this tab (sessionStorage).
 "use strict";
 
 const TOKEN_KEY = "termnorm-review-token";
@@ -181,7 +182,7 @@ function showRow(row) {
   $("row-facts").replaceChildren(...facts);
   state.lists.candidates = row.candidates.map((c) => ({
     concept_id: c.concept_id, name: c.name, score: c.score, matched: c.matched_text,
-    source: c.source, term_source: c.term_source, rank: c.rank,
+    source: c.source, term_source: c.term_source, rank: c.rank, attributes: c.attributes,
   }));
   state.lists.search = [];
   $("search-results").replaceChildren();
@@ -238,6 +239,8 @@ function renderChoices(kind) {
         el("span")),
       el("span", { class: "matched" },
         `matched “${c.matched ?? ""}” (${c.source ?? "?"}${c.term_source ? ": " + c.term_source : ""}) · ${c.score.toFixed(3)}`));
+    const attributes = attributeSummary(c.attributes, `${kind}-${i}-attributes`);
+    if (attributes) item.append(attributes);  // in the option's text: read with it
     item.querySelector(".bar span").style.width = `${pct}%`;
     item.addEventListener("click", () => select(kind, i));
     item.addEventListener("dblclick", () => { select(kind, i); choose(); });
@@ -281,7 +284,7 @@ async function search(event) {
     if (!answer.ok) throw new Error(errorText(body, answer.status));
     state.lists.search = body.results[0].candidates.map((c) => ({
       concept_id: c.concept_id, name: c.name, score: c.score, matched: c.matched_term,
-      source: c.source, term_source: c.term_source,
+      source: c.source, term_source: c.term_source, attributes: c.attributes,
     }));
     renderChoices("search");
   } catch (e) {
@@ -300,12 +303,14 @@ async function showConcept(id) {
     if (!answer.ok) {
       $("concept").hidden = false;
       $("concept-title").textContent = id;
+      showAttributes({});
       $("concept-synonyms").replaceChildren();
       $("concept-relations").replaceChildren();
       $("concept-note").textContent = errorText(c, answer.status);
       return;
     }
     $("concept-title").textContent = `${c.name} (${c.concept_id})`;
+    showAttributes(c.attributes);
     $("concept-synonyms").replaceChildren(
       ...c.synonyms.map((s) => el("li", {}, `${s.term} (${s.source}${s.is_preferred ? ", preferred" : ""})`)),
       ...c.domain_synonyms.map((t) => el("li", {}, `${t} (added)`)));
@@ -319,6 +324,14 @@ async function showConcept(id) {
   } catch (e) {
     if (ask === conceptAsked) $("concept-note").textContent = `Concept not shown: ${e.message}`;
   }
+}
+
+// The concept's vocabulary attributes, all of them, whole (hidden when it has none).
+function showAttributes(attributes) {
+  const facts = attributeFacts(attributes);
+  $("concept-attributes").replaceChildren(...facts);
+  $("concept-attributes").hidden = facts.length === 0;
+  $("concept-attributes-title").hidden = facts.length === 0;
 }
 
 // ------------------------------------------------------------------ decisions
