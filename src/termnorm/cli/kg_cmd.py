@@ -23,7 +23,7 @@ BUILTIN = "builtin"
 
 BUILD_HELP = """Compile one or more terminologies into a KG folder (Parquet tables + kg.json).
 
-SOURCE is a file or folder (a UMLS META folder, an .obo file, a MEDIC file, a TSV/CSV or BioSyn dictionary); leave it out, or write 'builtin', for the built-in HPO (obo, hpo) and ICD-10-CM (icd10cm).
+SOURCE is a file or folder (a UMLS META folder, an .obo file, a MEDIC file, a TSV/CSV or BioSyn dictionary, an Athena download, a SNOMED CT RF2 release, LOINC's Loinc.csv); leave it out, or write 'builtin', for the built-in HPO (obo, hpo) and ICD-10-CM (icd10cm).
 
 Add more sources with --add FORMAT\\[:PATH]\\[#key=value,...]; concepts with the same ID merge. Source flags (--lang, --prefix, ...) apply to every source that takes them; '#key=value' options after an --add apply to that source only.
 
@@ -34,6 +34,10 @@ Examples:
   termnorm kg build /data/umls/2024AA/META --format umls --sab MSH,SNOMEDCT_US --one-direction --out kg/umls
 
   termnorm kg build ../shared/benchmarks/medic/medic_06Jul2012.txt --format medic --add hpo:builtin --out kg/medic_hpo
+
+  termnorm kg build SnomedCT_InternationalRF2_PRODUCTION_20240101T120000Z --format snomed --out kg/snomed
+
+  termnorm kg build Loinc_2.77/LoincTable/Loinc.csv --format loinc --include-status TRIAL --out kg/loinc
 
   termnorm kg build dict.tsv --format tsv --prefix MYDICT --add 'biosyn:train_dictionary.txt#prefix=MESH' --out kg/dict
 """
@@ -233,6 +237,17 @@ def register(app: typer.Typer) -> None:
         include_invalid: bool = typer.Option(
             False, "--include-invalid", help="omop: keep invalid and deprecated concepts."
         ),
+        language_refset: str | None = typer.Option(
+            None,
+            "--language-refset",
+            help="snomed: language refset deciding the preferred term. Default "
+            "900000000000509007 (US English); GB English 900000000000508004.",
+        ),
+        include_status: list[str] | None = typer.Option(
+            None,
+            "--include-status",
+            help="loinc: statuses kept besides ACTIVE (TRIAL,DISCOURAGED,DEPRECATED).",
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         from termnorm._artifacts import prepare_output
@@ -258,6 +273,8 @@ def register(app: typer.Typer) -> None:
             "--concept-class": ("concept_class", _split_list(concept_class) or None),
             "--standard-only": ("standard_only", standard_only or None),
             "--include-invalid": ("include_invalid", include_invalid or None),
+            "--language-refset": ("language_refset", language_refset),
+            "--include-status": ("include_status", _split_list(include_status) or None),
         }
         specs = _with_flags(specs, {k: v for k, v in flags.items() if v[1] is not None})
         card, _ = build_kg_to_dir(specs, out)
