@@ -76,17 +76,11 @@ def test_names_and_related_names_are_terms(tmp_path: Path) -> None:
 def test_axes_class_and_status_are_attributes(tmp_path: Path) -> None:
     kg, _ = build(LOINC, tmp_path / "kg")
     concepts = kg.concepts.set_index("concept_id")
-    assert concepts.loc["LOINC:6690-2", "attributes"] == {
-        "component": "Leukocytes",
-        "property": "NCnc",
-        "time_aspect": "Pt",
-        "system": "Bld",
-        "scale_type": "Qn",
-        "method_type": "Automated count",
-        "class": "HEM/BC",
-        "class_type": "Laboratory",
-        "status": "ACTIVE",
-    }
+    axes = ["component", "property", "time_aspect", "system", "scale_type", "method_type"]
+    values = ["Leukocytes", "NCnc", "Pt", "Bld", "Qn", "Automated count"]
+    expected = {**dict(zip(axes, values, strict=True)), "class": "HEM/BC"}
+    expected |= {"class_type": "Laboratory", "status": "ACTIVE"}
+    assert concepts.loc["LOINC:6690-2", "attributes"] == expected
     assert concepts.loc["LOINC:6690-2", "semantic_types"] == ["HEM/BC"]
     assert concepts.loc["LOINC:8480-6", "attributes"]["class_type"] == "Clinical"
     assert concepts.loc["LOINC:2345-7", "attributes"]["method_type"] == ""  # methodless
