@@ -50,6 +50,7 @@ AXES = {  # attribute: column
 }
 REQUIRED = ("LOINC_NUM", *AXES.values(), "CLASS", "STATUS", "LONG_COMMON_NAME", "SHORTNAME")
 NAME_FIELDS = ("LONG_COMMON_NAME", "SHORTNAME", "DISPLAYNAME", "CONSUMER_NAME")
+OPTIONAL = ("DISPLAYNAME", "CONSUMER_NAME", "RELATEDNAMES2", "CLASSTYPE")
 SOURCE_LABELS = {"DISPLAYNAME": "DisplayName"}  # field: its spelling in the header
 CLASS_TYPES = {"1": "Laboratory", "2": "Clinical", "3": "Claims attachments", "4": "Surveys"}
 _CODE = re.compile(r"\d{1,7}-\d")
@@ -89,7 +90,8 @@ def _statuses(options: LoincOptions) -> set[str]:
 
 
 def _columns(header: list[str], path: Path) -> dict[str, int]:
-    """Upper-cased column name -> position; a missing required column is an error."""
+    """Upper-cased name -> position of the columns read (:data:`REQUIRED`, and
+    :data:`OPTIONAL` when present); a missing required column is an error."""
     columns = {name.strip().upper(): at for at, name in enumerate(header)}
     missing = [name for name in REQUIRED if name not in columns]
     if missing:
@@ -99,7 +101,7 @@ def _columns(header: list[str], path: Path) -> dict[str, int]:
             f"no column {', '.join(missing)} in the header (found: {', '.join(header)}); "
             "is this LOINC's Loinc.csv?",
         )
-    return columns
+    return {name: at for name, at in columns.items() if name in REQUIRED or name in OPTIONAL}
 
 
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
