@@ -125,7 +125,7 @@ def test_cli_build_index_and_lookup_show_the_axes(
     tmp_path: Path, tiny_bert_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     kg_dir, index = tmp_path / "kg", tmp_path / "idx"
-    args = ["kg", "build", str(LOINC), "--format", "loinc", "--include-status", "TRIAL"]
+    args = ["kg", "build", str(LOINC), "--include-status", "TRIAL"]  # format from the name
     code, out, err = run_main([*args, "--out", str(kg_dir), "--json"], capsys)
     assert code == 0, err
     card = json.loads(out)

@@ -227,3 +227,7 @@ def test_cli_builds_with_a_card(tmp_path: Path, capsys: pytest.CaptureFixture[st
     code, _, err = run_main([*args, "--include-status", "TRIAL"], capsys)
     assert code != 0
     assert "--include-status does not apply" in err
+    inferred = ["kg", "build", str(RELEASE / "Snapshot"), "--out", str(tmp_path / "inferred")]
+    code, stdout, err = run_main([*inferred, "--json"], capsys)  # no --format: an RF2 folder
+    assert code == 0, err
+    assert json.loads(stdout)["sources"][0]["format"] == "snomed"

@@ -81,11 +81,16 @@ def _primary(source: str | None, fmt: str | None) -> SourceSpec | None:
 
 
 def _infer_format(path: Path | None) -> str:
-    """Format of a SOURCE given without --format: a UMLS folder or an .obo file."""
+    """Format of a SOURCE given without --format: a UMLS folder, an .obo file, an RF2 release
+    (a ``sct2_Concept_Snapshot`` file under it) or ``Loinc.csv``."""
     if path is not None and path.suffix == ".obo":
         return "obo"
+    if path is not None and path.name.casefold() == "loinc.csv":
+        return "loinc"
     if path is not None and path.is_dir() and any(path.glob("**/MRCONSO.RRF*")):
         return "umls"
+    if path is not None and path.is_dir() and any(path.glob("**/sct2_Concept_Snapshot*")):
+        return "snomed"
     raise ValueError(
         f"cannot tell the format of {path}; pass --format {{{','.join(f.value for f in KGFormat)}}}"
     )
