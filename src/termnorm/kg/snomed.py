@@ -44,6 +44,7 @@ import pandas as pd
 import pyarrow as pa
 
 from termnorm.errors import InputFormatError
+from termnorm.kg._sorted import member as _member
 from termnorm.kg._text import Record, dedup_terms
 from termnorm.kg.athena import read_batches, table_layout
 from termnorm.kg.records import Concept, LoadReport, Relation
@@ -178,14 +179,6 @@ def _read_current(
     active = latest["active"] == 1
     _count(report, _n(~active), f"{table}: inactive")
     return latest[active]
-
-
-def _member(sorted_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """Which of ``ids`` are in ``sorted_ids`` (sorted, unique)."""
-    if len(sorted_ids) == 0:
-        return np.zeros(len(ids), dtype=bool)
-    at = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
-    return sorted_ids[at] == ids
 
 
 @dataclass
