@@ -7,22 +7,16 @@ standard concepts and ICD10CM non-standard ones (25 %), 3 % of all deprecated; ~
 English synonyms per concept; ~7 relationship rows per concept (``Is a`` + ``Subsumes`` to a
 standard parent, ``Maps to`` + ``Mapped from`` from each ICD10CM concept to a SNOMED one,
 standard concepts mapping to themselves, and other types), 5 % of them to concept IDs that
-are not in the download. Each size is built with ``build_kg_to_dir`` in a fresh process,
-which prints the time and the peak RSS (``ru_maxrss``), and the RSS after the imports.
+are not in the download. Each size is built and measured in a fresh process by
+``vocab_load.py`` (time, peak RSS, RSS after the imports).
 
 Usage: python benchmarks/omop_load.py [--sizes 100000 1000000] [--keep DIR]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
-import resource
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 VOCABULARIES = [  # vocabulary, domain, class, standard, share
@@ -93,57 +87,11 @@ def write_athena(folder: Path, n: int, seed: int = 0) -> dict[str, int]:
     return counts
 
 
-def _child(folder: str, out: str) -> None:
-    """Build in this process and print a JSON line with time and peak RSS."""
-    from termnorm.kg.build import KGFormat, SourceSpec, build_kg_to_dir
-
-    imported_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    start = time.perf_counter()
-    card, [report] = build_kg_to_dir([SourceSpec(KGFormat.OMOP, Path(folder))], out)
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    result = {
-        "seconds": time.perf_counter() - start,
-        "peak_rss_mb": peak_kb / 1024,
-        "rss_after_imports_mb": imported_kb / 1024,
-        "read": dict(report.read),
-        "counts": card["counts"],
-    }
-    print(json.dumps(result))
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
-    parser.add_argument("--keep", type=Path, help="Write the synthetic data here (kept).")
-    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        _child(*args.child)
-        return
-    print(
-        f"{'concepts':>10} {'relationships':>13} {'KG concepts':>11} {'KG terms':>9} "
-        f"{'is_a':>8} {'write s':>8} {'load s':>7} {'peak RSS MB':>11} {'after imports':>13}"
-    )
-    for size in args.sizes:
-        with tempfile.TemporaryDirectory() as tmp:
-            root = args.keep or Path(tmp)
-            folder = root / f"athena_{size}"
-            start = time.perf_counter()
-            rows = write_athena(folder, size)
-            written = time.perf_counter() - start
-            proc = subprocess.run(
-                [sys.executable, __file__, "--child", str(folder), str(root / f"kg_{size}")],
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-            r = json.loads(proc.stdout.strip().splitlines()[-1])
-            c = r["counts"]
-            print(
-                f"{rows['concepts']:>10,} {rows['relationships']:>13,} {c['concepts']:>11,} "
-                f"{c['terms']:>9,} {c['relations']:>8,} {written:>8.1f} {r['seconds']:>7.1f} "
-                f"{r['peak_rss_mb']:>11.0f} {r['rss_after_imports_mb']:>13.0f}"
-            )
+    """``vocab_load.py --formats omop ...``: the same table as the other loaders'."""
+    import vocab_load
+
+    vocab_load.main(["--formats", "omop", *sys.argv[1:]])
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ BUILTIN = "builtin"
 
 BUILD_HELP = """Compile one or more terminologies into a KG folder (Parquet tables + kg.json).
 
-SOURCE is a file or folder (a UMLS META folder, an .obo file, a MEDIC file, a TSV/CSV or BioSyn dictionary); leave it out, or write 'builtin', for the built-in HPO (obo, hpo), ICD-10-CM (icd10cm) and the installed GNU Health packages (icd10who, icd9procs, gnuhealth).
+SOURCE is a file or folder (a UMLS META folder, an .obo file, a MEDIC file, a TSV/CSV or BioSyn dictionary, an Athena download, a SNOMED CT RF2 release, LOINC's Loinc.csv); leave it out, or write 'builtin', for the built-in HPO (obo, hpo), ICD-10-CM (icd10cm) and the installed GNU Health packages (icd10who, icd9procs, gnuhealth).
 
 Add more sources with --add FORMAT\\[:PATH]\\[#key=value,...]; concepts with the same ID merge. Source flags (--lang, --prefix, ...) apply to every source that takes them; '#key=value' options after an --add apply to that source only.
 
@@ -36,6 +36,10 @@ Examples:
   termnorm kg build ../shared/benchmarks/medic/medic_06Jul2012.txt --format medic --add hpo:builtin --out kg/medic_hpo
 
   termnorm kg build --format gnuhealth --package icd11,who-essential-medicines --lang en,es,fr --out kg/gnuhealth
+
+  termnorm kg build SnomedCT_InternationalRF2_PRODUCTION_20240101T120000Z --format snomed --out kg/snomed
+
+  termnorm kg build Loinc_2.77/LoincTable/Loinc.csv --format loinc --include-status TRIAL --out kg/loinc
 
   termnorm kg build dict.tsv --format tsv --prefix MYDICT --add 'biosyn:train_dictionary.txt#prefix=MESH' --out kg/dict
 """
@@ -79,11 +83,16 @@ def _primary(source: str | None, fmt: str | None) -> SourceSpec | None:
 
 
 def _infer_format(path: Path | None) -> str:
-    """Format of a SOURCE given without --format: a UMLS folder or an .obo file."""
+    """Format of a SOURCE given without --format: a UMLS folder, an .obo file, an RF2 release
+    (a ``sct2_Concept_Snapshot`` file under it) or ``Loinc.csv``."""
     if path is not None and path.suffix == ".obo":
         return "obo"
+    if path is not None and path.name.casefold() == "loinc.csv":
+        return "loinc"
     if path is not None and path.is_dir() and any(path.glob("**/MRCONSO.RRF*")):
         return "umls"
+    if path is not None and path.is_dir() and any(path.glob("**/sct2_Concept_Snapshot*")):
+        return "snomed"
     raise ValueError(
         f"cannot tell the format of {path}; pass --format {{{','.join(f.value for f in KGFormat)}}}"
     )
@@ -244,6 +253,17 @@ def register(app: typer.Typer) -> None:
         include_invalid: bool = typer.Option(
             False, "--include-invalid", help="omop: keep invalid and deprecated concepts."
         ),
+        language_refset: str | None = typer.Option(
+            None,
+            "--language-refset",
+            help="snomed: language refset deciding the preferred term. Default "
+            "900000000000509007 (US English); GB English 900000000000508004.",
+        ),
+        include_status: list[str] | None = typer.Option(
+            None,
+            "--include-status",
+            help="loinc: statuses kept besides ACTIVE (TRIAL,DISCOURAGED,DEPRECATED).",
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         from termnorm._artifacts import prepare_output
@@ -270,6 +290,8 @@ def register(app: typer.Typer) -> None:
             "--concept-class": ("concept_class", _split_list(concept_class) or None),
             "--standard-only": ("standard_only", standard_only or None),
             "--include-invalid": ("include_invalid", include_invalid or None),
+            "--language-refset": ("language_refset", language_refset),
+            "--include-status": ("include_status", _split_list(include_status) or None),
         }
         specs = _with_flags(specs, {k: v for k, v in flags.items() if v[1] is not None})
         card, _ = build_kg_to_dir(specs, out)

@@ -1,5 +1,6 @@
 """Terminologies in, tables out: loaders for UMLS, OBO/HPO, ICD-10-CM, WHO ICD-10 and ICD-9
-procedures (multilingual), every GNU Health catalogue (parallel terms), MEDIC, TSV, BioSyn.
+procedures (multilingual), every GNU Health catalogue (parallel terms), MEDIC, TSV, BioSyn,
+OMOP (Athena), SNOMED CT (RF2) and LOINC.
 
 Names resolve lazily, so the CLI can read :class:`KGFormat` (``termnorm.kg.formats``) at
 start-up without loading pandas.

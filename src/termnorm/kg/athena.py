@@ -77,13 +77,15 @@ def read_batches(
     layout: TableLayout,
     columns: Mapping[str, pa.DataType],
     block_size: int = DEFAULT_BLOCK_SIZE,
+    kind: str = "an Athena/OMOP vocabulary table",
 ) -> Iterator[pd.DataFrame]:
     """The table's ``columns`` (name -> type), batch by batch; strings may be empty (``""``),
     integers may not.
 
-    A column missing from the header is an error naming the file and the columns it has;
-    a malformed row, or an integer column empty or holding something else, an error naming
-    its line.
+    A column missing from the header is an error naming the file, the columns it has and
+    the ``kind`` of table expected; a malformed row, or an integer column empty or holding
+    something else, an error naming its line. (SNOMED CT's RF2 files share the tab-separated,
+    unquoted layout and are read here too.)
     """
     missing = [name for name in columns if name not in layout.columns]
     if missing:
@@ -91,7 +93,7 @@ def read_batches(
             layout.path,
             1,
             f"no column {', '.join(missing)} in the header (found: {', '.join(layout.columns)}); "
-            "is this an Athena/OMOP vocabulary table?",
+            f"is this {kind}?",
         )
     tab = layout.delimiter == "\t"
     read = pacsv.ReadOptions(block_size=block_size, column_names=list(layout.columns), skip_rows=1)

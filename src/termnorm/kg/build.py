@@ -34,10 +34,12 @@ from termnorm.kg.hpo import HpoOptions, load_hpo
 from termnorm.kg.icd9procs import Icd9ProcsOptions, load_icd9procs
 from termnorm.kg.icd10cm import Icd10cmOptions, load_icd10cm
 from termnorm.kg.icd10who import Icd10WhoOptions, load_icd10who
+from termnorm.kg.loinc import LoincOptions, load_loinc
 from termnorm.kg.medic import MedicOptions, load_medic
 from termnorm.kg.obo import OboOptions, load_obo
 from termnorm.kg.omop import OmopOptions, load_omop
 from termnorm.kg.records import Concept, LoadReport, Term
+from termnorm.kg.snomed import SnomedOptions, load_snomed
 from termnorm.kg.stream import write_records
 from termnorm.kg.tsv import TsvOptions, load_biosyn, load_tsv
 from termnorm.kg.umls import UmlsOptions, load_umls
@@ -81,6 +83,8 @@ FORMATS: dict[KGFormat, FormatInfo] = {
     KGFormat.TSV: FormatInfo(load_tsv, TsvOptions, PathRule.REQUIRED),
     KGFormat.BIOSYN: FormatInfo(load_biosyn, TsvOptions, PathRule.REQUIRED),
     KGFormat.OMOP: FormatInfo(load_omop, OmopOptions, PathRule.REQUIRED, streams=True),
+    KGFormat.SNOMED: FormatInfo(load_snomed, SnomedOptions, PathRule.REQUIRED, streams=True),
+    KGFormat.LOINC: FormatInfo(load_loinc, LoincOptions, PathRule.REQUIRED, streams=True),
 }
 
 
@@ -242,7 +246,7 @@ def build_kg_to_dir(
 ) -> tuple[dict[str, Any], list[LoadReport]]:
     """Build the KG of ``sources`` into the folder ``out``; return ``(card, reports)``.
 
-    A single stream-safe source (UMLS, OMOP) is written chunk by chunk without holding the KG in
+    A single stream-safe source (UMLS, OMOP, SNOMED, LOINC) is written chunk by chunk without holding the KG in
     memory; anything else goes through :func:`build_kg` and :meth:`KnowledgeGraph.save`.
     Both produce the same folder format.
     """
@@ -252,7 +256,7 @@ def build_kg_to_dir(
         card = write_records(records, out, card=lambda: _card(described, [report]))
         return card, [report]
     if any(FORMATS[s.format].streams for s in sources):
-        log.warning("several sources with UMLS or OMOP: building in memory (not streamed)")
+        log.warning("several sources, one of them streamable: building in memory (not streamed)")
     kg, reports = build_kg(sources)
     kg.save(out)
     return kg.card, reports

@@ -21,6 +21,8 @@ class KGFormat(str, Enum):
     TSV = "tsv"
     BIOSYN = "biosyn"
     OMOP = "omop"
+    SNOMED = "snomed"
+    LOINC = "loinc"
 
     @classmethod
     def parse(cls, value: str | KGFormat) -> KGFormat:

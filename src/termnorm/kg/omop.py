@@ -43,6 +43,7 @@ import pandas as pd
 import pyarrow as pa
 
 from termnorm.errors import InputFormatError
+from termnorm.kg._sorted import member as _member
 from termnorm.kg._text import Record, dedup_terms
 from termnorm.kg.athena import TableLayout, find_table, read_batches, table_layout
 from termnorm.kg.records import Concept, LoadReport, Relation, Term
@@ -146,14 +147,6 @@ class _Folder:
         layout = self.layouts[name]
         if layout is not None:
             yield from read_batches(layout, columns)
-
-
-def _member(sorted_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """Which of ``ids`` are in ``sorted_ids`` (sorted, unique)."""
-    if len(sorted_ids) == 0:
-        return np.zeros(len(ids), dtype=bool)
-    at = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
-    return sorted_ids[at] == ids
 
 
 def _count(report: LoadReport, mask: np.ndarray | pd.Series, reason: str) -> None:
