@@ -11,7 +11,7 @@ label never comes from the client.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from termnorm.projects.errors import DecisionError
@@ -20,11 +20,32 @@ from termnorm.search.spec import PipelineSpec
 if TYPE_CHECKING:
     from termnorm.index import TermIndex
 
-__all__ = ["ConceptResolver", "checked_name", "index_concepts", "project_concepts"]
+__all__ = [
+    "AttributeLookup",
+    "ConceptResolver",
+    "checked_name",
+    "index_attributes",
+    "index_concepts",
+    "project_attributes",
+    "project_concepts",
+]
 
 ConceptResolver = Callable[[str], tuple[str, str]]
 """``resolve(concept_id) -> (the index's concept ID, its name)``; :class:`DecisionError`
 when the index has no such concept."""
+AttributeLookup = Callable[[str], Mapping[str, str]]
+"""``attributes(concept_id) -> the concept's vocabulary attributes`` (OMOP's
+``vocabulary_id``, ``concept_code``, ...; empty for a vocabulary without them);
+:class:`DecisionError` when the index has no such concept."""
+
+
+def _unknown(index: TermIndex, concept_id: str) -> DecisionError:
+    where = index.path or "(in memory)"
+    return DecisionError(
+        f"no concept {concept_id!r} in the project's index {where}, neither as a "
+        "concept ID nor as an alternative ID: nothing written; check the ID with "
+        f"termnorm lookup {concept_id} --index {where} (a namespace is optional)"
+    )
 
 
 def index_concepts(index: TermIndex) -> ConceptResolver:
@@ -33,16 +54,24 @@ def index_concepts(index: TermIndex) -> ConceptResolver:
     def resolve(concept_id: str) -> tuple[str, str]:
         row = index.resolve_id(concept_id.strip())
         if row is None:
-            where = index.path or "(in memory)"
-            raise DecisionError(
-                f"no concept {concept_id!r} in the project's index {where}, neither as a "
-                "concept ID nor as an alternative ID: nothing written; check the ID with "
-                f"termnorm lookup {concept_id} --index {where} (a namespace is optional)"
-            )
+            raise _unknown(index, concept_id)
         concept = index.concepts.iloc[row]
         return str(concept["concept_id"]), str(concept["name"])
 
     return resolve
+
+
+def index_attributes(index: TermIndex) -> AttributeLookup:
+    """The attribute lookup of ``index``: a concept's ``attributes`` as the index holds them
+    (its own ID; the exports look up the IDs their decisions stored)."""
+
+    def attributes(concept_id: str) -> Mapping[str, str]:
+        row = index.resolve_id(concept_id)
+        if row is None:
+            raise _unknown(index, concept_id)
+        return dict(index.concepts.iloc[row].get("attributes") or {})
+
+    return attributes
 
 
 def project_concepts(spec: PipelineSpec) -> ConceptResolver:
@@ -58,6 +87,21 @@ def project_concepts(spec: PipelineSpec) -> ConceptResolver:
         return loaded[0](concept_id)
 
     return resolve
+
+
+def project_attributes(spec: PipelineSpec) -> AttributeLookup:
+    """The attribute lookup of the index ``spec`` names, read on its first use only (once
+    per export: an export that needs no attribute never loads the index)."""
+    loaded: list[AttributeLookup] = []
+
+    def attributes(concept_id: str) -> Mapping[str, str]:
+        if not loaded:
+            from termnorm.search.build import resolve_index
+
+            loaded.append(index_attributes(resolve_index(spec.index)))
+        return loaded[0](concept_id)
+
+    return attributes
 
 
 def _folded(text: str) -> str:
