@@ -12,7 +12,7 @@ label never comes from the client.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from termnorm.projects.errors import DecisionError
 from termnorm.search.spec import PipelineSpec
@@ -29,6 +29,8 @@ __all__ = [
     "project_attributes",
     "project_concepts",
 ]
+
+T = TypeVar("T")
 
 ConceptResolver = Callable[[str], tuple[str, str]]
 """``resolve(concept_id) -> (the index's concept ID, its name)``; :class:`DecisionError`
@@ -74,34 +76,33 @@ def index_attributes(index: TermIndex) -> AttributeLookup:
     return attributes
 
 
-def project_concepts(spec: PipelineSpec) -> ConceptResolver:
-    """The resolver of the index ``spec`` names (``None``: the default index), read on
-    its first use only: a decision on a candidate never loads the index."""
-    loaded: list[ConceptResolver] = []
+def _on_first_use(
+    spec: PipelineSpec, of: Callable[[TermIndex], Callable[[str], T]]
+) -> Callable[[str], T]:
+    """``of(index)`` for the index ``spec`` names (``None``: the default index), the index
+    read on the first call only."""
+    loaded: list[Callable[[str], T]] = []
 
-    def resolve(concept_id: str) -> tuple[str, str]:
+    def call(concept_id: str) -> T:
         if not loaded:
             from termnorm.search.build import resolve_index
 
-            loaded.append(index_concepts(resolve_index(spec.index)))
+            loaded.append(of(resolve_index(spec.index)))
         return loaded[0](concept_id)
 
-    return resolve
+    return call
+
+
+def project_concepts(spec: PipelineSpec) -> ConceptResolver:
+    """The resolver of the index ``spec`` names (``None``: the default index), read on
+    its first use only: a decision on a candidate never loads the index."""
+    return _on_first_use(spec, index_concepts)
 
 
 def project_attributes(spec: PipelineSpec) -> AttributeLookup:
     """The attribute lookup of the index ``spec`` names, read on its first use only (once
     per export: an export that needs no attribute never loads the index)."""
-    loaded: list[AttributeLookup] = []
-
-    def attributes(concept_id: str) -> Mapping[str, str]:
-        if not loaded:
-            from termnorm.search.build import resolve_index
-
-            loaded.append(index_attributes(resolve_index(spec.index)))
-        return loaded[0](concept_id)
-
-    return attributes
+    return _on_first_use(spec, index_attributes)
 
 
 def _folded(text: str) -> str:
