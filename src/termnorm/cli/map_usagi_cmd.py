@@ -26,7 +26,7 @@ def import_usagi_cmd(
     json_out: bool = json_option(),
 ) -> None:
     """Load a Usagi mapping CSV into a project: APPROVED rows become approved decisions of their statusSetBy (time kept), conceptId 0 no match, FLAGGED a flag, UNCHECKED rows stay pending with Usagi's suggestion as their candidate. Every sourceCode must be a row of the project; one refused line writes nothing."""
-    from termnorm.projects.usagi import import_usagi
+    from termnorm.projects.usagi_import import import_usagi
 
     report = import_usagi(project, file, db=db, default_reviewer=default_reviewer)
     line = (

@@ -72,7 +72,7 @@ _MODULES = {
     "leases": ("LeasedRow", "acquire", "acquire_next", "decide_leased", "release"),
     "reviewers": ("NewReviewer", "add_reviewer", "list_reviewers", "remove_reviewer"),
     "training_data": ("train_project_ranker",),
-    "usagi": ("UsagiImportReport", "import_usagi"),
+    "usagi_import": ("UsagiImportReport", "import_usagi"),
 }
 __getattr__ = lazy_getattr(__name__, {n: m for m, names in _MODULES.items() for n in names})
 
@@ -95,4 +95,4 @@ if TYPE_CHECKING:
     from termnorm.projects.states import Action, ExportFormat, Predicate, RowState
     from termnorm.projects.store import open_store
     from termnorm.projects.training_data import train_project_ranker
-    from termnorm.projects.usagi import UsagiImportReport, import_usagi
+    from termnorm.projects.usagi_import import UsagiImportReport, import_usagi
