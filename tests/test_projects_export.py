@@ -97,12 +97,16 @@ def test_sssom_export_validates_and_says_who_decided_how(decided: Path, tmp_path
 
 def test_omop_export_has_source_to_concept_map_columns(decided: Path, tmp_path: Path) -> None:
     out = tmp_path / "stcm.csv"
-    assert export("p", "omop", out, db=decided, vocabulary_id="HOSP_LAB").rows == 4
+    # the concepts' attributes as an index built from OMOP tables holds them
+    omop = {f"T:{i:04d}": {"vocabulary_id": f"VOC{i}"} for i in range(1, 4)}.__getitem__
+    report = export("p", "omop", out, db=decided, vocabulary_id="HOSP_LAB", concepts=omop)
+    assert report.rows == 4
     with out.open(newline="") as f:
         reader = csv.DictReader(f)
         assert tuple(reader.fieldnames or ()) == OMOP_COLUMNS
         rows = {r["source_code"]: r for r in reader}
-    assert rows["A1"]["target_concept_id"] == "1" and rows["A1"]["target_vocabulary_id"] == "T"
+    assert rows["A1"]["target_concept_id"] == "1" and rows["A1"]["target_vocabulary_id"] == "VOC1"
+    assert rows["A 2"]["target_vocabulary_id"] == "VOC2"  # the concept's, not the namespace
     assert rows["A4"]["target_concept_id"] == "0" and rows["A4"]["target_vocabulary_id"] == "None"
     assert (
         rows["A1"]["source_vocabulary_id"] == "HOSP_LAB"

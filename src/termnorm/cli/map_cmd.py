@@ -24,7 +24,7 @@ from termnorm.search.spec import SPEC_HELP
 
 __all__ = ["register"]
 
-MAP_HELP = """Mapping projects: map a code list (a hospital's lab or diagnosis codes, a registry's terms) to a terminology, review the uncertain rows, export SSSOM / OMOP / CSV.
+MAP_HELP = """Mapping projects: map a code list (a hospital's lab or diagnosis codes, a registry's terms) to a terminology, review the uncertain rows, export SSSOM / OMOP / CSV / Usagi.
 
   termnorm map init labs --source codes.csv --code-column code --text-column name --index idx/loinc
 
@@ -37,6 +37,8 @@ MAP_HELP = """Mapping projects: map a code list (a hospital's lab or diagnosis c
   termnorm map decide labs GLU1 --approve --reviewer ann
 
   termnorm map export labs --format sssom --out labs.sssom.tsv
+
+  termnorm map import-usagi labs usagi_mapping.csv     (a Usagi mapping moved in)
 
 The project lives in PROJECT.termnorm.db (SQLite) unless --db names another file or a PostgreSQL URL (postgresql://user:password@host/db); TERMNORM_PROJECT_DB sets --db for every command."""
 
@@ -210,7 +212,8 @@ def export_cmd(
     format: ExportFormat = typer.Option(
         ...,
         "--format",
-        help="sssom, omop (source_to_concept_map), csv, or synonyms (concept_id<TAB>text).",
+        help="sssom, omop (source_to_concept_map), csv, synonyms (concept_id<TAB>text), or "
+        "usagi (OHDSI Usagi's mapping CSV; map import-usagi reads it back).",
     ),
     out: Path = typer.Option(..., "--out", help="File to write."),
     subject_prefix: str | None = typer.Option(
@@ -231,7 +234,7 @@ def export_cmd(
     db: str | None = db_option(),
     json_out: bool = json_option(),
 ) -> None:
-    """Write the project's mappings as SSSOM TSV, OMOP source_to_concept_map, CSV or synonyms."""
+    """Write the project's mappings as SSSOM TSV, OMOP source_to_concept_map, CSV, synonyms or Usagi CSV."""
     from termnorm.projects.exports import export
 
     report = export(
@@ -280,4 +283,7 @@ def register(app: typer.Typer) -> None:
     from termnorm.cli import map_review_cmd
 
     map_review_cmd.register(group)
+    from termnorm.cli import map_usagi_cmd
+
+    map_usagi_cmd.register(group)
     app.add_typer(group, name="map")

@@ -1,5 +1,5 @@
 """Mapping projects: a code list mapped, reviewed and exported (SQLite or PostgreSQL store,
-append-only decisions, learned synonyms, SSSOM / OMOP / CSV exports).
+append-only decisions, learned synonyms, SSSOM / OMOP / CSV / Usagi exports, Usagi import).
 
 >>> from termnorm import projects, api
 >>> projects.init_project("labs", "codes.csv", code_column="code", text_column="name",
@@ -36,6 +36,7 @@ __all__ = [
     "RowState",
     "RowView",
     "RunReport",
+    "UsagiImportReport",
     "acquire",
     "acquire_next",
     "add_reviewer",
@@ -44,6 +45,7 @@ __all__ = [
     "decide",
     "decide_leased",
     "export",
+    "import_usagi",
     "init_project",
     "list_reviewers",
     "open_store",
@@ -70,6 +72,7 @@ _MODULES = {
     "leases": ("LeasedRow", "acquire", "acquire_next", "decide_leased", "release"),
     "reviewers": ("NewReviewer", "add_reviewer", "list_reviewers", "remove_reviewer"),
     "training_data": ("train_project_ranker",),
+    "usagi_import": ("UsagiImportReport", "import_usagi"),
 }
 __getattr__ = lazy_getattr(__name__, {n: m for m, names in _MODULES.items() for n in names})
 
@@ -92,3 +95,4 @@ if TYPE_CHECKING:
     from termnorm.projects.states import Action, ExportFormat, Predicate, RowState
     from termnorm.projects.store import open_store
     from termnorm.projects.training_data import train_project_ranker
+    from termnorm.projects.usagi_import import UsagiImportReport, import_usagi

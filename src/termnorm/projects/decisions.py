@@ -98,12 +98,15 @@ def append_decision(
     concept: tuple[str, str | None, float | None] | None = None,
     predicate: Predicate | None = None,
     comment: str | None = None,
+    at: datetime | None = None,
 ) -> DecisionRecord:
     """Append one decision on ``row`` (as the session last read it) and move the row to the
     action's state and a new version, in ``session``'s transaction; ``concept`` is
-    ``(id, name, confidence)``. :class:`StaleRowError` when the row's version changed
+    ``(id, name, confidence)``; ``at``: when it was decided (default now; an import keeps
+    the time another tool recorded). :class:`StaleRowError` when the row's version changed
     underneath (the caller's transaction must then roll back)."""
     now, version = utcnow(), row.version
+    decided = at or now
     changes = action.state is not None
     decision = DecisionRow(
         project_id=row.project_id,
@@ -116,7 +119,7 @@ def append_decision(
         confidence=concept[2] if concept else None,
         predicate=predicate.value if predicate else None,
         comment=comment,
-        created_at=now,
+        created_at=decided,
         replaces_decision_id=row.decision_id if changes else None,
     )
     session.add(decision)
@@ -143,7 +146,7 @@ def append_decision(
         decision.predicate,
         decision.confidence,
         comment,
-        now,
+        decided,
         version,
         version + 1 if changes else version,
         state,

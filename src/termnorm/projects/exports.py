@@ -6,11 +6,18 @@
   ``confidence`` is the score they were approved at); the predicate
   ``skos:exactMatch``/``broadMatch``/``narrowMatch``, ``author_id``, ``mapping_date``, labels.
   Source codes become CURIEs of the project's prefix (``--subject-prefix``, default the
-  project's name) under ``--base-uri``.
+  project's name) under ``--base-uri``. An OMOP concept (an index built by ``kg build
+  --format omop``) is written as its vocabulary's CURIE (``object_id`` ``SNOMEDCT:22298006``,
+  ``LOINC:2160-0``) with OMOP's integer ``concept_id`` beside it in the column
+  ``omop_concept_id``, a non-standard slot declared in the header's
+  ``extension_definitions`` (SSSOM's way of adding a column that validators accept).
 * ``omop``: OMOP CDM ``source_to_concept_map`` CSV (its columns, in order): approved rows
-  with their concept's integer ID, "no match" rows with concept 0 (vocabulary ``None``), as
-  OMOP marks unmapped codes. A concept ID whose local part is not an integer (not an OMOP
-  vocabulary) is refused naming it.
+  with their concept's integer ID and the concept's ``vocabulary_id`` as the project's index
+  holds it, "no match" rows with concept 0 (vocabulary ``None``), as OMOP marks unmapped
+  codes. A concept that is not an OMOP concept (its ID's local part not an integer, or no
+  ``vocabulary_id`` in the index) is refused naming it (:mod:`termnorm.projects.omop_targets`).
+* ``usagi``: OHDSI Usagi's mapping CSV (:mod:`termnorm.projects.usagi`), which
+  ``termnorm map import-usagi`` reads back.
 * ``csv``: every live row with its state, decision and top candidate.
 * ``synonyms``: the approved exact mappings as a ``concept_id<TAB>text`` file
   (``--synonyms`` of ``normalize`` and of another project reads it).
@@ -28,16 +35,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import quote
 
-from sqlalchemy import and_, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import Session
 
 from termnorm.io.tables import atomic_file
+from termnorm.projects.concepts import AttributeLookup, project_attributes
 from termnorm.projects.decisions import learned_synonyms
-from termnorm.projects.errors import ProjectError
-from termnorm.projects.models import CandidateRow, DecisionRow, JsonReady, SourceRow
+from termnorm.projects.models import CandidateRow, DecisionRow, JsonReady
+from termnorm.projects.omop_targets import OmopTarget, check_integer, is_omop, omop_target
+from termnorm.projects.rows import live_rows_select
 from termnorm.projects.settings import PipelineSettings
 from termnorm.projects.states import ExportFormat, Predicate, RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
+from termnorm.projects.usagi import write_usagi
 
 __all__ = ["DEFAULT_BASE_URI", "OMOP_COLUMNS", "ExportReport", "export"]
 
@@ -70,6 +79,7 @@ KNOWN_PREFIXES = {
     "SNOMEDCT": "http://snomed.info/id/",
     "UMLS": "https://uts.nlm.nih.gov/uts/umls/concept/",
     "LOINC": "https://loinc.org/",
+    "RxNorm": "http://purl.bioontology.org/ontology/RXNORM/",
 }
 """Expansions of the concept namespaces termnorm's loaders write; others get one under the
 base URI (``.../concepts/NS/``)."""
@@ -79,6 +89,14 @@ _STANDARD = {
     "reviewer": "https://w3id.org/termnorm/reviewers/",
 }
 _FAR_FUTURE = "2099-12-31"
+OMOP_ID_SLOT = "omop_concept_id"
+"""SSSOM's extra column: the OMOP ``concept_id`` beside a vocabulary CURIE."""
+_OMOP_ID_EXTENSION = (
+    "# extension_definitions:\n"
+    f"#   - slot_name: {OMOP_ID_SLOT}\n"
+    "#     property: https://w3id.org/termnorm/vocab/omop_concept_id\n"
+    "#     type_hint: http://www.w3.org/2001/XMLSchema#integer\n"
+)
 
 
 @dataclass(frozen=True)
@@ -104,15 +122,7 @@ class _Row:
 
 def _rows(session: Session, project_id: int) -> Iterator[_Row]:
     """Every live row with its current decision and top candidate, in row order."""
-    top = aliased(CandidateRow)
-    query = (
-        select(SourceRow, DecisionRow, top)
-        .outerjoin(DecisionRow, DecisionRow.id == SourceRow.decision_id)
-        .outerjoin(top, and_(top.row_id == SourceRow.id, top.rank == 1))
-        .where(SourceRow.project_id == project_id, SourceRow.retired.is_(False))
-        .order_by(SourceRow.id)
-    )
-    for row, decision, best in session.execute(query).yield_per(2000):
+    for row, decision, best in session.execute(live_rows_select(project_id)).yield_per(2000):
         yield _Row(
             row.code,
             row.text,
@@ -141,8 +151,25 @@ def _split(concept_id: str) -> tuple[str, str]:
     return (namespace, local) if sep and namespace else ("CONCEPT", concept_id)
 
 
+def _omop_targets(rows: list[_Row], attributes: AttributeLookup) -> dict[str, OmopTarget]:
+    """The :class:`OmopTarget` of every OMOP concept the rows' decisions name (each looked
+    up once)."""
+    targets: dict[str, OmopTarget] = {}
+    for r in rows:
+        cid = r.decision.concept_id if r.decision else None
+        if cid and is_omop(cid) and cid not in targets:
+            targets[cid] = omop_target(cid, r.code, attributes)
+    return targets
+
+
 def _write_sssom(
-    path: Path, rows: list[_Row], project: str, prefix: str, base: str, measure: str
+    path: Path,
+    rows: list[_Row],
+    project: str,
+    prefix: str,
+    base: str,
+    measure: str,
+    attributes: AttributeLookup,
 ) -> int:
     mapped = [
         r
@@ -151,9 +178,12 @@ def _write_sssom(
         and r.decision.concept_id
         and r.state in (RowState.APPROVED.value, RowState.AUTO_APPROVED.value)
     ]
+    omop = _omop_targets(mapped, attributes)
+    objects = {cid: t.curie for cid, t in omop.items()}
     curie_map = {**_STANDARD, prefix: f"{base}{quote(project)}/codes/"}
     for r in mapped:
-        namespace, _ = _split(str(r.decision.concept_id))  # type: ignore[union-attr]
+        cid = str(r.decision.concept_id)  # type: ignore[union-attr]
+        namespace, _ = _split(objects.get(cid, cid))
         curie_map.setdefault(
             namespace, KNOWN_PREFIXES.get(namespace, f"{base}concepts/{namespace}/")
         )
@@ -164,14 +194,18 @@ def _write_sssom(
         f.write(f"# mapping_set_title: termnorm mapping project {project}\n")
         f.write("# license: https://creativecommons.org/publicdomain/zero/1.0/\n")
         f.write("# mapping_tool: termnorm\n")
+        if omop:
+            f.write(_OMOP_ID_EXTENSION)
         writer = csv.writer(f, delimiter="\t", lineterminator="\n")
-        writer.writerow(SSSOM_COLUMNS)
+        writer.writerow([*SSSOM_COLUMNS, *([OMOP_ID_SLOT] if omop else [])])
         for r in mapped:
             d = r.decision
             assert d is not None and d.concept_id is not None  # filtered above
             auto = r.state == RowState.AUTO_APPROVED.value
-            namespace, local = _split(d.concept_id)
+            namespace, local = _split(objects.get(d.concept_id, d.concept_id))
             score = "" if d.confidence is None else f"{d.confidence:.6f}"
+            target = omop.get(d.concept_id)
+            extra = [str(target.concept_id) if target else ""] if omop else []
             writer.writerow(
                 [
                     f"{prefix}:{quote(r.code, safe='')}",
@@ -186,24 +220,23 @@ def _write_sssom(
                     score,
                     measure if score else "",
                     d.comment or "",
+                    *extra,
                 ]
             )
     return len(mapped)
 
 
-def _omop_id(concept_id: str, code: str) -> tuple[int, str]:
-    namespace, local = _split(concept_id)
-    if not local.isdigit():
-        raise ProjectError(
-            f"OMOP's source_to_concept_map needs integer concept IDs, but code {code!r} maps to "
-            f"{concept_id!r}: map against an index built from OMOP vocabularies (concept_id "
-            "numbers), or export --format sssom / csv"
-        )
-    return int(local), namespace
+def _mapped(r: _Row) -> bool:
+    """Whether ``r`` is an approved (or auto-approved) row with a concept."""
+    approved = (RowState.APPROVED.value, RowState.AUTO_APPROVED.value)
+    return r.state in approved and r.decision is not None and bool(r.decision.concept_id)
 
 
-def _write_omop(path: Path, rows: list[_Row], vocabulary: str) -> int:
-    written = 0
+def _write_omop(path: Path, rows: list[_Row], vocabulary: str, attributes: AttributeLookup) -> int:
+    for r in rows:  # every ID an integer before the index is read
+        if _mapped(r):
+            check_integer(str(r.decision.concept_id), r.code)  # type: ignore[union-attr]
+    written, targets = 0, dict[str, OmopTarget]()
     with atomic_file(path) as tmp, tmp.open("w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(OMOP_COLUMNS)
@@ -211,12 +244,11 @@ def _write_omop(path: Path, rows: list[_Row], vocabulary: str) -> int:
             d = r.decision
             if r.state == RowState.NO_MATCH.value and d is not None:
                 target, target_vocabulary = 0, "None"
-            elif (
-                r.state in (RowState.APPROVED.value, RowState.AUTO_APPROVED.value)
-                and d
-                and d.concept_id
-            ):
-                target, target_vocabulary = _omop_id(d.concept_id, r.code)
+            elif _mapped(r) and d and d.concept_id:
+                if d.concept_id not in targets:
+                    targets[d.concept_id] = omop_target(d.concept_id, r.code, attributes)
+                found = targets[d.concept_id]
+                target, target_vocabulary = found.concept_id, found.vocabulary_id
             else:
                 continue
             writer.writerow(
@@ -281,12 +313,14 @@ def export(
     subject_prefix: str | None = None,
     base_uri: str = DEFAULT_BASE_URI,
     vocabulary_id: str | None = None,
+    concepts: AttributeLookup | None = None,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> ExportReport:
     """Write ``project``'s mappings to ``out`` in ``format`` (see the module).
     ``subject_prefix`` / ``base_uri``: the CURIE prefix and URI base of the source codes
     (SSSOM); ``vocabulary_id``: OMOP's ``source_vocabulary_id`` (default the project's
-    name, at most 20 characters)."""
+    name, at most 20 characters); ``concepts``: the concepts' attributes (default: read
+    from the project's index, once, when an OMOP concept is to be written)."""
     fmt = ExportFormat(format)
     path = Path(out)
     if path.is_dir():
@@ -296,15 +330,20 @@ def export(
         if fmt is ExportFormat.SYNONYMS:
             count = _write_synonyms(path, learned_synonyms(session, proj.id))
             return ExportReport(fmt.value, str(path), count)
+        settings = PipelineSettings.from_row(proj)
+        attributes = concepts or project_attributes(settings.spec)
+        if fmt is ExportFormat.USAGI:
+            count = write_usagi(path, session, proj.id, attributes)
+            return ExportReport(fmt.value, str(path), count)
         rows = list(_rows(session, proj.id))
-        calibrated = PipelineSettings.from_row(proj).calibrated
     if fmt is ExportFormat.SSSOM:
+        calibrated = settings.calibrated
         measure = "termnorm combiner probability" if calibrated else "termnorm cosine similarity"
         prefix = _prefix_name(subject_prefix or project)
-        count = _write_sssom(path, rows, project, prefix, base, measure)
+        count = _write_sssom(path, rows, project, prefix, base, measure, attributes)
     elif fmt is ExportFormat.OMOP:
         vocabulary = (vocabulary_id or project)[:20]
-        count = _write_omop(path, rows, vocabulary)
+        count = _write_omop(path, rows, vocabulary, attributes)
     else:
         count = _write_csv(path, rows)
     return ExportReport(fmt.value, str(path), count)

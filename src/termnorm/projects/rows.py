@@ -27,7 +27,28 @@ from termnorm.projects.models import (
 from termnorm.projects.states import RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
 
-__all__ = ["QueueEntry", "RowView", "queue_select", "review_queue", "row_view", "show_row"]
+__all__ = [
+    "QueueEntry",
+    "RowView",
+    "live_rows_select",
+    "queue_select",
+    "review_queue",
+    "row_view",
+    "show_row",
+]
+
+
+def live_rows_select(project_id: int) -> Select[SourceRow, DecisionRow, CandidateRow]:
+    """``(row, current decision or None, top candidate or None)`` of every live (not
+    retired) row of the project, in row order: what the exports write."""
+    top = aliased(CandidateRow)
+    return (
+        select(SourceRow, DecisionRow, top)
+        .outerjoin(DecisionRow, DecisionRow.id == SourceRow.decision_id)
+        .outerjoin(top, and_(top.row_id == SourceRow.id, top.rank == 1))
+        .where(SourceRow.project_id == project_id, SourceRow.retired.is_(False))
+        .order_by(SourceRow.id)
+    )
 
 
 @dataclass(frozen=True)
