@@ -23,7 +23,7 @@ BUILTIN = "builtin"
 
 BUILD_HELP = """Compile one or more terminologies into a KG folder (Parquet tables + kg.json).
 
-SOURCE is a file or folder (a UMLS META folder, an .obo file, a MEDIC file, a TSV/CSV or BioSyn dictionary); leave it out, or write 'builtin', for the built-in HPO (obo, hpo) and ICD-10-CM (icd10cm).
+SOURCE is a file or folder (a UMLS META folder, an .obo file, a MEDIC file, a TSV/CSV or BioSyn dictionary, an Athena download folder, a FHIR CodeSystem JSON or NDJSON); leave it out, or write 'builtin', for the built-in HPO (obo, hpo) and ICD-10-CM (icd10cm).
 
 Add more sources with --add FORMAT\\[:PATH]\\[#key=value,...]; concepts with the same ID merge. Source flags (--lang, --prefix, ...) apply to every source that takes them; '#key=value' options after an --add apply to that source only.
 
@@ -34,6 +34,8 @@ Examples:
   termnorm kg build /data/umls/2024AA/META --format umls --sab MSH,SNOMEDCT_US --one-direction --out kg/umls
 
   termnorm kg build ../shared/benchmarks/medic/medic_06Jul2012.txt --format medic --add hpo:builtin --out kg/medic_hpo
+
+  termnorm kg build codesystem.json --format fhir --prefix LOCAL --out kg/local
 
   termnorm kg build dict.tsv --format tsv --prefix MYDICT --add 'biosyn:train_dictionary.txt#prefix=MESH' --out kg/dict
 """
@@ -209,7 +211,10 @@ def register(app: typer.Typer) -> None:
             False, "--one-direction", help="umls: keep one direction of inverse relation pairs."
         ),
         prefix: str | None = typer.Option(
-            None, "--prefix", help="tsv/biosyn: namespace of IDs without one. Default LOCAL."
+            None,
+            "--prefix",
+            help="tsv/biosyn: namespace of IDs without one (default LOCAL); fhir: namespace of "
+            "a CodeSystem whose url is not a known system.",
         ),
         encoding: str | None = typer.Option(
             None,
@@ -232,6 +237,15 @@ def register(app: typer.Typer) -> None:
         ),
         include_invalid: bool = typer.Option(
             False, "--include-invalid", help="omop: keep invalid and deprecated concepts."
+        ),
+        fhir_version: str | None = typer.Option(
+            None,
+            "--fhir-version",
+            help="fhir: release of the CodeSystems, R4, R4B or R5. Default: from meta.profile, "
+            "else R5 when an R5-only field is present, else R4.",
+        ),
+        include_inactive: bool = typer.Option(
+            False, "--include-inactive", help="fhir: keep retired and inactive concepts."
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
@@ -258,6 +272,8 @@ def register(app: typer.Typer) -> None:
             "--concept-class": ("concept_class", _split_list(concept_class) or None),
             "--standard-only": ("standard_only", standard_only or None),
             "--include-invalid": ("include_invalid", include_invalid or None),
+            "--fhir-version": ("fhir_version", fhir_version),
+            "--include-inactive": ("include_inactive", include_inactive or None),
         }
         specs = _with_flags(specs, {k: v for k, v in flags.items() if v[1] is not None})
         card, _ = build_kg_to_dir(specs, out)

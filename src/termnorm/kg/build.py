@@ -26,6 +26,7 @@ from typing import Any
 
 from termnorm.errors import EmptyResultError
 from termnorm.kg._text import Record
+from termnorm.kg.fhir import FhirOptions, load_fhir
 from termnorm.kg.formats import KGFormat
 from termnorm.kg.graph import KnowledgeGraph
 from termnorm.kg.hpo import HpoOptions, load_hpo
@@ -78,6 +79,7 @@ FORMATS: dict[KGFormat, FormatInfo] = {
     KGFormat.TSV: FormatInfo(load_tsv, TsvOptions, PathRule.REQUIRED),
     KGFormat.BIOSYN: FormatInfo(load_biosyn, TsvOptions, PathRule.REQUIRED),
     KGFormat.OMOP: FormatInfo(load_omop, OmopOptions, PathRule.REQUIRED, streams=True),
+    KGFormat.FHIR: FormatInfo(load_fhir, FhirOptions, PathRule.REQUIRED, streams=True),
 }
 
 
@@ -239,7 +241,7 @@ def build_kg_to_dir(
 ) -> tuple[dict[str, Any], list[LoadReport]]:
     """Build the KG of ``sources`` into the folder ``out``; return ``(card, reports)``.
 
-    A single stream-safe source (UMLS, OMOP) is written chunk by chunk without holding the KG in
+    A single stream-safe source (UMLS, OMOP, FHIR) is written chunk by chunk without holding the KG in
     memory; anything else goes through :func:`build_kg` and :meth:`KnowledgeGraph.save`.
     Both produce the same folder format.
     """

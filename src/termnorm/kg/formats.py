@@ -20,6 +20,7 @@ class KGFormat(str, Enum):
     TSV = "tsv"
     BIOSYN = "biosyn"
     OMOP = "omop"
+    FHIR = "fhir"
 
     @classmethod
     def parse(cls, value: str | KGFormat) -> KGFormat:
