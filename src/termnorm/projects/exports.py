@@ -12,6 +12,7 @@
   OMOP marks unmapped codes. A concept ID whose local part is not an integer (not an OMOP
   vocabulary) is refused naming it.
 * ``csv``: every live row with its state, decision and top candidate.
+* ``fhir``: a FHIR ConceptMap, R4B or R5 (:mod:`termnorm.projects.export_fhir`).
 * ``synonyms``: the approved exact mappings as a ``concept_id<TAB>text`` file
   (``--synonyms`` of ``normalize`` and of another project reads it).
 
@@ -32,8 +33,10 @@ from sqlalchemy import and_, select
 from sqlalchemy.orm import Session, aliased
 
 from termnorm.io.tables import atomic_file
+from termnorm.kg.fhir_systems import FhirVersion
 from termnorm.projects.decisions import learned_synonyms
 from termnorm.projects.errors import ProjectError
+from termnorm.projects.export_fhir import write_conceptmap
 from termnorm.projects.models import CandidateRow, DecisionRow, JsonReady, SourceRow
 from termnorm.projects.settings import PipelineSettings
 from termnorm.projects.states import ExportFormat, Predicate, RowState
@@ -281,13 +284,18 @@ def export(
     subject_prefix: str | None = None,
     base_uri: str = DEFAULT_BASE_URI,
     vocabulary_id: str | None = None,
+    fhir_version: FhirVersion | str = FhirVersion.R4B,
+    source_system: str | None = None,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> ExportReport:
     """Write ``project``'s mappings to ``out`` in ``format`` (see the module).
     ``subject_prefix`` / ``base_uri``: the CURIE prefix and URI base of the source codes
     (SSSOM); ``vocabulary_id``: OMOP's ``source_vocabulary_id`` (default the project's
-    name, at most 20 characters)."""
+    name, at most 20 characters); ``fhir_version`` / ``source_system``: the ConceptMap's
+    release (R4B or R5) and the system of the source codes (default a URN naming the
+    project)."""
     fmt = ExportFormat(format)
+    version = FhirVersion(fhir_version)
     path = Path(out)
     if path.is_dir():
         raise ValueError(f"--out {path} is a folder; give a file, e.g. {path / (project + '.tsv')}")
@@ -302,6 +310,8 @@ def export(
         measure = "termnorm combiner probability" if calibrated else "termnorm cosine similarity"
         prefix = _prefix_name(subject_prefix or project)
         count = _write_sssom(path, rows, project, prefix, base, measure)
+    elif fmt is ExportFormat.FHIR:
+        count = write_conceptmap(path, rows, project, version, source_system, base)
     elif fmt is ExportFormat.OMOP:
         vocabulary = (vocabulary_id or project)[:20]
         count = _write_omop(path, rows, vocabulary)

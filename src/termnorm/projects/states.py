@@ -65,9 +65,10 @@ class Predicate(str, Enum):
 class ExportFormat(str, Enum):
     """``termnorm map export --format``: SSSOM TSV, OMOP ``source_to_concept_map`` CSV, a
     plain CSV of every row, or a ``concept_id<TAB>text`` synonyms file of the approved
-    exact mappings (what ``--synonyms`` reads)."""
+    exact mappings (what ``--synonyms`` reads), or a FHIR ConceptMap (JSON)."""
 
     SSSOM = "sssom"
     OMOP = "omop"
     CSV = "csv"
     SYNONYMS = "synonyms"
+    FHIR = "fhir"
