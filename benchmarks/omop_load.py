@@ -8,7 +8,8 @@ English synonyms per concept; ~7 relationship rows per concept (``Is a`` + ``Sub
 standard parent, ``Maps to`` + ``Mapped from`` from each ICD10CM concept to a SNOMED one,
 standard concepts mapping to themselves, and other types), 5 % of them to concept IDs that
 are not in the download. Each size is built with ``build_kg_to_dir`` in a fresh process,
-which prints the time and the peak RSS (``ru_maxrss``), and the RSS after the imports.
+which prints the time and the peak RSS (``ru_maxrss``), and the RSS after the imports
+(:func:`build_in_fresh_process`, which ``benchmarks/fhir_load.py`` reuses).
 
 Usage: python benchmarks/omop_load.py [--sizes 100000 1000000] [--keep DIR]
 """
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 VOCABULARIES = [  # vocabulary, domain, class, standard, share
     ("SNOMED", "Condition", "Clinical Finding", "S", 0.45),
@@ -93,32 +95,57 @@ def write_athena(folder: Path, n: int, seed: int = 0) -> dict[str, int]:
     return counts
 
 
-def _child(folder: str, out: str) -> None:
-    """Build in this process and print a JSON line with time and peak RSS."""
-    from termnorm.kg.build import KGFormat, SourceSpec, build_kg_to_dir
+def measure_build(fmt: str, source: str, out: str, options: str = "{}") -> None:
+    """Build the KG of ``source`` (format ``fmt``, loader ``options`` as JSON) into ``out`` in
+    this process and print a JSON line with the time, the peak RSS and the RSS after the
+    imports."""
+    from termnorm.kg.build import SourceSpec, build_kg_to_dir
 
     imported_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
-    card, [report] = build_kg_to_dir([SourceSpec(KGFormat.OMOP, Path(folder))], out)
+    card, [report] = build_kg_to_dir([SourceSpec(fmt, Path(source), json.loads(options))], out)
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = {
         "seconds": time.perf_counter() - start,
         "peak_rss_mb": peak_kb / 1024,
         "rss_after_imports_mb": imported_kb / 1024,
         "read": dict(report.read),
+        "dropped": dict(report.dropped),
         "counts": card["counts"],
     }
     print(json.dumps(result))
+
+
+def build_in_fresh_process(
+    fmt: str, source: Path, out: Path, options: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """:func:`measure_build` in a fresh Python process (so the peak RSS is this build's)."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            fmt,
+            str(source),
+            str(out),
+            json.dumps(options or {}),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
     parser.add_argument("--keep", type=Path, help="Write the synthetic data here (kept).")
-    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        _child(*args.child)
+        measure_build(*args.child)
         return
     print(
         f"{'concepts':>10} {'relationships':>13} {'KG concepts':>11} {'KG terms':>9} "
@@ -131,13 +158,7 @@ def main() -> None:
             start = time.perf_counter()
             rows = write_athena(folder, size)
             written = time.perf_counter() - start
-            proc = subprocess.run(
-                [sys.executable, __file__, "--child", str(folder), str(root / f"kg_{size}")],
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            r = build_in_fresh_process("omop", folder, root / f"kg_{size}")
             c = r["counts"]
             print(
                 f"{rows['concepts']:>10,} {rows['relationships']:>13,} {c['concepts']:>11,} "

@@ -179,6 +179,11 @@ def test_version_detection_and_an_r5_field_refused_as_r4(tmp_path: Path) -> None
     assert codesystem_version(r5, FhirVersion("r4b")) is FhirVersion.R4B
     with pytest.raises(InputFormatError, match=r"not a valid FHIR R4B CodeSystem: copyrightLabel"):
         build(DATA / "r5_parent.json", tmp_path / "kg", fhir_version="R4B")
+    kg, report = build(DATA / "r5_parent.json", tmp_path / "kg", fhir_version="R4B", validate=False)
+    assert (
+        len(kg.concepts) == 4
+        and "(not validated)" in report.info["CodeSystem http://snomed.info/sct"]
+    )
 
 
 def test_system_table_runs_both_ways() -> None:

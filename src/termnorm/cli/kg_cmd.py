@@ -247,6 +247,12 @@ def register(app: typer.Typer) -> None:
         include_inactive: bool = typer.Option(
             False, "--include-inactive", help="fhir: keep retired and inactive concepts."
         ),
+        no_validate: bool = typer.Option(
+            False,
+            "--no-validate",
+            help="fhir: skip the fhir.resources check of each CodeSystem (most of a large "
+            "one's load time).",
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         from termnorm._artifacts import prepare_output
@@ -274,6 +280,7 @@ def register(app: typer.Typer) -> None:
             "--include-invalid": ("include_invalid", include_invalid or None),
             "--fhir-version": ("fhir_version", fhir_version),
             "--include-inactive": ("include_inactive", include_inactive or None),
+            "--no-validate": ("validate", False if no_validate else None),
         }
         specs = _with_flags(specs, {k: v for k, v in flags.items() if v[1] is not None})
         card, _ = build_kg_to_dir(specs, out)

@@ -3,8 +3,8 @@
 The source is a JSON file holding one CodeSystem or a Bundle of CodeSystems, an NDJSON file
 (``.ndjson``, ``.jsonl``; ``.gz`` read on the fly) holding one such resource per line, or a
 folder of such files. Each CodeSystem is validated with the ``fhir.resources`` model of its
-FHIR release (extra ``fhir``): ``fhir_version`` when given, else the version in a
-``meta.profile`` canonical (``…|4.0.1`` R4, ``|4.3.0`` R4B, ``|5.0.0`` R5), else R5 when the
+FHIR release (extra ``fhir``; ``validate`` false skips it, concepts without a code then
+dropped and counted): ``fhir_version`` when given, else the version in a ``meta.profile`` canonical (``…|4.0.1`` R4, ``|4.3.0`` R4B, ``|5.0.0`` R5), else R5 when the
 resource has a field only R5 defines (``versionAlgorithm[x]``, ``copyrightLabel``, ``author``,
 …), else R4. R4 is checked with the R4B models (``fhir.resources`` ships no R4 package; R4B
 changed neither CodeSystem nor its data types). Any other resource is refused naming the
@@ -81,6 +81,11 @@ class FhirOptions:
     )
     default_language: str = opt(
         "en", "Language of displays and designations when neither they nor the CodeSystem name one."
+    )
+    validate: bool = opt(
+        True,
+        "Check each CodeSystem with the fhir.resources model of its release (most of the load "
+        "time of a large one); false reads the JSON as it is.",
     )
 
 
@@ -318,6 +323,9 @@ def _records(
         code = str(concept.get("code") or "")
         stack.extend((child, code) for child in reversed(concept.get("concept") or []))
         report.read["concepts"] += 1
+        if not code:
+            report.drop("concept: no code")
+            continue
         cid = f"{prefix}:{code}"
         read = _read_concept(concept, meanings)
         state.edges += [(cid, f"{prefix}:{p}") for p in ([parent] if parent else []) + read.parents]
@@ -365,11 +373,13 @@ def load_fhir(
         for where, resource in _resources(file):
             for codesystem in _codesystems(resource, where, report):
                 version = codesystem_version(codesystem, options.fhir_version)
-                _validate(codesystem, version, where)
+                if options.validate:
+                    _validate(codesystem, version, where)
                 prefix = _prefix(codesystem, options, where)
                 label = codesystem.get("url") or codesystem.get("id") or "(no url)"
                 report.info[f"CodeSystem {label}"] = (
-                    f"FHIR {version.value}, version {codesystem.get('version') or '-'}, "
+                    f"FHIR {version.value}{'' if options.validate else ' (not validated)'}, "
+                    f"version {codesystem.get('version') or '-'}, "
                     f"prefix {prefix}, content {codesystem.get('content') or '-'}"
                 )
                 yield from _records(codesystem, prefix, options, state, report)
