@@ -123,7 +123,9 @@ def _resources(path: Path) -> Iterator[tuple[_Where, Any]]:
                 yield where, _parse(text, where, ndjson=True)
         return
     text = "".join(decoded_lines(path))
-    yield _Where(path, None), _parse(text, _Where(path, None), ndjson=False)
+    resource = _parse(text, _Where(path, None), ndjson=False)
+    del text  # the file's text is not held while its concepts are read
+    yield _Where(path, None), resource
 
 
 def _parse(text: str, where: _Where, ndjson: bool) -> Any:
