@@ -7,12 +7,13 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 from _cli import run_main
-from termnorm.errors import InputFormatError
+from termnorm.errors import InputFormatError, MissingExtraError
 from termnorm.index import TermIndex
 from termnorm.kg import KnowledgeGraph
 from termnorm.kg.build import SourceSpec, build_kg_to_dir
@@ -184,6 +185,16 @@ def test_version_detection_and_an_r5_field_refused_as_r4(tmp_path: Path) -> None
         len(kg.concepts) == 4
         and "(not validated)" in report.info["CodeSystem http://snomed.info/sct"]
     )
+
+
+def test_without_the_extra_the_error_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "fhir.resources.R4B.codesystem", None)  # import fails
+    with pytest.raises(MissingExtraError, match=r"pip install 'termnorm\[fhir\]'"):
+        build(DATA / "two.ndjson", tmp_path / "kg")
+    kg, _ = build(DATA / "two.ndjson", tmp_path / "kg", validate=False)  # no model needed
+    assert len(kg.concepts) == 4
 
 
 def test_system_table_runs_both_ways() -> None:
