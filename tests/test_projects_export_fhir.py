@@ -148,3 +148,47 @@ def test_every_predicate_has_an_equivalence_and_a_relationship() -> None:
     from termnorm.projects.states import Predicate
 
     assert set(EQUIVALENCE) == set(RELATIONSHIP) == set(Predicate)
+
+
+def test_fhir_codesystem_in_fhir_conceptmap_out(
+    tmp_path: Path,
+    tiny_bert_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A SNOMED CodeSystem → KG → index → project → ConceptMap: the target system is the
+    CodeSystem's url again (one prefix table for both directions)."""
+    from fhir.resources.R4B.conceptmap import ConceptMap
+
+    from _project_fixtures import write_codes
+    from termnorm.search.build import clear_caches
+
+    clear_caches()
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("TERMNORM_PROJECT_DB", raising=False)
+    codesystem = Path(__file__).parent / "data" / "fhir" / "r5_parent.json"
+    kg, index, db = tmp_path / "kg", tmp_path / "idx", str(tmp_path / "p.db")
+    steps = [
+        ["kg", "build", str(codesystem), "--format", "fhir", "--out", str(kg)],
+        ["index", "build", "--kg", str(kg), "--model", str(tiny_bert_path), "--out", str(index)],
+        ["map", "init", "dm", "--source", str(write_codes(tmp_path / "c.csv", [
+            ("D1", "Diabetes mellitus type 2", "3", ""), ("D2", "Hypertensive disorder", "1", ""),
+        ])), "--code-column", "code", "--text-column", "label", "--index", str(index), "--db", db],
+        ["map", "run", "dm", "--no-progress", "--db", db],
+        ["map", "auto-approve", "dm", "--min-score", "0.999", "--reviewer", "ann", "--db", db],
+        ["map", "export", "dm", "--format", "fhir", "--out", str(tmp_path / "cm.json"), "--db", db],
+    ]  # fmt: skip
+    for args in steps:
+        code, _, err = run_main(args, capsys)
+        assert code == 0, (args, err)
+    data = json.loads((tmp_path / "cm.json").read_text())
+    ConceptMap.model_validate(data)
+    (group,) = data["group"]
+    assert (group["source"], group["target"]) == (
+        "urn:termnorm:project:dm",
+        "http://snomed.info/sct",
+    )
+    targets = {
+        e["code"]: (e["target"][0]["code"], e["target"][0]["equivalence"]) for e in group["element"]
+    }
+    assert targets == {"D1": ("44054006", "equivalent"), "D2": ("38341003", "equivalent")}
