@@ -204,13 +204,14 @@ def write_loinc(path: Path, n: int, seed: int = 0) -> dict[str, int]:
     return {"rows": n}
 
 
-def _child(fmt: str, source: str, out: str) -> None:
-    """Build in this process and print a JSON line with time and peak RSS."""
+def _child(fmt: str, source: str, out: str, options: str = "{}") -> None:
+    """Build in this process (loader ``options`` as JSON) and print a JSON line with time and
+    peak RSS."""
     from termnorm.kg.build import SourceSpec, build_kg_to_dir
 
     imported_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
-    card, [report] = build_kg_to_dir([SourceSpec(fmt, Path(source))], out)
+    card, [report] = build_kg_to_dir([SourceSpec(fmt, Path(source), json.loads(options))], out)
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = {
         "seconds": time.perf_counter() - start,
@@ -222,11 +223,22 @@ def _child(fmt: str, source: str, out: str) -> None:
     print(json.dumps(result))
 
 
-def measure(fmt: str, source: Path, out: Path) -> dict[str, Any]:
-    """Build ``source`` (format ``fmt``) into ``out`` in a fresh process: its JSON result."""
+def measure(
+    fmt: str, source: Path, out: Path, options: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Build ``source`` (format ``fmt``, loader ``options``) into ``out`` in a fresh process:
+    its JSON result."""
     script = Path(__file__).resolve()
     proc = subprocess.run(
-        [sys.executable, str(script), "--child", fmt, str(source), str(out)],
+        [
+            sys.executable,
+            str(script),
+            "--child",
+            fmt,
+            str(source),
+            str(out),
+            json.dumps(options or {}),
+        ],
         check=True,
         capture_output=True,
         text=True,
@@ -244,8 +256,8 @@ WRITERS = {  # format: (writer of N concepts, the source's path under the folder
 def main(argv: list[str] | None = None) -> None:
     """Write each format's synthetic release per size, build it in a fresh process, print a
     table row (``argv``: the command line, default ``sys.argv[1:]``)."""
-    if sys.argv[1:2] == ["--child"]:  # measure()'s fresh process: FORMAT SOURCE OUT
-        _child(*sys.argv[2:5])
+    if sys.argv[1:2] == ["--child"]:  # measure()'s fresh process: FORMAT SOURCE OUT OPTIONS
+        _child(*sys.argv[2:6])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(

@@ -23,7 +23,7 @@ BUILTIN = "builtin"
 
 BUILD_HELP = """Compile one or more terminologies into a KG folder (Parquet tables + kg.json).
 
-SOURCE is a file or folder (a UMLS META folder, an .obo file, a MEDIC file, a TSV/CSV or BioSyn dictionary, an Athena download, a SNOMED CT RF2 release, LOINC's Loinc.csv); leave it out, or write 'builtin', for the built-in HPO (obo, hpo), ICD-10-CM (icd10cm) and the installed GNU Health packages (icd10who, icd9procs, gnuhealth).
+SOURCE is a file or folder (a UMLS META folder, an .obo file, a MEDIC file, a TSV/CSV or BioSyn dictionary, an Athena download, a SNOMED CT RF2 release, LOINC's Loinc.csv, a FHIR CodeSystem JSON or NDJSON); leave it out, or write 'builtin', for the built-in HPO (obo, hpo), ICD-10-CM (icd10cm) and the installed GNU Health packages (icd10who, icd9procs, gnuhealth).
 
 Add more sources with --add FORMAT\\[:PATH]\\[#key=value,...]; concepts with the same ID merge. Source flags (--lang, --prefix, ...) apply to every source that takes them; '#key=value' options after an --add apply to that source only.
 
@@ -40,6 +40,8 @@ Examples:
   termnorm kg build SnomedCT_InternationalRF2_PRODUCTION_20240101T120000Z --format snomed --out kg/snomed
 
   termnorm kg build Loinc_2.77/LoincTable/Loinc.csv --format loinc --include-status TRIAL --out kg/loinc
+
+  termnorm kg build codesystem.json --format fhir --prefix LOCAL --out kg/local
 
   termnorm kg build dict.tsv --format tsv --prefix MYDICT --add 'biosyn:train_dictionary.txt#prefix=MESH' --out kg/dict
 """
@@ -229,7 +231,10 @@ def register(app: typer.Typer) -> None:
             False, "--one-direction", help="umls: keep one direction of inverse relation pairs."
         ),
         prefix: str | None = typer.Option(
-            None, "--prefix", help="tsv/biosyn: namespace of IDs without one. Default LOCAL."
+            None,
+            "--prefix",
+            help="tsv/biosyn: namespace of IDs without one (default LOCAL); fhir: namespace of "
+            "a CodeSystem whose url is not a known system.",
         ),
         encoding: str | None = typer.Option(
             None,
@@ -264,6 +269,21 @@ def register(app: typer.Typer) -> None:
             "--include-status",
             help="loinc: statuses kept besides ACTIVE (TRIAL,DISCOURAGED,DEPRECATED).",
         ),
+        fhir_version: str | None = typer.Option(
+            None,
+            "--fhir-version",
+            help="fhir: release of the CodeSystems, R4, R4B or R5. Default: from meta.profile, "
+            "else R5 when an R5-only field is present, else R4.",
+        ),
+        include_inactive: bool = typer.Option(
+            False, "--include-inactive", help="fhir: keep retired and inactive concepts."
+        ),
+        no_validate: bool = typer.Option(
+            False,
+            "--no-validate",
+            help="fhir: skip the fhir.resources check of each CodeSystem (most of a large "
+            "one's load time).",
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         from termnorm._artifacts import prepare_output
@@ -292,6 +312,9 @@ def register(app: typer.Typer) -> None:
             "--include-invalid": ("include_invalid", include_invalid or None),
             "--language-refset": ("language_refset", language_refset),
             "--include-status": ("include_status", _split_list(include_status) or None),
+            "--fhir-version": ("fhir_version", fhir_version),
+            "--include-inactive": ("include_inactive", include_inactive or None),
+            "--no-validate": ("validate", False if no_validate else None),
         }
         specs = _with_flags(specs, {k: v for k, v in flags.items() if v[1] is not None})
         card, _ = build_kg_to_dir(specs, out)

@@ -18,13 +18,14 @@ from termnorm.cli._strategy import spec_from_options, with_spec_options
 from termnorm.cli.map_review_cmd import min_score_option
 from termnorm.engines import Engine
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
+from termnorm.kg.fhir_systems import FhirVersion
 from termnorm.projects.settings import DEFAULT_K
 from termnorm.projects.states import ExportFormat
 from termnorm.search.spec import SPEC_HELP
 
 __all__ = ["register"]
 
-MAP_HELP = """Mapping projects: map a code list (a hospital's lab or diagnosis codes, a registry's terms) to a terminology, review the uncertain rows, export SSSOM / OMOP / CSV / Usagi.
+MAP_HELP = """Mapping projects: map a code list (a hospital's lab or diagnosis codes, a registry's terms) to a terminology, review the uncertain rows, export SSSOM / OMOP / FHIR ConceptMap / CSV / Usagi.
 
   termnorm map init labs --source codes.csv --code-column code --text-column name --index idx/loinc
 
@@ -39,6 +40,8 @@ MAP_HELP = """Mapping projects: map a code list (a hospital's lab or diagnosis c
   termnorm map export labs --format sssom --out labs.sssom.tsv
 
   termnorm map import-usagi labs usagi_mapping.csv     (a Usagi mapping moved in)
+
+  termnorm map export labs --format fhir --fhir-version R5 --source-system http://hospital.example/lab-codes --out labs.conceptmap.json
 
 The project lives in PROJECT.termnorm.db (SQLite) unless --db names another file or a PostgreSQL URL (postgresql://user:password@host/db); TERMNORM_PROJECT_DB sets --db for every command."""
 
@@ -212,8 +215,9 @@ def export_cmd(
     format: ExportFormat = typer.Option(
         ...,
         "--format",
-        help="sssom, omop (source_to_concept_map), csv, synonyms (concept_id<TAB>text), or "
-        "usagi (OHDSI Usagi's mapping CSV; map import-usagi reads it back).",
+        help="sssom, omop (source_to_concept_map), fhir (ConceptMap), csv, synonyms "
+        "(concept_id<TAB>text), or usagi (OHDSI Usagi's mapping CSV; map import-usagi reads "
+        "it back).",
     ),
     out: Path = typer.Option(..., "--out", help="File to write."),
     subject_prefix: str | None = typer.Option(
@@ -231,10 +235,18 @@ def export_cmd(
         "--vocabulary-id",
         help="OMOP: source_vocabulary_id (default: the project's name).",
     ),
+    fhir_version: FhirVersion = typer.Option(
+        FhirVersion.R4B, "--fhir-version", help="fhir: the ConceptMap's FHIR release, R4B or R5."
+    ),
+    source_system: str | None = typer.Option(
+        None,
+        "--source-system",
+        help="fhir: code-system URL of the source codes (default: urn:termnorm:project:PROJECT).",
+    ),
     db: str | None = db_option(),
     json_out: bool = json_option(),
 ) -> None:
-    """Write the project's mappings as SSSOM TSV, OMOP source_to_concept_map, CSV, synonyms or Usagi CSV."""
+    """Write the project's mappings as SSSOM TSV, OMOP source_to_concept_map, a FHIR ConceptMap, CSV, synonyms or Usagi CSV."""
     from termnorm.projects.exports import export
 
     report = export(
@@ -245,6 +257,8 @@ def export_cmd(
         subject_prefix=subject_prefix,
         base_uri=base_uri,
         vocabulary_id=vocabulary_id,
+        fhir_version=fhir_version,
+        source_system=source_system,
     )
     print_report(report, json_out, f"{report.rows} rows written to {out} ({report.format})")
 

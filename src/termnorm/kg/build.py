@@ -27,6 +27,7 @@ from typing import Any
 
 from termnorm.errors import EmptyResultError
 from termnorm.kg._text import Record
+from termnorm.kg.fhir import FhirOptions, load_fhir
 from termnorm.kg.formats import KGFormat
 from termnorm.kg.gnuhealth import GnuHealthOptions, load_gnuhealth
 from termnorm.kg.graph import KnowledgeGraph
@@ -85,6 +86,7 @@ FORMATS: dict[KGFormat, FormatInfo] = {
     KGFormat.OMOP: FormatInfo(load_omop, OmopOptions, PathRule.REQUIRED, streams=True),
     KGFormat.SNOMED: FormatInfo(load_snomed, SnomedOptions, PathRule.REQUIRED, streams=True),
     KGFormat.LOINC: FormatInfo(load_loinc, LoincOptions, PathRule.REQUIRED, streams=True),
+    KGFormat.FHIR: FormatInfo(load_fhir, FhirOptions, PathRule.REQUIRED, streams=True),
 }
 
 
@@ -247,6 +249,7 @@ def build_kg_to_dir(
     """Build the KG of ``sources`` into the folder ``out``; return ``(card, reports)``.
 
     A single stream-safe source (UMLS, OMOP, SNOMED, LOINC) is written chunk by chunk without holding the KG in
+    A single stream-safe source (UMLS, OMOP, FHIR) is written chunk by chunk without holding the KG in
     memory; anything else goes through :func:`build_kg` and :meth:`KnowledgeGraph.save`.
     Both produce the same folder format.
     """

@@ -23,6 +23,7 @@ class KGFormat(str, Enum):
     OMOP = "omop"
     SNOMED = "snomed"
     LOINC = "loinc"
+    FHIR = "fhir"
 
     @classmethod
     def parse(cls, value: str | KGFormat) -> KGFormat:

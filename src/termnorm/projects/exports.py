@@ -19,6 +19,7 @@
 * ``usagi``: OHDSI Usagi's mapping CSV (:mod:`termnorm.projects.usagi`), which
   ``termnorm map import-usagi`` reads back.
 * ``csv``: every live row with its state, decision and top candidate.
+* ``fhir``: a FHIR ConceptMap, R4B or R5 (:mod:`termnorm.projects.export_fhir`).
 * ``synonyms``: the approved exact mappings as a ``concept_id<TAB>text`` file
   (``--synonyms`` of ``normalize`` and of another project reads it).
 
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -38,8 +39,10 @@ from urllib.parse import quote
 from sqlalchemy.orm import Session
 
 from termnorm.io.tables import atomic_file
+from termnorm.kg.fhir_systems import FhirVersion
 from termnorm.projects.concepts import AttributeLookup, project_attributes
 from termnorm.projects.decisions import learned_synonyms
+from termnorm.projects.export_fhir import write_conceptmap
 from termnorm.projects.models import CandidateRow, DecisionRow, JsonReady
 from termnorm.projects.omop_targets import OmopTarget, check_integer, is_omop, omop_target
 from termnorm.projects.rows import live_rows_select
@@ -268,6 +271,18 @@ def _write_omop(path: Path, rows: list[_Row], vocabulary: str, attributes: Attri
     return written
 
 
+def _vocabulary_id(attributes: AttributeLookup) -> Callable[[str, str], str]:
+    """``(concept_id, code) ->`` an OMOP concept's vocabulary CURIE (``SNOMEDCT:22298006``),
+    any other concept ID as it is: a FHIR ConceptMap names SNOMED CT's or LOINC's own codes."""
+
+    def target(concept_id: str, code: str) -> str:
+        return (
+            omop_target(concept_id, code, attributes).curie if is_omop(concept_id) else concept_id
+        )
+
+    return target
+
+
 def _write_csv(path: Path, rows: list[_Row]) -> int:
     with atomic_file(path) as tmp, tmp.open("w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f)
@@ -314,14 +329,19 @@ def export(
     base_uri: str = DEFAULT_BASE_URI,
     vocabulary_id: str | None = None,
     concepts: AttributeLookup | None = None,
+    fhir_version: FhirVersion | str = FhirVersion.R4B,
+    source_system: str | None = None,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> ExportReport:
     """Write ``project``'s mappings to ``out`` in ``format`` (see the module).
     ``subject_prefix`` / ``base_uri``: the CURIE prefix and URI base of the source codes
     (SSSOM); ``vocabulary_id``: OMOP's ``source_vocabulary_id`` (default the project's
     name, at most 20 characters); ``concepts``: the concepts' attributes (default: read
-    from the project's index, once, when an OMOP concept is to be written)."""
+    from the project's index, once, when an OMOP concept is to be written);
+    ``fhir_version`` / ``source_system``: the ConceptMap's release (R4B or R5) and the
+    system of the source codes (default a URN naming the project)."""
     fmt = ExportFormat(format)
+    version = FhirVersion(fhir_version)
     path = Path(out)
     if path.is_dir():
         raise ValueError(f"--out {path} is a folder; give a file, e.g. {path / (project + '.tsv')}")
@@ -341,6 +361,10 @@ def export(
         measure = "termnorm combiner probability" if calibrated else "termnorm cosine similarity"
         prefix = _prefix_name(subject_prefix or project)
         count = _write_sssom(path, rows, project, prefix, base, measure, attributes)
+    elif fmt is ExportFormat.FHIR:
+        count = write_conceptmap(
+            path, rows, project, version, source_system, base, _vocabulary_id(attributes)
+        )
     elif fmt is ExportFormat.OMOP:
         vocabulary = (vocabulary_id or project)[:20]
         count = _write_omop(path, rows, vocabulary, attributes)

@@ -65,10 +65,12 @@ class Predicate(str, Enum):
 class ExportFormat(str, Enum):
     """``termnorm map export --format``: SSSOM TSV, OMOP ``source_to_concept_map`` CSV, a
     plain CSV of every row, a ``concept_id<TAB>text`` synonyms file of the approved
-    exact mappings (what ``--synonyms`` reads), or OHDSI Usagi's mapping CSV."""
+    exact mappings (what ``--synonyms`` reads), OHDSI Usagi's mapping CSV, or a FHIR
+    ConceptMap (JSON)."""
 
     SSSOM = "sssom"
     OMOP = "omop"
     CSV = "csv"
     SYNONYMS = "synonyms"
     USAGI = "usagi"
+    FHIR = "fhir"
