@@ -16,7 +16,6 @@ import pytest
 
 from _cli import run_main
 from conftest import require_benchmarks
-from termnorm.projects.states import ExportFormat
 from termnorm.search.build import clear_caches
 
 pytestmark = pytest.mark.slow  # the real model encodes ~1,000 terms and 200 code names
@@ -67,22 +66,38 @@ def _decisions(project: str, out: Path, capsys: pytest.CaptureFixture[str]) -> d
     }
 
 
-def check_fhir_export(project: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The FHIR ConceptMap export of the project validates with ``fhir.resources`` (R4B).
+def check_fhir_export(
+    project: str, tmp_path: Path, concepts: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The FHIR ConceptMap export validates with ``fhir.resources`` (R4B and R5), and an OMOP
+    concept is named by its vocabulary's own system and code (SNOMED CT, LOINC), not OMOP's
+    number; the no-match row is ``unmatched`` (R4B) / ``noMap`` (R5)."""
+    from fhir.resources.conceptmap import ConceptMap as ConceptMapR5
+    from fhir.resources.R4B.conceptmap import ConceptMap as ConceptMapR4B
 
-    PLACE FOR THE LEAD: ``map export --format fhir`` comes from another branch (issue 44's
-    FHIR exports); until it is merged this check says so and returns. Once merged, adjust
-    the arguments and the assertions below to that branch's export."""
-    if "fhir" not in {f.value for f in ExportFormat}:
-        with capsys.disabled():
-            print("FHIR ConceptMap export not in this build: check left for after the merge")
-        return
-    from fhir.resources.R4B.conceptmap import ConceptMap
-
-    out = tmp_path / f"{project}.conceptmap.json"
-    _ok(["map", "export", project, "--format", "fhir", "--out", str(out)], capsys)
-    concept_map = ConceptMap.model_validate(json.loads(out.read_text()))
-    assert concept_map.group and concept_map.group[0].element
+    systems = {"http://snomed.info/sct", "http://loinc.org"}
+    codes = {
+        r["concept_code"]
+        for r in _read(require_benchmarks("omop_eunomia_synthea27nj") / "CONCEPT.csv")
+    }
+    for version, model in (("R4B", ConceptMapR4B), ("R5", ConceptMapR5)):
+        out = tmp_path / f"{project}.{version}.json"
+        args = ["map", "export", project, "--format", "fhir", "--fhir-version", version]
+        _ok([*args, "--out", str(out)], capsys)
+        resource = json.loads(out.read_text())
+        model.model_validate(resource)
+        targets = {g.get("target") for g in resource["group"]} - {None}
+        assert targets and targets <= systems
+        mapped = [
+            t["code"] for g in resource["group"] if g.get("target") for e in g["element"]
+            for t in e["target"]
+        ]  # fmt: skip
+        assert mapped and all(code in codes and code not in concepts for code in mapped)
+        unmatched = [e for g in resource["group"] for e in g["element"] if e["code"] == "LAB0021"]
+        if version == "R5":
+            assert unmatched[0]["noMap"] is True
+        else:
+            assert unmatched[0]["target"][0]["equivalence"] == "unmatched"
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore:.*copy_on_write.*")
@@ -146,7 +161,7 @@ def test_omop_mapping_project_end_to_end(
     moved = _decisions("moved", tmp_path / "moved.csv", capsys)
     assert moved == original and moved["DX0003"][2:] == ("broad", "ann", "subluxation too")
 
-    check_fhir_export("labs", tmp_path, capsys)
+    check_fhir_export("labs", tmp_path, concepts, capsys)
 
 
 def _check_sssom(out: Path, concepts: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
