@@ -29,13 +29,17 @@ Usage (from the repo root)::
     python benchmarks/crosslingual.py split [--seed 0] [--zero-shot ja,it,pt]
     python benchmarks/crosslingual.py eval [--model DIR] [--json runs/crosslingual/base.json]
     python benchmarks/crosslingual.py table [--rows base,coder,ext,ext-msv3,ext-ms] [--steps 600]
+    python benchmarks/crosslingual.py mantra [--rows base,ext-distill]
 
 ``table`` writes the README table in one command: for each row it trains the model when its
 folder is missing (``termnorm train`` on ``train_kg_lp``, the training KG with 6 % of its
 edges held out for ``termnorm eval linkpred``; ``ext`` rows start from the model of
 ``termnorm encoder extend-vocab``; ``ext-msv3`` uses ``termnorm kge train``'s KGE, ``ext-ms``
-is the same run with MS v1, no KGE), evaluates
-it, and caches the result under ``results/``; rows can be built one call at a time.
+is the same run with MS v1, no KGE; ``*distill*`` rows train ``--loss distill``, the teacher
+being MiniLM, ``-ms`` adding MS v1), evaluates it, and caches the result under ``results/``;
+rows can be built one call at a time. ``mantra`` evaluates the rows' models on MANTRA EMEA
+(``../shared/benchmarks/mantra_emea``: drug-label mentions in fr, de, es, nl and en against
+the English names of their concepts), the transfer outside ICD-10.
 """
 
 from __future__ import annotations
@@ -303,7 +307,13 @@ ROWS = {
     "ext": "+ vocabulary extension",
     "ext-msv3": "+ MS v3 with the ICD-tree KGE",
     "ext-ms": "+ MS v1, no KGE (ablation of ext-msv3)",
+    "distill": "distillation onto MiniLM's English vectors (no extension)",
+    "ext-distill": "+ vocabulary extension + distillation",
+    "ext-distill-ms": "+ vocabulary extension + distillation + MS v1",
 }
+MANTRA = ROOT.parent / "shared" / "benchmarks" / "mantra_emea"
+"""MANTRA GSC's EMEA drug labels as zero-shot folds (one per language, English targets)."""
+MANTRA_FOLDS = ("French", "German", "Spanish", "Dutch", "English")
 
 
 def _termnorm(args: list[str]) -> None:
@@ -324,7 +334,11 @@ def _row_args(row: str, data: Path, steps: int, threads: int, kge_model: str) ->
     args += ["--steps", str(steps), "--threads", str(threads), "--device", "cpu", *TRAIN_ARGS]
     if row.startswith("ext"):
         args += ["--base-model", str(data / "minilm-ext")]
-    if row.endswith("msv3"):
+    if "distill" in row:
+        args += ["--loss", "distill"]
+        if row.endswith("-ms"):
+            args += ["--distill-with", "ms"]
+    elif row.endswith("msv3"):
         args += ["--loss", "ms-v3", "--kge", str(data / f"kge_{kge_model}")]
     elif row.endswith("-ms"):
         args += ["--loss", "ms"]
@@ -452,6 +466,77 @@ def markdown(rows: list[dict[str, Any]], langs: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def evaluate_mantra(model: str | None, root: Path = MANTRA) -> dict[str, dict[str, float]]:
+    """acc@1/@5 of ``model`` on each MANTRA EMEA fold (``termnorm eval normalize
+    --zero-shot``'s evaluator: each language's mentions against the English names)."""
+    from termnorm.encoders import TermEncoder
+    from termnorm.evaluation.zero_shot import ZeroShotEvaluator
+
+    missing = [name for name in MANTRA_FOLDS if not (root / name / "test.txt").is_file()]
+    if missing:
+        raise SystemExit(f"no MANTRA EMEA fold {', '.join(missing)} under {root}")
+    evaluator = ZeroShotEvaluator([root / name for name in MANTRA_FOLDS], KS, name="mantra")
+    report = evaluator.evaluate(TermEncoder.load(model, device="cpu"))
+    results = {}
+    for name, fold in report.folds.items():
+        scores = {f"acc@{k}": float(fold.metrics[f"mantra_acc@{k}"]) for k in KS}
+        results[name] = {"mentions": float(fold.metrics["mantra_n"]), **scores}
+        print(
+            f"{name:8s} n={int(fold.metrics['mantra_n']):4d}  "
+            + "  ".join(f"{k} {100 * v:5.1f}" for k, v in scores.items()),
+            flush=True,
+        )
+    return results
+
+
+def mantra_row(data: Path, row: str, root: Path = MANTRA) -> dict[str, Any]:
+    """One row's MANTRA EMEA results (its model trained by ``table``), cached in
+    ``data/results/mantra-<row>.json``."""
+    cached = data / "results" / f"mantra-{row}.json"
+    if cached.is_file():
+        return dict(json.loads(cached.read_text()))
+    model = None if row == "base" else data / "models" / row
+    if model is not None and not (model / "modules.json").is_file():
+        raise SystemExit(f"no model {model}: build the row first (table --rows {row})")
+    out = {
+        "row": row,
+        "label": ROWS[row],
+        "model": str(model or "default"),
+        "results": evaluate_mantra(str(model) if model else None, root),
+    }
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_text(json.dumps(out, indent=1) + "\n")
+    return out
+
+
+def mantra_markdown(rows: list[dict[str, Any]]) -> str:
+    """The README's MANTRA table: acc@1 / acc@5 (%) per language; acc@1 change vs base."""
+    base = next((r for r in rows if r["row"] == "base"), None)
+    lines = ["| model | " + " | ".join(MANTRA_FOLDS) + " |", "|---|" + "---:|" * len(MANTRA_FOLDS)]
+    for r in rows:
+        cells = []
+        for fold in MANTRA_FOLDS:
+            res = r["results"][fold]
+            cell = f"{100 * res['acc@1']:.1f} / {100 * res['acc@5']:.1f}"
+            if base is not None and r is not base:
+                cell += f" ({100 * (res['acc@1'] - base['results'][fold]['acc@1']):+.1f})"
+            cells.append(cell)
+        lines.append(f"| {r['label']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _rows_and_threads(rows: str, threads: int) -> list[str]:
+    """The ``--rows`` names (unknown ones refused); torch set to ``threads`` CPU threads."""
+    import torch
+
+    torch.set_num_threads(threads)
+    names = [x.strip() for x in rows.split(",") if x.strip()]
+    unknown = [x for x in names if x not in ROWS]
+    if unknown:
+        raise SystemExit(f"unknown rows {unknown}; choose from {', '.join(ROWS)}")
+    return names
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -495,15 +580,27 @@ def main(argv: list[str] | None = None) -> None:
     p_table.add_argument("--kge-epochs", type=int, default=60)
     p_table.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     p_table.add_argument("--out", type=Path, default=None, help="write the markdown table here")
+    p_mantra = sub.add_parser(
+        "mantra",
+        help="evaluate the rows' models on MANTRA EMEA (zero-shot, English targets)",
+        description="Each row's model must exist (built by 'table'); results are cached "
+        "under DATA/results/mantra-<row>.json.",
+    )
+    p_mantra.add_argument("--data", type=Path, default=OUT)
+    p_mantra.add_argument("--rows", default="base", help=f"subset of {','.join(ROWS)}")
+    p_mantra.add_argument("--folds", type=Path, default=MANTRA, help="mantra_emea folder")
+    p_mantra.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    p_mantra.add_argument("--out", type=Path, default=None, help="write the markdown table here")
     args = parser.parse_args(argv)
+    if args.command == "mantra":
+        names = _rows_and_threads(args.rows, args.threads)
+        table = mantra_markdown([mantra_row(args.data, name, args.folds) for name in names])
+        print(table)
+        if args.out is not None:
+            args.out.write_text(table)
+        return
     if args.command == "table":
-        import torch
-
-        torch.set_num_threads(args.threads)
-        names = [x.strip() for x in args.rows.split(",") if x.strip()]
-        unknown = [x for x in names if x not in ROWS]
-        if unknown:
-            raise SystemExit(f"unknown rows {unknown}; choose from {', '.join(ROWS)}")
+        names = _rows_and_threads(args.rows, args.threads)
         if not (args.data / "split.json").is_file():
             raise SystemExit(f"no split under {args.data}: run 'split' first")
         rows = [

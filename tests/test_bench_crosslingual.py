@@ -156,3 +156,50 @@ def test_table_caches_rows_and_writes_ratios_to_the_base(
     assert "CODER cross-lingual (MS + relation loss): es ×2.0" in table
     with pytest.raises(SystemExit, match="unknown rows"):
         script.main(["table", "--data", str(tmp_path), "--rows", "coder,nope"])
+
+
+def test_distillation_rows_train_the_distill_objective(script: ModuleType, tmp_path: Path) -> None:
+    alone = script._row_args("ext-distill", tmp_path, 50, 1, "rotate")
+    assert alone[alone.index("--loss") + 1] == "distill" and "--distill-with" not in alone
+    assert alone[alone.index("--base-model") + 1] == str(tmp_path / "minilm-ext")
+    combined = script._row_args("ext-distill-ms", tmp_path, 50, 1, "rotate")
+    assert combined[combined.index("--distill-with") + 1] == "ms" and "--kge" not in combined
+    plain = script._row_args("distill", tmp_path, 50, 1, "rotate")
+    assert plain[plain.index("--loss") + 1] == "distill" and "--base-model" not in plain
+
+
+def _mantra_folds(root: Path) -> None:
+    """Five MANTRA-style folds: two English targets, one mention each (a hit)."""
+    for fold in ("French", "German", "Spanish", "Dutch", "English"):
+        (root / fold).mkdir(parents=True)
+        (root / fold / "standard.txt").write_text("C1\tfever\nC2\tcough\n")
+        (root / fold / "test.txt").write_text("C1\tfever\n")
+
+
+def test_mantra_evaluates_each_language_and_caches_the_row(
+    script: ModuleType, tmp_path: Path, tiny_bert_path: Path
+) -> None:
+    _mantra_folds(tmp_path / "mantra")
+    results = script.evaluate_mantra(str(tiny_bert_path), tmp_path / "mantra")
+    assert list(results) == ["French", "German", "Spanish", "Dutch", "English"]
+    assert results["French"] == {"mentions": 1.0, "acc@1": 1.0, "acc@5": 1.0}  # exact text
+    data = tmp_path / "data"
+    with pytest.raises(SystemExit, match=r"no model .*table --rows ext-distill"):
+        script.mantra_row(data, "ext-distill", tmp_path / "mantra")
+    cached = data / "results" / "mantra-base.json"
+    cached.parent.mkdir(parents=True)
+    cached.write_text(json.dumps({"row": "base", "results": {"French": {"acc@1": 0.5}}}))
+    assert script.mantra_row(data, "base")["results"]["French"]["acc@1"] == 0.5  # the cache
+
+
+def test_the_mantra_table_shows_each_language_against_the_base(script: ModuleType) -> None:
+    def row(name: str, acc: float) -> dict[str, object]:
+        scores = {"mentions": 4.0, "acc@1": acc, "acc@5": 0.75}
+        results = dict.fromkeys(script.MANTRA_FOLDS, scores)
+        return {"row": name, "label": script.ROWS[name], "results": results}
+
+    table = script.mantra_markdown([row("base", 0.25), row("ext-distill", 0.5)])
+    lines = table.splitlines()
+    assert lines[0] == "| model | French | German | Spanish | Dutch | English |"
+    assert lines[2] == "| all-MiniLM-L6-v2, untrained |" + " 25.0 / 75.0 |" * 5
+    assert lines[3].count("50.0 / 75.0 (+25.0)") == 5

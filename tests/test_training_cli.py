@@ -179,7 +179,7 @@ def test_every_config_field_is_an_option(
         given, value = _other_value(field, kind, tiny_kg_dir)
         words += given
         expected[field.name] = value
-    assert len(expected) == 75
+    assert len(expected) == 79
     code, _, err = run_main(["train", *words], capsys)
     assert code == 0, err
     (config,) = seen

@@ -119,11 +119,19 @@ def test_output_folder_builds_an_index_with_the_cli(
 @pytest.mark.parametrize(
     "loss",
     # ms-v3 and kge-inject need a KGE (tests/test_training_kge_margin.py, _kge_injection.py),
-    # mtcg training mentions (tests/test_mtcg_training.py)
+    # mtcg training mentions (tests/test_mtcg_training.py), distill a parallel KG
+    # (tests/test_distill.py)
     [
         k.value
         for k in LossKind
-        if k not in (LossKind.TRIPLET, LossKind.MS_V3, LossKind.KGE_INJECT, LossKind.MTCG)
+        if k
+        not in (
+            LossKind.TRIPLET,
+            LossKind.MS_V3,
+            LossKind.KGE_INJECT,
+            LossKind.MTCG,
+            LossKind.DISTILL,
+        )
     ],
 )
 def test_every_objective_trains(

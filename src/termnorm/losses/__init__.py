@@ -1,6 +1,7 @@
 """Losses: ``nn.Module``s whose ``forward`` takes embeddings and labels and returns a scalar."""
 
 from termnorm.losses.batch_hard_triplet import BatchHardSoftMarginTripletLoss, TripletDistance
+from termnorm.losses.distill import DistillationLoss
 from termnorm.losses.implication import (
     ImplicationLoss,
     balanced_class_weights,
@@ -25,6 +26,7 @@ from termnorm.losses.transe import TransEMarginLoss, TransEMSLoss
 __all__ = [
     "RELATIONS_DIR",
     "BatchHardSoftMarginTripletLoss",
+    "DistillationLoss",
     "ImplicationLoss",
     "ListwiseLoss",
     "MarginTripletLoss",

@@ -22,7 +22,7 @@ __all__ = ["OBJECTIVE_CARD_FILE", "read_log", "write_model_card"]
 PLOT_FILE = "loss_curves.png"
 OBJECTIVE_CARD_FILE = "objective.json"
 """What an objective records about itself in ``save`` (e.g. its KGE); shown on the card."""
-_LOSS_KEYS = ("loss", "ms", "rel", "sty")
+_LOSS_KEYS = ("loss", "ms", "rel", "sty", "distill_en", "distill_tr")
 
 
 def read_log(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

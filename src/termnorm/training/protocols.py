@@ -17,7 +17,7 @@ A run is ``Trainer(config, encoder, source, objective, kg=..., evaluator=...)``:
 The trainer owns everything else: optimizer and schedule, precision, freezing, DDP,
 checkpoints and resume, signals, the log, the model card. Each objective is a composition
 function ``(config, kg, mentions, evaluator, dist_info) -> Trainer`` in its own module
-(``coder``, ``kge_margin``, ``triplet``, ``mtcg``, ``kge_injection``; ``prototype`` for the
+(``coder``, ``kge_margin``, ``triplet``, ``mtcg``, ``kge_injection``, ``distill``; ``prototype`` for the
 prototype batches) that :func:`termnorm.training.run.build_trainer` picks by ``config.loss``.
 
 A new method is a new module with its batch source, its objective and its composition

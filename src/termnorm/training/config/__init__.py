@@ -3,7 +3,7 @@ options (import-free: the CLI generates its flags from them at start-up).
 
 Every field of :class:`~termnorm.training.config.shared.SharedConfig` and of the sections
 (:mod:`.sampler`, :mod:`.coder`, :mod:`.prototype`, :mod:`.injection`, :mod:`.triplet`,
-:mod:`.mtcg`) is an option; field names are unique across them, so a flat dict — a
+:mod:`.mtcg`, :mod:`.distill`) is an option; field names are unique across them, so a flat dict — a
 ``--config`` file, ``termnorm.train(**overrides)``, a saved ``training_config.json`` — maps
 onto them by name (:meth:`TrainConfig.from_dict`, which refuses unknown keys naming the
 closest valid ones) and ``to_dict`` writes the same flat dict back. Each section checks its
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from termnorm.training.config.base import Section
 from termnorm.training.config.coder import CoderLossConfig
+from termnorm.training.config.distill import DistillConfig, DistillWith
 from termnorm.training.config.injection import InjectionConfig
 from termnorm.training.config.mtcg import ImplicationWeighting, MtcgConfig, NegativeKind
 from termnorm.training.config.prototype import PrototypeConfig
@@ -43,6 +44,8 @@ __all__ = [
     "RUNTIME_KEYS",
     "BatchKind",
     "CoderLossConfig",
+    "DistillConfig",
+    "DistillWith",
     "ImplicationWeighting",
     "InjectionConfig",
     "KGSamplerConfig",

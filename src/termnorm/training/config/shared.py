@@ -37,6 +37,7 @@ class LossKind(StrEnum):
     TRIPLET = "triplet"  # batch-hard soft-margin triplet, Train:O/OD texts (training/triplet.py)
     KGE_INJECT = "kge-inject"  # KGE injection pre-training: L_MLM + L_EL (kge_injection.py)
     MTCG = "mtcg"  # multi-task candidate generator: mention triples + implication head (mtcg.py)
+    DISTILL = "distill"  # multilingual knowledge distillation onto a frozen teacher (distill.py)
 
     @property
     def relation(self) -> str | None:
@@ -195,10 +196,11 @@ class SharedConfig(Settings):
                 f"--loss {self.loss} needs --kge KGE, a folder written by 'termnorm kge "
                 "train --kg KG --model transe --out KGE' on the same KG as --kg"
             )
-        if self.kge is not None and self.loss not in kge_losses:
+        if self.kge is not None and self.loss not in (*kge_losses, LossKind.DISTILL):
             raise ValueError(
-                f"--kge is only used by --loss ms-v3 (got --loss {self.loss}) and "
-                "--loss kge-inject; drop --kge or pass one of them"
+                f"--kge is only used by --loss ms-v3 (got --loss {self.loss}), "
+                "--loss kge-inject and --loss distill --distill-with ms-v3; drop --kge or "
+                "pass one of them"
             )
         if self.corpus and not (
             self.batches is BatchKind.PROTOTYPE or self.loss is LossKind.KGE_INJECT

@@ -6,7 +6,7 @@ objective is one module and one line below (import-free: the CLI builds its opti
 
 from __future__ import annotations
 
-from termnorm.training.objectives import coder, kge_inject, ms_v3, mtcg, triplet
+from termnorm.training.objectives import coder, distill, kge_inject, ms_v3, mtcg, triplet
 from termnorm.training.objectives.base import Objective, Registry
 
 __all__ = ["OBJECTIVES", "Objective", "Registry"]
@@ -18,6 +18,7 @@ OBJECTIVES = Registry(
         triplet.OBJECTIVE,
         kge_inject.OBJECTIVE,
         mtcg.OBJECTIVE,
+        distill.OBJECTIVE,
     ]
 )
 """Every ``--loss`` value's objective."""
