@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from termnorm.kg import (
     Icd10WhoOptions,
@@ -310,6 +311,7 @@ ROWS = {
     "distill": "distillation onto MiniLM's English vectors (no extension)",
     "ext-distill": "+ vocabulary extension + distillation",
     "ext-distill-ms": "+ vocabulary extension + distillation + MS v1",
+    "distill-gh": "distillation (no extension), ICD-10 + the other GNU Health catalogues",
 }
 MANTRA = ROOT.parent / "shared" / "benchmarks" / "mantra_emea"
 """MANTRA GSC's EMEA drug labels as zero-shot folds (one per language, English targets)."""
@@ -328,9 +330,58 @@ def _termnorm(args: list[str]) -> None:
             raise SystemExit(f"termnorm {args[0]} {args[1]} failed (exit {done.code})") from None
 
 
+GH_KG = "train_kg_gh"
+"""The training KG plus the parallel terms of every other GNU Health catalogue (rows ``*-gh``)."""
+GH_PACKAGES = "icd11,icd9procs,icpm,who-essential-medicines,lab,disability,health"
+"""The catalogues with translations besides ICD-10 itself (whose training codes are in the
+training KG already; ``icd10pcs`` and ``genetics`` are English only)."""
+
+
+def heldout_names(data: Path) -> set[str]:
+    """Every name, in any language, of a held-out code (``eval/*.tsv`` but the targets),
+    case-folded with spaces collapsed."""
+    names: set[str] = set()
+    for path in (data / "eval").glob("*_to_*.tsv"):
+        names.update(" ".join(text.casefold().split()) for _, text in read_tsv(path))
+    return names
+
+
+def gnuhealth_kg(data: Path) -> KnowledgeGraph:
+    """The training KG plus :data:`GH_PACKAGES` in the training languages. A catalogue term
+    spelt like a held-out code's name (ICD-11 and ICD-10 share many disease names) is
+    dropped, so the ICD-10 split stays held out; a concept left without an English name and
+    a translation is dropped with it (it gives no parallel pair)."""
+    base = KnowledgeGraph.load(data / LP_KG)
+    options = {"packages": GH_PACKAGES, "langs": ",".join(TRAIN_LANGS)}
+    extra, _ = build_kg([SourceSpec(KGFormat.GNUHEALTH, None, options)])
+    held = heldout_names(data)
+    terms = extra.terms[
+        ~extra.terms["term"].map(lambda s: " ".join(str(s).casefold().split())).isin(held)
+    ]
+    langs = terms.groupby("concept_id")["lang"].agg(set)
+    parallel = {c for c, ls in langs.items() if PIVOT in ls and len(ls) > 1}
+    concepts = extra.concepts[extra.concepts["concept_id"].isin(parallel)]
+    terms = terms[terms["concept_id"].isin(parallel)]
+    relations = extra.relations[
+        extra.relations["head"].isin(parallel) & extra.relations["tail"].isin(parallel)
+    ]
+    print(
+        f"GNU Health: {len(concepts):,} of {len(extra.concepts):,} concepts, {len(terms):,} of "
+        f"{len(extra.terms):,} terms kept ({len(extra.terms) - len(terms):,} held-out names or "
+        "concepts without a pair)",
+        flush=True,
+    )
+    return KnowledgeGraph.from_records(
+        pd.concat([base.concepts, concepts], ignore_index=True),
+        pd.concat([base.terms, terms], ignore_index=True),
+        pd.concat([base.relations, relations], ignore_index=True),
+    )
+
+
 def _row_args(row: str, data: Path, steps: int, threads: int, kge_model: str) -> list[str]:
     """The ``termnorm train`` arguments of a trained row."""
-    args = ["train", "--kg", str(data / LP_KG), "--out", str(data / "models" / row)]
+    kg = GH_KG if row.endswith("-gh") else LP_KG
+    args = ["train", "--kg", str(data / kg), "--out", str(data / "models" / row)]
     args += ["--steps", str(steps), "--threads", str(threads), "--device", "cpu", *TRAIN_ARGS]
     if row.startswith("ext"):
         args += ["--base-model", str(data / "minilm-ext")]
@@ -349,7 +400,7 @@ def _row_args(row: str, data: Path, steps: int, threads: int, kge_model: str) ->
 
 def prepare(data: Path, row: str, vocab_size: int, kge_model: str, kge_epochs: int) -> None:
     """What a row needs besides its training run, built when missing: the link-prediction
-    KG, the extended base model, the KGE."""
+    KG, the extended base model, the KGE, the KG with the GNU Health catalogues."""
     if not (data / LP_KG / "kg.json").is_file():
         _termnorm(
             [
@@ -380,6 +431,8 @@ def prepare(data: Path, row: str, vocab_size: int, kge_model: str, kge_epochs: i
                 str(data / "minilm-ext"),
             ]
         )
+    if row.endswith("-gh") and not (data / GH_KG / "kg.json").is_file():
+        gnuhealth_kg(data).save(data / GH_KG)
     kge = data / f"kge_{kge_model}"
     if row.endswith("msv3") and not (kge / "kge.json").is_file():
         _termnorm(
