@@ -185,6 +185,35 @@ def test_parallel_batches_are_counter_based(parallel_kg: KnowledgeGraph) -> None
     assert ParallelSampler(names, pairs=30).batch(0).pairs == 30  # more pairs than concepts
 
 
+def test_language_balanced_pairs_give_a_small_language_its_share() -> None:
+    """30 concepts with Spanish names, 2 with German ones: drawn by concept, German is ~6 % of
+    the pairs; drawn by language first (--lang-balanced), about half; each pair is still a
+    concept's pivot and one of its own translations."""
+    concepts = [{"concept_id": f"X:{i}", "name": f"thing {i}"} for i in range(32)]
+    terms = [{"concept_id": f"X:{i}", "term": f"thing {i}", "lang": "en"} for i in range(32)]
+    terms += [{"concept_id": f"X:{i}", "term": f"cosa {i}", "lang": "es"} for i in range(30)]
+    terms += [{"concept_id": f"X:{i}", "term": f"Ding {i}", "lang": "de"} for i in (30, 31)]
+    names = parallel_names(KnowledgeGraph.from_records(concepts, terms))
+
+    def german_share(balanced: bool) -> float:
+        sampler = ParallelSampler(names, pairs=16, seed=1, lang_balanced=balanced)
+        batches = [sampler.batch(step) for step in range(40)]
+        found = [t for b in batches for t in b.terms[b.pairs :]]
+        for b in batches:
+            for row, pivot, translation in zip(
+                b.teacher_rows.tolist()[: b.pairs],
+                b.terms[: b.pairs],
+                b.terms[b.pairs :],
+                strict=True,
+            ):
+                lo, hi = names.offsets[row], names.offsets[row + 1]
+                assert pivot == names.pivots[row] and translation in names.texts[lo:hi]
+        return sum(t.startswith("Ding") for t in found) / len(found)
+
+    assert german_share(False) < 0.15
+    assert 0.4 < german_share(True) < 0.6
+
+
 # ----------------------------------------------------------------------------- the teacher
 def test_the_teacher_is_the_model_before_vocabulary_extension(tmp_path: Path) -> None:
     base, ext = tmp_path / "base", tmp_path / "ext"

@@ -229,7 +229,9 @@ def distill_trainer(
         **names.counts(),
     }
     del teacher
-    pairs = ParallelSampler(names, config.distill.distill_pairs or config.k, config.seed)
+    pairs = ParallelSampler(
+        names, config.distill.distill_pairs or config.k, config.seed, config.sampler.lang_balanced
+    )
     kg_sampler, inner = _inner(config, sampler_kg, dim)
     objective = DistillObjective(vectors, config.distill.distill_weight, inner, record)
     logger.info(

@@ -6,7 +6,11 @@ first English term): the text the teacher encodes. Its *translations* are all it
 in every language, English synonyms included. A batch of P pairs draws P concepts that have a
 translation (without replacement while the KG has enough), and for each a language uniformly
 among its translations' languages, then a term of that language; it holds 2P texts: the P
-pivots, then the P translations, each with the row of its pivot's teacher vector.
+pivots, then the P translations, each with the row of its pivot's teacher vector. With
+``lang_balanced`` (``--lang-balanced``, as the KG sampler reads it) each pair first draws a
+language uniformly among the KG's translation languages, then a translation of that language
+uniformly, then its concept's pivot: a language with few parallel names (German in a KG of
+31k Spanish ICD-11 names) gets as many pairs per batch as the largest.
 
 Batch ``(step, shard)`` depends only on ``(seed, step, shard)``, so a resumed run, DDP ranks and
 accumulation micro-batches reproduce one stream (as :class:`~termnorm.training.sampler.KGSampler`).
@@ -124,21 +128,38 @@ class ParallelBatch:
 class ParallelSampler:
     """Draws :class:`ParallelBatch` es of ``pairs`` pairs from ``names`` (module doc)."""
 
-    def __init__(self, names: ParallelNames, pairs: int, seed: int = 0) -> None:
+    def __init__(
+        self, names: ParallelNames, pairs: int, seed: int = 0, lang_balanced: bool = False
+    ) -> None:
         if pairs < 1:
             raise ValueError(f"a parallel batch needs at least one pair (got {pairs})")
         self.names, self.pairs, self.seed = names, pairs, seed
+        self.lang_balanced = lang_balanced
         self.pool = names.with_translation  # [C'] concepts that have a translation
+        langs = names.langs.astype(str)
+        self.by_lang = [np.flatnonzero(langs == lang) for lang in np.unique(langs)]
 
     def batch(self, step: int, shard: int = 0) -> ParallelBatch:
         """The batch of ``(step, shard)``: deterministic given the seed."""
         rng = np.random.default_rng([self.seed, 23, step, shard])
-        replace = self.pairs > len(self.pool)
-        concepts = rng.choice(self.pool, size=self.pairs, replace=replace)
-        translations = [self._translation(rng, int(c)) for c in concepts]
+        if self.lang_balanced:
+            concepts, translations = self._balanced(rng)
+        else:
+            replace = self.pairs > len(self.pool)
+            concepts = rng.choice(self.pool, size=self.pairs, replace=replace)
+            translations = [self._translation(rng, int(c)) for c in concepts]
         pivots = [self.names.pivots[int(c)] for c in concepts]
         rows = torch.from_numpy(np.concatenate([concepts, concepts]).astype(np.int64))
         return ParallelBatch(terms=pivots + translations, teacher_rows=rows)
+
+    def _balanced(self, rng: np.random.Generator) -> tuple[np.ndarray, list[str]]:
+        """P pairs by language first: a language uniformly, then one of its translations."""
+        langs = rng.integers(len(self.by_lang), size=self.pairs)
+        picks = np.array(
+            [self.by_lang[lang][rng.integers(len(self.by_lang[lang]))] for lang in langs]
+        )
+        concepts = np.searchsorted(self.names.offsets, picks, side="right") - 1
+        return concepts, [str(self.names.texts[i]) for i in picks]
 
     def _translation(self, rng: np.random.Generator, concept: int) -> str:
         """A language of the concept's translations uniformly, then one of its terms."""
