@@ -146,3 +146,29 @@ def test_int8_vectors_pass_the_check_on_this_cpu(
     assert float((vectors * reference).sum(axis=1).min()) == pytest.approx(
         encoder.runtime_cosine, abs=1e-5
     )
+
+
+def test_hand_built_graphs_load_when_onnx_is_newer_than_the_runtime(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A newer ``onnx`` than ``onnxruntime`` (onnx 1.23 stamps IR 14, onnxruntime 1.30 reads
+    up to 13) must not break the int8 probe or the pre-scan: their graphs carry the IR their
+    opset needs, not the newest one ``onnx`` knows."""
+    import onnx
+    from onnx import helper
+
+    from termnorm.encoders.int8_kernel import _both_ops, _probe_weights
+    from termnorm.encoders.runtime import onnx_model
+    from termnorm.search.prescan import Int8Prescan
+
+    monkeypatch.setattr(onnx, "IR_VERSION", 99)  # what make_model stamps by default
+    graph = helper.make_graph([], "empty", [], [])
+    assert onnx_model(graph, [helper.make_opsetid("", 17)]).ir_version == 8
+    weights = _probe_weights()
+    gemm = _both_ops(weights, Int8Kernel.U8S8)  # ONNX Runtime refuses IR 99 here if stamped
+    a = np.ones((1, weights.shape[0]), np.uint8)
+    np.testing.assert_array_equal(gemm(a), a.astype(np.int64) @ weights.astype(np.int64))
+    rows = np.random.default_rng(0).standard_normal((50, 16)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    found = Int8Prescan(rows, kernel=Int8Kernel.U8S8).search(rows[3:4], 1)
+    assert found.ids[0][0] == 3

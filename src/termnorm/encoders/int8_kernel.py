@@ -35,7 +35,7 @@ from enum import Enum
 
 import numpy as np
 
-from termnorm.encoders.runtime import RuntimeUnavailableError, require_onnx
+from termnorm.encoders.runtime import RuntimeUnavailableError, onnx_model, require_onnx
 
 __all__ = [
     "Int8Kernel",
@@ -124,7 +124,7 @@ def onnx_gemm(
     options.log_severity_level = 3
     options.intra_op_num_threads = 1
     session = ort.InferenceSession(
-        helper.make_model(graph, opset_imports=opsets).SerializeToString(),
+        onnx_model(graph, opsets).SerializeToString(),
         options,
         providers=["CPUExecutionProvider"],
     )

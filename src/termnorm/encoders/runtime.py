@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from termnorm.errors import MissingExtraError, TermnormError
 
@@ -42,6 +43,7 @@ __all__ = [
     "RuntimeUnavailableError",
     "choose_runtime",
     "default_build_runtime",
+    "onnx_model",
     "require_onnx",
 ]
 
@@ -77,6 +79,22 @@ def require_onnx() -> None:
     for package in ("onnxruntime", "onnx"):
         if importlib.util.find_spec(package) is None:
             raise MissingExtraError(package, "onnx")
+
+
+def onnx_model(graph: Any, opsets: Sequence[Any]) -> Any:
+    """An ONNX ``ModelProto`` of ``graph`` stamped with the lowest IR version its ``opsets``
+    need (IR 8 for opset 17), not the newest the installed ``onnx`` writes.
+
+    ``onnx`` and ``onnxruntime`` are released apart: ``onnx`` 1.23 stamps IR 14, which
+    ``onnxruntime`` 1.30 refuses ("Unsupported model IR version: 14"). A graph built by hand
+    uses only old operators, so the oldest IR that holds them loads in every runtime that
+    runs those opsets. Domains ``onnx`` does not know (``com.microsoft``) are left out of
+    the choice.
+    """
+    from onnx import helper
+
+    version = helper.find_min_ir_version_for(list(opsets), ignore_unknown=True)
+    return helper.make_model(graph, opset_imports=list(opsets), ir_version=version)
 
 
 class RuntimeUnavailableError(TermnormError):

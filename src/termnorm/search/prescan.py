@@ -37,6 +37,7 @@ from termnorm.encoders.int8_kernel import (
     int8_kernel,
     stored_weights,
 )
+from termnorm.encoders.runtime import onnx_model
 from termnorm.index.base import SearchResult
 from termnorm.index.exact import exact_search, select_topk
 
@@ -121,7 +122,7 @@ class Int8Prescan:
                 numpy_helper.from_array(zero, "rows_zero"),
             ],
         )
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model = onnx_model(graph, [helper.make_opsetid("", 17)])
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1  # single queries: one core is what latency needs
         options.log_severity_level = 3
