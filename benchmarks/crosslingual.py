@@ -36,8 +36,10 @@ folder is missing (``termnorm train`` on ``train_kg_lp``, the training KG with 6
 edges held out for ``termnorm eval linkpred``; ``ext`` rows start from the model of
 ``termnorm encoder extend-vocab``; ``ext-msv3`` uses ``termnorm kge train``'s KGE, ``ext-ms``
 is the same run with MS v1, no KGE; ``*distill*`` rows train ``--loss distill``, the teacher
-being MiniLM, ``-ms`` adding MS v1), evaluates it, and caches the result under ``results/``;
-rows can be built one call at a time. ``mantra`` evaluates the rows' models on MANTRA EMEA
+being MiniLM, ``-ms`` adding MS v1; ``*-wise`` rows are their row followed by WiSE-FT,
+``--wise-alpha 0.5``, with the row's own base), evaluates it, and caches the result under
+``results/``; rows can be built one call at a time. ``--device cuda`` trains and encodes on a
+GPU (the figures do not depend on the device beyond run-to-run noise). ``mantra`` evaluates the rows' models on MANTRA EMEA
 (``../shared/benchmarks/mantra_emea``: drug-label mentions in fr, de, es, nl and en against
 the English names of their concepts), the transfer outside ICD-10.
 """
@@ -258,6 +260,7 @@ def evaluate(
     model: str | None = None,
     langs: list[str] | None = None,
     max_length: int | None = None,
+    device: str = "cpu",
 ) -> dict[str, dict[str, float]]:
     """acc@1/@5 of ``model`` on every ``<src>_to_<tgt>.tsv`` under ``data/eval``."""
     from termnorm.encoders import DEFAULT_MAX_LENGTH, TermEncoder
@@ -267,7 +270,7 @@ def evaluate(
     pairs = sorted(evaluation.glob("*_to_*.tsv"))
     if not pairs:
         raise SystemExit(f"no <src>_to_<tgt>.tsv under {evaluation}: run 'split' first")
-    encoder = TermEncoder.load(model, max_length=max_length or DEFAULT_MAX_LENGTH, device="cpu")
+    encoder = TermEncoder.load(model, max_length=max_length or DEFAULT_MAX_LENGTH, device=device)
     vectors: dict[str, tuple[list[str], np.ndarray]] = {}
     results: dict[str, dict[str, float]] = {}
     for path in pairs:
@@ -312,7 +315,12 @@ ROWS = {
     "ext-distill": "+ vocabulary extension + distillation",
     "ext-distill-ms": "+ vocabulary extension + distillation + MS v1",
     "distill-gh": "distillation (no extension), ICD-10 + the other GNU Health catalogues",
+    "distill-ms": "distillation + MS v1 (no extension), weighted 1 : 1",
+    "ext-ms-wise": "ext-ms, then WiSE-FT (α 0.5 with the extended base)",
+    "ext-msv3-wise": "ext-msv3, then WiSE-FT (α 0.5 with the extended base)",
 }
+WISE_ALPHA = "0.5"
+"""``*-wise`` rows: the paper's default mixing coefficient (Wortsman et al. 2022b)."""
 MANTRA = ROOT.parent / "shared" / "benchmarks" / "mantra_emea"
 """MANTRA GSC's EMEA drug labels as zero-shot folds (one per language, English targets)."""
 MANTRA_FOLDS = ("French", "German", "Spanish", "Dutch", "English")
@@ -378,11 +386,17 @@ def gnuhealth_kg(data: Path) -> KnowledgeGraph:
     )
 
 
-def _row_args(row: str, data: Path, steps: int, threads: int, kge_model: str) -> list[str]:
+def _row_args(
+    row: str, data: Path, steps: int, threads: int, kge_model: str, device: str = "cpu"
+) -> list[str]:
     """The ``termnorm train`` arguments of a trained row."""
+    if row.endswith("-wise"):
+        args = _row_args(row.removesuffix("-wise"), data, steps, threads, kge_model, device)
+        args[args.index("--out") + 1] = str(data / "models" / row)
+        return [*args, "--wise-alpha", WISE_ALPHA]
     kg = GH_KG if row.endswith("-gh") else LP_KG
     args = ["train", "--kg", str(data / kg), "--out", str(data / "models" / row)]
-    args += ["--steps", str(steps), "--threads", str(threads), "--device", "cpu", *TRAIN_ARGS]
+    args += ["--steps", str(steps), "--threads", str(threads), "--device", device, *TRAIN_ARGS]
     if row.startswith("ext"):
         args += ["--base-model", str(data / "minilm-ext")]
     if "distill" in row:
@@ -461,6 +475,7 @@ def run_row(
     vocab_size: int,
     kge_model: str,
     kge_epochs: int,
+    device: str = "cpu",
 ) -> dict[str, Any]:
     """Train (when its model is missing) and evaluate one row; its results are cached in
     ``data/results/<row>.json`` and reused."""
@@ -470,15 +485,15 @@ def run_row(
     model: Path | None = None
     command = None
     if row != "base":
-        prepare(data, row, vocab_size, kge_model, kge_epochs)
+        prepare(data, row.removesuffix("-wise"), vocab_size, kge_model, kge_epochs)
         model = data / "models" / row
-        args = _row_args(row, data, steps, threads, kge_model)
+        args = _row_args(row, data, steps, threads, kge_model, device)
         command = "termnorm " + " ".join(args)
         if not (model / "modules.json").is_file():
             if (model / "checkpoints").is_dir():
                 args.append("--resume")
             _termnorm(args)
-    results = evaluate(data, str(model) if model else None)
+    results = evaluate(data, str(model) if model else None, device=device)
     out = {
         "row": row,
         "label": ROWS[row],
@@ -519,7 +534,9 @@ def markdown(rows: list[dict[str, Any]], langs: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def evaluate_mantra(model: str | None, root: Path = MANTRA) -> dict[str, dict[str, float]]:
+def evaluate_mantra(
+    model: str | None, root: Path = MANTRA, device: str = "cpu"
+) -> dict[str, dict[str, float]]:
     """acc@1/@5 of ``model`` on each MANTRA EMEA fold (``termnorm eval normalize
     --zero-shot``'s evaluator: each language's mentions against the English names)."""
     from termnorm.encoders import TermEncoder
@@ -529,7 +546,7 @@ def evaluate_mantra(model: str | None, root: Path = MANTRA) -> dict[str, dict[st
     if missing:
         raise SystemExit(f"no MANTRA EMEA fold {', '.join(missing)} under {root}")
     evaluator = ZeroShotEvaluator([root / name for name in MANTRA_FOLDS], KS, name="mantra")
-    report = evaluator.evaluate(TermEncoder.load(model, device="cpu"))
+    report = evaluator.evaluate(TermEncoder.load(model, device=device))
     results = {}
     for name, fold in report.folds.items():
         scores = {f"acc@{k}": float(fold.metrics[f"mantra_acc@{k}"]) for k in KS}
@@ -542,7 +559,7 @@ def evaluate_mantra(model: str | None, root: Path = MANTRA) -> dict[str, dict[st
     return results
 
 
-def mantra_row(data: Path, row: str, root: Path = MANTRA) -> dict[str, Any]:
+def mantra_row(data: Path, row: str, root: Path = MANTRA, device: str = "cpu") -> dict[str, Any]:
     """One row's MANTRA EMEA results (its model trained by ``table``), cached in
     ``data/results/mantra-<row>.json``."""
     cached = data / "results" / f"mantra-{row}.json"
@@ -555,7 +572,7 @@ def mantra_row(data: Path, row: str, root: Path = MANTRA) -> dict[str, Any]:
         "row": row,
         "label": ROWS[row],
         "model": str(model or "default"),
-        "results": evaluate_mantra(str(model) if model else None, root),
+        "results": evaluate_mantra(str(model) if model else None, root, device),
     }
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(out, indent=1) + "\n")
@@ -615,6 +632,9 @@ def main(argv: list[str] | None = None) -> None:
     p_eval.add_argument("--langs", default="", help="evaluate only these languages")
     p_eval.add_argument("--max-length", type=int, default=None)
     p_eval.add_argument(
+        "--device", default="cpu", help="torch device for training and encoding (cpu, cuda)"
+    )
+    p_eval.add_argument(
         "--threads", type=int, default=1, help="torch CPU threads (shared machine: 1)"
     )
     p_eval.add_argument("--json", type=Path, default=None, help="also write the results here")
@@ -631,6 +651,9 @@ def main(argv: list[str] | None = None) -> None:
     p_table.add_argument("--vocab-size", type=int, default=8000, help="extend-vocab --size")
     p_table.add_argument("--kge-model", default="rotate", help="KGE of the ms-v3 row")
     p_table.add_argument("--kge-epochs", type=int, default=60)
+    p_table.add_argument(
+        "--device", default="cpu", help="torch device for training and encoding (cpu, cuda)"
+    )
     p_table.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     p_table.add_argument("--out", type=Path, default=None, help="write the markdown table here")
     p_mantra = sub.add_parser(
@@ -642,12 +665,17 @@ def main(argv: list[str] | None = None) -> None:
     p_mantra.add_argument("--data", type=Path, default=OUT)
     p_mantra.add_argument("--rows", default="base", help=f"subset of {','.join(ROWS)}")
     p_mantra.add_argument("--folds", type=Path, default=MANTRA, help="mantra_emea folder")
+    p_mantra.add_argument(
+        "--device", default="cpu", help="torch device for training and encoding (cpu, cuda)"
+    )
     p_mantra.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     p_mantra.add_argument("--out", type=Path, default=None, help="write the markdown table here")
     args = parser.parse_args(argv)
     if args.command == "mantra":
         names = _rows_and_threads(args.rows, args.threads)
-        table = mantra_markdown([mantra_row(args.data, name, args.folds) for name in names])
+        table = mantra_markdown(
+            [mantra_row(args.data, name, args.folds, args.device) for name in names]
+        )
         print(table)
         if args.out is not None:
             args.out.write_text(table)
@@ -665,6 +693,7 @@ def main(argv: list[str] | None = None) -> None:
                 args.vocab_size,
                 args.kge_model,
                 args.kge_epochs,
+                args.device,
             )
             for name in names
         ]
@@ -689,7 +718,7 @@ def main(argv: list[str] | None = None) -> None:
 
     torch.set_num_threads(args.threads)
     langs = [x.strip() for x in args.langs.split(",") if x.strip()] or None
-    results = evaluate(args.data, args.model, langs, args.max_length)
+    results = evaluate(args.data, args.model, langs, args.max_length, args.device)
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(

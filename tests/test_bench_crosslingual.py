@@ -166,6 +166,26 @@ def test_distillation_rows_train_the_distill_objective(script: ModuleType, tmp_p
     assert combined[combined.index("--distill-with") + 1] == "ms" and "--kge" not in combined
     plain = script._row_args("distill", tmp_path, 50, 1, "rotate")
     assert plain[plain.index("--loss") + 1] == "distill" and "--base-model" not in plain
+    mixed = script._row_args("distill-ms", tmp_path, 50, 1, "rotate")
+    assert mixed[mixed.index("--distill-with") + 1] == "ms" and "--base-model" not in mixed
+
+
+def test_wise_rows_are_their_row_plus_wise_ft_in_their_own_folder(
+    script: ModuleType, tmp_path: Path
+) -> None:
+    row = script._row_args("ext-msv3", tmp_path, 50, 1, "rotate")
+    wise = script._row_args("ext-msv3-wise", tmp_path, 50, 1, "rotate")
+    assert wise[wise.index("--out") + 1] == str(tmp_path / "models" / "ext-msv3-wise")
+    assert wise[-2:] == ["--wise-alpha", script.WISE_ALPHA]
+    out = row.index("--out") + 1
+    assert wise[:out] + wise[out + 1 : -2] == row[:out] + row[out + 1 :]  # nothing else differs
+
+
+def test_rows_train_on_the_device_asked_for(script: ModuleType, tmp_path: Path) -> None:
+    cpu = script._row_args("distill", tmp_path, 50, 1, "rotate")
+    assert cpu[cpu.index("--device") + 1] == "cpu"
+    gpu = script._row_args("distill", tmp_path, 50, 1, "rotate", device="cuda")
+    assert gpu[gpu.index("--device") + 1] == "cuda"
 
 
 def _mantra_folds(root: Path) -> None:
