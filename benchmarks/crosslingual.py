@@ -39,7 +39,8 @@ is the same run with MS v1, no KGE; ``*distill*`` rows train ``--loss distill``,
 being MiniLM, ``-ms`` adding MS v1; ``*-wise`` rows are their row followed by WiSE-FT,
 ``--wise-alpha 0.5``, with the row's own base), evaluates it, and caches the result under
 ``results/``; rows can be built one call at a time. ``--device cuda`` trains and encodes on a
-GPU (another run of the same recipe: its random draws are not the CPU's). ``mantra`` evaluates the rows' models on MANTRA EMEA
+GPU (another run of the same recipe: its random draws are not the CPU's). ``mantra``
+evaluates the rows' models on MANTRA EMEA
 (``../shared/benchmarks/mantra_emea``: drug-label mentions in fr, de, es, nl and en against
 the English names of their concepts), the transfer outside ICD-10.
 """
