@@ -3,6 +3,7 @@ teacher, and training on the tiny BERT with a 20-concept en/es/fr KG."""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -348,3 +349,53 @@ def test_the_objective_is_listed_with_its_options(capsys: pytest.CaptureFixture[
     assert code == 0 and "mtcg, distill" in " ".join(out.split())  # the objective list
     code, _, err = run_main(["train", "--loss", "distil", "--help"], capsys)
     assert code == 2 and "did you mean distill?" in " ".join(err.replace("│", " ").split())
+
+
+def test_a_distilled_model_serves_normalize_map_and_the_service(
+    tiny_bert_path: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The folder ``termnorm train --loss distill`` writes is an encoder like any other: it
+    indexes the KG, and ``normalize``, ``map run`` and the service's ``/v1/normalize`` answer
+    with it (a Spanish and a French name found through their own vectors)."""
+    from _serve_fixtures import serving
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TERMNORM_PROJECT_DB", raising=False)
+    kg = make_parallel_kg().save(tmp_path / "kg", card={"sources": [{"format": "fixture"}]})
+    model, index = tmp_path / "distilled", tmp_path / "idx"
+    train = ["train", "--kg", str(kg), "--out", str(model), "--loss", "distill"]
+    train += ["--base-model", str(tiny_bert_path), "--steps", "4", "--k", "8"]
+    train += ["--max-length", "16", "--device", "cpu", "--checkpoint-every", "0"]
+    train += ["--freeze-layers", "0"]  # the tiny BERT has 2 layers
+    code, _, err = run_main(train, capsys)
+    assert code == 0, err
+    assert json.loads((model / "training_config.json").read_text())["loss"] == "distill"
+    build = ["index", "build", "--kg", str(kg), "--model", str(model), "--out", str(index)]
+    code, _, err = run_main(build, capsys)
+    assert code == 0, err
+
+    code, out, err = run_main(["normalize", "--index", str(index), "--json", "fiebre"], capsys)
+    assert code == 0, err
+    assert json.loads(out)[0]["candidates"][0]["concept_id"] == "P:01"
+
+    codes = tmp_path / "codes.csv"
+    codes.write_text("code,name\nL1,toux\nL2,asma\n", encoding="utf-8")
+    init = ["map", "init", "local", "--source", str(codes), "--code-column", "code"]
+    code, _, err = run_main([*init, "--text-column", "name", "--index", str(index)], capsys)
+    assert code == 0, err
+    code, out, err = run_main(["map", "run", "local", "--no-progress", "--json"], capsys)
+    assert code == 0 and json.loads(out)["mapped"] == 2, err
+    rows = tmp_path / "rows.csv"
+    export = ["map", "export", "local", "--format", "csv", "--out", str(rows)]
+    assert run_main(export, capsys)[0] == 0
+    with rows.open(encoding="utf-8") as f:
+        top = {r["code"]: r["top_concept_id"] for r in csv.DictReader(f)}
+    assert top == {"L1": "P:02", "L2": "P:06"}
+
+    with serving(index) as client:
+        answer = client.post("/v1/normalize", json={"texts": ["infarctus"]})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["results"][0]["candidates"][0]["concept_id"] == "P:16"
