@@ -53,12 +53,15 @@ def train(ctx: typer.Context, resume: bool, config_json: str | None, **given: An
     The recipe that holds up (README, Training): your annotated mentions as domain synonyms
     (--train-data od --mentions FILE), 3,000 steps, then WiSE-FT (--wise-alpha 0.5). Without
     annotated mentions, training on the KG alone does not lift the base model zero-shot: use
-    the base model with --synonyms at search time instead.
+    the base model with --synonyms at search time instead. A new language on a KG with names
+    in several languages: --loss distill (each name learns its English name's vector from
+    the frozen base, so English stays where it was).
 
     \b
     Examples:
       termnorm train --kg kg/medic_hpo --out models/od-wise --train-data od --mentions ../shared/benchmarks/ncbi_disease/NCBItrainset_corpus.txt --steps 3000 --wise-alpha 0.5
       termnorm train --kg kg/hpo --out models/coder --loss coder --steps 3000   # research: CODER's objective
+      termnorm train --kg kg/icd10who --out models/distill --loss distill --steps 600 --k 32 --lr 1e-4 --max-length 32 --no-freeze-embeddings --freeze-layers 0 --lang-balanced
     """
     from termnorm.api import train as run
 
