@@ -95,3 +95,17 @@ def test_two_ranks_train_like_two_accumulated_micro_batches(
     w = one["objective.relation.head.weight"]  # matrices start at I, translations at 0
     assert not torch.equal(w, torch.eye(32).expand_as(w) if w.dim() == 3 else torch.zeros_like(w))
     assert (tmp_path / "ddp" / "model.safetensors").is_file()
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda:1"])
+def test_a_cuda_device_without_a_gpu_is_refused_naming_the_way_out(
+    device: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from termnorm.training.distributed import init_distributed
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    with pytest.raises(ValueError, match=rf"--device {device}: torch .* sees no CUDA GPU.*cpu"):
+        init_distributed(device)
+    assert init_distributed("cpu").device == torch.device("cpu")
+    assert init_distributed(None).device == torch.device("cpu")  # the default follows the GPU

@@ -56,11 +56,21 @@ class DistInfo:
 
 
 def init_distributed(device: str | None = None) -> DistInfo:
-    """Join the torchrun process group when there is one; choose this rank's device."""
+    """Join the torchrun process group when there is one; choose this rank's device.
+
+    Raises:
+        ValueError: a CUDA ``device`` where torch sees no GPU, or one GPU named for every
+            torchrun process.
+    """
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local = int(os.environ.get("LOCAL_RANK", "0"))
     want_cuda = (device or ("cuda" if torch.cuda.is_available() else "cpu")).startswith("cuda")
+    if want_cuda and not torch.cuda.is_available():
+        raise ValueError(
+            f"--device {device}: torch {torch.__version__} sees no CUDA GPU here; use --device "
+            "cpu, or leave --device out (cuda where a GPU is visible, else cpu)"
+        )
     if world > 1:
         if want_cuda and device in (None, "cuda"):
             dev = torch.device("cuda", local)
