@@ -608,6 +608,13 @@ def _rows_and_threads(rows: str, threads: int) -> list[str]:
     return names
 
 
+def _device_option(parser: argparse.ArgumentParser) -> None:
+    """``--device``: where ``table``, ``mantra`` and ``eval`` train and encode."""
+    parser.add_argument(
+        "--device", default="cpu", help="torch device for training and encoding (cpu, cuda)"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -632,9 +639,7 @@ def main(argv: list[str] | None = None) -> None:
     p_eval.add_argument("--model", default=None, help="model folder (default: built-in MiniLM)")
     p_eval.add_argument("--langs", default="", help="evaluate only these languages")
     p_eval.add_argument("--max-length", type=int, default=None)
-    p_eval.add_argument(
-        "--device", default="cpu", help="torch device for training and encoding (cpu, cuda)"
-    )
+    _device_option(p_eval)
     p_eval.add_argument(
         "--threads", type=int, default=1, help="torch CPU threads (shared machine: 1)"
     )
@@ -652,9 +657,7 @@ def main(argv: list[str] | None = None) -> None:
     p_table.add_argument("--vocab-size", type=int, default=8000, help="extend-vocab --size")
     p_table.add_argument("--kge-model", default="rotate", help="KGE of the ms-v3 row")
     p_table.add_argument("--kge-epochs", type=int, default=60)
-    p_table.add_argument(
-        "--device", default="cpu", help="torch device for training and encoding (cpu, cuda)"
-    )
+    _device_option(p_table)
     p_table.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     p_table.add_argument("--out", type=Path, default=None, help="write the markdown table here")
     p_mantra = sub.add_parser(
@@ -666,9 +669,7 @@ def main(argv: list[str] | None = None) -> None:
     p_mantra.add_argument("--data", type=Path, default=OUT)
     p_mantra.add_argument("--rows", default="base", help=f"subset of {','.join(ROWS)}")
     p_mantra.add_argument("--folds", type=Path, default=MANTRA, help="mantra_emea folder")
-    p_mantra.add_argument(
-        "--device", default="cpu", help="torch device for training and encoding (cpu, cuda)"
-    )
+    _device_option(p_mantra)
     p_mantra.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     p_mantra.add_argument("--out", type=Path, default=None, help="write the markdown table here")
     args = parser.parse_args(argv)
