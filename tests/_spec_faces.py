@@ -93,10 +93,12 @@ def run(index: Path, work: Path, bert: Path) -> dict[str, Any]:
     os.environ["FACE"] = "service"
     from fastapi.testclient import TestClient
 
+    from _serve_fixtures import wait_ready  # imported here: after the spec is replaced
     from termnorm.serve.app import create_app
 
     app = create_app(spec=DummySpec(index=index, dummy=7))
     with TestClient(app, base_url="http://127.0.0.1") as client:
+        wait_ready(client)  # the index loads in the background; a slow CI machine sees 'loading'
         answer = client.post("/v1/normalize", json={"texts": ["heart attack"]})
         assert answer.status_code == 200, answer.text
         os.environ["FACE"] = "annotate service"
