@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
 import typer
@@ -32,3 +36,20 @@ def command_app(register: Callable[[typer.Typer], None]) -> typer.Typer:
 
     register(root)
     return root
+
+
+def heavy_modules_after_registering(modules: Sequence[str]) -> list[str]:
+    """Which of ``modules`` a fresh interpreter has imported once every command group is
+    registered (``termnorm --help``'s cost): registering must stay cheap."""
+    script = (
+        "import json, sys; from termnorm.cli.main import _register; _register(); "
+        f"print(json.dumps([m for m in {list(modules)!r} if m in sys.modules]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")},
+    )
+    return list(json.loads(done.stdout))

@@ -13,6 +13,7 @@ import typer
 from rich.text import Text
 
 from _cli import run_main
+from termnorm.cli._config_options import PlainHelpCommand
 from termnorm.cli.index_cmd import _summary
 from termnorm.cli.main import _register, app
 from termnorm.errors import ArtifactMismatchError
@@ -43,7 +44,10 @@ def test_every_help_text_survives_rich_markup() -> None:
         ]
         for name, text in texts:
             text = inspect.cleandoc(text).replace("\b", "")  # Click's no-rewrap mark
-            if Text.from_markup(text).plain != text.replace("\\[", "["):
+            if isinstance(command, PlainHelpCommand):  # click prints it as it is: no escapes
+                if "\\[" in text:
+                    lost.append(f"{path} {name} (plain help shows the backslash)")
+            elif Text.from_markup(text).plain != text.replace("\\[", "["):
                 lost.append(f"{path} {name}")
     assert lost == []
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import typer
 
-from _cli import command_app, run_main
+from _cli import command_app, heavy_modules_after_registering, run_main
 from _project_fixtures import CODES, build_index, write_codes
 from termnorm.cli import map_cmd
 from termnorm.search.build import clear_caches
@@ -98,18 +96,7 @@ def test_map_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_registering_map_imports_no_sqlalchemy() -> None:
-    script = (
-        "import sys; from termnorm.cli.main import _register; _register(); "
-        "print([m for m in ('sqlalchemy', 'alembic', 'torch') if m in sys.modules])"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={"PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")},
-    )
-    assert done.stdout.strip() == "[]"
+    assert heavy_modules_after_registering(("sqlalchemy", "alembic", "torch")) == []
 
 
 def test_map_init_takes_every_spec_option_and_map_run_searches_the_stored_spec(

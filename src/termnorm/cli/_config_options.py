@@ -24,7 +24,13 @@ from typer.core import TyperCommand
 
 from termnorm.training.config.base import flag_of
 
-__all__ = ["PlainHelpCommand", "config_options", "with_config_options", "with_options"]
+__all__ = [
+    "PlainHelpCommand",
+    "cli_type",
+    "config_options",
+    "with_config_options",
+    "with_options",
+]
 
 
 class PlainHelpCommand(TyperCommand):
@@ -45,11 +51,11 @@ def option_names(field: dataclasses.Field[Any], kind: Any) -> str:
     return f"{name}/--no-{name[2:]}" if kind is bool else name
 
 
-def _cli_type(kind: Any) -> Any:
+def cli_type(kind: Any) -> Any:
     """The annotation typer reads for a field of type ``kind``."""
     if get_origin(kind) in (Union, types.UnionType):  # X | None
         (inner,) = (arg for arg in get_args(kind) if arg is not type(None))
-        return _cli_type(inner) | None
+        return cli_type(inner) | None
     if get_origin(kind) is tuple:  # tuple[X, ...]: a repeatable option
         return list[get_args(kind)[0]]  # type: ignore[misc]
     return kind
@@ -99,7 +105,7 @@ def config_options(
                 field.name,
                 inspect.Parameter.KEYWORD_ONLY,
                 default=option,
-                annotation=_cli_type(kind),
+                annotation=cli_type(kind),
             )
         )
     return params

@@ -7,13 +7,16 @@ Registering is cheap (no pandas import: the format names come from the import-fr
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
+from termnorm.cli._config_options import PlainHelpCommand, with_options
 from termnorm.cli._options import overwrite_option
+from termnorm.cli._source_flags import SourceFlag, flag_values, source_flag_params, source_flags
 from termnorm.kg.formats import KGFormat
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,7 +28,7 @@ BUILD_HELP = """Compile one or more terminologies into a KG folder (Parquet tabl
 
 SOURCE is a file or folder (a UMLS META folder, an .obo file, a MEDIC file, a TSV/CSV or BioSyn dictionary, an Athena download, a SNOMED CT RF2 release, LOINC's Loinc.csv, a FHIR CodeSystem JSON or NDJSON); leave it out, or write 'builtin', for the built-in HPO (obo, hpo), ICD-10-CM (icd10cm) and the installed GNU Health packages (icd10who, icd9procs, gnuhealth).
 
-Add more sources with --add FORMAT\\[:PATH]\\[#key=value,...]; concepts with the same ID merge. Source flags (--lang, --prefix, ...) apply to every source that takes them; '#key=value' options after an --add apply to that source only.
+Add more sources with --add FORMAT[:PATH][#key=value,...]; concepts with the same ID merge. Source flags (--lang, --prefix, ...) apply to every source that takes them; '#key=value' options after an --add apply to that source only.
 
 Examples:
 
@@ -100,32 +103,25 @@ def _infer_format(path: Path | None) -> str:
     )
 
 
-def _with_flags(specs: list[SourceSpec], flags: dict[str, tuple[str, Any]]) -> list[SourceSpec]:
-    """Apply the source flags (``flag: (loader option field, value)``) to every spec whose
-    format has that field (per-spec options win)."""
-    import dataclasses
-
-    from termnorm.kg.build import FORMATS, SourceSpec
+def _with_flags(specs: list[SourceSpec], given: dict[SourceFlag, Any]) -> list[SourceSpec]:
+    """Apply the source flags given (flag: value) to every spec whose format has the flag's
+    field (per-spec options win); a flag that applies to none of them is a ``ValueError``."""
+    from termnorm.kg.build import SourceSpec
 
     out = []
-    used: set[str] = set()
+    used: set[SourceFlag] = set()
     for spec in specs:
-        fields = {f.name for f in dataclasses.fields(FORMATS[spec.format].options)}
         options = dict(spec.options)
-        for flag, (name, value) in flags.items():
-            if name in fields:
+        for flag, value in given.items():
+            name = flag.fields.get(spec.format)
+            if name is not None:
                 used.add(flag)
                 options.setdefault(name, value)
         out.append(SourceSpec(spec.format, spec.path, options))
-    unused = sorted(set(flags) - used)
+    unused = sorted(flag.typed(value) for flag, value in given.items() if flag not in used)
     if unused:
         raise ValueError(f"{', '.join(unused)} does not apply to any of the given sources")
     return out
-
-
-def _split_list(values: list[str] | None) -> list[str]:
-    """Repeated and comma-separated values, flattened."""
-    return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
 
 
 KEYWORDS_HELP = """Mine a keyword vocabulary (site and type keywords) from KG folders, for the keyword-attentive ranker (termnorm rank train --keywords FILE).
@@ -180,7 +176,8 @@ def register(app: typer.Typer) -> None:
     app.add_typer(kg_app, name="kg")
     kg_app.command("keywords", help=KEYWORDS_HELP)(keywords)
 
-    @kg_app.command("build", help=BUILD_HELP)
+    flags = source_flags()
+
     def build(
         source: str | None = typer.Argument(None, help="File/folder, or 'builtin'."),
         fmt: str | None = typer.Option(
@@ -190,101 +187,12 @@ def register(app: typer.Typer) -> None:
             help=f"Format of SOURCE: {', '.join(f.value for f in KGFormat)}.",
         ),
         add: list[str] | None = typer.Option(
-            None, "--add", help="Another source: FORMAT\\[:PATH]\\[#key=value,...] (repeatable)."
+            None, "--add", help="Another source: FORMAT[:PATH][#key=value,...] (repeatable)."
         ),
         out: Path = typer.Option(..., "--out", "-o", help="KG folder to write."),
         overwrite: bool = overwrite_option(),
-        lang: list[str] | None = typer.Option(
-            None,
-            "--lang",
-            help="umls: languages kept (LAT codes, e.g. ENG,FRE). Default ENG. "
-            "icd10who/icd9procs/gnuhealth: ISO 639-1 codes (en,es,fr,...).",
-        ),
-        package: list[str] | None = typer.Option(
-            None,
-            "--package",
-            help="gnuhealth: catalogues read (all, or icd10,icd11,icd10pcs,icd9procs,icpm,"
-            "who-essential-medicines,lab,disability,genetics,health). Default all.",
-        ),
-        sab: list[str] | None = typer.Option(
-            None,
-            "--sab",
-            help="umls: source vocabularies kept (e.g. MSH,SNOMEDCT_US). Default all.",
-        ),
-        keep_suppressed: bool = typer.Option(
-            False, "--keep-suppressed", help="umls: keep suppressible rows (SUPPRESS O/E/Y)."
-        ),
-        synonym_scopes: list[str] | None = typer.Option(
-            None, "--synonym-scopes", help="obo/hpo: synonym scopes kept. Default EXACT,RELATED."
-        ),
-        no_annotations: bool = typer.Option(
-            False,
-            "--no-annotations",
-            help="hpo: leave out the disease annotations (phenotype.hpoa).",
-        ),
-        used_only: bool = typer.Option(
-            False,
-            "--used-only",
-            help="hpo: keep only phenotypes some disease has, plus their is_a ancestors.",
-        ),
-        one_direction: bool = typer.Option(
-            False, "--one-direction", help="umls: keep one direction of inverse relation pairs."
-        ),
-        prefix: str | None = typer.Option(
-            None,
-            "--prefix",
-            help="tsv/biosyn: namespace of IDs without one (default LOCAL); fhir: namespace of "
-            "a CodeSystem whose url is not a known system.",
-        ),
-        encoding: str | None = typer.Option(
-            None,
-            "--encoding",
-            help="tsv/biosyn: the file's text encoding (e.g. latin-1, cp1252). Default utf-8.",
-        ),
-        vocabulary: list[str] | None = typer.Option(
-            None, "--vocabulary", help="omop: vocabularies kept (e.g. SNOMED,LOINC). Default all."
-        ),
-        domain: list[str] | None = typer.Option(
-            None, "--domain", help="omop: domains kept (e.g. Condition,Measurement). Default all."
-        ),
-        concept_class: list[str] | None = typer.Option(
-            None, "--concept-class", help="omop: concept classes kept. Default all."
-        ),
-        standard_only: bool = typer.Option(
-            False,
-            "--standard-only",
-            help="omop: standard concepts only; the others' names reach them through 'Maps to'.",
-        ),
-        include_invalid: bool = typer.Option(
-            False, "--include-invalid", help="omop: keep invalid and deprecated concepts."
-        ),
-        language_refset: str | None = typer.Option(
-            None,
-            "--language-refset",
-            help="snomed: language refset deciding the preferred term. Default "
-            "900000000000509007 (US English); GB English 900000000000508004.",
-        ),
-        include_status: list[str] | None = typer.Option(
-            None,
-            "--include-status",
-            help="loinc: statuses kept besides ACTIVE (TRIAL,DISCOURAGED,DEPRECATED).",
-        ),
-        fhir_version: str | None = typer.Option(
-            None,
-            "--fhir-version",
-            help="fhir: release of the CodeSystems, R4, R4B or R5. Default: from meta.profile, "
-            "else R5 when an R5-only field is present, else R4.",
-        ),
-        include_inactive: bool = typer.Option(
-            False, "--include-inactive", help="fhir: keep retired and inactive concepts."
-        ),
-        no_validate: bool = typer.Option(
-            False,
-            "--no-validate",
-            help="fhir: skip the fhir.resources check of each CodeSystem (most of a large "
-            "one's load time).",
-        ),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+        **given: Any,
     ) -> None:
         from termnorm._artifacts import prepare_output
         from termnorm.kg.build import build_kg_to_dir
@@ -294,34 +202,16 @@ def register(app: typer.Typer) -> None:
         if not specs:
             raise ValueError("give a SOURCE with --format, or at least one --add")
         prepare_output(out, overwrite, {"source": [s.path for s in specs if s.path]}, "kg")
-        flags: dict[str, tuple[str, Any]] = {  # flag: (loader option field, value or None)
-            "--lang": ("langs", _split_list(lang) or None),
-            "--package": ("packages", _split_list(package) or None),
-            "--sab": ("sabs", _split_list(sab) or None),
-            "--keep-suppressed": ("keep_suppressed", keep_suppressed or None),
-            "--synonym-scopes": ("synonym_scopes", _split_list(synonym_scopes) or None),
-            "--no-annotations": ("with_annotations", False if no_annotations else None),
-            "--used-only": ("used_only", used_only or None),
-            "--one-direction": ("one_direction", one_direction or None),
-            "--prefix": ("prefix", prefix),
-            "--encoding": ("encoding", encoding),
-            "--vocabulary": ("vocabulary", _split_list(vocabulary) or None),
-            "--domain": ("domain", _split_list(domain) or None),
-            "--concept-class": ("concept_class", _split_list(concept_class) or None),
-            "--standard-only": ("standard_only", standard_only or None),
-            "--include-invalid": ("include_invalid", include_invalid or None),
-            "--language-refset": ("language_refset", language_refset),
-            "--include-status": ("include_status", _split_list(include_status) or None),
-            "--fhir-version": ("fhir_version", fhir_version),
-            "--include-inactive": ("include_inactive", include_inactive or None),
-            "--no-validate": ("validate", False if no_validate else None),
-        }
-        specs = _with_flags(specs, {k: v for k, v in flags.items() if v[1] is not None})
+        specs = _with_flags(specs, flag_values(flags, given))
         card, _ = build_kg_to_dir(specs, out)
         if json_out:
             typer.echo(json.dumps({"out": str(out), **card}, indent=2, default=str))
         else:
             _print_summary(card, title=f"KG written to {out}")
+
+    own = [p for p in inspect.signature(build).parameters.values() if p.kind is not p.VAR_KEYWORD]
+    command = with_options(build, own, source_flag_params(flags))
+    kg_app.command("build", help=BUILD_HELP, cls=PlainHelpCommand)(command)  # long flags wrap
 
     @kg_app.command("info")
     def info(

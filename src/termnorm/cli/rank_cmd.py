@@ -17,6 +17,7 @@ import typer
 
 from termnorm.cli._config_options import PlainHelpCommand, with_config_options
 from termnorm.cli._options import RUNTIME_HELP, db_option, overwrite_option
+from termnorm.encoders.runtime import RUNTIME_HELP as PLAIN_RUNTIME_HELP
 from termnorm.search.stages.fit_spec import RANKER_SETTINGS, SYNONYMS_HELP, TrainingDataSpec
 from termnorm.search.stages.ranker.train_spec import RankTrainSpec
 
@@ -75,6 +76,8 @@ _CARD_OUT = typer.Option(..., "--out", help="Card (JSON file) to write.")
 _JSON = typer.Option(False, "--json", help="Print the card as JSON.")
 _HELP = {"runtime": RUNTIME_HELP, "synonyms": SYNONYMS_HELP}
 """Help texts of the recall's options where a fit's differ from ``normalize``'s."""
+_PLAIN_HELP = {**_HELP, "runtime": PLAIN_RUNTIME_HELP}
+""":data:`_HELP` for ``rank train``, whose help click prints as it is (no Rich escapes)."""
 
 
 def _spec_values(given: dict[str, Any]) -> dict[str, Any]:
@@ -144,7 +147,9 @@ def combine(
     _fit_card(out, overwrite, json_out, lambda: fit_combiner_card(spec, out), line)
 
 
-@with_config_options(RankTrainSpec, exclude=(*RANKER_SETTINGS, "combiner", "model"), help=_HELP)
+@with_config_options(
+    RankTrainSpec, exclude=(*RANKER_SETTINGS, "combiner", "model"), help=_PLAIN_HELP
+)
 def train(
     out: Path = typer.Option(..., "--out", help="Ranker folder to write."),
     project: str | None = typer.Option(

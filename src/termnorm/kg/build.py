@@ -27,23 +27,24 @@ from typing import Any
 
 from termnorm.errors import EmptyResultError
 from termnorm.kg._text import Record
-from termnorm.kg.fhir import FhirOptions, load_fhir
+from termnorm.kg.fhir import load_fhir
 from termnorm.kg.formats import KGFormat
-from termnorm.kg.gnuhealth import GnuHealthOptions, load_gnuhealth
+from termnorm.kg.gnuhealth import load_gnuhealth
 from termnorm.kg.graph import KnowledgeGraph
-from termnorm.kg.hpo import HpoOptions, load_hpo
-from termnorm.kg.icd9procs import Icd9ProcsOptions, load_icd9procs
-from termnorm.kg.icd10cm import Icd10cmOptions, load_icd10cm
-from termnorm.kg.icd10who import Icd10WhoOptions, load_icd10who
-from termnorm.kg.loinc import LoincOptions, load_loinc
-from termnorm.kg.medic import MedicOptions, load_medic
-from termnorm.kg.obo import OboOptions, load_obo
-from termnorm.kg.omop import OmopOptions, load_omop
+from termnorm.kg.hpo import load_hpo
+from termnorm.kg.icd9procs import load_icd9procs
+from termnorm.kg.icd10cm import load_icd10cm
+from termnorm.kg.icd10who import load_icd10who
+from termnorm.kg.loinc import load_loinc
+from termnorm.kg.medic import load_medic
+from termnorm.kg.obo import load_obo
+from termnorm.kg.omop import load_omop
+from termnorm.kg.options import OPTIONS
 from termnorm.kg.records import Concept, LoadReport, Term
-from termnorm.kg.snomed import SnomedOptions, load_snomed
+from termnorm.kg.snomed import load_snomed
 from termnorm.kg.stream import write_records
-from termnorm.kg.tsv import TsvOptions, load_biosyn, load_tsv
-from termnorm.kg.umls import UmlsOptions, load_umls
+from termnorm.kg.tsv import load_biosyn, load_tsv
+from termnorm.kg.umls import load_umls
 from termnorm.options import options_from_dict, options_to_dict
 
 log = logging.getLogger(__name__)
@@ -73,20 +74,24 @@ class FormatInfo:
 
 
 FORMATS: dict[KGFormat, FormatInfo] = {
-    KGFormat.UMLS: FormatInfo(load_umls, UmlsOptions, PathRule.REQUIRED, streams=True),
-    KGFormat.OBO: FormatInfo(load_obo, OboOptions, PathRule.OPTIONAL),
-    KGFormat.HPO: FormatInfo(load_hpo, HpoOptions, PathRule.OPTIONAL),
-    KGFormat.ICD10CM: FormatInfo(load_icd10cm, Icd10cmOptions, PathRule.BUILTIN_ONLY),
-    KGFormat.ICD10WHO: FormatInfo(load_icd10who, Icd10WhoOptions, PathRule.OPTIONAL),
-    KGFormat.ICD9PROCS: FormatInfo(load_icd9procs, Icd9ProcsOptions, PathRule.OPTIONAL),
-    KGFormat.GNUHEALTH: FormatInfo(load_gnuhealth, GnuHealthOptions, PathRule.OPTIONAL),
-    KGFormat.MEDIC: FormatInfo(load_medic, MedicOptions, PathRule.REQUIRED),
-    KGFormat.TSV: FormatInfo(load_tsv, TsvOptions, PathRule.REQUIRED),
-    KGFormat.BIOSYN: FormatInfo(load_biosyn, TsvOptions, PathRule.REQUIRED),
-    KGFormat.OMOP: FormatInfo(load_omop, OmopOptions, PathRule.REQUIRED, streams=True),
-    KGFormat.SNOMED: FormatInfo(load_snomed, SnomedOptions, PathRule.REQUIRED, streams=True),
-    KGFormat.LOINC: FormatInfo(load_loinc, LoincOptions, PathRule.REQUIRED, streams=True),
-    KGFormat.FHIR: FormatInfo(load_fhir, FhirOptions, PathRule.REQUIRED, streams=True),
+    KGFormat.UMLS: FormatInfo(load_umls, OPTIONS[KGFormat.UMLS], PathRule.REQUIRED, streams=True),
+    KGFormat.OBO: FormatInfo(load_obo, OPTIONS[KGFormat.OBO], PathRule.OPTIONAL),
+    KGFormat.HPO: FormatInfo(load_hpo, OPTIONS[KGFormat.HPO], PathRule.OPTIONAL),
+    KGFormat.ICD10CM: FormatInfo(load_icd10cm, OPTIONS[KGFormat.ICD10CM], PathRule.BUILTIN_ONLY),
+    KGFormat.ICD10WHO: FormatInfo(load_icd10who, OPTIONS[KGFormat.ICD10WHO], PathRule.OPTIONAL),
+    KGFormat.ICD9PROCS: FormatInfo(load_icd9procs, OPTIONS[KGFormat.ICD9PROCS], PathRule.OPTIONAL),
+    KGFormat.GNUHEALTH: FormatInfo(load_gnuhealth, OPTIONS[KGFormat.GNUHEALTH], PathRule.OPTIONAL),
+    KGFormat.MEDIC: FormatInfo(load_medic, OPTIONS[KGFormat.MEDIC], PathRule.REQUIRED),
+    KGFormat.TSV: FormatInfo(load_tsv, OPTIONS[KGFormat.TSV], PathRule.REQUIRED),
+    KGFormat.BIOSYN: FormatInfo(load_biosyn, OPTIONS[KGFormat.BIOSYN], PathRule.REQUIRED),
+    KGFormat.OMOP: FormatInfo(load_omop, OPTIONS[KGFormat.OMOP], PathRule.REQUIRED, streams=True),
+    KGFormat.SNOMED: FormatInfo(
+        load_snomed, OPTIONS[KGFormat.SNOMED], PathRule.REQUIRED, streams=True
+    ),
+    KGFormat.LOINC: FormatInfo(
+        load_loinc, OPTIONS[KGFormat.LOINC], PathRule.REQUIRED, streams=True
+    ),
+    KGFormat.FHIR: FormatInfo(load_fhir, OPTIONS[KGFormat.FHIR], PathRule.REQUIRED, streams=True),
 }
 
 

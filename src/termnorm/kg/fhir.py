@@ -42,8 +42,8 @@ from typing import Any
 from termnorm.errors import InputFormatError, MissingExtraError
 from termnorm.kg._text import Record, decoded_lines, dedup_terms, iter_lines
 from termnorm.kg.fhir_systems import FhirVersion, prefix_of_system
+from termnorm.kg.options import FhirOptions
 from termnorm.kg.records import Concept, LoadReport, Relation, Term
-from termnorm.options import opt
 
 __all__ = ["FhirOptions", "codesystem_version", "load_fhir"]
 
@@ -60,33 +60,6 @@ R5_ONLY_FIELDS = frozenset(
 """CodeSystem fields that R5 added: their presence marks an R5 resource."""
 _PROFILE_VERSIONS = {"4.0": FhirVersion.R4, "4.3": FhirVersion.R4B, "5.0": FhirVersion.R5}
 _HIERARCHY = ("parent", "child")
-
-
-@dataclass(frozen=True)
-class FhirOptions:
-    """Choices of the FHIR CodeSystem loader."""
-
-    prefix: str = opt(
-        "",
-        "Namespace of the concept IDs of a CodeSystem whose url is not a known system "
-        "(SNOMED CT, LOINC, ICD-10, ... are named by their url).",
-    )
-    fhir_version: FhirVersion | None = opt(  # noqa: RUF009 (opt returns a frozen field)
-        None,
-        "FHIR release of the CodeSystems: R4, R4B or R5 (default: from meta.profile, else R5 "
-        "when an R5-only field is present, else R4).",
-    )
-    include_inactive: bool = opt(
-        False, "Keep concepts whose status property is retired or inactive property is true."
-    )
-    default_language: str = opt(
-        "en", "Language of displays and designations when neither they nor the CodeSystem name one."
-    )
-    validate: bool = opt(
-        True,
-        "Check each CodeSystem with the fhir.resources model of its release (most of the load "
-        "time of a large one); false reads the JSON as it is.",
-    )
 
 
 @dataclass(frozen=True)

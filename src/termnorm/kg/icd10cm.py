@@ -14,23 +14,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
 from termnorm.kg._text import Record, concept_terms
+from termnorm.kg.options import Icd10cmOptions
 from termnorm.kg.records import Concept, LoadReport, Relation
-from termnorm.options import opt
 
 NAMESPACE = "ICD10CM"
-
-
-@dataclass(frozen=True)
-class Icd10cmOptions:
-    """Choices of the ICD-10-CM loader."""
-
-    inclusion_terms: bool = opt(True, "Add inclusion terms as synonyms.")
 
 
 def _package() -> ModuleType:

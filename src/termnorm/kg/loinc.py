@@ -28,13 +28,12 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from termnorm.errors import InputFormatError
 from termnorm.kg._text import Record, dedup_terms
+from termnorm.kg.options import LoincOptions
 from termnorm.kg.records import Concept, LoadReport
-from termnorm.options import opt
 
 __all__ = ["NAMESPACE", "STATUSES", "LoincOptions", "find_loinc_csv", "load_loinc"]
 
@@ -54,15 +53,6 @@ OPTIONAL = ("DISPLAYNAME", "CONSUMER_NAME", "RELATEDNAMES2", "CLASSTYPE")
 SOURCE_LABELS = {"DISPLAYNAME": "DisplayName"}  # field: its spelling in the header
 CLASS_TYPES = {"1": "Laboratory", "2": "Clinical", "3": "Claims attachments", "4": "Surveys"}
 _CODE = re.compile(r"\d{1,7}-\d")
-
-
-@dataclass(frozen=True)
-class LoincOptions:
-    """Choices of the Loinc.csv loader."""
-
-    include_status: tuple[str, ...] = opt(
-        (), "LOINC statuses kept besides ACTIVE (TRIAL, DISCOURAGED, DEPRECATED)."
-    )
 
 
 def find_loinc_csv(path: Path) -> Path:

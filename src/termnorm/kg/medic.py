@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from termnorm.errors import InputFormatError
 from termnorm.kg._text import Record, concept_terms, decode_entities, iter_lines
+from termnorm.kg.options import MedicOptions
 from termnorm.kg.records import Concept, LoadReport, Relation
-from termnorm.options import opt
 
 CTD_COLUMNS = (
     "DiseaseName",
@@ -44,13 +43,6 @@ CTD_COLUMNS = (
 )
 _MESH = re.compile(r"^[CD]\d*$")  # "C" is the root, "Diseases"
 _OMIM = re.compile(r"^\d+$")
-
-
-@dataclass(frozen=True)
-class MedicOptions:
-    """Choices of the MEDIC loader."""
-
-    synonyms: bool = opt(True, "Add synonyms (off: names only).")
 
 
 def medic_id(raw: str) -> str:

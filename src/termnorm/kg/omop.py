@@ -46,15 +46,14 @@ from termnorm.errors import InputFormatError
 from termnorm.kg._sorted import member as _member
 from termnorm.kg._text import Record, dedup_terms
 from termnorm.kg.athena import TableLayout, find_table, read_batches, table_layout
+from termnorm.kg.options import OMOP_ENGLISH as ENGLISH
+from termnorm.kg.options import OmopOptions
 from termnorm.kg.records import Concept, LoadReport, Relation, Term
-from termnorm.options import opt
 
 __all__ = ["NAMESPACE", "OmopOptions", "load_omop", "vocabulary_curie"]
 
 NAMESPACE = "OMOP"
 IS_A = "is_a"
-ENGLISH = "4180186"
-"""``language_concept_id`` of English in OMOP."""
 CURIE_PREFIXES = {"SNOMED": "SNOMEDCT", "RxNorm": "RxNorm", "LOINC": "LOINC"}
 """Vocabulary CURIE prefixes that differ from (or must keep the case of) ``vocabulary_id``."""
 ATTRIBUTES = ("vocabulary_id", "concept_code", "domain_id", "concept_class_id", "standard_concept")
@@ -81,28 +80,6 @@ _ANCESTOR_COLUMNS = {
     "descendant_concept_id": pa.int64(),
     "min_levels_of_separation": pa.int64(),
 }
-
-
-@dataclass(frozen=True)
-class OmopOptions:
-    """Choices of the OMOP (Athena download) loader."""
-
-    vocabulary: tuple[str, ...] = opt((), "Vocabularies kept (vocabulary_id, e.g. SNOMED,LOINC).")
-    domain: tuple[str, ...] = opt((), "Domains kept (domain_id, e.g. Condition,Measurement).")
-    concept_class: tuple[str, ...] = opt((), "Concept classes kept (e.g. 'Clinical Finding').")
-    standard_only: bool = opt(
-        False, "Keep standard concepts only; the others' names reach them through 'Maps to'."
-    )
-    include_invalid: bool = opt(
-        False, "Keep invalid and deprecated concepts (invalid_reason set, valid_end_date past)."
-    )
-    maps_to_synonyms: bool = opt(
-        True, "Add the names of concepts that 'Maps to' a kept concept as its synonyms."
-    )
-    synonym_languages: tuple[str, ...] = opt(
-        (ENGLISH,), "language_concept_id of CONCEPT_SYNONYM rows kept (4180186 = English)."
-    )
-    as_of: str = opt("", "Date that valid_end_date is checked against (YYYYMMDD; default today).")
 
 
 def vocabulary_curie(vocabulary_id: str, code: str) -> str:

@@ -47,8 +47,8 @@ from termnorm.errors import InputFormatError
 from termnorm.kg._sorted import member as _member
 from termnorm.kg._text import Record, dedup_terms
 from termnorm.kg.athena import read_batches, table_layout
+from termnorm.kg.options import GB_ENGLISH, US_ENGLISH, SnomedOptions
 from termnorm.kg.records import Concept, LoadReport, Relation
-from termnorm.options import opt
 
 __all__ = ["FILES", "GB_ENGLISH", "NAMESPACE", "US_ENGLISH", "SnomedOptions", "load_snomed"]
 
@@ -59,8 +59,6 @@ FSN = 900000000000003001
 SYNONYM = 900000000000013009
 PREFERRED = 900000000000548007
 ACCEPTABLE = 900000000000549004
-US_ENGLISH = "900000000000509007"
-GB_ENGLISH = "900000000000508004"
 DEFINITION_STATUS = {900000000000074008: "primitive", 900000000000073002: "defined"}
 FILES = {  # table: file name prefix in an RF2 Snapshot
     "concept": "sct2_Concept_Snapshot",
@@ -92,17 +90,6 @@ _COLUMNS: dict[str, dict[str, pa.DataType]] = {
 _TAG = re.compile(r"^(.*?)\s*\(([^()]+)\)\s*$")
 # Order of a concept's terms: rank -> source label.
 _SOURCES = ("PT", "SY", "FSN", "FSN", "not-in-refset")
-
-
-@dataclass(frozen=True)
-class SnomedOptions:
-    """Choices of the SNOMED CT RF2 loader."""
-
-    language_refset: str = opt(
-        US_ENGLISH,
-        "Language reference set deciding the preferred term (900000000000509007 US English, "
-        "900000000000508004 GB English).",
-    )
 
 
 def _snapshot_root(path: Path) -> Path:

@@ -23,22 +23,11 @@ from pathlib import Path
 from termnorm.errors import InputFormatError
 from termnorm.kg._text import Record, decode_entities, decoded_lines, dedup_terms, iter_lines
 from termnorm.kg.ids import namespaced
+from termnorm.kg.options import TsvOptions
 from termnorm.kg.records import Concept, LoadReport
-from termnorm.options import opt
 
-DEFAULT_PREFIX = "LOCAL"
 _ID_HEADERS = {"concept_id", "id", "cui", "code", "conceptid"}
 _TERM_HEADERS = {"term", "name", "string", "str", "text", "synonym"}
-
-
-@dataclass(frozen=True)
-class TsvOptions:
-    """Choices of the TSV/CSV and BioSyn dictionary loaders."""
-
-    prefix: str = opt(DEFAULT_PREFIX, "Namespace given to IDs that have none.")
-    delimiter: str = opt("", "Column separator (default: ',' for .csv, else tab).")
-    lang: str = opt("en", "Language of rows without a language column.")
-    encoding: str = opt("utf-8", "Text encoding of the file (e.g. latin-1, cp1252).")
 
 
 @dataclass

@@ -33,8 +33,8 @@ from pathlib import Path
 
 from termnorm.errors import InputFormatError
 from termnorm.kg._text import Record, dedup_terms, iter_lines
+from termnorm.kg.options import UmlsOptions
 from termnorm.kg.records import Concept, LoadReport, Relation
-from termnorm.options import opt
 
 log = logging.getLogger(__name__)
 
@@ -65,18 +65,6 @@ _ISO_TO_LAT = {iso: lat for lat, iso in LAT_TO_ISO.items()}
 _CUI, _LAT, _TS, _STT, _ISPREF, _SAB, _CODE, _STR, _SUPPRESS = 0, 1, 2, 4, 6, 11, 13, 14, 16
 # MRREL columns
 _CUI1, _REL, _CUI2, _RELA, _RSAB, _RSUPPRESS = 0, 3, 4, 7, 10, 14
-
-
-@dataclass(frozen=True)
-class UmlsOptions:
-    """Filters and choices of the UMLS loader."""
-
-    langs: tuple[str, ...] = opt(("ENG",), "Languages to keep (LAT codes such as ENG, or en).")
-    sabs: tuple[str, ...] = opt((), "Source vocabularies (SAB) to keep; empty keeps all.")
-    keep_suppressed: bool = opt(False, "Keep suppressible rows (SUPPRESS O, E, Y).")
-    one_direction: bool = opt(False, "Keep one row of each inverse relation pair.")
-    skip_rels: tuple[str, ...] = opt(("XR",), "REL values dropped (XR = not related).")
-    codes_as_alt_ids: bool = opt(True, "Record each kept row's SAB:CODE in alt_ids.")
 
 
 @dataclass(frozen=True)

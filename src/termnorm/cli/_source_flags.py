@@ -1,0 +1,119 @@
+"""The source flags of ``termnorm kg build``, generated from the loaders' options classes.
+
+Every field of every format's options class (:data:`termnorm.kg.options.OPTIONS`) becomes a
+flag: the field's ``flag`` metadata, else ``--field-name`` (booleans ``--x/--no-x``). Fields of
+several formats that share a flag share one option (``--lang`` sets ``langs`` of umls,
+icd10who, icd9procs and gnuhealth); their help lists each format's text and default. A flag
+left out sets nothing, so a source keeps its own default and ``#key=value`` options; a flag
+given applies to every source whose format has it, and one that applies to none is an error.
+
+Adding a field to an options class adds its flag here with no other edit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, get_type_hints
+
+import typer
+
+from termnorm.cli._config_options import cli_type, option_names
+from termnorm.kg.formats import KGFormat
+from termnorm.kg.options import OPTIONS
+
+__all__ = ["SourceFlag", "flag_values", "source_flag_params", "source_flags"]
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: a key of flag_values
+class SourceFlag:
+    """One flag: its names, the parameter typer passes, the field type, and per format the
+    field it sets with that field's help text and default."""
+
+    names: str
+    param: str
+    kind: Any
+    fields: dict[KGFormat, str]
+    helps: dict[KGFormat, str]
+
+    def typed(self, value: Any) -> str:
+        """The name a user typed to give ``value`` (``--no-annotations`` for ``False``)."""
+        on, _, off = self.names.partition("/")
+        return off if value is False and off else on
+
+
+def _default_text(value: Any) -> str:
+    """A field default as help text ('' where there is nothing to say)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, tuple):  # an empty one: the help text says what it means
+        return ",".join(str(v) for v in value)
+    if isinstance(value, Enum):
+        return str(value.value)
+    return "" if value in (None, "") else str(value)
+
+
+def _field_help(field: dataclasses.Field[Any]) -> str:
+    """The field's help text followed by its default."""
+    text = str(field.metadata.get("help", "")).rstrip()
+    default = _default_text(field.default)
+    return f"{text} Default: {default}." if default else text
+
+
+def source_flags() -> list[SourceFlag]:
+    """The flags of every format's options fields, in the order formats and fields are declared.
+    ``TypeError`` when two formats give one flag fields of different types."""
+    flags: dict[str, SourceFlag] = {}
+    for fmt, cls in OPTIONS.items():
+        hints = get_type_hints(cls)
+        for field in dataclasses.fields(cls):
+            kind = hints[field.name]
+            names = option_names(field, kind)
+            known = flags.get(names)
+            if known is None:
+                param = names.split("/")[0].removeprefix("--").replace("-", "_")
+                known = flags[names] = SourceFlag(names, param, kind, {}, {})
+            elif known.kind != kind:
+                raise TypeError(f"{names} sets fields of types {known.kind} and {kind}")
+            known.fields[fmt] = field.name
+            known.helps[fmt] = _field_help(field)
+    return list(flags.values())
+
+
+def _help(flag: SourceFlag) -> str:
+    """Each format's help text, formats with the same text named together (``obo/hpo: ...``)."""
+    by_text: dict[str, list[str]] = {}
+    for fmt, text in flag.helps.items():
+        by_text.setdefault(text, []).append(fmt.value)
+    return " ".join(f"{'/'.join(formats)}: {text}" for text, formats in by_text.items())
+
+
+def source_flag_params(flags: list[SourceFlag]) -> list[inspect.Parameter]:
+    """One keyword parameter per flag, ``None`` when the flag is left out; tuple fields are
+    repeatable and take comma-separated values."""
+    return [
+        inspect.Parameter(
+            flag.param,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=typer.Option(None, flag.names, help=_help(flag)),
+            annotation=cli_type(flag.kind) | None,
+        )
+        for flag in flags
+    ]
+
+
+def flag_values(flags: list[SourceFlag], given: Mapping[str, Any]) -> dict[SourceFlag, Any]:
+    """The flags given on the command line (``given``: parameter name to value) with their
+    values, comma-separated items of repeatable flags split."""
+    out = {}
+    for flag in flags:
+        value = given.get(flag.param)
+        if isinstance(value, list):
+            value = [v.strip() for item in value for v in str(item).split(",") if v.strip()]
+            value = value or None
+        if value is not None:
+            out[flag] = value
+    return out
