@@ -5,7 +5,9 @@ declared, in ``metadata``: ``help``; ``flag`` (the option's names when not ``--f
 booleans ``--field-name/--no-field-name``); ``aliases`` (further names); ``cli_required`` (the
 command needs it, the Python API may pass it otherwise); ``exists`` (``"dir"``, ``"file"`` or
 ``"path"``: an existing one); ``min`` / ``max`` (the bounds of a number, inclusive: the CLI
-refuses a value outside them, :func:`check_bounds` does for the Python API). The KG loaders'
+refuses a value outside them, :func:`check_bounds` does for the Python API); ``envvar`` (an
+environment variable the command line reads when the option is not given, e.g. a token kept
+out of the shell history); ``metavar`` (the value's name in ``--help``). The KG loaders'
 options, the training and KGE settings, the pipeline spec and the CLI option generator
 (:mod:`termnorm.cli._config_options`) all read these fields.
 
@@ -49,15 +51,17 @@ def opt(
     exists: str | None = None,
     min: float | None = None,
     max: float | None = None,
+    envvar: str | None = None,
+    metavar: str | None = None,
 ) -> Any:
     """A dataclass field with default ``default``, help text ``help`` and its option's
     metadata (module doc). A mutable default is a ``TypeError``: use a tuple."""
     if isinstance(default, list | dict | set):
         raise TypeError("use a tuple or a frozen value as an option default")
-    meta = {"help": help, "flag": flag, "aliases": aliases, "cli_required": cli_required}
-    return dataclasses.field(
-        default=default, metadata={**meta, "exists": exists, "min": min, "max": max}
-    )
+    meta: dict[str, Any] = {"help": help, "flag": flag, "aliases": aliases}
+    meta |= {"cli_required": cli_required}
+    meta |= {"exists": exists, "min": min, "max": max, "envvar": envvar, "metavar": metavar}
+    return dataclasses.field(default=default, metadata=meta)
 
 
 def flag_of(name: str) -> str:

@@ -4,7 +4,8 @@ Each field becomes ``--field-name`` (booleans ``--field-name/--no-field-name``) 
 field's default and the help text of its metadata (``help``); the metadata may also give the
 option's names (``flag``), make the option required on the command line (``cli_required``)
 or require an existing path (``exists``: ``"dir"``, ``"file"`` or ``"path"``), bound a number
-(``min``, ``max``), and give further names (``aliases``); a field whose type is a dataclass
+(``min``, ``max``), give further names (``aliases``), read an environment variable
+(``envvar``) and name the value in help (``metavar``); a field whose type is a dataclass
 contributes its own fields. Enums become choices,
 ``X | None`` an optional ``X``, ``tuple[X, ...]`` a repeatable option. :func:`with_options`
 gives a command function the signature typer reads, so that a default and its help text live
@@ -99,6 +100,8 @@ def config_options(
             dir_okay=exists != "file",
             min=meta.get("min"),
             max=meta.get("max"),
+            envvar=meta.get("envvar"),
+            metavar=meta.get("metavar"),
         )
         params.append(
             inspect.Parameter(

@@ -24,13 +24,15 @@ __all__ = ["spec_from_options", "synonym_notice", "with_spec_options"]
 
 
 def with_spec_options(
-    exclude: Iterable[str] = (), help: Mapping[str, str] | None = None
+    exclude: Iterable[str] = (),
+    help: Mapping[str, str] | None = None,
+    settings: Iterable[type[Any]] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a command function (its own parameters, then ``**spec``) so that typer
-    reads its parameters followed by the spec's options (less ``exclude``; ``help``
-    overriding a field's help text)."""
+    reads its parameters followed by the spec's options, then those of the ``settings``
+    dataclasses (less ``exclude``; ``help`` overriding a field's help text)."""
     texts = {"runtime": RUNTIME_HELP, **(help or {})}
-    return with_config_options(PipelineSpec, exclude=tuple(exclude), help=texts)
+    return with_config_options(PipelineSpec, *settings, exclude=tuple(exclude), help=texts)
 
 
 def spec_from_options(values: Mapping[str, Any], **fixed: Any) -> PipelineSpec:

@@ -116,7 +116,7 @@ def create_app(
         changes["synonyms"] = tuple(synonym_files)
     settings = ServeSettings(
         spec=(spec or PipelineSpec()).replace(**changes),
-        synonyms=Path(synonyms) if synonyms is not None else None,
+        synonym_store=Path(synonyms) if synonyms is not None else None,
         token=token,
         **options,
     )

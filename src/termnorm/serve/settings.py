@@ -1,10 +1,14 @@
-"""The service's settings: one dataclass, whose field docs the ``serve`` command reuses."""
+"""The service's settings: one dataclass, whose fields ``termnorm serve`` generates its
+options from (defaults, help texts and bounds live here only)."""
 
 from __future__ import annotations
 
+# opt() returns a dataclasses.Field, as field() does
+# ruff: noqa: RUF009
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from termnorm.options import check_bounds, opt
 from termnorm.search.spec import PipelineSpec
 
 __all__ = [
@@ -34,79 +38,104 @@ _JSON_BYTES_PER_ITEM = 1 << 10  # an item's other fields (a concept ID, quotes, 
 
 @dataclass(frozen=True)
 class ServeSettings:
-    """How the service loads, limits and batches.
+    """How the service loads, limits and batches: one field per setting, its default, help
+    text and bounds in the field (``termnorm serve`` generates its options from them).
 
     ``spec``: the pipeline spec every request's search starts from (``termnorm.search.spec``:
     the index, its model and runtime, the strategy, filters and learned stages; its
     ``synonyms`` are read-only synonym files, as ``termnorm normalize --synonyms``, added at
-    start-up before the store's); a request replaces only :data:`OVERRIDABLE` of it.
-    ``synonyms``: a JSONL file of domain synonyms (``{"concept_id": ..., "text": ...}`` per
-    line), loaded at start-up when it exists; synonyms added through the API are appended.
-    ``token``: the bearer token that ``POST /v1/synonyms`` requires (``None``: adding is off).
-    ``max_batch``: most texts (or synonym pairs) per request (more: 413).
-    ``max_k``: largest ``k`` (the longest text, longer: 422, is the spec's ``max_chars``).
-    ``batch_texts`` / ``batch_wait_ms``: a micro-batch is encoded when it holds this many texts
-    or its first text has waited this long. ``micro_batching=False`` encodes each request on
-    its own. ``queue_texts``: most texts waiting to be encoded (more: 503 with Retry-After).
-    ``max_upload_bytes``: largest request body of a file upload (``POST /v1/normalize/file``;
-    larger: 413). ``max_upload_rows`` / ``max_upload_columns``: most data rows and columns of
-    an upload (more: 413, before any encoding).
-    ``max_documents``: most documents per ``POST /v1/annotate`` (more: 422);
-    ``max_document_chars``: longest document (longer: that document's own error, the others
-    are annotated); ``max_annotate_chars``: most characters of all a request's documents
-    together (more: 413, before any work).
-    ``host``: the address the server listens on; ``allow_hosts``: more names the ``Host``
-    header may carry (besides IP literals, ``localhost`` and ``host``; ``"*"``: any), which
-    defeats DNS rebinding; ``allow_origins``: web origins (``https://app.example``; ``"*"``:
-    any) allowed to POST from a browser besides the service's own page.
-    ``project``: a mapping project whose review page (``/review``, serve/routes/review.py) the
-    service serves, from the database ``project_db`` (``None``: ``PROJECT.termnorm.db``);
-    a row opened for review stays leased to its reviewer ``lease_minutes``.
+    start-up before the store's); a request replaces only :data:`OVERRIDABLE` of it. A
+    micro-batch is encoded when it holds ``batch_texts`` texts or its first text has waited
+    ``batch_wait_ms``. ``project``: a mapping project whose review page (``/review``,
+    serve/routes/review.py) the service serves, from the database ``project_db``.
     """
 
     spec: PipelineSpec = field(default_factory=PipelineSpec)
-    synonyms: Path | None = None
-    token: str | None = None
-    max_batch: int = 64
-    max_k: int = 100
-    batch_texts: int = 64
-    batch_wait_ms: float = 5.0
-    micro_batching: bool = True
-    queue_texts: int = 1024
-    max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
-    max_upload_rows: int = DEFAULT_MAX_UPLOAD_ROWS
-    max_upload_columns: int = DEFAULT_MAX_UPLOAD_COLUMNS
-    max_documents: int = DEFAULT_MAX_DOCUMENTS
-    max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS
-    max_annotate_chars: int = DEFAULT_MAX_ANNOTATE_CHARS
-    host: str = "127.0.0.1"
-    allow_hosts: tuple[str, ...] = ()
-    allow_origins: tuple[str, ...] = ()
-    project: str | None = None
-    project_db: str | None = None
-    lease_minutes: float = 10.0
+    synonym_store: Path | None = opt(
+        None,
+        'JSONL store of domain synonyms ({"concept_id": ..., "text": ...} per line): '
+        "loaded at start when it exists, synonyms added through the API appended.",
+        "--synonyms-file",
+    )
+    token: str | None = opt(
+        None,
+        "Bearer token that POST /v1/synonyms requires (none: adding is disabled).",
+        envvar="TERMNORM_TOKEN",
+    )
+    max_batch: int = opt(64, "Most texts (or synonym pairs) per request; more answer 413.", min=1)
+    max_k: int = opt(100, "Largest k a request may ask for; larger answer 422.", min=1)
+    batch_texts: int = opt(64, "Texts per micro-batch (one forward pass).", min=1)
+    batch_wait_ms: float = opt(5.0, "Longest wait to fill a micro-batch.", min=0.0)
+    micro_batching: bool = opt(
+        True, "Encode the texts of concurrent requests together (off: each on its own)."
+    )
+    queue_texts: int = opt(1024, "Most texts waiting to be encoded; more answer 503.", min=1)
+    max_upload_bytes: int = opt(
+        DEFAULT_MAX_UPLOAD_BYTES,
+        "Largest body of a file upload (POST /v1/normalize/file); larger answer 413.",
+        min=1,
+    )
+    max_upload_rows: int = opt(
+        DEFAULT_MAX_UPLOAD_ROWS,
+        "Most data rows of an upload; more answer 413 before any work.",
+        min=1,
+    )
+    max_upload_columns: int = opt(
+        DEFAULT_MAX_UPLOAD_COLUMNS,
+        "Most columns of an upload; more answer 413 before any work.",
+        min=1,
+    )
+    max_documents: int = opt(
+        DEFAULT_MAX_DOCUMENTS, "Most documents per POST /v1/annotate; more answer 422.", min=1
+    )
+    max_document_chars: int = opt(
+        DEFAULT_MAX_DOCUMENT_CHARS,
+        "Longest document to annotate; a longer one is refused in its own result.",
+        min=1,
+    )
+    max_annotate_chars: int = opt(
+        DEFAULT_MAX_ANNOTATE_CHARS,
+        "Most characters of an annotate request's documents together; more answer 413 "
+        "before any work.",
+        min=1,
+    )
+    host: str = opt("127.0.0.1", "Address to listen on.")
+    allow_hosts: tuple[str, ...] = opt(
+        (),
+        "A name the Host header may carry besides IP addresses, localhost and --host "
+        "(repeatable; '*': any). Others answer 421, which defeats DNS rebinding.",
+        "--allow-host",
+        metavar="NAME",
+    )
+    allow_origins: tuple[str, ...] = opt(
+        (),
+        "A web origin (https://app.example) whose pages may POST to the service "
+        "(repeatable; '*': any). Other cross-origin POSTs answer 403.",
+        "--allow-origin",
+        metavar="ORIGIN",
+    )
+    project: str | None = opt(
+        None,
+        "A mapping project: serve its review page at /review (reviewers' tokens: "
+        "termnorm map reviewer add). Without --index, the project's index and synonyms.",
+    )
+    project_db: str | None = opt(
+        None,
+        "The project database (None: PROJECT.termnorm.db).",
+        "--db",
+        envvar="TERMNORM_PROJECT_DB",
+    )
+    lease_minutes: float = opt(
+        10.0,
+        "How long a row opened for review stays reserved for its reviewer (the page renews "
+        "it while shown).",
+        min=0.1,
+    )
 
     def __post_init__(self) -> None:
         for name in ("allow_hosts", "allow_origins"):  # a list given is kept as a tuple
             object.__setattr__(self, name, tuple(getattr(self, name)))
-        for name in (
-            "max_batch",
-            "max_k",
-            "batch_texts",
-            "queue_texts",
-            "max_upload_bytes",
-            "max_upload_rows",
-            "max_upload_columns",
-            "max_documents",
-            "max_document_chars",
-            "max_annotate_chars",
-        ):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if not self.lease_minutes > 0:
-            raise ValueError(f"lease_minutes must be > 0, got {self.lease_minutes}")
-        if self.batch_wait_ms < 0:
-            raise ValueError(f"batch_wait_ms must be >= 0, got {self.batch_wait_ms}")
+        check_bounds(self, label=str)
         if self.queue_texts < self.max_batch:
             raise ValueError(
                 f"queue_texts ({self.queue_texts}) must be >= max_batch ({self.max_batch}), "

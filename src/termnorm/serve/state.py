@@ -101,14 +101,14 @@ def load_space(settings: ServeSettings) -> tuple[SearchSpace, StoreContents]:
         for name, report in reports:
             logger.info("domain synonyms from %s: %s", name, report.to_dict())
     stored = StoreContents([])
-    if settings.synonyms is not None:
-        stored = read_synonym_store(settings.synonyms)
+    if settings.synonym_store is not None:
+        stored = read_synonym_store(settings.synonym_store)
         if stored.pairs:
-            source = settings.synonyms.name
+            source = settings.synonym_store.name
             space, report = space.with_synonyms(
                 [(text, (cid,)) for cid, text in stored.pairs], source=source
             )
-            logger.info("domain synonyms from %s: %s", settings.synonyms, report.to_dict())
+            logger.info("domain synonyms from %s: %s", settings.synonym_store, report.to_dict())
     space.prepare()
     return space, stored
 
@@ -323,15 +323,17 @@ class ServiceState:
         pairs to the store file (when there is one), swap in the new space. Call from one
         thread at a time (the service runs it on its encoding thread)."""
         space = self.space
-        source = self.settings.synonyms.name if self.settings.synonyms is not None else "api"
+        source = (
+            self.settings.synonym_store.name if self.settings.synonym_store is not None else "api"
+        )
         new_space, report = space.with_synonyms([(t, (c,)) for c, t in pairs], source=source)
         old = len(space.domain) if space.domain is not None else 0
         assert new_space.domain is not None
         fresh = list(
             zip(new_space.domain.concept_ids[old:], new_space.domain.texts[old:], strict=True)
         )
-        if self.settings.synonyms is not None:
-            append_synonym_store(Path(self.settings.synonyms), fresh)
+        if self.settings.synonym_store is not None:
+            append_synonym_store(Path(self.settings.synonym_store), fresh)
         with self._lock:
             self.space = new_space
             self._matchers.clear()
