@@ -144,3 +144,30 @@ def test_one_flag_over_fields_of_different_types_is_refused(
 
 def test_registering_kg_imports_no_pandas() -> None:
     assert heavy_modules_after_registering(("pandas", "pyarrow", "torch")) == []
+
+
+def test_two_flags_over_one_parameter_name_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    @dataclass(frozen=True)
+    class Clashing:
+        validate: str = opt("", "Text where fhir's validate is a switch.")
+
+    monkeypatch.setitem(OPTIONS, KGFormat.MEDIC, Clashing)
+    with pytest.raises(TypeError, match="would both be parameter 'validate'"):
+        source_flags()
+
+
+def test_a_choice_flag_takes_any_case(tmp_path: Path) -> None:
+    """``--fhir-version r4b`` as FhirVersion's own parsing (and ``#fhir_version=r4b``)."""
+    source = tmp_path / "cs.json"
+    source.write_text(
+        '{"resourceType": "CodeSystem", "url": "http://example.org/cs", "status": "active",'
+        ' "content": "complete", "concept": [{"code": "a", "display": "fever"}]}',
+        encoding="utf-8",
+    )
+    out = tmp_path / "kg"
+    code, output = _build(
+        str(source), "--format", "fhir", "--fhir-version", "r4b", "--prefix", "EX",
+        "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, output
+    assert KnowledgeGraph.load(out).card["sources"][0]["options"]["fhir_version"] == "R4B"

@@ -65,7 +65,8 @@ def _field_help(field: dataclasses.Field[Any]) -> str:
 
 def source_flags() -> list[SourceFlag]:
     """The flags of every format's options fields, in the order formats and fields are declared.
-    ``TypeError`` when two formats give one flag fields of different types."""
+    ``TypeError`` when two formats give one flag fields of different types, or two flags
+    would take one parameter name."""
     flags: dict[str, SourceFlag] = {}
     for fmt, cls in OPTIONS.items():
         hints = get_type_hints(cls)
@@ -75,6 +76,9 @@ def source_flags() -> list[SourceFlag]:
             known = flags.get(names)
             if known is None:
                 param = names.split("/")[0].removeprefix("--").replace("-", "_")
+                clash = next((f.names for f in flags.values() if f.param == param), None)
+                if clash is not None:
+                    raise TypeError(f"{names} and {clash} would both be parameter {param!r}")
                 known = flags[names] = SourceFlag(names, param, kind, {}, {})
             elif known.kind != kind:
                 raise TypeError(f"{names} sets fields of types {known.kind} and {kind}")
@@ -98,7 +102,8 @@ def source_flag_params(flags: list[SourceFlag]) -> list[inspect.Parameter]:
         inspect.Parameter(
             flag.param,
             inspect.Parameter.KEYWORD_ONLY,
-            default=typer.Option(None, flag.names, help=_help(flag)),
+            # choices as FhirVersion's own parsing (and '#fhir_version=r4b') take them
+            default=typer.Option(None, flag.names, help=_help(flag), case_sensitive=False),
             annotation=cli_type(flag.kind) | None,
         )
         for flag in flags
