@@ -38,10 +38,12 @@ _SWAGGER_PARAMETERS = {"validatorUrl": None}  # no badge fetched from validator.
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self' 'unsafe-inline' blob:; worker-src 'self' blob:; "
-    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:"
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
 """The documentation pages' policy: the browser loads nothing from another host (ReDoc's
-menu shows a logo from its CDN otherwise; without it the logo is simply not shown)."""
+menu shows a logo from its CDN otherwise; without it the logo is simply not shown), and no
+other site frames them. Every other answer gets the service's own (serve/security_headers.py)."""
 
 
 router = APIRouter()
