@@ -5,6 +5,9 @@ browser tests skip, saying why, where no Chromium or Playwright is installed."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -86,8 +89,24 @@ def test_every_answer_forbids_framing_and_sniffing_and_carries_a_policy(
         assert len(one.headers.get_list("X-Frame-Options")) == 1
 
 
+def _directives(policy: str) -> dict[str, str]:
+    return dict(d.strip().split(" ", 1) for d in policy.split(";"))
+
+
+def test_the_docs_pages_run_no_inline_script_but_their_own(served: dict[str, Any]) -> None:
+    with TestClient(_app(served), base_url=LOCAL) as client:
+        swagger = client.get("/docs")
+        inline = re.findall(r"<script>(.*?)</script>", swagger.text, re.DOTALL)
+        assert len(inline) == 1 and "SwaggerUIBundle(" in inline[0]
+        digest = base64.b64encode(hashlib.sha256(inline[0].encode()).digest()).decode()
+        scripts = _directives(swagger.headers["Content-Security-Policy"])["script-src"]
+        assert scripts == f"'self' 'sha256-{digest}' blob:"
+        redoc = client.get("/redoc")  # its one script is a file of the service
+        assert _directives(redoc.headers["Content-Security-Policy"])["script-src"] == "'self' blob:"
+
+
 def test_the_page_policy_allows_no_inline_code_and_no_other_host() -> None:
-    directives = dict(d.strip().split(" ", 1) for d in PAGE_POLICY.split(";"))
+    directives = _directives(PAGE_POLICY)
     assert directives["script-src"] == directives["style-src"] == "'self'"
     assert directives["default-src"] == directives["connect-src"] == "'self'"
     assert directives["frame-ancestors"] == directives["object-src"] == "'none'"
