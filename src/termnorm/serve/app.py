@@ -55,6 +55,7 @@ from termnorm.serve.metrics import Metrics, MetricsMiddleware
 from termnorm.serve.routes import annotate, concepts, search, service
 from termnorm.serve.routes.docs import add_docs
 from termnorm.serve.schemas import ErrorOut
+from termnorm.serve.security_headers import SecurityHeaders
 from termnorm.serve.settings import ServeSettings
 from termnorm.serve.state import ServiceRuntime, ServiceState, load_space
 from termnorm.serve.uploads import UPLOAD_PATH
@@ -134,6 +135,7 @@ def create_app(
     app.state.settings = settings
     app.state.metrics = metrics
     _add_guards(app, settings)
+    app.add_middleware(SecurityHeaders)  # its refusals too: no framing, no sniffing, a CSP
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: counts every answer
     add_error_handlers(app)
     app.include_router(service.router)

@@ -5,12 +5,16 @@ from a CDN: on a machine without the internet they are blank. :func:`add_docs` s
 same pages with the assets that the ``fastapi-offline`` package ships (in the ``serve``
 extra), mounted at :data:`DOCS_ASSETS`, turns off Swagger UI's online validator badge, and
 sends a Content-Security-Policy that keeps the browser from asking another host for
-anything. Build the app with ``docs_url=None, redoc_url=None`` and call :func:`add_docs` on
-it (it mounts the assets and includes :data:`router`).
+anything or running a script the page did not bring (:func:`content_security_policy`).
+Build the app with ``docs_url=None, redoc_url=None`` and call :func:`add_docs` on it (it
+mounts the assets and includes :data:`router`).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 from pathlib import Path
 
 from termnorm.errors import MissingExtraError
@@ -25,7 +29,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     name = (exc.name or "fastapi").replace("fastapi_offline", "fastapi-offline")
     raise MissingExtraError(name, "serve") from exc
 
-__all__ = ["ASSETS", "CONTENT_SECURITY_POLICY", "DOCS_ASSETS", "add_docs", "router"]
+__all__ = ["ASSETS", "DOCS_ASSETS", "add_docs", "content_security_policy", "router"]
 
 DOCS_ASSETS = "/docs-assets"
 """Where the documentation pages' assets are served."""
@@ -36,12 +40,23 @@ redoc.standalone.js, favicon.png)."""
 
 _SWAGGER_PARAMETERS = {"validatorUrl": None}  # no badge fetched from validator.swagger.io
 
-CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self' 'unsafe-inline' blob:; worker-src 'self' blob:; "
-    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:"
+_POLICY = (
+    "default-src 'self'; script-src 'self' {scripts}blob:; worker-src 'self' blob:; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
-"""The documentation pages' policy: the browser loads nothing from another host (ReDoc's
-menu shows a logo from its CDN otherwise; without it the logo is simply not shown)."""
+_INLINE_SCRIPT = re.compile(rb"<script>(.*?)</script>", re.DOTALL)  # one without src
+
+
+def content_security_policy(html: bytes) -> str:
+    """The documentation page ``html``'s policy: the browser loads nothing from another host
+    (ReDoc's menu shows a logo from its CDN otherwise; without it the logo is simply not
+    shown), runs only the page's own inline scripts (allowed by their SHA-256) and the
+    service's, and no other site frames the page. Styles may be inline: Swagger UI and ReDoc
+    set them. Every other answer gets the service's own policy (serve/security_headers.py)."""
+    hashes = (hashlib.sha256(body).digest() for body in _INLINE_SCRIPT.findall(html))
+    scripts = "".join(f"'sha256-{base64.b64encode(h).decode('ascii')}' " for h in hashes)
+    return _POLICY.format(scripts=scripts)
 
 
 router = APIRouter()
@@ -88,5 +103,5 @@ async def redoc(request: Request) -> HTMLResponse:
 
 
 def _secured(page: HTMLResponse) -> HTMLResponse:
-    page.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    page.headers["Content-Security-Policy"] = content_security_policy(bytes(page.body))
     return page
