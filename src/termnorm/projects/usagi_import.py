@@ -23,6 +23,10 @@ through the project's index as a pick is (``OMOP:<conceptId>``,
 :mod:`termnorm.projects.concepts`); an ID the index lacks is refused naming file and line.
 A code with more than one target row (Usagi's ``MAPS_TO_VALUE`` / ``MAPS_TO_UNIT``) is
 refused: a project maps a code to one concept.
+
+A decision equal to the row's current one (same state, concept, predicate, reviewer and
+comment) is not written again: the code counts as unchanged and the row keeps its version,
+so importing a project's own export back is a no-op.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from termnorm.errors import InputFormatError
 from termnorm.projects.concepts import ConceptResolver, project_concepts
 from termnorm.projects.decisions import append_decision
 from termnorm.projects.errors import DecisionError
-from termnorm.projects.models import CandidateRow, JsonReady, SourceRow, utcnow
+from termnorm.projects.models import CandidateRow, DecisionRow, JsonReady, SourceRow, utcnow
 from termnorm.projects.omop_targets import NAMESPACE
 from termnorm.projects.settings import PipelineSettings
 from termnorm.projects.states import Action, Predicate, RowState
@@ -224,6 +228,51 @@ def _suggest(session: Session, row: SourceRow, concept: tuple[str, str, float | 
     return True
 
 
+def _decision(entry: UsagiLine, path: Path) -> tuple[Action, Predicate | None, bool]:
+    """The action a decided ``entry`` records, its predicate, and whether it keeps the
+    line's concept (a no match names none)."""
+    status = entry.status
+    if status is MappingStatus.APPROVED and entry.concept:
+        return Action.PICK, _predicate(entry, path), True
+    if status in (MappingStatus.APPROVED, MappingStatus.IGNORED):
+        return Action.NO_MATCH, None, False
+    if status is MappingStatus.FLAGGED:
+        return Action.FLAG, None, True
+    return Action.AUTO_APPROVE, _predicate(entry, path), True
+
+
+def _is_current(
+    session: Session,
+    row: SourceRow,
+    action: Action,
+    concept: tuple[str, str, float | None] | None,
+    predicate: Predicate | None,
+    reviewer: str,
+    comment: str | None,
+) -> bool:
+    """Whether the row's current decision already says what the import would write: the
+    same state, concept, predicate, reviewer and comment (the time and the score, which a
+    Usagi file rounds, do not count). Re-importing a file exported from the project is then
+    a no-op, not a second copy of every decision."""
+    current = session.get(DecisionRow, row.decision_id) if row.decision_id else None
+    if current is None or action.state is None or row.state != action.state.value:
+        return False
+    return (current.concept_id, current.predicate, current.reviewer, current.comment) == (
+        concept[0] if concept else None,
+        predicate.value if predicate else None,
+        reviewer,
+        comment,
+    )
+
+
+_COUNTED = {
+    Action.PICK: "approved",
+    Action.NO_MATCH: "no_match",
+    Action.FLAG: "flagged",
+    Action.AUTO_APPROVE: "auto_approved",
+}
+
+
 def _apply(
     session: Session,
     row: SourceRow,
@@ -233,7 +282,8 @@ def _apply(
     path: Path,
     report: UsagiImportReport,
 ) -> None:
-    """Write what ``entry`` says about ``row`` (see the module) and count it in ``report``."""
+    """Write what ``entry`` says about ``row`` (see the module) and count it in ``report``;
+    a decision equal to the row's current one is counted unchanged and not written."""
     concept = _concept(entry, concepts, path)
     status = entry.status
     if status in (MappingStatus.UNCHECKED, MappingStatus.INVALID_TARGET) or (
@@ -246,18 +296,13 @@ def _apply(
         return
     reviewer = _reviewer(entry, default_reviewer, path)
     comment = entry.comment or None
-    if status is MappingStatus.APPROVED and concept:
-        action, predicate = Action.PICK, _predicate(entry, path)
-        report.approved += 1
-    elif status in (MappingStatus.APPROVED, MappingStatus.IGNORED):
-        action, predicate, concept = Action.NO_MATCH, None, None
-        report.no_match += 1
-    elif status is MappingStatus.FLAGGED:
-        action, predicate = Action.FLAG, None
-        report.flagged += 1
-    else:
-        action, predicate = Action.AUTO_APPROVE, _predicate(entry, path)
-        report.auto_approved += 1
+    action, predicate, keeps = _decision(entry, path)
+    concept = concept if keeps else None
+    if _is_current(session, row, action, concept, predicate, reviewer, comment):
+        report.unchanged += 1
+        return
+    counted = _COUNTED[action]
+    setattr(report, counted, getattr(report, counted) + 1)
     append_decision(session, row, action, reviewer, concept, predicate, comment, entry.at)
     if reviewer not in report.reviewers:
         report.reviewers.append(reviewer)
