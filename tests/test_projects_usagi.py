@@ -396,3 +396,35 @@ def test_import_refuses_a_file_that_is_not_usagis(fresh: Path, tmp_path: Path) -
     codes = write_codes(tmp_path / "codes.csv", ROWS)
     with pytest.raises(InputFormatError, match=r"no column sourceCode, matchScore.*a Usagi"):
         import_usagi("u", codes, db=fresh, concepts=resolve)
+
+
+def test_import_reads_a_usagi_file_a_spreadsheet_saved_with_semicolons(
+    fresh: Path, tmp_path: Path
+) -> None:
+    file = _usagi(
+        tmp_path / "excel.csv",
+        "G1;gluc;120;;mg/dL;0,87;APPROVED;EQUAL;ann;1700000000123;3004501;Glucose;"
+        "Measurement;MAPS_TO;fasting, checked;ann;1700000000000;",
+        "P1;pending;0;;;0,55;UNCHECKED;UNREVIEWED;;0;201826;T2DM;Condition;MAPS_TO;;;0;",
+        header=USAGI_HEADER.replace(",", ";"),
+    )
+    report = import_usagi("u", file, db=fresh, concepts=resolve)
+    assert (report.codes, report.approved, report.suggested) == (2, 1, 1)
+    g1 = _last("u", "G1", fresh)
+    assert (g1["concept_id"], g1["comment"]) == ("OMOP:3004501", "fasting, checked")
+    assert g1["confidence"] == pytest.approx(0.87)  # the decimal comma read as a point
+    p1 = show_row("u", "P1", db=fresh)
+    assert [(c["concept_id"], c["score"]) for c in p1.candidates] == [
+        ("OMOP:201826", pytest.approx(0.55))
+    ]
+
+
+def test_import_names_the_delimiter_it_read_a_header_with(fresh: Path, tmp_path: Path) -> None:
+    header = USAGI_HEADER.replace(",", ";").replace("conceptId;", "concept;")
+    file = _usagi(tmp_path / "excel.csv", "G1;gluc;120", header=header)
+    with pytest.raises(
+        InputFormatError,
+        match=r"excel.csv:1: no column conceptId \(header read with "
+        r"delimiter semicolon\)",
+    ):
+        import_usagi("u", file, db=fresh, concepts=resolve)

@@ -103,8 +103,13 @@ def _enum(kind: type[Enum], value: str, path: Path, line: int, column: str) -> A
 
 
 def _number(value: str, path: Path, line: int, column: str, kind: type) -> Any:
+    """``value`` as ``kind``; a float may use a decimal comma (``0,87``), as spreadsheets
+    that save with ``;`` write it."""
+    text = value.strip()
+    if kind is float and text.count(",") == 1 and "." not in text:
+        text = text.replace(",", ".")
     try:
-        return kind(value.strip() or 0)
+        return kind(text or 0)
     except ValueError:
         raise InputFormatError(path, line, f"{column} {value!r} is not a number") from None
 
@@ -128,9 +133,25 @@ def _parse(record: Mapping[str, str], path: Path, line: int) -> UsagiLine:
     )
 
 
+_DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
+
+
+def _delimiter(header: str) -> str:
+    """The delimiter of a Usagi file whose first line is ``header``: the one of comma,
+    semicolon (European spreadsheets) and tab that splits it into the most required
+    columns; comma when none finds any."""
+    found = {
+        d: len(set(next(csv.reader([header], delimiter=d), [])) & set(_REQUIRED))
+        for d in _DELIMITERS
+    }
+    best = max(found, key=lambda d: found[d])
+    return best if found[best] else ","
+
+
 def read_usagi(path: str | Path) -> list[UsagiLine]:
     """The codes of a Usagi file, one :class:`UsagiLine` each (a code's rows merged: its
-    target is the one non-zero ``conceptId``), in file order;
+    target is the one non-zero ``conceptId``), in file order; the file may be saved with
+    comma, semicolon or tab (found from its header);
     :class:`InputFormatError` naming file and line for a missing column, a bad cell or a code
     with more than one target concept."""
     path = Path(path)
@@ -138,11 +159,16 @@ def read_usagi(path: str | Path) -> list[UsagiLine]:
         raise FileNotFoundError(f"Usagi file {path} does not exist")
     lines: dict[str, UsagiLine] = {}
     with path.open(encoding="utf-8-sig", newline="") as f:
-        reader = csv.DictReader(f)
+        delimiter = _delimiter(f.readline())
+        f.seek(0)
+        reader = csv.DictReader(f, delimiter=delimiter)
         missing = [c for c in _REQUIRED if c not in (reader.fieldnames or [])]
         if missing:
             raise InputFormatError(
-                path, 1, f"no column {', '.join(missing)}: is this a Usagi mapping file?"
+                path,
+                1,
+                f"no column {', '.join(missing)} (header read with delimiter "
+                f"{_DELIMITERS[delimiter]}): is this a Usagi mapping file?",
             )
         for record in reader:
             parsed = _parse(record, path, reader.line_num)
