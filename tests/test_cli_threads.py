@@ -90,3 +90,11 @@ def test_neighbors_threads_reach_torch(
     code, out, err = run_main(args, capsys)
     assert code == 0, err
     assert threads_set == [2] and json.loads(out)[0]["neighbors"]
+
+
+def test_run_project_refuses_threads_below_one_before_any_work(tmp_path: Path) -> None:
+    from termnorm.projects import run_project
+
+    with pytest.raises(ValueError, match="--threads must be at least 1, not 0"):
+        run_project("nowhere", lambda spec, synonyms: None, db=tmp_path / "x.db", threads=0)  # type: ignore[arg-type,return-value]
+    assert not (tmp_path / "x.db").exists()

@@ -225,8 +225,11 @@ def run_project(
     workers`` that this process writes in one transaction (:mod:`~termnorm.projects.ray_run`);
     the rows and their candidates are the local engine's. ``threads``: the encoder's CPU
     threads for this run (``None``: the project's spec's), not stored in the project."""
+    from termnorm.encoders.forward import check_threads
+
     if not 1 <= batch_rows <= MAX_BATCH_ROWS:
         raise ValueError(f"batch_rows must be 1 to {MAX_BATCH_ROWS}, got {batch_rows}")
+    check_threads(threads)
     engine = Engine(engine)
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
