@@ -72,6 +72,30 @@ def test_r4_nested_concepts_designations_and_retired(tmp_path: Path) -> None:
     assert kg.card["counts"]["concepts"] == 5 and kg.card["fingerprint"]
 
 
+@pytest.mark.parametrize(
+    ("count", "content", "warned"),
+    [(6, "complete", False), (9, "complete", True), (9, "fragment", False)],
+)
+def test_a_complete_codesystem_holding_fewer_concepts_than_its_count_is_warned(
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    count: int,
+    content: str,
+    warned: bool,
+) -> None:
+    resource = json.loads((DATA / "r4_nested.json").read_text(encoding="utf-8"))
+    file = tmp_path / "cs.json"
+    file.write_text(json.dumps({**resource, "count": count, "content": content}), "utf-8")
+    _, report = build(file, tmp_path / "kg", prefix="HOSP")
+    assert report.read["concepts"] == 6  # nested ones included
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    expected = (
+        f"{file}: CodeSystem http://example.org/fhir/CodeSystem/hospital-conditions has "
+        "count 9 but holds 6 concepts: the list may be cut short"
+    )
+    assert warnings == ([expected] if warned else [])
+
+
 def test_include_inactive_keeps_the_retired_concept(tmp_path: Path) -> None:
     kg, report = build(
         DATA / "r4_nested.json", tmp_path / "kg", prefix="HOSP", include_inactive=True

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -205,6 +208,47 @@ def test_is_a_hierarchy_and_relationships_outside_counted(athena: Path, tmp_path
     assert report.kept["relations"] == kg.card["counts"]["relations"] == 2
     counts = [*report.read.values(), *report.kept.values(), *report.dropped.values()]
     assert all(type(n) is int for n in counts)  # JSON numbers in the card, not numpy ones
+
+
+ABSENT = "4000000, 12345678, 88888888, 99999999"
+"""The IDs the fixture's relationship rows name that its CONCEPT lacks."""
+
+
+def test_relationship_ids_absent_from_concept_are_warned(
+    athena: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _, report = build(athena, tmp_path / "kg")
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert f"name 4 concept IDs that CONCEPT.csv lacks ({ABSENT})" in warning
+    assert report.info["concept ids absent from CONCEPT"] == "4"
+    kept = [r for r in RELATIONSHIPS if str(r[0]) not in ABSENT and str(r[1]) not in ABSENT]
+    consistent = write_athena(tmp_path / "consistent", tab=True)
+    rows = [f"{a}\t{b}\t{r}\t19700101\t20991231\t{i}" for a, b, r, i in kept]
+    _rewrite(consistent / "CONCEPT_RELATIONSHIP.csv", "\t".join(RELATIONSHIP_HEADER), rows)
+    caplog.clear()
+    _, report = build(consistent, tmp_path / "kg2")
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+    assert "concept ids absent from CONCEPT" not in report.info
+
+
+def test_a_concept_table_cut_on_a_row_boundary_is_warned_on_stderr(tmp_path: Path) -> None:
+    folder = write_athena(tmp_path / "d", tab=True)
+    lines = (folder / "CONCEPT.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    (folder / "CONCEPT.csv").write_text("".join(lines[:4]), encoding="utf-8")  # 3 of 10 rows
+    args = ["kg", "build", str(folder), "--format", "omop", "--out", str(tmp_path / "kg")]
+    done = subprocess.run(
+        [sys.executable, "-c", "from termnorm.cli.main import main; main()", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "WARNING termnorm.kg.omop:" in done.stderr
+    # the cut concepts that relationships name join the four absent from the download
+    absent = (
+        "7 concept IDs that CONCEPT.csv lacks (1567956, 4000000, 12345678, 40000001, 45552385, ...)"
+    )
+    assert absent in done.stderr
 
 
 def test_attributes_and_vocabulary_curies(athena: Path, tmp_path: Path) -> None:

@@ -179,6 +179,42 @@ def test_unsorted_mrconso_is_an_error(tmp_path: Path) -> None:
         _load(tmp_path)
 
 
+MRFILES = (
+    "MRCONSO.RRF|Concept names and sources|CUI,LAT,TS,LUI,STT,SUI,ISPREF,AUI,SAUI,SCUI,SDUI,"
+    "SAB,TTY,CODE,STR,SRL,SUPPRESS,CVF|18|55|5000|\n"
+    "MRREL.RRF|Related concepts|CUI1,AUI1,STYPE1,REL,CUI2,AUI2,STYPE2,RELA,RUI,SRUI,SAB,SL,RG,"
+    "DIR,SUPPRESS,CVF|16|21|2000|\n"
+    "MRSTY.RRF|Semantic types|CUI,TUI,STN,STY,ATUI,CVF|6|22|1000|\n"
+)
+"""The fixture's row counts, as a release's MRFILES.RRF lists them."""
+
+
+def test_tables_with_the_rows_mrfiles_lists_load_without_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    shutil.copytree(UMLS, tmp_path / "META")
+    (tmp_path / "META" / "MRFILES.RRF").write_text(MRFILES)
+    _, report = _load(tmp_path / "META")
+    assert report.kept["concepts"] == 20
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_a_table_cut_short_of_the_rows_mrfiles_lists_is_warned(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    shutil.copytree(UMLS, tmp_path / "META")
+    (tmp_path / "META" / "MRFILES.RRF").write_text(MRFILES)
+    lines = (UMLS / "MRCONSO.RRF").read_text().splitlines(keepends=True)
+    (tmp_path / "META" / "MRCONSO.RRF").write_text("".join(lines[:40]))  # on a row boundary
+    _, report = _load(tmp_path / "META")
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [
+        "MRCONSO.RRF has 40 rows but MRFILES.RRF lists 55: the file may be cut short or from "
+        "another release; compare it with the download"
+    ]
+    assert report.info["MRCONSO rows listed in MRFILES"] == "55"
+
+
 def test_missing_mrconso(tmp_path: Path) -> None:
     with pytest.raises(InputFormatError, match=r"no MRCONSO\.RRF"):
         _load(tmp_path)

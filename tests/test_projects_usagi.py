@@ -263,6 +263,37 @@ def test_usagi_round_trip_keeps_every_decision(decided: Path, tmp_path: Path) ->
     assert _decisions("r", again, tmp_path / "r.csv") == moved
 
 
+def _trail(project: str, db: Path) -> dict[str, tuple[str, int, list[dict[str, object]]]]:
+    """Each row's state, version and whole audit trail."""
+    codes = [r[0] for r in ROWS if r[0] != "T1"]
+    views = {code: show_row(project, code, db=db) for code in codes}
+    return {code: (v.state, v.version, v.decisions) for code, v in views.items()}
+
+
+def test_reimporting_an_unmodified_usagi_export_leaves_the_audit_trail_unchanged(
+    decided: Path, tmp_path: Path
+) -> None:
+    exported = tmp_path / "p.usagi.csv"
+    export("p", "usagi", exported, db=decided, concepts=attributes)
+    before = _trail("p", decided)
+    assert sum(len(decisions) for _s, _v, decisions in before.values()) == 5
+    for _ in range(2):  # export -> import -> import: nothing new, no new version
+        report = import_usagi("p", exported, db=decided, concepts=resolve)
+        counts = (report.approved, report.auto_approved, report.no_match, report.flagged)
+        assert counts == (0, 0, 0, 0)
+        assert (report.suggested, report.unchanged, report.reviewers) == (0, 6, [])
+        assert _trail("p", decided) == before
+    # a decision the file changes is still written, once, and replaces the current one
+    changed = exported.read_text(encoding="utf-8").replace("checked, mg/dL", "fasting")
+    (tmp_path / "changed.csv").write_text(changed, encoding="utf-8")
+    assert import_usagi("p", tmp_path / "changed.csv", db=decided, concepts=resolve).approved == 1
+    g1 = show_row("p", "G1", db=decided)
+    assert (g1.version, [d["comment"] for d in g1.decisions]) == (
+        before["G1"][1] + 1,
+        ["checked, mg/dL", "fasting"],
+    )
+
+
 USAGI_HEADER = (
     "sourceCode,sourceName,sourceFrequency,sourceAutoAssignedConceptIds,ADD_INFO:unit,"
     "matchScore,mappingStatus,equivalence,statusSetBy,statusSetOn,conceptId,conceptName,"
@@ -365,3 +396,35 @@ def test_import_refuses_a_file_that_is_not_usagis(fresh: Path, tmp_path: Path) -
     codes = write_codes(tmp_path / "codes.csv", ROWS)
     with pytest.raises(InputFormatError, match=r"no column sourceCode, matchScore.*a Usagi"):
         import_usagi("u", codes, db=fresh, concepts=resolve)
+
+
+def test_import_reads_a_usagi_file_a_spreadsheet_saved_with_semicolons(
+    fresh: Path, tmp_path: Path
+) -> None:
+    file = _usagi(
+        tmp_path / "excel.csv",
+        "G1;gluc;120;;mg/dL;0,87;APPROVED;EQUAL;ann;1700000000123;3004501;Glucose;"
+        "Measurement;MAPS_TO;fasting, checked;ann;1700000000000;",
+        "P1;pending;0;;;0,55;UNCHECKED;UNREVIEWED;;0;201826;T2DM;Condition;MAPS_TO;;;0;",
+        header=USAGI_HEADER.replace(",", ";"),
+    )
+    report = import_usagi("u", file, db=fresh, concepts=resolve)
+    assert (report.codes, report.approved, report.suggested) == (2, 1, 1)
+    g1 = _last("u", "G1", fresh)
+    assert (g1["concept_id"], g1["comment"]) == ("OMOP:3004501", "fasting, checked")
+    assert g1["confidence"] == pytest.approx(0.87)  # the decimal comma read as a point
+    p1 = show_row("u", "P1", db=fresh)
+    assert [(c["concept_id"], c["score"]) for c in p1.candidates] == [
+        ("OMOP:201826", pytest.approx(0.55))
+    ]
+
+
+def test_import_names_the_delimiter_it_read_a_header_with(fresh: Path, tmp_path: Path) -> None:
+    header = USAGI_HEADER.replace(",", ";").replace("conceptId;", "concept;")
+    file = _usagi(tmp_path / "excel.csv", "G1;gluc;120", header=header)
+    with pytest.raises(
+        InputFormatError,
+        match=r"excel.csv:1: no column conceptId \(header read with "
+        r"delimiter semicolon\)",
+    ):
+        import_usagi("u", file, db=fresh, concepts=resolve)

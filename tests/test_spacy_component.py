@@ -18,7 +18,7 @@ import pytest
 spacy = pytest.importorskip("spacy")
 
 from termnorm.annotate.annotation import Annotation  # noqa: E402
-from termnorm.errors import MissingExtraError  # noqa: E402
+from termnorm.errors import ArtifactMismatchError, MissingExtraError  # noqa: E402
 from termnorm.search.spec import PipelineSpec  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,18 +100,35 @@ def component_module() -> object:
     return importlib.import_module("termnorm.integrations.spacy_component")
 
 
-def test_the_config_is_the_spec_plus_k_and_label(component_module: object) -> None:
+def test_the_config_is_the_spec_plus_k_and_label(component_module: object, index_dir: Path) -> None:
     from termnorm.integrations.spacy_component import DEFAULT_CONFIG
 
     assert set(DEFAULT_CONFIG) == set(PipelineSpec().to_dict()) | {"k", "label"}
     nlp = spacy.blank("en")
-    pipe = nlp.add_pipe("termnorm", config={"index": "some/idx", "strategy": "o-t", "k": 2})
-    assert pipe.annotator.spec == PipelineSpec(index=Path("some/idx"), strategy="o-t")
+    config = {"index": str(index_dir), "strategy": "o-t", "k": 2}
+    pipe = nlp.add_pipe("termnorm", config=config)
+    assert pipe.annotator.spec == PipelineSpec(index=index_dir, strategy="o-t")
     assert pipe.annotator.k == 2
     with pytest.raises(Exception, match="unexpected argument: 'min_scroe'"):
         spacy.blank("en").add_pipe("termnorm", config={"min_scroe": 0.5})
     with pytest.raises(ValueError, match="--mode must be term or concept"):
         spacy.blank("en").add_pipe("termnorm", config={"mode": "words"})
+
+
+@pytest.mark.parametrize("made", [False, True])
+def test_an_index_path_that_is_no_index_is_refused_by_add_pipe_in_one_line(
+    component_module: object, tmp_path: Path, made: bool
+) -> None:
+    folder = tmp_path / "idx" / "hpo"
+    if made:
+        folder.mkdir(parents=True)  # a folder, but no index in it
+    what = "has no index.json" if made else "does not exist"
+    with pytest.raises(ArtifactMismatchError) as refused:
+        spacy.blank("en").add_pipe("termnorm", config={"index": str(folder), "min_score": 0.8})
+    assert str(refused.value) == (
+        f"the termnorm component's index {folder} {what}: build it first (termnorm index "
+        f"build --kg KG --out {folder}), or leave 'index' out of the config for the default index"
+    )
 
 
 class _Fixed:

@@ -4,7 +4,8 @@
 existing non-empty ``--out`` is refused; with it that folder is replaced atomically once the
 work is done. An ``--out`` that is, holds or lies inside one of the command's inputs is refused
 either way. ``--db`` and ``--json`` are every ``termnorm map`` command's; ``--restart``,
-``--workers`` and ``--ray-address`` every resumable batch job's (normalize, annotate). Help shared with the
+``--workers`` and ``--ray-address`` every resumable batch job's (normalize, annotate);
+``--threads`` every command's that encodes text. Help shared with the
 library is escaped for Typer's Rich help, which reads ``[word]`` as markup and drops it
 (``termnorm[onnx]`` showed as ``termnorm``).
 """
@@ -17,6 +18,7 @@ import typer
 from rich.markup import escape
 
 from termnorm.encoders.runtime import RUNTIME_HELP as _RUNTIME_HELP
+from termnorm.encoders.runtime import THREADS_HELP as _THREADS_HELP
 
 __all__ = [
     "DB_HELP",
@@ -26,6 +28,8 @@ __all__ = [
     "overwrite_option",
     "ray_address_option",
     "restart_option",
+    "threads_option",
+    "use_threads",
     "workers_option",
 ]
 
@@ -46,6 +50,21 @@ def overwrite_option() -> Any:
         help="Replace a non-empty --out (its contents are deleted once the new folder is "
         "written). An --out that is, holds or lies inside an input is refused even so.",
     )
+
+
+def threads_option() -> Any:
+    """``--threads``: the encoder's intra-op CPU threads (torch's and ONNX Runtime's), the
+    one option of every command that encodes text (a spec's commands generate the same
+    flag from :class:`~termnorm.search.spec.PipelineSpec`'s ``threads``)."""
+    return typer.Option(None, "--threads", min=1, help=escape(_THREADS_HELP))
+
+
+def use_threads(threads: int | None) -> None:
+    """Set torch's intra-op threads for the rest of this command (``None``: torch's own
+    choice), for the commands that encode with torch outside a pipeline spec."""
+    from termnorm.encoders.forward import set_threads
+
+    set_threads(threads)
 
 
 def db_option() -> Any:

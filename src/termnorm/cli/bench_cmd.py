@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from termnorm.cli._options import threads_option, use_threads
+
 if TYPE_CHECKING:
     from termnorm.lab.bench import BenchSpec
 
@@ -69,8 +71,11 @@ def register(app: typer.Typer) -> None:
             None, "--dataset", help="Only this dataset of the suite (repeatable)."
         ),
         progress: bool = typer.Option(False, "--progress", help="Show encoding progress bars."),
+        threads: int | None = threads_option(),
     ) -> None:
         from termnorm.lab.bench import load_spec, run_bench, write_report
+
+        use_threads(threads)
 
         suite = load_spec(spec)
         suite = _select(suite, models or [], datasets or [])

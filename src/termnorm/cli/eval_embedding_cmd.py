@@ -3,7 +3,8 @@
 The commands are added to the ``eval`` sub-app of :mod:`termnorm.cli.eval_cmd` when this
 module is imported. ``--model`` defaults to the built-in
 default model; ``--json`` prints flat metrics with plain names (``mcsm_mean``, ``accuracy``,
-``f1``, ``spearman``, ``mrr``, ...). Heavy imports stay inside the command functions.
+``f1``, ``spearman``, ``mrr``, ...); ``--threads`` sets torch's CPU threads. Heavy imports
+stay inside the command functions.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from termnorm.cli._options import threads_option, use_threads
 from termnorm.cli._output import json_ready, print_json
 from termnorm.cli.eval_cmd import eval_app
 
@@ -83,9 +85,11 @@ def mcsm_cmd(
         None, "--max-concepts-per-type", help="Seeded sample of concepts per type."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the sample."),
+    threads: int | None = threads_option(),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """MCSM per semantic type of the KG and their mean (with standard deviations)."""
+    use_threads(threads)
     from termnorm.evaluation.mcsm import MCSMEvaluator
 
     _choice(vectors, "--vectors", ("name", "mean"))
@@ -122,9 +126,11 @@ def relation_cmd(
     ),
     test_fraction: float = typer.Option(0.2, "--test-fraction", help="Held-out share."),
     seed: int = typer.Option(0, "--seed", help="Seed of the sample, split and batches."),
+    threads: int | None = threads_option(),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Relation classification softmax(W (e_h; e_t) + b): accuracy on held-out triplets."""
+    use_threads(threads)
     from termnorm.evaluation.relation_classification import RelationClassificationEvaluator
 
     _choice(mode, "--mode", ("feature", "fine-tune"))
@@ -153,9 +159,11 @@ def clustering_cmd(
     max_concepts: int = typer.Option(1000, "--max-concepts", help="Concepts per split."),
     tune_fraction: float = typer.Option(0.5, "--tune-fraction", help="Share used to pick θ."),
     seed: int = typer.Option(0, "--seed", help="Seed of the split and samples."),
+    threads: int | None = threads_option(),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Synonym pairs by cosine ≥ θ: θ tuned on some concepts, P/R/F1 on the others."""
+    use_threads(threads)
     from termnorm.evaluation.clustering import ClusteringEvaluator
 
     evaluator = ClusteringEvaluator(
@@ -180,9 +188,11 @@ def relatedness_cmd(
     pairs: Path = typer.Argument(..., help="Pair file: MayoSRS CSV or term1<TAB>term2<TAB>score."),
     model: Path | None = typer.Option(None, "--model", help=MODEL_HELP),
     pooling: str | None = typer.Option(None, "--pooling", help=POOLING_HELP),
+    threads: int | None = threads_option(),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Spearman and Pearson between cosine and human scores, with coverage."""
+    use_threads(threads)
     from termnorm.evaluation.relatedness import RelatednessEvaluator
 
     evaluator = RelatednessEvaluator(pairs)
@@ -225,10 +235,12 @@ def linkpred_cmd(
         "--triplets",
         help="Rank exactly these held-out edges (Parquet head/relation/tail, from 'termnorm kg split').",
     ),
+    threads: int | None = threads_option(),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """hits@1/3/10, MR and MRR of ranking tails by a model's relation head S_rel; with several
     models or any --kge, one table of all of them on the same triplets and candidates."""
+    use_threads(threads)
     from termnorm.evaluation.link_prediction import LinkPredictionEvaluator
     from termnorm.kg.split import load_heldout
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import typer
 
-from termnorm.cli._options import RUNTIME_HELP, overwrite_option
+from termnorm.cli._options import RUNTIME_HELP, overwrite_option, threads_option
 from termnorm.encoders.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
 from termnorm.encoders.device import DEVICE_HELP, Device
 from termnorm.encoders.pooling import Pooling
-from termnorm.encoders.runtime import THREADS_HELP, Runtime
+from termnorm.encoders.runtime import Runtime
 from termnorm.engines import Engine
 from termnorm.index.base import Backend
 from termnorm.index.build_config import DEFAULT_SHARD_SIZE, SCALE_HELP
@@ -163,7 +163,7 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the index card as JSON."),
         runtime: Runtime = typer.Option(Runtime.TORCH, "--runtime", help=RUNTIME_HELP),
-        threads: int | None = typer.Option(None, "--threads", min=1, help=THREADS_HELP),
+        threads: int | None = threads_option(),
         engine: Engine = typer.Option(Engine.LOCAL, "--engine", help=SCALE_HELP["engine"]),
         workers: int | None = typer.Option(None, "--workers", help=SCALE_HELP["workers"]),
         address: str | None = typer.Option(

@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from termnorm.cli._options import db_option, json_option
+from termnorm.cli._options import db_option, json_option, threads_option
 from termnorm.cli._output import print_json, print_report
 from termnorm.cli._strategy import spec_from_options, with_spec_options
 from termnorm.cli.map_review_cmd import min_score_option
@@ -146,10 +146,11 @@ def run(
         help="A running Ray cluster (e.g. ray://head:10001 or auto) instead of a local Ray; "
         "every node must see the index at the same path.",
     ),
+    threads: int | None = threads_option(),
     db: str | None = db_option(),
     json_out: bool = json_option(),
 ) -> None:
-    """Map every row still to map (resumable: an interrupted run leaves each row done or to do)."""
+    """Map every row still to map (resumable: an interrupted run leaves each row done or to do). --threads holds for this run only; the project keeps the threads map init stored."""
     from termnorm.api import project_matcher
     from termnorm.projects.run import run_project
 
@@ -164,6 +165,7 @@ def run(
         engine=engine,
         workers=workers,
         address=ray_address,
+        threads=threads,
     )
     line = (
         f"{project}: {report.mapped} rows mapped, {report.remapped} re-mapped ({report.errors} "

@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from termnorm.cli._options import threads_option, use_threads
 from termnorm.cli._output import print_json
 
 __all__ = ["register"]
@@ -40,6 +41,7 @@ def register(app: typer.Typer) -> None:
         k: int = typer.Option(5, "-k", "--k", min=1, help="Concepts per term."),
         mode: str = typer.Option("term", "--mode", help="term or concept vectors."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        threads: int | None = threads_option(),
     ) -> None:
         from rich.console import Console
         from rich.table import Table
@@ -49,6 +51,7 @@ def register(app: typer.Typer) -> None:
 
         if mode not in ("term", "concept"):
             raise typer.BadParameter("must be term or concept", param_hint="--mode")
+        use_threads(threads)
         payload: list[dict[str, Any]] = []
         targets: list[Path | None] = list(indexes) if indexes else [None]
         for index in targets:

@@ -31,9 +31,10 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from termnorm.errors import MissingExtraError
+from termnorm.errors import ArtifactMismatchError, MissingExtraError
 from termnorm.search.spec import PipelineSpec
 
 try:
@@ -51,6 +52,7 @@ __all__ = [
     "EXTENSIONS",
     "FACTORY",
     "TermnormComponent",
+    "check_index",
     "make_component",
 ]
 
@@ -69,13 +71,31 @@ DEFAULT_CONFIG: dict[str, Any] = {**PipelineSpec().to_dict(), **_OWN}
 ``k`` (candidates kept per annotation) and ``label`` (``None``: the top concept ID)."""
 
 
+def check_index(index: Path | None) -> None:
+    """Refuse a config ``index`` that is no index folder, when the component is added
+    (``add_pipe``, ``spacy.load``) rather than deep inside the first document:
+    :class:`ArtifactMismatchError` naming the path and what to do. Reads no more than
+    whether the folder has an index card (the index itself loads on the first document)."""
+    from termnorm.index.term_index import CARD_NAME
+
+    if index is None or (Path(index) / CARD_NAME).is_file():
+        return
+    what = "does not exist" if not Path(index).exists() else f"has no {CARD_NAME}"
+    raise ArtifactMismatchError(
+        f"the termnorm component's index {index} {what}: build it first (termnorm index build "
+        f"--kg KG --out {index}), or leave 'index' out of the config for the default index"
+    )
+
+
 class TermnormComponent:
     """Annotates a ``Doc`` with the concepts of ``spec`` (module doc); builds nothing until
-    the first document (the index, its encoder and the dictionary load then, once)."""
+    the first document (the index, its encoder and the dictionary load then, once), but an
+    ``index`` that is no index folder is refused at once (:func:`check_index`)."""
 
     def __init__(self, name: str, spec: PipelineSpec, k: int = 5, label: str | None = None) -> None:
         from termnorm.annotate.pipeline import Annotator
 
+        check_index(spec.index)
         _register_extensions()
         self.name = name
         self.label = label

@@ -25,6 +25,8 @@ file, the line (NDJSON) and the ``resourceType`` found.
   parent`` relations; those with an endpoint that is not a kept concept are dropped, counted.
 * **Inactive concepts** (property ``status`` = ``retired``, property ``inactive`` = true) are
   dropped and counted, or kept with ``include_inactive``.
+* **Count**: a CodeSystem whose ``content`` is ``complete`` and whose ``count`` differs from
+  the concepts it holds (nested ones included) is warned about: a list cut short.
 
 The record stream is stream-safe (:mod:`termnorm.kg.stream`): each concept once, followed by
 its terms, then the relations between emitted concepts, without repeats.
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +49,8 @@ from termnorm.kg.options import FhirOptions
 from termnorm.kg.records import Concept, LoadReport, Relation, Term
 
 __all__ = ["FhirOptions", "codesystem_version", "load_fhir"]
+
+logger = logging.getLogger(__name__)
 
 IS_A = "is_a"
 PROPERTY_URI = "http://hl7.org/fhir/concept-properties#"
@@ -357,5 +362,23 @@ def load_fhir(
                     f"version {codesystem.get('version') or '-'}, "
                     f"prefix {prefix}, content {codesystem.get('content') or '-'}"
                 )
+                before = report.read["concepts"]
                 yield from _records(codesystem, prefix, options, state, report)
+                _check_count(codesystem, report.read["concepts"] - before, where)
     yield from _relations(state, report)
+
+
+def _check_count(resource: dict[str, Any], held: int, where: _Where) -> None:
+    """Warn when a ``complete`` CodeSystem's ``count`` is not the ``held`` concepts."""
+    count = resource.get("count")
+    if resource.get("content") != "complete" or not isinstance(count, int) or count == held:
+        return
+    line = f":{where.line}" if where.line is not None else ""
+    logger.warning(
+        "%s%s: CodeSystem %s has count %d but holds %d concepts: the list may be cut short",
+        where.path,
+        line,
+        resource.get("url") or resource.get("id") or "(no url)",
+        count,
+        held,
+    )

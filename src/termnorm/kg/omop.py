@@ -21,6 +21,10 @@ the synonyms of kept concepts and the names of the concepts that map to them.
   (``maps_to:ICD10CM``), so a non-standard ICD10CM name is searched as a synonym of its
   standard SNOMED target and provenance shows it. Deprecated source concepts count: their
   names reach their replacement.
+* **Consistency**: relationship and ancestor rows that name a concept ID absent from
+  CONCEPT (not merely filtered out) are counted, and a warning names how many IDs and a
+  few of them: a CONCEPT table cut short loads no error otherwise. (This holds every
+  concept ID of CONCEPT in memory beside the kept ones.)
 * **Hierarchy**: ``Is a`` rows (and ``CONCEPT_ANCESTOR`` rows at ``min_levels_of_separation``
   1) become ``child is_a parent`` relations, as the OBO and ICD loaders write them.
   Relationship rows pointing outside the kept concepts, invalid rows and the types not
@@ -33,6 +37,7 @@ its terms, then the relations between emitted concepts, without repeats.
 from __future__ import annotations
 
 import datetime as _dt
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +56,8 @@ from termnorm.kg.options import OmopOptions
 from termnorm.kg.records import Concept, LoadReport, Relation, Term
 
 __all__ = ["NAMESPACE", "OmopOptions", "load_omop", "vocabulary_curie"]
+
+logger = logging.getLogger(__name__)
 
 NAMESPACE = "OMOP"
 IS_A = "is_a"
@@ -177,15 +184,55 @@ def _concept_mask(
     return keep
 
 
-def _kept_ids(folder: _Folder, options: OmopOptions, report: LoadReport) -> np.ndarray:
-    """Pass 1 over CONCEPT: the sorted, unique IDs of the concepts the filters keep."""
+def _unique(parts: list[np.ndarray]) -> np.ndarray:
+    """The sorted, unique values of ``parts`` (an empty int64 array for none)."""
+    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+
+@dataclass
+class _ConceptIds:
+    """Sorted, unique concept IDs of CONCEPT: ``known`` (every row), ``kept`` (filtered)."""
+
+    known: np.ndarray
+    kept: np.ndarray
+
+
+def _concept_ids(folder: _Folder, options: OmopOptions, report: LoadReport) -> _ConceptIds:
+    """Pass 1 over CONCEPT: the sorted, unique IDs of every concept and of those the
+    filters keep."""
     as_of = _as_of(options)
-    parts = []
+    every, kept = [], []
     for frame in folder.batches("CONCEPT", _CONCEPT_COLUMNS):
         report.read["concepts"] += len(frame)
         keep = _concept_mask(frame, options, as_of, report, folder.concept_path)
-        parts.append(frame["concept_id"].to_numpy(dtype=np.int64)[keep])
-    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+        ids = frame["concept_id"].to_numpy(dtype=np.int64)
+        every.append(ids)
+        kept.append(ids[keep])
+    return _ConceptIds(_unique(every), _unique(kept))
+
+
+def _absent(known: np.ndarray, *columns: np.ndarray) -> np.ndarray:
+    """The unique IDs of ``columns`` that are not in ``known``."""
+    return _unique([ids[~_member(known, ids)] for ids in columns])
+
+
+def _warn_absent(absent: list[np.ndarray], folder: _Folder, report: LoadReport) -> None:
+    """Warn (and record in the report's info) when relationship or ancestor rows name
+    concept IDs that CONCEPT lacks: the tables disagree."""
+    ids = _unique(absent)
+    if not len(ids):
+        return
+    report.info["concept ids absent from CONCEPT"] = str(len(ids))
+    shown = ", ".join(str(i) for i in ids[:5]) + (", ..." if len(ids) > 5 else "")
+    logger.warning(
+        "%s: CONCEPT_RELATIONSHIP/CONCEPT_ANCESTOR name %d concept IDs that %s lacks (%s); "
+        "their links are dropped. CONCEPT may be cut short (compare it with the download) "
+        "or the tables come from different downloads",
+        folder.path,
+        len(ids),
+        folder.concept_path.name,
+        shown,
+    )
 
 
 @dataclass
@@ -199,14 +246,17 @@ class _Links:
 
 
 def _relationships(
-    folder: _Folder, kept: np.ndarray, options: OmopOptions, report: LoadReport
+    folder: _Folder, concepts: _ConceptIds, options: OmopOptions, report: LoadReport
 ) -> _Links:
-    """Pass over CONCEPT_RELATIONSHIP (and CONCEPT_ANCESTOR): the links that are loaded."""
-    sources, targets, children, parents = [], [], [], []
+    """Pass over CONCEPT_RELATIONSHIP (and CONCEPT_ANCESTOR): the links that are loaded
+    (IDs that CONCEPT lacks: :func:`_warn_absent`)."""
+    kept = concepts.kept
+    sources, targets, children, parents, absent = [], [], [], [], []
     for frame in folder.batches("CONCEPT_RELATIONSHIP", _RELATIONSHIP_COLUMNS):
         report.read["relationships"] += len(frame)
         one = frame["concept_id_1"].to_numpy(dtype=np.int64)
         two = frame["concept_id_2"].to_numpy(dtype=np.int64)
+        absent.append(_absent(concepts.known, one, two))
         kind = frame["relationship_id"].str.strip()
         valid = (frame["invalid_reason"].str.strip() == "").to_numpy()
         is_a, maps_to = (kind == "Is a").to_numpy(), (kind == "Maps to").to_numpy()
@@ -236,12 +286,14 @@ def _relationships(
         report.read["ancestors"] += len(frame)
         up = frame["ancestor_concept_id"].to_numpy(dtype=np.int64)
         down = frame["descendant_concept_id"].to_numpy(dtype=np.int64)
+        absent.append(_absent(concepts.known, up, down))
         direct = (frame["min_levels_of_separation"] == 1).to_numpy() & (up != down)
         _count(report, ~direct, "ancestor: not a direct parent (min_levels_of_separation != 1)")
         inside = _member(kept, up) & _member(kept, down)
         _count(report, direct & ~inside, "ancestor: endpoint not a kept concept")
         children.append(down[direct & inside])
         parents.append(up[direct & inside])
+    _warn_absent(absent, folder, report)
     return _Links(
         *_sorted_pairs(sources, targets, by_second=True), *_edges(children, parents, report)
     )
@@ -318,8 +370,9 @@ def load_omop(
     ``is_a`` relations between them (module docstring)."""
     options = options or OmopOptions()
     folder = _Folder(Path(path), report)
-    kept = _kept_ids(folder, options, report)
-    links = _relationships(folder, kept, options, report)
+    concepts = _concept_ids(folder, options, report)
+    kept = concepts.kept
+    links = _relationships(folder, concepts, options, report)
     sources = np.unique(links.map_source)
     names = _source_names(folder, sources, report)
     synonyms = _synonyms(folder, np.union1d(kept, sources), options, report)

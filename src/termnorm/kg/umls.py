@@ -2,7 +2,10 @@
 
 Reads ``MRCONSO.RRF`` (required), ``MRSTY.RRF`` and ``MRREL.RRF`` (optional, with a note in
 the report when absent) from a ``META`` folder, in the real pipe-delimited layout with a
-trailing ``|`` (MRCONSO 18 fields, MRREL 16, MRSTY 6); ``.gz`` files are read as well.
+trailing ``|`` (MRCONSO 18 fields, MRREL 16, MRSTY 6); ``.gz`` files are read as well. When
+the release's ``MRFILES.RRF`` is there, the rows read of each table are compared with the
+count it lists (``RWS``), and a table with fewer or more rows (a file cut short) is warned
+about.
 
 Memory stays bounded on the full Metathesaurus (15M MRCONSO rows, 88M MRREL rows): only one
 CUI's rows are held at a time (MRCONSO is sorted by CUI; an unsorted file is an error), plus
@@ -74,6 +77,7 @@ class UmlsFiles:
     mrconso: Path
     mrrel: Path | None
     mrsty: Path | None
+    mrfiles: Path | None = None
 
 
 def find_umls_files(path: Path) -> UmlsFiles:
@@ -94,7 +98,40 @@ def find_umls_files(path: Path) -> UmlsFiles:
     mrconso = path if path.is_file() else find("MRCONSO")
     if mrconso is None:
         raise InputFormatError(path, None, "no MRCONSO.RRF here (give the UMLS META folder)")
-    return UmlsFiles(mrconso, find("MRREL"), find("MRSTY"))
+    return UmlsFiles(mrconso, find("MRREL"), find("MRSTY"), find("MRFILES"))
+
+
+def listed_rows(path: Path | None) -> dict[str, int]:
+    """``table -> rows`` (``MRCONSO -> 15000000``) as a release's ``MRFILES.RRF`` lists them
+    (``FIL|DES|FMT|CLS|RWS|BTS|``); empty without the file. A row count that is not a
+    number is an :class:`InputFormatError` naming the line."""
+    listed: dict[str, int] = {}
+    if path is None:
+        return listed
+    for number, line in iter_lines(path):
+        fields = line.split("|")
+        if len(fields) < 5:
+            continue
+        if not fields[4].strip().isdigit():
+            raise InputFormatError(path, number, f"RWS {fields[4]!r} is not a row count")
+        listed[fields[0].strip().removesuffix(".RRF")] = int(fields[4])
+    return listed
+
+
+def check_rows(listed: dict[str, int], table: str, report: LoadReport) -> None:
+    """Warn (and note in the report's info) when the rows read of ``table`` differ from the
+    count ``MRFILES.RRF`` lists for it."""
+    expected, read = listed.get(table), report.read[f"{table} rows"]
+    if expected is None or expected == read:
+        return
+    report.info[f"{table} rows listed in MRFILES"] = str(expected)
+    log.warning(
+        "%s.RRF has %d rows but MRFILES.RRF lists %d: the file may be cut short or from "
+        "another release; compare it with the download",
+        table,
+        read,
+        expected,
+    )
 
 
 def lat_code(lang: str) -> str:
@@ -131,19 +168,23 @@ def load_umls(
     files = find_umls_files(path)
     report.info["mrconso"] = str(files.mrconso)
     types: dict[str, tuple[str, ...]] = {}
+    listed = listed_rows(files.mrfiles)
     if files.mrsty is None:
         report.info["mrsty"] = "absent: no semantic types"
     else:
         report.info["mrsty"] = str(files.mrsty)
         types = read_mrsty(files.mrsty, report)
+        check_rows(listed, "MRSTY", report)
     kept: set[str] = set()
     yield from _concepts(files.mrconso, types, options, report, kept)
+    check_rows(listed, "MRCONSO", report)
     types.clear()
     if files.mrrel is None:
         report.info["mrrel"] = "absent: no relations"
         return
     report.info["mrrel"] = str(files.mrrel)
     yield from _relations(files.mrrel, kept, options, report)
+    check_rows(listed, "MRREL", report)
 
 
 def read_mrsty(path: Path, report: LoadReport) -> dict[str, tuple[str, ...]]:

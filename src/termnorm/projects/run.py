@@ -213,6 +213,7 @@ def run_project(
     engine: Engine | str = Engine.LOCAL,
     workers: int = 1,
     address: str | None = None,
+    threads: int | None = None,
 ) -> RunReport:
     """Map every live row of ``project`` still to map (see the module); ``remap`` also
     re-searches the rows still to review, so that decisions made since they were mapped
@@ -222,9 +223,13 @@ def run_project(
     ``engine="ray"``: the search runs on ``workers`` Ray actors (a local Ray, or the cluster
     at ``address``), each searching ``batch_rows`` rows of a batch of ``batch_rows ×
     workers`` that this process writes in one transaction (:mod:`~termnorm.projects.ray_run`);
-    the rows and their candidates are the local engine's."""
+    the rows and their candidates are the local engine's. ``threads``: the encoder's CPU
+    threads for this run (``None``: the project's spec's), not stored in the project."""
+    from termnorm.encoders.forward import check_threads
+
     if not 1 <= batch_rows <= MAX_BATCH_ROWS:
         raise ValueError(f"batch_rows must be 1 to {MAX_BATCH_ROWS}, got {batch_rows}")
+    check_threads(threads)
     engine = Engine(engine)
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
@@ -233,6 +238,7 @@ def run_project(
         with store.session() as session:
             proj = store.project(session, project)
             project_id, settings = proj.id, PipelineSettings.from_row(proj)
+            spec = settings.spec if threads is None else settings.spec.replace(threads=threads)
             source = ProjectSource.from_dict(proj.source)
             synonyms = learned_synonyms(session, project_id)
         if check_source:
@@ -246,7 +252,7 @@ def run_project(
         logger.info("%s: mapping %d rows (%d learned synonyms)", project, total, len(synonyms))
         with (
             _matcher(
-                build, searched_spec(settings.spec, synonyms), synonyms, engine, workers, address
+                build, searched_spec(spec, synonyms), synonyms, engine, workers, address
             ) as matcher,
             tqdm(total=total, desc="mapping", unit="row", disable=not show_progress) as bar,
         ):

@@ -23,6 +23,10 @@ through the project's index as a pick is (``OMOP:<conceptId>``,
 :mod:`termnorm.projects.concepts`); an ID the index lacks is refused naming file and line.
 A code with more than one target row (Usagi's ``MAPS_TO_VALUE`` / ``MAPS_TO_UNIT``) is
 refused: a project maps a code to one concept.
+
+A decision equal to the row's current one (same state, concept, predicate, reviewer and
+comment) is not written again: the code counts as unchanged and the row keeps its version,
+so importing a project's own export back is a no-op.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from termnorm.errors import InputFormatError
 from termnorm.projects.concepts import ConceptResolver, project_concepts
 from termnorm.projects.decisions import append_decision
 from termnorm.projects.errors import DecisionError
-from termnorm.projects.models import CandidateRow, JsonReady, SourceRow, utcnow
+from termnorm.projects.models import CandidateRow, DecisionRow, JsonReady, SourceRow, utcnow
 from termnorm.projects.omop_targets import NAMESPACE
 from termnorm.projects.settings import PipelineSettings
 from termnorm.projects.states import Action, Predicate, RowState
@@ -99,8 +103,13 @@ def _enum(kind: type[Enum], value: str, path: Path, line: int, column: str) -> A
 
 
 def _number(value: str, path: Path, line: int, column: str, kind: type) -> Any:
+    """``value`` as ``kind``; a float may use a decimal comma (``0,87``), as spreadsheets
+    that save with ``;`` write it."""
+    text = value.strip()
+    if kind is float and text.count(",") == 1 and "." not in text:
+        text = text.replace(",", ".")
     try:
-        return kind(value.strip() or 0)
+        return kind(text or 0)
     except ValueError:
         raise InputFormatError(path, line, f"{column} {value!r} is not a number") from None
 
@@ -124,9 +133,25 @@ def _parse(record: Mapping[str, str], path: Path, line: int) -> UsagiLine:
     )
 
 
+_DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
+
+
+def _delimiter(header: str) -> str:
+    """The delimiter of a Usagi file whose first line is ``header``: the one of comma,
+    semicolon (European spreadsheets) and tab that splits it into the most required
+    columns; comma when none finds any."""
+    found = {
+        d: len(set(next(csv.reader([header], delimiter=d), [])) & set(_REQUIRED))
+        for d in _DELIMITERS
+    }
+    best = max(found, key=lambda d: found[d])
+    return best if found[best] else ","
+
+
 def read_usagi(path: str | Path) -> list[UsagiLine]:
     """The codes of a Usagi file, one :class:`UsagiLine` each (a code's rows merged: its
-    target is the one non-zero ``conceptId``), in file order;
+    target is the one non-zero ``conceptId``), in file order; the file may be saved with
+    comma, semicolon or tab (found from its header);
     :class:`InputFormatError` naming file and line for a missing column, a bad cell or a code
     with more than one target concept."""
     path = Path(path)
@@ -134,11 +159,16 @@ def read_usagi(path: str | Path) -> list[UsagiLine]:
         raise FileNotFoundError(f"Usagi file {path} does not exist")
     lines: dict[str, UsagiLine] = {}
     with path.open(encoding="utf-8-sig", newline="") as f:
-        reader = csv.DictReader(f)
+        delimiter = _delimiter(f.readline())
+        f.seek(0)
+        reader = csv.DictReader(f, delimiter=delimiter)
         missing = [c for c in _REQUIRED if c not in (reader.fieldnames or [])]
         if missing:
             raise InputFormatError(
-                path, 1, f"no column {', '.join(missing)}: is this a Usagi mapping file?"
+                path,
+                1,
+                f"no column {', '.join(missing)} (header read with delimiter "
+                f"{_DELIMITERS[delimiter]}): is this a Usagi mapping file?",
             )
         for record in reader:
             parsed = _parse(record, path, reader.line_num)
@@ -224,6 +254,51 @@ def _suggest(session: Session, row: SourceRow, concept: tuple[str, str, float | 
     return True
 
 
+def _decision(entry: UsagiLine, path: Path) -> tuple[Action, Predicate | None, bool]:
+    """The action a decided ``entry`` records, its predicate, and whether it keeps the
+    line's concept (a no match names none)."""
+    status = entry.status
+    if status is MappingStatus.APPROVED and entry.concept:
+        return Action.PICK, _predicate(entry, path), True
+    if status in (MappingStatus.APPROVED, MappingStatus.IGNORED):
+        return Action.NO_MATCH, None, False
+    if status is MappingStatus.FLAGGED:
+        return Action.FLAG, None, True
+    return Action.AUTO_APPROVE, _predicate(entry, path), True
+
+
+def _is_current(
+    session: Session,
+    row: SourceRow,
+    action: Action,
+    concept: tuple[str, str, float | None] | None,
+    predicate: Predicate | None,
+    reviewer: str,
+    comment: str | None,
+) -> bool:
+    """Whether the row's current decision already says what the import would write: the
+    same state, concept, predicate, reviewer and comment (the time and the score, which a
+    Usagi file rounds, do not count). Re-importing a file exported from the project is then
+    a no-op, not a second copy of every decision."""
+    current = session.get(DecisionRow, row.decision_id) if row.decision_id else None
+    if current is None or action.state is None or row.state != action.state.value:
+        return False
+    return (current.concept_id, current.predicate, current.reviewer, current.comment) == (
+        concept[0] if concept else None,
+        predicate.value if predicate else None,
+        reviewer,
+        comment,
+    )
+
+
+_COUNTED = {
+    Action.PICK: "approved",
+    Action.NO_MATCH: "no_match",
+    Action.FLAG: "flagged",
+    Action.AUTO_APPROVE: "auto_approved",
+}
+
+
 def _apply(
     session: Session,
     row: SourceRow,
@@ -233,7 +308,8 @@ def _apply(
     path: Path,
     report: UsagiImportReport,
 ) -> None:
-    """Write what ``entry`` says about ``row`` (see the module) and count it in ``report``."""
+    """Write what ``entry`` says about ``row`` (see the module) and count it in ``report``;
+    a decision equal to the row's current one is counted unchanged and not written."""
     concept = _concept(entry, concepts, path)
     status = entry.status
     if status in (MappingStatus.UNCHECKED, MappingStatus.INVALID_TARGET) or (
@@ -246,18 +322,13 @@ def _apply(
         return
     reviewer = _reviewer(entry, default_reviewer, path)
     comment = entry.comment or None
-    if status is MappingStatus.APPROVED and concept:
-        action, predicate = Action.PICK, _predicate(entry, path)
-        report.approved += 1
-    elif status in (MappingStatus.APPROVED, MappingStatus.IGNORED):
-        action, predicate, concept = Action.NO_MATCH, None, None
-        report.no_match += 1
-    elif status is MappingStatus.FLAGGED:
-        action, predicate = Action.FLAG, None
-        report.flagged += 1
-    else:
-        action, predicate = Action.AUTO_APPROVE, _predicate(entry, path)
-        report.auto_approved += 1
+    action, predicate, keeps = _decision(entry, path)
+    concept = concept if keeps else None
+    if _is_current(session, row, action, concept, predicate, reviewer, comment):
+        report.unchanged += 1
+        return
+    counted = _COUNTED[action]
+    setattr(report, counted, getattr(report, counted) + 1)
     append_decision(session, row, action, reviewer, concept, predicate, comment, entry.at)
     if reviewer not in report.reviewers:
         report.reviewers.append(reviewer)
