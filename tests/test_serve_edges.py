@@ -1,0 +1,134 @@
+"""The service's HTTP edges (issue 51, item 4): only text encodings are read (service and
+CLI), HEAD answers wherever GET does, the OpenAPI document states what the service refuses
+(its Schemathesis run has no exemptions for them: tests/test_serve_schemathesis.py), error
+messages say what happened, and a request with two Origin headers is refused."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("python_multipart")
+
+from fastapi.testclient import TestClient
+
+from _cli import run_main
+from _project_fixtures import fake_mapped
+from _serve_fixtures import LOCAL, build_tiny_index, serving, wait_ready
+from termnorm.io.lines import check_encoding, text_encodings
+from termnorm.projects import add_reviewer
+from termnorm.serve import create_app
+
+TOKEN = "s3cret"
+NOT_TEXT = ["hex", "base64", "rot13", "uu", "bz2", "zlib_codec", "quopri", "undefined", "idna"]
+
+
+@pytest.fixture(scope="module")
+def index_dir(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_index(tmp_path_factory.mktemp("serve_edges"), tiny_bert_path)
+
+
+@pytest.fixture(scope="module")
+def client(index_dir: Path) -> Iterator[TestClient]:
+    with serving(index_dir, token=TOKEN, max_batch=8, max_chars=50, max_k=10) as c:
+        yield c
+
+
+class _Project:
+    def __init__(self, root: Path) -> None:
+        self.db = str(fake_mapped(root, str(root / "projects.db")))
+        self.auth = {"Authorization": f"Bearer {add_reviewer('p', 'ann', db=self.db).token}"}
+
+
+@pytest.fixture(scope="module")
+def project(
+    index_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[TestClient, _Project]]:
+    reviewing = _Project(tmp_path_factory.mktemp("serve_edges_project"))
+    app = create_app(index_dir, project="p", project_db=reviewing.db)
+    with TestClient(app, base_url=LOCAL) as c:
+        wait_ready(c)
+        yield c, reviewing
+
+
+def _item(answer: Any, status: int) -> dict[str, Any]:
+    assert answer.status_code == status, answer.text
+    assert answer.headers["content-type"] == "application/json"
+    item: dict[str, Any] = answer.json()["detail"][0]
+    return item
+
+
+def _upload(client: TestClient, data: bytes, name: str = "t.csv", **form: str) -> Any:
+    return client.post("/v1/normalize/file", files={"file": (name, data)}, data=form)
+
+
+# ------------------------------------------------- item 4.1: only text encodings
+@pytest.mark.parametrize("name", NOT_TEXT)
+def test_an_encoding_that_reads_no_text_is_a_422(client: TestClient, name: str) -> None:
+    item = _item(_upload(client, b"term\nasthma\n", encoding=name), 422)
+    assert item["loc"] == ["body", "encoding"]
+    assert f"{name!r} is not a text encoding" in item["msg"] and "utf-8, latin-1" in item["msg"]
+
+
+def test_text_encodings_in_any_spelling_are_read(client: TestClient) -> None:
+    for name in ("UTF8", "Latin-1", "cp1252", "utf_16"):
+        data = "term\ncafé\n".encode(name)
+        answer = _upload(client, data, encoding=name)
+        assert answer.status_code == 200 and "café" in answer.text, (name, answer.text)
+
+
+def test_the_accepted_encodings_are_pythons_text_codecs() -> None:
+    names = text_encodings()
+    assert {"utf-8", "utf-8-sig", "utf-16", "iso8859-1", "cp1252", "shift_jis"} <= set(names)
+    assert not {"hex", "base64", "rot-13", "bz2", "zlib", "undefined", "idna"} & set(names)
+    assert all(check_encoding(name) == name for name in names)
+    with pytest.raises(ValueError, match=r"'rot13' is not a text encoding .*'rot-13' codec"):
+        check_encoding("rot13")
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["normalize", "--input", "{src}", "--output", "{out}", "--index", "{idx}"], 2),
+        (
+            [
+                "map",
+                "init",
+                "p",
+                "--source",
+                "{src}",
+                "--code-column",
+                "code",
+                "--text-column",
+                "term",
+                "--db",
+                "{db}",
+            ],
+            2,
+        ),
+        (["kg", "build", "{tsv}", "--format", "tsv", "--out", "{out}"], 1),
+    ],
+)
+@pytest.mark.parametrize("name", ["hex", "bz2"])
+def test_every_encoding_option_of_the_cli_takes_only_text_encodings(
+    argv: list[str], code: int, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a.csv").write_text("code,term\nA,asthma\n")
+    (tmp_path / "d.tsv").write_text("id\tname\nX:1\tasthma\n")
+    paths = {
+        "src": tmp_path / "a.csv",
+        "tsv": tmp_path / "d.tsv",
+        "out": tmp_path / "out",
+        "idx": tmp_path / "no-index",
+        "db": tmp_path / "p.db",
+    }
+    args = [a.format(**paths) for a in argv] + ["--encoding", name]
+    got, _, err = run_main(args, capsys)
+    said = " ".join(err.replace("│", " ").split())
+    assert got == code and f"{name!r} is not a text encoding" in said, said
+    assert "use a Python codec name such as utf-8" in said
+    assert not (tmp_path / "out").exists() and not (tmp_path / "p.db").exists()
