@@ -132,3 +132,27 @@ def test_every_encoding_option_of_the_cli_takes_only_text_encodings(
     assert got == code and f"{name!r} is not a text encoding" in said, said
     assert "use a Python codec name such as utf-8" in said
     assert not (tmp_path / "out").exists() and not (tmp_path / "p.db").exists()
+
+
+# ------------------------------------------------------------- item 4.3: HEAD
+@pytest.mark.parametrize("path", ["/", "/v1/health", "/v1/ready", "/v1/concepts/T:0001", "/docs"])
+def test_head_answers_wherever_get_does(client: TestClient, path: str) -> None:
+    got, head = client.get(path), client.head(path)
+    assert got.status_code == head.status_code == 200
+    assert head.content == b""
+    for name in ("content-type", "content-length"):
+        assert head.headers[name] == got.headers[name], name
+    assert client.options(path).headers["Allow"] == "GET, HEAD, OPTIONS"
+
+
+def test_head_of_the_review_page(project: tuple[TestClient, _Project]) -> None:
+    client, _ = project
+    head = client.head("/review")
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["content-type"].startswith("text/html")
+
+
+def test_head_is_still_refused_where_get_is(client: TestClient) -> None:
+    refused = client.head("/v1/normalize")
+    assert refused.status_code == 405 and refused.headers["Allow"] == "OPTIONS, POST"
+    assert "head" not in client.get("/openapi.json").json()["paths"]["/v1/health"]
