@@ -5,6 +5,7 @@ messages say what happened, and a request with two Origin headers is refused."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -156,3 +157,59 @@ def test_head_is_still_refused_where_get_is(client: TestClient) -> None:
     refused = client.head("/v1/normalize")
     assert refused.status_code == 405 and refused.headers["Allow"] == "OPTIONS, POST"
     assert "head" not in client.get("/openapi.json").json()["paths"]["/v1/health"]
+
+
+# ----------------------------------------------- item 4.5: messages that say what
+def _json(client: TestClient, body: bytes, content_type: str = "application/json") -> Any:
+    return client.post("/v1/normalize", content=body, headers={"Content-Type": content_type})
+
+
+def test_a_number_with_too_many_digits_is_named(client: TestClient) -> None:
+    item = _item(_json(client, b'{"texts": ["asthma"], "k": ' + b"9" * 5000 + b"}"), 400)
+    limit = sys.get_int_max_str_digits()
+    assert item["loc"] == ["body"] and f"a number in it has more than {limit} digits" in item["msg"]
+
+
+def test_json_nested_too_deep_is_named(client: TestClient) -> None:
+    item = _item(_json(client, b'{"texts": ' + b"[" * 2500 + b"]" * 2500 + b"}"), 400)
+    assert item["loc"] == ["body"] and "nested too deeply" in item["msg"]
+
+
+def test_a_body_that_is_not_utf8_is_named(client: TestClient) -> None:
+    item = _item(_json(client, b'{"texts": ["caf\xe9"]}'), 400)
+    assert "it is not UTF-8" in item["msg"] and "at byte 15" in item["msg"]
+
+
+@pytest.mark.parametrize("value", [b"NaN", b"Infinity", b"-Infinity"])
+def test_a_score_that_is_not_a_number_is_named(client: TestClient, value: bytes) -> None:
+    item = _item(_json(client, b'{"texts": ["asthma"], "min_score": ' + value + b"}"), 422)
+    assert item["loc"] == ["body", "min_score"] and item["msg"] == "Input should be a finite number"
+    form = _item(_upload(client, b"term\nasthma\n", min_score=value.decode()), 422)
+    assert form["loc"] == ["body", "min_score"] and "finite number" in form["msg"]
+
+
+@pytest.mark.parametrize(
+    ("content_type", "said"),
+    [("text/plain", "as Content-Type 'text/plain'"), ("", "without a Content-Type")],
+)
+def test_json_sent_as_another_type_names_the_content_type(
+    client: TestClient, content_type: str, said: str
+) -> None:
+    item = _item(_json(client, b'{"texts": ["asthma"]}', content_type), 415)
+    assert item["loc"] == ["header", "Content-Type"] and said in item["msg"]
+    assert "'Content-Type: application/json'" in item["msg"]
+
+
+# ---------------------------------------------------- item 4.9: one Origin, one Host
+@pytest.mark.parametrize("name", ["Origin", "Host"])
+def test_a_request_with_two_origins_or_hosts_is_refused(client: TestClient, name: str) -> None:
+    own = {"Origin": LOCAL, "Host": "127.0.0.1"}[name]
+    other = {"Origin": "https://evil.example", "Host": "evil.example"}[name]
+    for first, second in ((own, other), (other, own)):
+        headers = [(name, first), (name, second)]
+        answer = client.post("/v1/normalize", json={"texts": ["asthma"]}, headers=headers)
+        item = _item(answer, 400)
+        assert item["loc"] == ["header", name] and item["type"] == "repeated_header"
+        assert f"2 {name} headers" in item["msg"]
+    alone = client.post("/v1/normalize", json={"texts": ["asthma"]}, headers={"Origin": LOCAL})
+    assert alone.status_code == 200

@@ -84,6 +84,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
             "A request body, an upload's rows or columns, or an annotate request's "
             "characters, above the server's limits.",
         ),
+        (415, "A JSON body sent without 'Content-Type: application/json'."),
         (421, "The Host header does not name this server (see --allow-host)."),
         (422, "A field is not valid (named in loc)."),
         (503, "Loading, or the encoding queue is full (see Retry-After)."),

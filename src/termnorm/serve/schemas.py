@@ -152,7 +152,11 @@ class SpecOverrides(_Strict):
     service's."""
 
     min_score: float | None = Field(
-        None, ge=-1.0, le=1.0, description="Drop candidates scoring below it (cosine)."
+        None,
+        ge=-1.0,
+        le=1.0,
+        allow_inf_nan=False,  # NaN is not "above 1": refused as not a number
+        description="Drop candidates scoring below it (cosine).",
     )
     namespaces: list[Name] | None = Field(
         None, description='Keep only concepts in these namespaces (e.g. ["HP"]).'

@@ -127,6 +127,7 @@ async def normalize_upload(
         -1.0,
         ge=-1.0,
         le=1.0,
+        allow_inf_nan=False,
         description="Abstain below this score (the row's error); -1, the default: never.",
     ),
     state: ServiceState = Depends(ready_state),
