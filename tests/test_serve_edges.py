@@ -5,6 +5,7 @@ messages say what happened, and a request with two Origin headers is refused."""
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("python_multipart")
 
 from fastapi.testclient import TestClient
+from jsonschema import Draft202012Validator
 
 from _cli import run_main
 from _project_fixtures import fake_mapped
@@ -157,6 +159,69 @@ def test_head_is_still_refused_where_get_is(client: TestClient) -> None:
     refused = client.head("/v1/normalize")
     assert refused.status_code == 405 and refused.headers["Allow"] == "OPTIONS, POST"
     assert "head" not in client.get("/openapi.json").json()["paths"]["/v1/health"]
+
+
+# --------------------------------------------------- item 4.4: the OpenAPI contract
+def _operation(client: TestClient, path: str) -> dict[str, Any]:
+    operation: dict[str, Any] = client.get("/openapi.json").json()["paths"][path]["post"]
+    return operation
+
+
+def _component(client: TestClient, name: str) -> dict[str, Any]:
+    component: dict[str, Any] = client.get("/openapi.json").json()["components"]["schemas"][name]
+    return component
+
+
+def test_multi_is_false_only_without_a_ranker(client: TestClient) -> None:
+    for name in ("NormalizeIn", "AnnotateIn"):
+        multi = _component(client, name)["properties"]["multi"]
+        assert multi["const"] is False and "no ranker" in multi["description"]
+    item = _item(client.post("/v1/normalize", json={"texts": ["asthma"], "multi": True}), 422)
+    assert item["loc"] == ["body", "multi"] and "--ranker" in item["msg"]
+
+
+def test_the_upload_states_its_file_name_and_encodings(client: TestClient) -> None:
+    part = _operation(client, "/v1/normalize/file")["requestBody"]["content"]
+    disposition = part["multipart/form-data"]["encoding"]["file"]["headers"]
+    assert 'filename="terms.csv"' in disposition["Content-Disposition"]["schema"]["example"]
+    assert "(415)" in disposition["Content-Disposition"]["description"]
+    form = _component(client, "Body_normalize_upload_v1_normalize_file_post")["properties"]
+    assert form["encoding"]["enum"] == ["", *text_encodings()]
+    assert _item(_upload(client, b"term\nasthma\n", name="terms.txt"), 415)["loc"] == [
+        "body",
+        "file",
+    ]
+
+
+def test_adding_synonyms_states_its_401_and_403(client: TestClient) -> None:
+    responses = _operation(client, "/v1/synonyms")["responses"]
+    assert "--token" in responses["401"]["description"]
+    assert "without --token" in responses["403"]["description"]
+    pairs = {"pairs": [{"concept_id": "T:0001", "text": "ticker"}]}
+    assert _item(client.post("/v1/synonyms", json=pairs), 401)["type"] == "unauthorized"
+
+
+ACTIONS = ["approve", "pick", "no_match", "flag", "comment"]
+CONCEPTS: list[dict[str, Any]] = [{}, {"concept_id": None}, {"concept_id": "T:0001"}]
+COMMENTS: list[dict[str, Any]] = [{}, {"comment": " "}, {"comment": "see the unit"}]
+
+
+def test_the_decision_schema_says_what_the_server_refuses(
+    project: tuple[TestClient, _Project],
+) -> None:
+    """Every action with and without a concept and a comment: valid for the schema exactly
+    when the server takes it (a stale version: 409, nothing written; refused: 422)."""
+    client, reviewing = project
+    schema = _component(client, "DecisionIn")
+    row = client.get("/v1/review/queue", headers=reviewing.auth).json()["rows"][0]
+    url = f"/v1/review/rows/{row['code']}/decisions"
+    stale = {"version": row["version"] + 100}
+    for action, concept, comment in itertools.product(ACTIONS, CONCEPTS, COMMENTS):
+        body = {"action": action, **stale, **concept, **comment}
+        answer = client.post(url, json=body, headers=reviewing.auth)
+        assert answer.status_code in (409, 422), answer.text
+        valid = Draft202012Validator(schema).is_valid(body)
+        assert valid == (answer.status_code == 409), (body, answer.text)
 
 
 # ----------------------------------------------- item 4.5: messages that say what

@@ -12,7 +12,7 @@ before any work, and the OpenAPI page states the limits.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -49,6 +49,7 @@ __all__ = [
     "attributes_field",
     "error_body",
     "request_models",
+    "stating_multi",
 ]
 
 BLANK_CHARACTERS = (
@@ -374,3 +375,28 @@ def request_models(
         ),
     )
     return normalize_in, synonyms_in
+
+
+S = TypeVar("S", bound=SpecOverrides)
+
+
+def stating_multi(model: type[S], ranked: bool) -> type[S]:
+    """``model`` (a request body with ``multi``) as a service serves it: unchanged with a
+    ranker (``ranked``), else with ``multi`` stated as ``false`` only in its schema, since a
+    request with ``true`` is refused (422, saying it needs ``--ranker``)."""
+    if ranked:
+        return model
+    field = model.model_fields["multi"]
+    return create_model(
+        model.__name__,
+        __base__=model,
+        __doc__=model.__doc__,
+        multi=(
+            StrictBool,
+            Field(
+                False,
+                description=f"{field.description} This service has no ranker: false only.",
+                json_schema_extra={"const": False},
+            ),
+        ),
+    )
