@@ -6,9 +6,11 @@ the bearer token enforced). A bounded, deterministic run over the tiny index, in
 
 Some fields are valid only for what the index holds, which no schema can say: the
 namespaces and semantic types of its concepts, strategies whose D targets need domain
-synonyms, ``multi`` without a ranker, the content of an uploaded CSV (UTF-8, a header
-naming its text column, a codec name). :func:`_positive_semantics` keeps those fields valid in the cases
-Schemathesis generates as valid; negative cases are sent as generated.
+synonyms, the content of an uploaded CSV (a header naming its text column, in the encoding
+the form names). :func:`_positive_semantics` keeps those fields valid in the cases
+Schemathesis generates as valid; negative cases are sent as generated. Everything else the
+schema says itself (issue 51): ``multi`` is ``false`` only without a ranker, the file's name
+ends in .csv/.tsv/.tab, ``encoding`` is one of Python's text codecs.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from schemathesis.python import asgi
 from _project_fixtures import fake_mapped
 from _serve_fixtures import GLUCOSE, HOSTILE, MI, build_tiny_index, with_attributes
 from conftest import make_tiny_kg
+from termnorm.io.decoding import DEFAULT_ENCODING
 from termnorm.kg import KnowledgeGraph
 from termnorm.projects import add_reviewer
 from termnorm.serve import create_app
@@ -43,10 +46,31 @@ NAMESPACES = [None, ["T"]]
 SEMANTIC_TYPES = [None, ["cardio"], ["lung", "cardio"]]
 
 
-def _positive_semantics(context: Any, case: Any) -> Any:
-    """A schema-valid case with its index-dependent fields valid for the tiny index."""
+def _positive(case: Any) -> bool:
     meta = case.meta
-    if meta is None or not meta.generation.mode.is_positive or not isinstance(case.body, dict):
+    return meta is not None and meta.generation.mode.is_positive and isinstance(case.body, dict)
+
+
+def _csv(text: str, encoding: str) -> str | None:
+    """A CSV of one ``text`` (ASCII letters) in ``encoding``, as the text whose UTF-8 bytes
+    (what Schemathesis sends for a text part) are that file's; ``None`` when the file has a
+    byte above 0x7F (UTF-16, EBCDIC): only ``bytes`` could carry it, and Schemathesis counts
+    a body with ``bytes`` as schema-violating, so its case would not be a positive one."""
+    written = f"term\n{text}\n".encode(encoding)
+    return written.decode("ascii") if written.isascii() else None
+
+
+def _sendable(context: Any, case: Any) -> bool:
+    """Whether a case can be sent as generated (see :func:`_csv`)."""
+    if not _positive(case) or case.operation.path != "/v1/normalize/file":
+        return True
+    return _csv("asthma", case.body.get("encoding") or DEFAULT_ENCODING) is not None
+
+
+def _positive_semantics(context: Any, case: Any) -> Any:
+    """A schema-valid case with its index-dependent fields valid for the tiny index, and an
+    uploaded file's content a CSV written in the encoding the case names."""
+    if not _positive(case):
         return case
     pick = len(repr(case.body))  # deterministic: the generated body chooses
     case.body = dict(case.body)  # a copy: the generator keeps the original
@@ -54,13 +78,11 @@ def _positive_semantics(context: Any, case: Any) -> Any:
         case.body["strategy"] = STRATEGIES[pick % len(STRATEGIES)]
         case.body["namespaces"] = NAMESPACES[pick % len(NAMESPACES)]
         case.body["semantic_types"] = SEMANTIC_TYPES[pick % len(SEMANTIC_TYPES)]
-        case.body["multi"] = False  # needs --ranker
     elif case.operation.path == "/v1/normalize/file":
-        text = str(case.body.get("column") or "asthma").replace('"', "")
-        case.body["file"] = ("t.csv", f'term\n"{text}"\n'.encode())
+        text = "".join(c for c in str(case.body.get("column")) if c.isascii() and c.isalpha())
+        case.body["file"] = _csv(text or "asthma", case.body.get("encoding") or DEFAULT_ENCODING)
         case.body["column"] = ""
         case.body["strategy"] = STRATEGIES[pick % len(STRATEGIES)]
-        case.body["encoding"] = "utf-8"  # a codec name: the schema cannot list them
     return case
 
 
@@ -73,6 +95,7 @@ def _started(app: Any) -> Any:
             time.sleep(0.05)
     loaded = schemathesis.openapi.from_asgi("/openapi.json", app)
     loaded.config.generation.update(max_examples=EXAMPLES, deterministic=True)
+    loaded.hook("filter_case")(_sendable)
     loaded.hook("map_case")(_positive_semantics)
     return loaded
 

@@ -109,7 +109,7 @@ def test_any_error_message_is_bounded() -> None:
 def test_options_answers_with_every_method_of_the_path(client: TestClient) -> None:
     answer = client.options("/v1/normalize")
     assert answer.status_code == 204 and answer.headers["Allow"] == "OPTIONS, POST"
-    assert client.options("/v1/ready").headers["Allow"] == "GET, OPTIONS"
+    assert client.options("/v1/ready").headers["Allow"] == "GET, HEAD, OPTIONS"
     refused = client.get("/v1/normalize")
     assert refused.status_code == 405 and refused.headers["Allow"] == "OPTIONS, POST"
     assert client.options("/v1/nothing").status_code == 404
@@ -136,7 +136,7 @@ def test_a_rows_actions_allow_their_methods_and_are_no_row_codes(
     client, project = review
     assert client.options("/v1/review/rows/R1/decisions").headers["Allow"] == "OPTIONS, POST"
     assert client.options("/v1/review/rows/R1/lease").headers["Allow"] == "DELETE, OPTIONS, POST"
-    assert client.options("/v1/review/rows/R1").headers["Allow"] == "GET, OPTIONS"
+    assert client.options("/v1/review/rows/R1").headers["Allow"] == "GET, HEAD, OPTIONS"
     for path, allow in (("decisions", "OPTIONS, POST"), ("lease", "DELETE, OPTIONS, POST")):
         answer = client.get(f"/v1/review/rows/R1/{path}", headers=project.auth)
         assert answer.status_code == 405 and answer.headers["Allow"] == allow

@@ -3,9 +3,11 @@
 ``--overwrite`` follows :func:`termnorm._artifacts.prepare_output`'s rule: without it an
 existing non-empty ``--out`` is refused; with it that folder is replaced atomically once the
 work is done. An ``--out`` that is, holds or lies inside one of the command's inputs is refused
-either way. ``--db`` and ``--json`` are every ``termnorm map`` command's; ``--restart``,
-``--workers`` and ``--ray-address`` every resumable batch job's (normalize, annotate);
-``--threads`` every command's that encodes text. Help shared with the
+either way. ``--encoding`` is checked as the service checks its ``encoding`` field
+(:func:`termnorm.io.lines.check_encoding`: a text encoding), before any work. ``--db`` and
+``--json`` are every ``termnorm map`` command's; ``--restart``, ``--workers`` and
+``--ray-address`` every resumable batch job's (normalize, annotate); ``--threads`` every
+command's that encodes text. Help shared with the
 library is escaped for Typer's Rich help, which reads ``[word]`` as markup and drops it
 (``termnorm[onnx]`` showed as ``termnorm``).
 """
@@ -19,11 +21,13 @@ from rich.markup import escape
 
 from termnorm.encoders.runtime import RUNTIME_HELP as _RUNTIME_HELP
 from termnorm.encoders.runtime import THREADS_HELP as _THREADS_HELP
+from termnorm.io.decoding import DEFAULT_ENCODING
 
 __all__ = [
     "DB_HELP",
     "RUNTIME_HELP",
     "db_option",
+    "encoding_option",
     "json_option",
     "overwrite_option",
     "ray_address_option",
@@ -95,3 +99,19 @@ def ray_address_option(shared: str) -> Any:
         help="A running Ray cluster (e.g. ray://head:10001 or auto) instead of a local Ray; "
         f"{shared} must be on a file system every node sees.",
     )
+
+
+def _text_encoding(value: str) -> str:
+    """``value`` when it names a text encoding; :class:`typer.BadParameter` saying why not."""
+    from termnorm.io.lines import check_encoding
+
+    try:
+        return check_encoding(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def encoding_option(help: str) -> Any:
+    """``--encoding`` of an input file (default UTF-8, a byte-order mark skipped), refused
+    before any work unless it names a text encoding."""
+    return typer.Option(DEFAULT_ENCODING, "--encoding", help=help, callback=_text_encoding)

@@ -12,12 +12,12 @@ from typing import Any
 
 import typer
 
-from termnorm.cli._options import db_option, json_option, threads_option
+from termnorm.cli._options import db_option, encoding_option, json_option, threads_option
 from termnorm.cli._output import print_json, print_report
 from termnorm.cli._strategy import spec_from_options, with_spec_options
 from termnorm.cli.map_review_cmd import min_score_option
 from termnorm.engines import Engine
-from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
+from termnorm.io.decoding import DecodeErrors
 from termnorm.kg.fhir_systems import FhirVersion
 from termnorm.projects.settings import DEFAULT_K
 from termnorm.projects.states import ExportFormat
@@ -87,9 +87,7 @@ def init(
         help="Column shown to reviewers (unit, specimen, ...); repeatable.",
     ),
     k: int = typer.Option(DEFAULT_K, "-k", "--k", min=1, help="Candidates kept per row."),
-    encoding: str = typer.Option(
-        DEFAULT_ENCODING, "--encoding", help="Text encoding of a CSV/TSV/JSONL source."
-    ),
+    encoding: str = encoding_option("Text encoding of a CSV/TSV/JSONL source."),
     errors: DecodeErrors = typer.Option(
         DecodeErrors.STRICT,
         "--errors",

@@ -12,12 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from termnorm.cli._options import ray_address_option, restart_option, workers_option
+from termnorm.cli._options import (
+    encoding_option,
+    ray_address_option,
+    restart_option,
+    workers_option,
+)
 from termnorm.cli._output import print_json
 from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_options
 from termnorm.cli.lookup_cmd import warn_concept_id_queries
 from termnorm.engines import Engine
-from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
+from termnorm.io.decoding import DecodeErrors
 from termnorm.mentions.abbreviations import AbbreviationMode
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -171,11 +176,7 @@ def register(app: typer.Typer) -> None:
             help="Prefix of the added columns (e.g. termnorm_), needed when --input already "
             "has columns of those names.",
         ),
-        encoding: str = typer.Option(
-            DEFAULT_ENCODING,
-            "--encoding",
-            help="Encoding of a CSV/TSV/JSONL --input (e.g. latin-1).",
-        ),
+        encoding: str = encoding_option("Encoding of a CSV/TSV/JSONL --input (e.g. latin-1)."),
         errors: DecodeErrors = typer.Option(
             DecodeErrors.STRICT,
             "--errors",

@@ -11,8 +11,12 @@ decompressed on the fly.
 from __future__ import annotations
 
 import codecs
+import encodings
+import encodings.aliases
+import functools
 import gzip
 import io
+import pkgutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -20,7 +24,7 @@ from typing import BinaryIO
 from termnorm.errors import InputFormatError
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
 
-__all__ = ["TABLE_HINT", "DecodedLines", "check_encoding"]
+__all__ = ["TABLE_HINT", "DecodedLines", "check_encoding", "text_encodings"]
 
 TABLE_HINT = (
     "give the file's encoding with --encoding (e.g. latin-1, cp1252; encoding= in the API), "
@@ -29,6 +33,7 @@ TABLE_HINT = (
 """What to do about undecodable bytes in a table (``termnorm normalize --input`` & co.)."""
 
 _PROBE = 'a\n,\t"{}:'
+_TEXT_ENCODINGS = "use a Python codec name such as utf-8, latin-1, cp1252 or utf-16"
 
 
 def _ascii_compatible(encoding: str) -> bool:
@@ -38,15 +43,52 @@ def _ascii_compatible(encoding: str) -> bool:
 
 
 def check_encoding(encoding: str) -> str:
-    """``encoding`` when Python knows the codec; ``ValueError`` naming a few otherwise."""
+    """``encoding`` when it names a text encoding Python has (bytes to ``str``, any case or
+    alias: ``UTF8``, ``latin-1``); ``ValueError`` saying why not and naming a few otherwise:
+    an unknown name, a codec that does not decode bytes to text (``hex``, ``base64``,
+    ``rot13``, ``bz2``, ...) or one that reads no file (``undefined``, ``idna``). The one check of
+    every ``--encoding`` option and of the service's ``encoding`` field."""
     try:
-        codecs.lookup(encoding)
+        info = codecs.lookup(encoding)
     except LookupError as exc:
+        raise ValueError(f"unknown encoding {encoding!r}; {_TEXT_ENCODINGS}") from exc
+    if not _reads_text(info):
         raise ValueError(
-            f"unknown encoding {encoding!r}; use a Python codec name such as utf-8, "
-            "latin-1, cp1252 or utf-16"
-        ) from exc
+            f"{encoding!r} is not a text encoding (Python's {info.name!r} codec does not "
+            f"read bytes as text); {_TEXT_ENCODINGS}"
+        )
     return encoding
+
+
+def _reads_text(info: codecs.CodecInfo) -> bool:
+    """Whether the codec decodes bytes to text (the stdlib's own flag, which ``str.encode``
+    checks), round-trips a line of a table and takes ``errors="replace"`` (``--errors
+    replace``): ``undefined`` refuses everything, ``idna`` and ``punycode`` (host names)
+    refuse that."""
+    if not info._is_text_encoding:
+        return False
+    try:
+        info.decode(bytes(range(256)), "replace")
+        return bool(info.decode(info.encode(_PROBE)[0])[0] == _PROBE)
+    except UnicodeError:
+        return False
+
+
+@functools.cache
+def text_encodings() -> tuple[str, ...]:
+    """The canonical name (``codecs.lookup(name).name``) of every encoding
+    :func:`check_encoding` accepts, sorted; each one's aliases are accepted too."""
+    names = set(encodings.aliases.aliases.values())
+    names.update(m.name for m in pkgutil.iter_modules(encodings.__path__))
+    found = set()
+    for name in names:
+        try:
+            info = codecs.lookup(name)
+        except LookupError:  # a helper module (aliases), or another platform's (mbcs)
+            continue
+        if _reads_text(info):
+            found.add(info.name)
+    return tuple(sorted(found))
 
 
 def _open_binary(path: Path) -> BinaryIO:

@@ -17,7 +17,8 @@ without a token). The ``Host`` and ``Origin`` checks against DNS rebinding and c
 forms (421, 403; 400 for a malformed ``Host``) run first, then a path with a control
 character is answered 404 saying so (serve/guards.py). Anonymous answers name the index, model and
 synonym files, never their absolute paths, the 503s after a failed load included. ``OPTIONS``
-on a route answers 204 with ``Allow`` listing every method of its path (serve/allow.py).
+on a route answers 204 with ``Allow`` listing every method of its path, and ``HEAD`` answers
+wherever ``GET`` does (serve/allow.py).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     name = (exc.name or "fastapi").replace("python_multipart", "python-multipart")
     raise MissingExtraError(name, "serve") from exc
 
+from termnorm.serve.allow import HeadAsGet
 from termnorm.serve.batching import MicroBatcher
 from termnorm.serve.errors import ApiError, add_error_handlers
 from termnorm.serve.guards import (
@@ -83,6 +85,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
             "A request body, an upload's rows or columns, or an annotate request's "
             "characters, above the server's limits.",
         ),
+        (415, "A JSON body sent without 'Content-Type: application/json'."),
         (421, "The Host header does not name this server (see --allow-host)."),
         (422, "A field is not valid (named in loc)."),
         (503, "Loading, or the encoding queue is full (see Retry-After)."),
@@ -134,6 +137,7 @@ def create_app(
     app.state.runtime = ServiceRuntime()
     app.state.settings = settings
     app.state.metrics = metrics
+    app.add_middleware(HeadAsGet, router=app.router)  # innermost: the guards see HEAD
     _add_guards(app, settings)
     app.add_middleware(SecurityHeaders)  # its refusals too: no framing, no sniffing, a CSP
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: counts every answer

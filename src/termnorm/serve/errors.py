@@ -5,8 +5,8 @@
 (:class:`ApiError`, a full queue), for FastAPI's
 validation errors (422) and for Starlette's HTTP errors (404 unknown route, 405 wrong
 method, with ``Allow`` listing every method of the path; ``OPTIONS`` on such a path is
-answered 204 with that ``Allow``; 400 unreadable body, 413), so no answer is ever
-``{"detail": "..."}``.
+answered 204 with that ``Allow``; 400 unreadable body, saying why, 413), so no answer is ever
+``{"detail": "..."}``; a JSON body sent with another ``Content-Type`` is 415 naming it.
 :meth:`ApiError.response` is the same answer for the ASGI guards, which run before routing.
 :func:`redact_paths` keeps the absolute paths of the server's files out of what anonymous
 clients read.
@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -112,8 +114,44 @@ def _http_message(
     if exc.status_code == 413:
         return list(getattr(exc, "loc", ["body"])), str(exc.detail)
     if exc.status_code == 400 and exc.detail == _UNPARSABLE:
-        return ["body"], "the request body cannot be read: send UTF-8 JSON"
+        return ["body"], f"the request body cannot be read: {_unreadable(exc.__cause__)}"
     return [], str(exc.detail)
+
+
+def _unreadable(cause: BaseException | None) -> str:
+    """Why the JSON reader refused a body (FastAPI's 400 carries the error as its cause),
+    and what to send instead."""
+    if isinstance(cause, RecursionError):
+        return (
+            "its JSON is nested too deeply for the server's JSON reader (no request of this "
+            "API nests more than a few levels); send the body the schema at /docs describes"
+        )
+    if isinstance(cause, ValueError) and "integer string conversion" in str(cause):
+        return (
+            f"a number in it has more than {sys.get_int_max_str_digits()} digits; send "
+            "numbers in the ranges the schema at /docs gives (k: 1 to the server's --max-k)"
+        )
+    if isinstance(cause, UnicodeDecodeError):
+        return f"it is not UTF-8 ({cause.reason} at byte {cause.start}); send UTF-8 JSON"
+    return "send UTF-8 JSON"
+
+
+def _sent_as(request: Request, errors: Sequence[Any]) -> ApiError | None:
+    """A 415 naming the ``Content-Type`` when a JSON route's body was left unparsed (FastAPI
+    reads only ``application/json`` and ``*+json``: the model then saw the raw bytes)."""
+    if not any(
+        tuple(e.get("loc", ())) == ("body",) and isinstance(e.get("input"), bytes) for e in errors
+    ):
+        return None
+    given = request.headers.get("content-type")
+    shown = f"as Content-Type {clip(given)}" if given else "without a Content-Type"
+    return ApiError(
+        415,
+        ["header", "Content-Type"],
+        f"the body was sent {shown}, which this route does not read; send it as JSON with "
+        "'Content-Type: application/json'",
+        "unsupported_media_type",
+    )
 
 
 def add_error_handlers(app: FastAPI) -> None:
@@ -136,6 +174,9 @@ def add_error_handlers(app: FastAPI) -> None:
 
     async def invalid(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
+        unread = _sent_as(request, exc.errors())
+        if unread is not None:
+            return unread.response()
         items = [_item(e) for e in exc.errors()]
         return JSONResponse({"detail": items}, status_code=422)
 

@@ -7,6 +7,7 @@
   method but GET, HEAD and OPTIONS) carrying an ``Origin`` must come from the service's own
   origin (the ``Host`` it was sent to) or one given with ``--allow-origin`` (else 403).
   Requests without ``Origin`` (curl, scripts, other servers) are not cross-site and pass.
+  A request with two ``Host`` or two ``Origin`` headers is refused (400): only one is checked.
 * :class:`PathGuard` answers a path with a control character (``%0A`` in a concept ID) 404
   saying so (no concept ID, row code or route has one), where routing would drop a
   trailing newline or answer "no such route".
@@ -106,6 +107,22 @@ def _header(scope: Any, name: bytes) -> bytes | None:
     return None
 
 
+def _repeated(scope: Any, names: tuple[bytes, ...]) -> ApiError | None:
+    """A 400 when one of the headers ``names`` (lower case) comes more than once: the checks
+    read one, and a second could say something else to whatever reads the other."""
+    for name in names:
+        count = sum(1 for key, _ in scope.get("headers") or () if key.lower() == name)
+        if count > 1:
+            shown = name.decode("ascii").title()
+            return ApiError(
+                400,
+                ["header", shown],
+                f"the request carries {count} {shown} headers; send one (a browser always does)",
+                "repeated_header",
+            )
+    return None
+
+
 async def _refuse(scope: Any, receive: Any, send: Any, error: ApiError) -> None:
     """Answer ``error`` without reading the body; the connection is then closed."""
     await error.response(Connection="close")(scope, receive, send)
@@ -131,6 +148,9 @@ class SiteGuard:
 
     def problem(self, scope: Any) -> ApiError | None:
         """Why this request is refused, or ``None``."""
+        repeated = _repeated(scope, (b"host", b"origin"))
+        if repeated is not None:
+            return repeated
         scheme = scope.get("scheme", "http")
         raw_host = (_header(scope, b"host") or b"").decode("latin-1")
         try:

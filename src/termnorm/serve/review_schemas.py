@@ -6,9 +6,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, StrictBool, StrictStr
+from pydantic import ConfigDict, Field, JsonValue, StrictBool, StrictStr
 
-from termnorm.serve.schemas import Count, ErrorItem, Name, _Strict, attributes_field
+from termnorm.serve.schemas import (
+    NOT_BLANK,
+    Count,
+    ErrorItem,
+    Name,
+    _Strict,
+    attributes_field,
+)
 
 __all__ = [
     "ConflictOut",
@@ -135,8 +142,31 @@ class NextOut(_Strict):
     row: RowOut | None
 
 
+_DECISION_RULES: list[JsonValue] = [
+    {  # what a decision's action asks of its other fields, as the server checks them (422)
+        "if": {"properties": {"action": {"enum": ["approve", "no_match", "comment"]}}},
+        "then": {"properties": {"concept_id": {"type": "null"}}},
+    },
+    {
+        "if": {"properties": {"action": {"const": "pick"}}},
+        "then": {"required": ["concept_id"], "properties": {"concept_id": {"type": "string"}}},
+    },
+    {
+        "if": {"properties": {"action": {"const": "comment"}}},
+        "then": {
+            "required": ["comment"],
+            "properties": {"comment": {"type": "string", "pattern": NOT_BLANK}},
+        },
+    },
+]
+
+
 class DecisionIn(_Strict):
-    """A decision on a row as the reviewer saw it (``version``)."""
+    """A decision on a row as the reviewer saw it (``version``). ``pick`` needs a
+    ``concept_id``; ``approve``, ``no_match`` and ``comment`` take none; ``comment`` needs
+    the comment's text (else 422, ``decision_refused``)."""
+
+    model_config = ConfigDict(json_schema_extra={"allOf": _DECISION_RULES})
 
     action: Literal["approve", "pick", "no_match", "flag", "comment"] = Field(
         description="approve: the top candidate; pick: concept_id (a candidate or a concept "

@@ -12,7 +12,7 @@ before any work, and the OpenAPI page states the limits.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -49,6 +49,7 @@ __all__ = [
     "attributes_field",
     "error_body",
     "request_models",
+    "stating_multi",
 ]
 
 BLANK_CHARACTERS = (
@@ -152,7 +153,11 @@ class SpecOverrides(_Strict):
     service's."""
 
     min_score: float | None = Field(
-        None, ge=-1.0, le=1.0, description="Drop candidates scoring below it (cosine)."
+        None,
+        ge=-1.0,
+        le=1.0,
+        allow_inf_nan=False,  # NaN is not "above 1": refused as not a number
+        description="Drop candidates scoring below it (cosine).",
     )
     namespaces: list[Name] | None = Field(
         None, description='Keep only concepts in these namespaces (e.g. ["HP"]).'
@@ -370,3 +375,28 @@ def request_models(
         ),
     )
     return normalize_in, synonyms_in
+
+
+S = TypeVar("S", bound=SpecOverrides)
+
+
+def stating_multi(model: type[S], ranked: bool) -> type[S]:
+    """``model`` (a request body with ``multi``) as a service serves it: unchanged with a
+    ranker (``ranked``), else with ``multi`` stated as ``false`` only in its schema, since a
+    request with ``true`` is refused (422, saying it needs ``--ranker``)."""
+    if ranked:
+        return model
+    field = model.model_fields["multi"]
+    return create_model(
+        model.__name__,
+        __base__=model,
+        __doc__=model.__doc__,
+        multi=(
+            StrictBool,
+            Field(
+                False,
+                description=f"{field.description} This service has no ranker: false only.",
+                json_schema_extra={"const": False},
+            ),
+        ),
+    )

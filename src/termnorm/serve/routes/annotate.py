@@ -32,6 +32,7 @@ from termnorm.serve.attributes import with_attributes
 from termnorm.serve.batching import MicroBatcher, queued_encoder, sending
 from termnorm.serve.errors import ApiError
 from termnorm.serve.routes.deps import app_batcher, app_settings, ready_state, with_limits
+from termnorm.serve.schemas import stating_multi
 from termnorm.serve.settings import OVERRIDABLE, ServeSettings
 from termnorm.serve.state import ServiceState
 
@@ -130,7 +131,7 @@ def router(settings: ServeSettings) -> APIRouter:
     routes = APIRouter()
     routes.add_api_route(
         ANNOTATE_PATH,
-        with_limits(annotate, body=body),
+        with_limits(annotate, body=stating_multi(body, settings.spec.ranker is not None)),
         methods=["POST"],
         response_model=AnnotateOut,
         tags=["annotate"],

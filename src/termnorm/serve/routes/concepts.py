@@ -92,6 +92,19 @@ def router(settings: ServeSettings) -> APIRouter:
         response_model=SynonymsOut,
         tags=["synonyms"],
         dependencies=[Depends(authorized)],
-        responses={500: {"model": ErrorOut, "description": "Not stored: nothing was added."}},
+        responses={
+            401: {
+                "model": ErrorOut,
+                "description": "No 'Authorization: Bearer TOKEN' header, or another token "
+                "than the one the service was started with (--token).",
+            },
+            403: {
+                "model": ErrorOut,
+                "description": "Adding synonyms is disabled: the service was started "
+                "without --token (every request, with or without a token); or a "
+                "cross-origin request.",
+            },
+            500: {"model": ErrorOut, "description": "Not stored: nothing was added."},
+        },
     )
     return routes

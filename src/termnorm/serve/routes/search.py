@@ -26,11 +26,18 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
+from termnorm.io.lines import text_encodings
 from termnorm.search.candidate import RowResult
 from termnorm.serve.batching import MicroBatcher, queued_encoder, sending
 from termnorm.serve.errors import ApiError
 from termnorm.serve.routes.deps import app_batcher, app_settings, ready_state, with_limits
-from termnorm.serve.schemas import ErrorOut, NormalizeIn, NormalizeOut, request_models
+from termnorm.serve.schemas import (
+    ErrorOut,
+    NormalizeIn,
+    NormalizeOut,
+    request_models,
+    stating_multi,
+)
 from termnorm.serve.settings import OVERRIDABLE, ServeSettings
 from termnorm.serve.state import ServiceState
 from termnorm.serve.uploads import (
@@ -93,14 +100,44 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
         "abstentions.",
         "content": {"text/csv": {}, "text/tab-separated-values": {}},
     },
-    415: {"model": ErrorOut, "description": "Not a CSV or TSV file."},
+    415: {
+        "model": ErrorOut,
+        "description": "Not a CSV or TSV file: the file's name must end in "
+        f"{', '.join(UPLOAD_FORMATS)}.",
+    },
 }
+_UPLOAD_PART = {
+    "requestBody": {
+        "content": {
+            "multipart/form-data": {
+                "encoding": {
+                    "file": {
+                        "contentType": "text/csv, text/tab-separated-values",
+                        "headers": {
+                            "Content-Disposition": {
+                                "description": "The file's name ends in "
+                                f"{', '.join(UPLOAD_FORMATS)} (any case): it says how the "
+                                "file is read; any other name is refused (415).",
+                                "schema": {
+                                    "type": "string",
+                                    "example": 'form-data; name="file"; filename="terms.csv"',
+                                },
+                            }
+                        },
+                    }
+                }
+            }
+        }
+    }
+}
+"""How the file part is sent, in the OpenAPI document: its name's suffix decides its format."""
 
 
 async def normalize_upload(
     request: Request,
     file: UploadFile = File(
-        description=f"A CSV or TSV file with a header line ({', '.join(UPLOAD_FORMATS)})."
+        description="A CSV or TSV file with a header line; its name ends in "
+        f"{', '.join(UPLOAD_FORMATS)} (else 415)."
     ),
     column: str = Form(
         "",
@@ -115,8 +152,11 @@ async def normalize_upload(
     ),
     encoding: str = Form(
         DEFAULT_ENCODING,
-        description="The file's encoding, a Python codec name (latin-1, cp1252, utf-16); the "
-        "default is UTF-8, a leading byte-order mark skipped.",
+        description="The file's encoding, a Python text codec: one of these names or any "
+        "alias Python knows, in any case (latin-1, UTF8); empty or the default: UTF-8, a "
+        "leading byte-order mark skipped. Any other name, or a codec that does not read "
+        "bytes as text (hex, base64, rot13, bz2), is refused (422).",
+        json_schema_extra={"enum": ["", *text_encodings()]},
     ),
     errors: DecodeErrors = Form(
         DecodeErrors.STRICT,
@@ -127,6 +167,7 @@ async def normalize_upload(
         -1.0,
         ge=-1.0,
         le=1.0,
+        allow_inf_nan=False,
         description="Abstain below this score (the row's error); -1, the default: never.",
     ),
     state: ServiceState = Depends(ready_state),
@@ -183,7 +224,8 @@ def router(settings: ServeSettings) -> APIRouter:
     routes = APIRouter()
     routes.add_api_route(
         "/v1/normalize",
-        with_limits(normalize, body=normalize_in),  # this service's limits in the schema
+        # this service's limits in the schema, and whether it can answer multi
+        with_limits(normalize, body=stating_multi(normalize_in, settings.spec.ranker is not None)),
         methods=["POST"],
         response_model=NormalizeOut,
         tags=["normalize"],
@@ -198,5 +240,6 @@ def router(settings: ServeSettings) -> APIRouter:
         tags=["normalize"],
         response_class=FileResponse,
         responses=_RESPONSES,
+        openapi_extra=_UPLOAD_PART,
     )
     return routes
