@@ -158,8 +158,6 @@ def annotate_chunk(
         if error is not None:
             counts.refused += 1
             refused.append(error)
-        if done.warning is not None:
-            logger.warning("document %r: %s", doc.doc_id, done.warning)
         counts.annotations += len(annotations)
         if fmt is OutputFormat.JSONL:
             rows = jsonl_rows(doc.doc_id, annotations, error, done.warning)
