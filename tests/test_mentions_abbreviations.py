@@ -212,15 +212,24 @@ def test_a_lone_surrogate_does_not_stop_the_documents_pairs() -> None:
     assert [(a.short_form, a.long_form) for a in found] == [("FED", "fish-eye disease")]
 
 
-def test_a_document_ab3p_cannot_read_is_expanded_nowhere_and_says_why() -> None:
+def test_a_document_ab3p_cannot_read_is_expanded_nowhere_and_says_why(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    long_doc = DOC_B * 3  # keyed by its own text, as expand_in_context keys documents
+
     def detector(text: str) -> list[Abbreviation]:
-        if text == DOC_B:
+        if text == long_doc:
             raise AbbreviationError("Ab3P crashed on this document (killed by SIGSEGV)")
         return [Abbreviation("BPAD", "bipolar affective disorder", 1)]
 
-    docs = DocumentAbbreviations({"A": DOC_A, "B": DOC_B}, detector=detector)
-    assert docs.expand("BPAD", "B") == Expansion("BPAD", None)
-    assert docs.unread("B") == "Ab3P crashed on this document (killed by SIGSEGV)"
+    docs = DocumentAbbreviations({"A": DOC_A, long_doc: long_doc}, detector=detector)
+    assert docs.expand("BPAD", long_doc) == Expansion("BPAD", None)
+    assert docs.unread(long_doc) == "Ab3P crashed on this document (killed by SIGSEGV)"
+    (record,) = caplog.records  # the document named by its first characters only
+    assert record.getMessage() == (
+        "document 'The BPAD gene was sequenced in three families.The BPAD ge...': Ab3P crashed "
+        "on this document (killed by SIGSEGV)"
+    )
     assert docs.expand("BPAD", "A") == Expansion("bipolar affective disorder", "BPAD")
     assert docs.unread("A") is None
 

@@ -314,8 +314,9 @@ class DocumentAbbreviations:
                 )
             try:
                 pairs = short_form_map(self.detector(self.documents[doc_id]))
-            except AbbreviationError as exc:
-                logger.warning("document %r: %s", doc_id, exc)
+            except AbbreviationError as exc:  # doc_id may be the text itself: shown cut
+                shown = doc_id if len(doc_id) <= 60 else f"{doc_id[:57]}..."
+                logger.warning("document %r: %s", shown, exc)
                 self._unread[doc_id] = str(exc)
                 pairs = {}
             expander = self._expanders[doc_id] = _Expander(pairs)
