@@ -33,6 +33,15 @@ def build_tiny_index(root: Path, model: Path, kg: KnowledgeGraph | None = None) 
     return root / "idx"
 
 
+@contextmanager
+def cached_tiny_index(root: Path, model: Path) -> Iterator[Path]:
+    """:func:`build_tiny_index` in ``root``, the termnorm cache (dictionaries) in ``root/cache``
+    while the index is in use."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TERMNORM_CACHE", str(root / "cache"))
+        yield build_tiny_index(root, model)
+
+
 def with_attributes(kg: KnowledgeGraph, attributes: dict[str, dict[str, str]]) -> KnowledgeGraph:
     """``kg`` with the concepts named in ``attributes`` given those attributes."""
     concepts = kg.concepts.to_dict("records")

@@ -190,3 +190,79 @@ def test_a_document_over_the_cap_is_refused_by_id_and_others_go_on(
     rows = [json.loads(line) for line in out.splitlines()]
     assert rows[0]["doc_id"] == "long" and "document 'long'" in rows[0]["error"]
     assert [(r["doc_id"], r["concept_id"]) for r in rows[1:]] == [("short", "T:0004")]
+
+
+def test_every_document_has_a_row_even_when_nothing_is_found(
+    base: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "docs.jsonl"
+    docs = [("empty", ""), ("blank", "  "), ("none", "Nothing here."), ("one", "asthma")]
+    source.write_text(
+        "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in docs), encoding="utf-8"
+    )
+    code, out, err = run_main(["annotate", str(source), *base], capsys)
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert rows[:3] == [{"doc_id": d, "annotations": 0} for d in ("empty", "blank", "none")]
+    assert [(r["doc_id"], r["concept_id"]) for r in rows[3:]] == [("one", "T:0004")]
+    assert "annotated 4 documents: 1 annotations, 0 refused" in err
+
+
+def test_a_lone_surrogate_is_its_documents_error_and_the_others_go_on(
+    base: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "docs.jsonl"
+    source.write_text(
+        '{"id": "bad", "text": "asthma \\ud800"}\n{"id": "good", "text": "asthma"}\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.jsonl"
+    code, _, err = run_main(["annotate", str(source), *base, "--out", str(out)], capsys)
+    assert code == 0, err
+    rows = _rows(out)
+    assert rows[0] == {
+        "doc_id": "bad",
+        "error": "document 'bad': not valid Unicode text: a lone surrogate U+D800 at character "
+        "7; give UTF-8 text",
+    }
+    assert [(r["doc_id"], r["concept_id"]) for r in rows[1:]] == [("good", "T:0004")]
+
+
+@pytest.mark.parametrize("with_out", [False, True])
+def test_a_file_given_alone_and_refused_exits_1_with_its_row(
+    base: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], with_out: bool
+) -> None:
+    source = tmp_path / "long.txt"
+    source.write_text("asthma " * 20, encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    args = ["annotate", str(source), *base, "--max-document-chars", "50"]
+    code, printed, err = run_main([*args, "--out", str(out)] if with_out else args, capsys)
+    assert code == 1
+    assert f"error: {source} was refused" in err
+    rows = _rows(out) if with_out else [json.loads(line) for line in printed.splitlines()]
+    assert [r["doc_id"] for r in rows] == ["long"]
+    assert "140 characters, over the limit of 50" in str(rows[0]["error"])
+
+
+def test_json_prints_rows_for_a_text_and_the_report_for_an_out_run(
+    base: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_main(["annotate", DONE_WHEN, *base, "--json"], capsys)
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [(r["doc_id"], r["text"], r["concept_id"]) for r in rows] == [
+        ("text", "heart attack", "T:0001"),
+        ("text", "asthma", "T:0004"),
+    ]
+    target = tmp_path / "out.jsonl"
+    code, out, err = run_main(
+        ["annotate", DONE_WHEN, *base, "--json", "--out", str(target)], capsys
+    )
+    assert code == 0, err
+    report = json.loads(out)
+    assert {k: report[k] for k in ("documents", "annotations", "refused", "output")} == {
+        "documents": 1,
+        "annotations": 2,
+        "refused": 0,
+        "output": str(target),
+    }

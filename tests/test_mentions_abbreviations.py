@@ -1,5 +1,6 @@
 """Abbreviations from the mention's document: expansion rules, per-document scoping and
-caching, Ab3P detection with clean output, and the document texts of each format."""
+caching, Ab3P detection with clean output, an Ab3P crash confined to its document, and the
+document texts of each format."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from conftest import require_benchmarks
 from termnorm.errors import InputFormatError, MissingExtraError
 from termnorm.mentions import (
     Abbreviation,
+    AbbreviationError,
     AbbreviationMode,
     DocumentAbbreviations,
     Expansion,
@@ -23,7 +25,6 @@ from termnorm.mentions import (
     read_mentions,
     short_form_map,
 )
-from termnorm.mentions import abbreviations as abbreviations_module
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mentions"
 BPAD = {"BPAD": "bipolar affective disorder"}
@@ -128,7 +129,6 @@ def test_a_mention_whose_document_is_unknown_is_an_error() -> None:
 
 
 def test_mode_none_changes_nothing_and_needs_no_detector(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(abbreviations_module, "_ab3p", None)
     monkeypatch.setitem(sys.modules, "pyab3p", None)  # as if not installed
     docs = DocumentAbbreviations({}, mode="none")
     assert docs.expand("BPAD", "any") == Expansion("BPAD", None)
@@ -136,7 +136,6 @@ def test_mode_none_changes_nothing_and_needs_no_detector(monkeypatch: pytest.Mon
 
 
 def test_missing_pyab3p_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(abbreviations_module, "_ab3p", None)
     monkeypatch.setitem(sys.modules, "pyab3p", None)  # as if not installed
     match = r"pyab3p is required for this feature: pip install 'termnorm\[abbreviations\]'"
     with pytest.raises(MissingExtraError, match=match):
@@ -177,6 +176,62 @@ def test_ab3p_diagnostics_do_not_leak_and_the_pairs_are_still_found(
 
 def test_blank_text_has_no_pairs() -> None:
     assert detect_abbreviations(" \n") == []
+
+
+# ----------------------------------------------------------------- Ab3P crashes
+CRASHING = ("short stature (SS) and seizures (SZ) " * 2703)[:100_000]
+"""The issue's document: Ab3P segfaults on it (a long run of text without a full stop)."""
+
+
+def test_an_ab3p_crash_is_the_documents_error_and_the_next_document_is_read() -> None:
+    pytest.importorskip("pyab3p")
+    with pytest.raises(AbbreviationError, match=r"^Ab3P crashed on this document \(killed by SIG"):
+        detect_abbreviations(CRASHING)
+    found = detect_abbreviations(DOC_A)  # a new worker
+    assert [(a.short_form, a.long_form) for a in found] == [("BPAD", "bipolar affective disorder")]
+
+
+@pytest.mark.parametrize(
+    ("repeats", "crashes"), [(7_000, False), (10_000, False), (11_000, True), (12_000, True)]
+)
+def test_lengths_around_the_crash_edge_answer_or_fail_alone(repeats: int, crashes: bool) -> None:
+    """``'ab (AB) ' * n``: the issue's edge (7,000 pass, 11,000 segfault), each side of it."""
+    pytest.importorskip("pyab3p")
+    text = "ab (AB) " * repeats
+    if crashes:
+        with pytest.raises(AbbreviationError, match="crashed"):
+            detect_abbreviations(text)
+    else:
+        assert {a.short_form for a in detect_abbreviations(text)} <= {"AB"}
+    assert [a.short_form for a in detect_abbreviations(DOC_A)] == ["BPAD"]
+
+
+def test_a_lone_surrogate_does_not_stop_the_documents_pairs() -> None:
+    pytest.importorskip("pyab3p")
+    found = detect_abbreviations("We saw fish-eye disease (FED) \ud800 twice. FED is rare.")
+    assert [(a.short_form, a.long_form) for a in found] == [("FED", "fish-eye disease")]
+
+
+def test_a_document_ab3p_cannot_read_is_expanded_nowhere_and_says_why(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    long_doc = DOC_B * 3  # keyed by its own text, as expand_in_context keys documents
+
+    def detector(text: str) -> list[Abbreviation]:
+        if text == long_doc:
+            raise AbbreviationError("Ab3P crashed on this document (killed by SIGSEGV)")
+        return [Abbreviation("BPAD", "bipolar affective disorder", 1)]
+
+    docs = DocumentAbbreviations({"A": DOC_A, long_doc: long_doc}, detector=detector)
+    assert docs.expand("BPAD", long_doc) == Expansion("BPAD", None)
+    assert docs.unread(long_doc) == "Ab3P crashed on this document (killed by SIGSEGV)"
+    (record,) = caplog.records  # the document named by its first characters only
+    assert record.getMessage() == (
+        "document 'The BPAD gene was sequenced in three families.The BPAD ge...': Ab3P crashed "
+        "on this document (killed by SIGSEGV)"
+    )
+    assert docs.expand("BPAD", "A") == Expansion("bipolar affective disorder", "BPAD")
+    assert docs.unread("A") is None
 
 
 # ----------------------------------------------------------------- document texts

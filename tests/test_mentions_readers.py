@@ -142,6 +142,23 @@ def test_phenobert_split_folder_missing_final_newline_and_neg_column() -> None:
     assert read_mentions(FIXTURES / "phenobert" / "ann") == mentions
 
 
+def test_phenobert_status_columns_are_kept_as_the_mentions_note(tmp_path: Path) -> None:
+    ann = tmp_path / "ann"
+    ann.mkdir()
+    (ann / "600001").write_text(
+        "0\t7\tptosis.\tHP:0000508\n"
+        "8\t14\tmyopia\tHP:0000545\tRelated\n"
+        "15\t22\tanosmia\tHP:0000458\tNeg\tRelated\n",
+        encoding="utf-8",
+    )
+    mentions = read_mentions(tmp_path, "phenobert")
+    assert [(m.text, m.gold_ids, m.start, m.end, m.note) for m in mentions] == [
+        ("ptosis.", ("HP:0000508",), 0, 7, ""),
+        ("myopia", ("HP:0000545",), 8, 14, "Related"),
+        ("anosmia", ("HP:0000458",), 15, 22, "Neg\tRelated"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("path", "fmt"),
     [

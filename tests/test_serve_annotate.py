@@ -92,7 +92,7 @@ def test_a_lone_surrogate_and_a_blank_text(client: TestClient) -> None:
     assert answer.status_code == 200, answer.text
     a, b = answer.json()["results"]
     assert "lone surrogate U+D800 at character 7" in a["error"]
-    assert b == {"doc_id": "b", "annotations": [], "error": None}
+    assert b == {"doc_id": "b", "annotations": [], "error": None, "warning": None}
 
 
 def _error(answer: Any, status: int) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 of ``termnorm annotate``.
 
 :func:`annotate_chunk` renders the documents in order: JSON Lines (one line per annotation, a
-``{"doc_id", "error"}`` line per refused document), PubTator blocks, or BRAT files (``STEM.txt``
+``{"doc_id", "error"}`` line per refused document, a ``{"doc_id", "annotations": 0}`` line
+per document with nothing found), PubTator blocks, or BRAT files (``STEM.txt``
 and ``STEM.ann`` per document); a document that could not be read keeps its read error, one
 the annotator refuses its refusal (:class:`~termnorm.annotate.pipeline.DocumentError`), and
 the others go on. :func:`commit_chunk` makes a rendered chunk the next part of a resumable
@@ -29,7 +30,7 @@ from termnorm.annotate.formats import (
     jsonl_rows,
     pubtator_lines,
 )
-from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS, Annotator
+from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS, Annotator, DocumentAnnotations
 from termnorm.annotate.windows import DEFAULT_MAX_CHARS
 
 if TYPE_CHECKING:
@@ -152,13 +153,14 @@ def annotate_chunk(
     files: dict[str, str] = {}
     counts, refused = DocumentCounts(documents=len(docs)), []
     for doc in docs:
-        annotations, error = ([], doc.error) if doc.text is None else next(results)[1:]
+        done = DocumentAnnotations(doc.doc_id, [], doc.error) if doc.text is None else next(results)
+        annotations, error = done.annotations, done.error
         if error is not None:
             counts.refused += 1
             refused.append(error)
         counts.annotations += len(annotations)
         if fmt is OutputFormat.JSONL:
-            rows = jsonl_rows(doc.doc_id, annotations, error)
+            rows = jsonl_rows(doc.doc_id, annotations, error, done.warning)
             lines += [json.dumps(row, ensure_ascii=False) for row in rows]
         elif error is None and doc.text is not None and fmt is OutputFormat.PUBTATOR:
             lines += pubtator_lines(doc.doc_id, doc.text, annotations)

@@ -17,7 +17,10 @@ file, a bad document (or line) becomes an :class:`InputDocument` with its ``erro
 the file, and the line) and the others are read.
 
 **Outputs**: JSON Lines (:func:`jsonl_rows`: one annotation per line, scores rounded to 6
-decimals, or one ``{"doc_id", "error"}`` line for a refused document), PubTator
+decimals; one ``{"doc_id", "error"}`` line for a refused document and one
+``{"doc_id", "annotations": 0}`` line for a document with nothing found, so every document
+is in the output; a ``warning`` on each row of a document annotated without its
+abbreviations), PubTator
 (:func:`pubtator_lines`) and BRAT standoff (:func:`brat_ann`). PubTator and BRAT cannot hold a line break inside a field,
 so line-break characters there are written as spaces, which keeps every offset valid.
 """
@@ -48,6 +51,7 @@ __all__ = [
     "pubtator_lines",
     "read_inputs",
     "read_text_file",
+    "source_is_collection",
     "source_is_text",
 ]
 
@@ -120,6 +124,13 @@ def plan_inputs(
 def source_is_text(source: str) -> bool:
     """Whether :func:`read_inputs` reads ``source`` as the text itself (no such path)."""
     return _existing_path(source) is None
+
+
+def source_is_collection(source: str) -> bool:
+    """Whether ``source`` is a folder or a JSON Lines file: documents that are each other's
+    neighbours (a bad one is a row among them), not one text or file given alone."""
+    path = _existing_path(source)
+    return path is not None and (path.is_dir() or path.suffix.lower() in JSONL_SUFFIXES)
 
 
 def _existing_path(source: str) -> Path | None:
@@ -203,17 +214,25 @@ def _jsonl_document(
 
 # ------------------------------------------------------------------ writing
 def jsonl_rows(
-    doc_id: str, annotations: Sequence[Annotation], error: str | None = None
+    doc_id: str,
+    annotations: Sequence[Annotation],
+    error: str | None = None,
+    warning: str | None = None,
 ) -> list[dict[str, Any]]:
     """The JSON Lines rows of one document: one per annotation (:meth:`Annotation.to_dict`,
-    scores rounded to :data:`SCORE_DECIMALS` decimals), or one error row."""
+    scores rounded to :data:`SCORE_DECIMALS` decimals), one ``{"doc_id", "error"}`` row for
+    a refused document, or one ``{"doc_id", "annotations": 0}`` row when nothing was found;
+    ``warning`` (the document's abbreviations could not be read) is added to each row."""
     if error is not None:
         return [{"doc_id": doc_id, "error": error}]
-    rows = [a.to_dict() for a in annotations]
+    rows = [a.to_dict() for a in annotations] or [{"doc_id": doc_id, "annotations": 0}]
     for row in rows:
-        row["score"] = round(row["score"], SCORE_DECIMALS)
-        for candidate in row["candidates"]:
+        if "score" in row:
+            row["score"] = round(row["score"], SCORE_DECIMALS)
+        for candidate in row.get("candidates", ()):
             candidate["score"] = round(candidate["score"], SCORE_DECIMALS)
+        if warning is not None:
+            row["warning"] = warning
     return rows
 
 

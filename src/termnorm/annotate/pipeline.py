@@ -22,9 +22,12 @@ a literal name beats a neighbour in embedding space). A span without names (the 
 gets the normalizer's order.
 
 **Bad input.** Empty or whitespace-only text has no annotation; a text that is not a
-``str`` (``bytes`` included) or is longer than ``max_document_chars`` raises
-:class:`DocumentError` naming the document; :meth:`Annotator.annotate_many` reports such a
-document in its own :class:`DocumentAnnotations` and goes on with the others.
+``str`` (``bytes`` included), is not valid Unicode (a lone surrogate, which no UTF-8 output
+can hold) or is longer than ``max_document_chars`` raises :class:`DocumentError` naming the
+document; :meth:`Annotator.annotate_many` reports such a document in its own
+:class:`DocumentAnnotations` and goes on with the others. A document whose abbreviations Ab3P
+cannot read (:class:`~termnorm.mentions.abbreviations.AbbreviationError`) is annotated
+without its short forms, and its :class:`DocumentAnnotations` ``warning`` says so.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Detector, Span
 from termnorm.annotate.windows import DEFAULT_MAX_CHARS, detect_in_windows
 from termnorm.errors import TermnormError
+from termnorm.search.query import lone_surrogate_problem
 
 if TYPE_CHECKING:
     from termnorm.annotate.assertion_rules import AssertionRules
@@ -89,11 +93,13 @@ class DocumentError(TermnormError, ValueError):
 
 class DocumentAnnotations(NamedTuple):
     """One document's annotations, or why it has none: ``error`` is set (and
-    ``annotations`` empty) when the document was refused."""
+    ``annotations`` empty) when the document was refused; ``warning``: the document was
+    annotated, but its abbreviations could not be read (its short forms were not expanded)."""
 
     doc_id: str
     annotations: list[Annotation]
     error: str | None = None
+    warning: str | None = None
 
 
 def default_detector(spec: PipelineSpec, cache: str | Path | None = None) -> DictionaryDetector:
@@ -223,16 +229,20 @@ class Annotator:
         return self._matcher
 
     def annotate(self, text: str, doc_id: str = "") -> list[Annotation]:
-        """The annotations of ``text``, sorted by ``(start, end)``; ``[]`` for an empty or
-        blank text. Raises :class:`DocumentError` (naming ``doc_id``) for a text that is not
-        a ``str`` or is longer than ``max_document_chars``."""
+        """The annotations of ``text``, sorted by ``(start, end)`` (the ``annotations`` of
+        :meth:`annotate_document`); raises as it does."""
+        return self.annotate_document(text, doc_id).annotations
+
+    def annotate_document(self, text: str, doc_id: str = "") -> DocumentAnnotations:
+        """The annotations of ``text``, sorted by ``(start, end)`` (none for an empty or blank
+        text), with the ``warning`` of a document whose abbreviations could not be read.
+        Raises :class:`DocumentError` (naming ``doc_id``) for a text that is not a ``str``, not
+        valid Unicode, or longer than ``max_document_chars``."""
         self._check(text, doc_id)
-        if not text.strip():
-            return []
-        spans = self.find_spans(text)
+        spans = self.find_spans(text) if text.strip() else []
         if not spans:
-            return []
-        results = self._normalize(spans, text)
+            return DocumentAnnotations(doc_id, [])
+        results, warning = self._normalize(spans, text)
         kept = [
             (span, result)
             for span, result in zip(spans, results, strict=True)
@@ -241,17 +251,18 @@ class Annotator:
         assertions = assert_spans(
             text, [span for span, _ in kept], self.rules, sentences=sentence_spans(text)
         )
-        return [
+        annotations = [
             _annotation(doc_id, span, result, flags.as_dict())
             for (span, result), flags in zip(kept, assertions, strict=True)
         ]
+        return DocumentAnnotations(doc_id, annotations, warning=warning)
 
     def annotate_many(self, docs: Iterable[tuple[str, object]]) -> Iterator[DocumentAnnotations]:
         """One :class:`DocumentAnnotations` per ``(doc_id, text)``, in order; a document
         refused with :class:`DocumentError` gets its ``error`` and the others go on."""
         for doc_id, text in docs:
             try:
-                yield DocumentAnnotations(doc_id, self.annotate(text, doc_id))  # type: ignore[arg-type]  # checked in annotate
+                yield self.annotate_document(text, doc_id)  # type: ignore[arg-type]  # checked in annotate_document
             except DocumentError as exc:
                 yield DocumentAnnotations(doc_id, [], str(exc))
 
@@ -276,14 +287,20 @@ class Annotator:
                 f"{len(text):,} characters, over the limit of {self.max_document_chars:,}: "
                 "split it, or raise max_document_chars (--max-document-chars)",
             )
+        problem = lone_surrogate_problem(text)
+        if problem is not None:
+            raise DocumentError(doc_id, problem)
 
-    def _normalize(self, spans: Sequence[Span], text: str) -> list[RowResult | None]:
+    def _normalize(
+        self, spans: Sequence[Span], text: str
+    ) -> tuple[list[RowResult | None], str | None]:
         """The normalizer's result per span (``None``: no candidate), one batched call for
-        the distinct span texts, the document as their context."""
+        the distinct span texts, the document as their context; and why the document's
+        abbreviations could not be read (``None``: read)."""
         from termnorm.search.context import ContextMatcher
 
         distinct = list(dict.fromkeys(span.text for span in spans))
-        results = ContextMatcher(self.matcher).normalize_in_context(
+        results, unread = ContextMatcher(self.matcher).answer_in_context(
             distinct, [text] * len(distinct), self.k
         )
         by_text = dict(zip(distinct, results, strict=True))
@@ -293,7 +310,7 @@ class Annotator:
             if result.error is not None:
                 logger.warning("span %r dropped: %s", span.text, result.error)
             out.append(named_first(result, span.concept_ids) if result.candidates else None)
-        return out
+        return out, next((reason for reason in unread if reason is not None), None)
 
 
 def named_first(result: RowResult, named: Sequence[str]) -> RowResult:

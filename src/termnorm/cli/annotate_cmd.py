@@ -5,6 +5,7 @@ Registering is cheap: the index, the dictionary and the encoder load when the co
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,12 @@ from termnorm.annotate.formats import OutputFormat
 from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS
 from termnorm.annotate.windows import DEFAULT_MAX_CHARS
 from termnorm.cli._detectors import DetectorChoice, detectors_option, ner_option
-from termnorm.cli._options import ray_address_option, restart_option, workers_option
+from termnorm.cli._options import (
+    json_option,
+    ray_address_option,
+    restart_option,
+    workers_option,
+)
 from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_options
 from termnorm.engines import Engine
 
@@ -35,7 +41,9 @@ Output: JSON Lines (default: one annotation per line, with doc_id, start, end, t
 
 With --out the run is a resumable batch job: the documents are annotated in chunks (--chunk-docs), each finished chunk kept in OUT.parts/ beside the output; after an interruption (even kill -9) run the same command again and it goes on where it stopped, every document in the output exactly once (--restart starts over; another source, format or search option is refused by name). OUT appears when the run ends. --engine ray maps the chunks over --workers Ray actors (each loads the index once) with the same output; --ray-address connects to a running cluster.
 
-Bad input loses nothing: an empty, binary or non-UTF-8 file given alone stops with its path; in a folder or JSON Lines file a bad document gets its own {"doc_id", "error"} row (JSON Lines; stderr for the other formats) and the others go on. A document over --max-document-chars is refused by its id.
+Every document is in the JSON Lines output: its annotations, or one {"doc_id", "annotations": 0} row when nothing was found in it. --json prints a literal text's annotations as JSON Lines rows instead of a table, and an --out run's report as one JSON object.
+
+Bad input loses nothing: an empty, binary or non-UTF-8 file given alone stops with its path; in a folder or JSON Lines file a bad document (not text, a lone surrogate, over --max-document-chars) gets its own {"doc_id", "error"} row (JSON Lines; stderr for the other formats) and the others go on. A text or file given alone that is refused (over --max-document-chars, say) gets its error row and exits 1, as an empty file does. A document whose abbreviations cannot be read is annotated without its short forms, its rows carrying a "warning".
 
 Examples:
 
@@ -98,6 +106,7 @@ def register(app: typer.Typer) -> None:
         ray_address: str | None = ray_address_option("the index"),
         ner: Path | None = ner_option(),
         detectors: DetectorChoice | None = detectors_option(),
+        json_out: bool = json_option(),
         **options: Any,
     ) -> None:
         from termnorm.annotate.chunks import AnnotateSettings
@@ -137,18 +146,21 @@ def register(app: typer.Typer) -> None:
                 notice=synonym_notice,
             )
             resumed = f" (resumed after {report.resumed_from})" if report.resumed_from else ""
+            if json_out:
+                typer.echo(json.dumps(report.to_dict()))
             typer.echo(
                 f"annotated {report.documents} documents{resumed}: {report.annotations} "
                 f"annotations, {report.refused} refused; wrote {out}",
                 err=True,
             )
+            _exit_when_refused_alone(source, report.documents, report.refused)
             return
         from termnorm.annotate.formats import read_inputs, source_is_text
         from termnorm.search.build import build
 
         annotator = settings.annotator(spec, build(spec, notice=synonym_notice))
         docs = read_inputs(source, id_field=id_field, text_field=text_field)
-        if format is OutputFormat.JSONL and source_is_text(source):
+        if format is OutputFormat.JSONL and source_is_text(source) and not json_out:
             (doc,) = docs
             assert doc.text is not None  # a literal text is always read
             _print_table(annotator.annotate(doc.text, doc.doc_id))
@@ -158,6 +170,18 @@ def register(app: typer.Typer) -> None:
             f"annotated {counts[0]} documents: {counts[1]} annotations, {counts[2]} refused",
             err=True,
         )
+        _exit_when_refused_alone(source, counts[0], counts[2])
+
+
+def _exit_when_refused_alone(source: str, documents: int, refused: int) -> None:
+    """Exit 1 when ``source`` is a text or a file given alone (not a folder nor JSON Lines,
+    whose bad documents are rows among the others) and all its documents were refused, as an
+    empty or binary file given alone is; the refusal is already in the output or on stderr."""
+    from termnorm.annotate.formats import source_is_collection
+
+    if documents and refused == documents and not source_is_collection(source):
+        typer.echo(f"error: {source} was refused; see its error row (or stderr) for why", err=True)
+        raise typer.Exit(1)
 
 
 def _stream(

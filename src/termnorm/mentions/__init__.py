@@ -4,6 +4,7 @@ mentions' documents and the abbreviations those define."""
 
 from termnorm.mentions.abbreviations import (
     Abbreviation,
+    AbbreviationError,
     AbbreviationMode,
     DocumentAbbreviations,
     Expansion,
@@ -27,6 +28,7 @@ from termnorm.mentions.tsv import Target, read_targets
 
 __all__ = [
     "Abbreviation",
+    "AbbreviationError",
     "AbbreviationMode",
     "CompositeRule",
     "DocumentAbbreviations",

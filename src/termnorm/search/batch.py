@@ -15,9 +15,11 @@ unchanged and these columns appended:
     least its ``min_score``: ``"no concept scored >= 0.8"``). :class:`BatchReport` counts
     the two apart (``errors``, ``abstained``).
 
-``expanded_from`` (only when abbreviations are expanded)
+``expanded_from``, ``abbreviations_unread`` (only when abbreviations are expanded)
     empty/null, or the row's text when the concept was found through its
     abbreviation-expanded text; the candidates then carry ``expanded_from`` too.
+    ``abbreviations_unread``: empty/null, or why Ab3P could not read the abbreviations of
+    the row's document (it crashed on it): the row was then normalized as written.
 
 The text column is ``column``, else the one column named like a text (:data:`TEXT_COLUMNS`,
 any case), else the only column; otherwise the run is refused, listing the columns
@@ -107,6 +109,7 @@ _TYPES = {
     "candidates": pa.string(),
     "error": pa.string(),
     "expanded_from": pa.string(),
+    "abbreviations_unread": pa.string(),
     "concept_ids": pa.string(),
     "implication": pa.int64(),
 }
@@ -146,7 +149,7 @@ def added_columns(k: int, expanded: bool = False, multi: bool = False) -> list[s
     predictor, ``concept_ids`` ``|``-joined and the predicted ``implication``)."""
     top = ["concept_id", "concept_name", "score", "matched_term"]
     added = [*top, "candidates", "error"] if k > 1 else [*top, "error"]
-    added = [*added, "expanded_from"] if expanded else added
+    added = [*added, "expanded_from", "abbreviations_unread"] if expanded else added
     return [*added, "concept_ids", "implication"] if multi else added
 
 
@@ -236,9 +239,15 @@ def _candidate_dict(c: Candidate, expanded: bool) -> dict[str, Any]:
 
 
 def _fields(
-    result: RowResult, k: int, native_lists: bool, expanded: bool, multi: bool = False
+    result: RowResult,
+    k: int,
+    native_lists: bool,
+    expanded: bool,
+    multi: bool = False,
+    unread: str | None = None,
 ) -> dict[str, Any]:
-    """The appended columns of one row."""
+    """The appended columns of one row (``unread``: why its document's abbreviations could
+    not be read)."""
     best = result.candidates[0] if result.candidates else None
     fields: dict[str, Any] = {
         "concept_id": best.concept_id if best else None,
@@ -254,6 +263,7 @@ def _fields(
     fields["error"] = result.error or result.abstained
     if expanded:
         fields["expanded_from"] = best.expanded_from if best else None
+        fields["abbreviations_unread"] = unread
     if multi:
         codes = result.concept_ids
         fields["concept_ids"] = "|".join(codes) if codes else None
@@ -361,9 +371,10 @@ def normalize_records(
     order, and their counts. The local and the Ray engine both call this per chunk."""
     texts = [r.get(spec.column) for r in records]
     counts = ChunkCounts(rows=len(records))
+    unread: list[str | None] = [None] * len(records)
     if spec.expanding:
         contexts = [r.get(spec.context) if spec.context else None for r in records]
-        results = ContextMatcher(matcher, spec.choice).normalize_in_context(
+        results, unread = ContextMatcher(matcher, spec.choice).answer_in_context(
             texts, contexts, spec.k, spec.mode
         )
         counts.expanded = sum(
@@ -372,8 +383,8 @@ def normalize_records(
     else:
         results = matcher.normalize_rows(texts, spec.k)
     rows: list[Record] = []
-    for r, res in zip(records, results, strict=True):
-        added = _fields(res, spec.k, spec.native_lists, spec.expanding, spec.multi)
+    for r, res, why in zip(records, results, unread, strict=True):
+        added = _fields(res, spec.k, spec.native_lists, spec.expanding, spec.multi, why)
         rows.append({**r, **{spec.prefix + c: v for c, v in added.items()}})
     counts.errors = sum(res.error is not None for res in results)
     counts.abstained = sum(res.abstained is not None for res in results)

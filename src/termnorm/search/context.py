@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from termnorm.mentions.abbreviations import (
     AbbreviationMode,
@@ -57,9 +57,11 @@ __all__ = [
     "DEFAULT_EXPANSION_RULE",
     "DEFAULT_EXPANSION_THRESHOLD",
     "ContextMatcher",
+    "ContextRows",
     "ExpansionChoice",
     "ExpansionRule",
     "expand_in_context",
+    "expand_in_documents",
     "file_expansions",
     "parse_expansion_rule",
 ]
@@ -129,26 +131,49 @@ class ExpansionChoice:
         return [c._replace(expanded_from=original_text) for c in expanded]
 
 
-def expand_in_context(
+class ContextRows(NamedTuple):
+    """Rows answered in their documents' context: ``results[i]`` is row ``i``'s answer and
+    ``unread[i]`` why its document's abbreviations could not be read (the row was then
+    answered as written), else ``None``."""
+
+    results: list[RowResult]
+    unread: list[str | None]
+
+
+def expand_in_documents(
     texts: Sequence[str],
     contexts: Sequence[str | None],
     mode: AbbreviationMode | str = AbbreviationMode.AB3P,
-) -> list[Expansion]:
-    """Each text expanded through the abbreviations its own context (document text) defines.
+) -> tuple[list[Expansion], list[str | None]]:
+    """Each text expanded through the abbreviations its own context (document text) defines,
+    and per text why its document's abbreviations could not be read (``None``: read).
 
     ``contexts[i]`` is the document of ``texts[i]``; ``None`` or blank: no expansion. Each
-    distinct document is analysed once. Mode ``none`` expands nothing.
+    distinct document is analysed once. Mode ``none`` expands nothing. A document Ab3P fails
+    on (:class:`~termnorm.mentions.abbreviations.AbbreviationError`) expands none of its texts.
     """
     if len(texts) != len(contexts):
         raise ValueError(f"{len(texts)} texts but {len(contexts)} contexts: give one per text")
     documents: Mapping[str, str] = {c: c for c in contexts if c is not None and c.strip()}
     if parse_abbreviation_mode(mode) is AbbreviationMode.NONE or not documents:
-        return [Expansion(t, None) for t in texts]
+        return [Expansion(t, None) for t in texts], [None] * len(texts)
     abbreviations = DocumentAbbreviations(documents, mode)
-    return [
+    expansions = [
         abbreviations.expand(t, c) if c is not None and c.strip() else Expansion(t, None)
         for t, c in zip(texts, contexts, strict=True)
     ]
+    unread = [abbreviations.unread(c) if c is not None else None for c in contexts]
+    return expansions, unread
+
+
+def expand_in_context(
+    texts: Sequence[str],
+    contexts: Sequence[str | None],
+    mode: AbbreviationMode | str = AbbreviationMode.AB3P,
+) -> list[Expansion]:
+    """The expansions of :func:`expand_in_documents` (a document Ab3P could not read expands
+    nothing)."""
+    return expand_in_documents(texts, contexts, mode)[0]
 
 
 def file_expansions(
@@ -221,24 +246,38 @@ class ContextMatcher:
         k: int = 5,
         mode: AbbreviationMode | str = AbbreviationMode.AB3P,
     ) -> list[RowResult]:
-        """:meth:`normalize_expansions` of :func:`expand_in_context`: ``contexts[i]`` is the
+        """The ``results`` of :meth:`answer_in_context`."""
+        return self.answer_in_context(texts, contexts, k, mode).results
+
+    def answer_in_context(
+        self,
+        texts: Sequence[object],
+        contexts: Sequence[object],
+        k: int = 5,
+        mode: AbbreviationMode | str = AbbreviationMode.AB3P,
+    ) -> ContextRows:
+        """:meth:`normalize_expansions` of :func:`expand_in_documents`: ``contexts[i]`` is the
         document of ``texts[i]`` (not a string, or blank: no expansion). A text that is not a
-        string gets the wrapped matcher's per-row error, as in ``normalize_rows``."""
+        string gets the wrapped matcher's per-row error, as in ``normalize_rows``; a row whose
+        document's abbreviations could not be read is answered as written, and its
+        ``unread`` says why."""
         if len(texts) != len(contexts):
             raise ValueError(f"{len(texts)} texts but {len(contexts)} contexts: give one per text")
         usable = [i for i, t in enumerate(texts) if isinstance(t, str)]
         others = sorted(set(range(len(texts))) - set(usable))
         out: list[RowResult] = [RowResult([]) for _ in texts]
+        unread: list[str | None] = [None] * len(texts)
         if others:
             refused = self.matcher.normalize_rows([texts[i] for i in others], k)
             for i, result in zip(others, refused, strict=True):
                 out[i] = result
         if usable:
-            expansions = expand_in_context(
+            expansions, why = expand_in_documents(
                 [str(texts[i]) for i in usable],
                 [c if isinstance(c := contexts[i], str) else None for i in usable],
                 mode,
             )
-            for i, result in zip(usable, self.normalize_expansions(expansions, k), strict=True):
-                out[i] = result
-        return out
+            answers = self.normalize_expansions(expansions, k)
+            for i, result, reason in zip(usable, answers, why, strict=True):
+                out[i], unread[i] = result, reason
+        return ContextRows(out, unread)

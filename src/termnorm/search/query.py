@@ -1,7 +1,9 @@
 """Validation of query texts, shared by the normalizer, batch files, the API and the CLI.
 
 A query is accepted when it is a ``str`` that is not empty or whitespace-only after
-stripping and is at most ``max_chars`` characters long; it is used stripped. Anything else
+stripping, is at most ``max_chars`` characters long and is valid Unicode (no lone surrogate,
+which JSON's ``\ud800`` escapes can give: the tokenizer refuses it, and no UTF-8 output can
+hold it); it is used stripped. Anything else
 gets a one-line message saying what is wrong and what to do, raised as :class:`QueryError`
 (or, for files, written into the row's ``error`` column).
 """
@@ -9,10 +11,17 @@ gets a one-line message saying what is wrong and what to do, raised as :class:`Q
 from __future__ import annotations
 
 import math
+import re
 
 from termnorm.errors import TermnormError
 
-__all__ = ["DEFAULT_MAX_CHARS", "QueryError", "query_problem", "validate_query"]
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "QueryError",
+    "lone_surrogate_problem",
+    "query_problem",
+    "validate_query",
+]
 
 DEFAULT_MAX_CHARS = 1000
 
@@ -23,6 +32,21 @@ class QueryError(TermnormError, ValueError):
     def __init__(self, message: str, row: int | None = None) -> None:
         super().__init__(message if row is None else f"row {row}: {message}")
         self.row = row
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate_problem(text: str) -> str | None:
+    """Where ``text`` holds its first lone surrogate (``"not valid Unicode text: a lone
+    surrogate U+D800 at character 7; give UTF-8 text"``), or ``None`` when it holds none."""
+    found = _LONE_SURROGATE.search(text)
+    if found is None:
+        return None
+    return (
+        f"not valid Unicode text: a lone surrogate U+{ord(found.group()):04X} at character "
+        f"{found.start()}; give UTF-8 text"
+    )
 
 
 def _is_missing(value: object) -> bool:
@@ -50,7 +74,7 @@ def query_problem(value: object, max_chars: int = DEFAULT_MAX_CHARS) -> str | No
             "shorten it or raise the limit (max_chars= in termnorm.normalize, --max-chars "
             "in 'termnorm normalize' / 'termnorm serve')"
         )
-    return None
+    return lone_surrogate_problem(text)
 
 
 def validate_query(value: object, max_chars: int = DEFAULT_MAX_CHARS) -> str:

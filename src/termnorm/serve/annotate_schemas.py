@@ -101,6 +101,11 @@ class DocumentResult(BaseModel):
     doc_id: str
     annotations: list[AnnotationOut]
     error: str | None = None
+    warning: str | None = Field(
+        None,
+        description="Set when the document was annotated without its abbreviations: Ab3P "
+        "could not read them (it crashed on the text), so its short forms were not expanded.",
+    )
 
 
 class AnnotateOut(BaseModel):

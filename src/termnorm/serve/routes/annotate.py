@@ -117,6 +117,7 @@ async def annotate(
                     "doc_id": result.doc_id,
                     "annotations": [_annotation(a, index) for a in result.annotations],
                     "error": result.error,
+                    "warning": result.warning,
                 }
                 for result in results
             ],
