@@ -33,6 +33,17 @@ def build_tiny_index(root: Path, model: Path, kg: KnowledgeGraph | None = None) 
     return root / "idx"
 
 
+def cached_tiny_index(
+    name: str, model: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Path]:
+    """The tiny index in a new folder ``name`` (a module fixture's body: yield from it),
+    with ``TERMNORM_CACHE`` there while it is used (annotate compiles dictionaries into it)."""
+    root = tmp_path_factory.mktemp(name)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TERMNORM_CACHE", str(root / "cache"))
+        yield build_tiny_index(root, model)
+
+
 def with_attributes(kg: KnowledgeGraph, attributes: dict[str, dict[str, str]]) -> KnowledgeGraph:
     """``kg`` with the concepts named in ``attributes`` given those attributes."""
     concepts = kg.concepts.to_dict("records")

@@ -10,24 +10,36 @@ or an added synonym compiles the space's dictionary, or reads it from the dictio
 It runs on a worker thread; its span searches are encoded by the micro-batcher, a full
 queue refused at once (503).
 
-Limits: documents per request (the schema, 422), characters of all documents together
-(413, before any work), characters per document (that document's ``error``). A
+Limits: documents per request (the schema, 422), ``k`` (``max_annotate_k``, 422),
+characters of all documents together (413, before any work), characters per document (that
+document's ``error``), annotations per document (``max_annotations``: the rest are cut and
+the result says ``truncated``), bytes of the answer (``max_answer_mb``: 413). A
 document's bad content (too long, binary, a lone surrogate) is reported in its own result
 and the others are annotated.
+
+The whole answer, its JSON included, is built on the worker thread and sent as bytes, so
+the event loop (``/v1/health``, the other requests) never waits for a large answer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import re
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Response
 from starlette.concurrency import run_in_threadpool
 
 from termnorm.annotate.annotation import Annotation
 from termnorm.annotate.pipeline import Annotator, DocumentAnnotations
-from termnorm.serve.annotate_schemas import AnnotateIn, AnnotateOut, annotate_model
+from termnorm.serve.annotate_schemas import (
+    AnnotateIn,
+    AnnotateOut,
+    DocumentResult,
+    annotate_model,
+)
 from termnorm.serve.attributes import with_attributes
 from termnorm.serve.batching import MicroBatcher, queued_encoder, sending
 from termnorm.serve.errors import ApiError
@@ -39,6 +51,8 @@ if TYPE_CHECKING:
     from termnorm.index import TermIndex
 
 __all__ = ["ANNOTATE_PATH", "annotate", "document_problem", "router"]
+
+logger = logging.getLogger(__name__)
 
 ANNOTATE_PATH = "/v1/annotate"
 
@@ -84,12 +98,54 @@ def _annotation(annotation: Annotation, index: TermIndex) -> dict[str, Any]:
     return {**row, "candidates": with_attributes(row["candidates"], index)}
 
 
+def _document_json(result: DocumentAnnotations, index: TermIndex, most: int) -> bytes:
+    """One document's ``DocumentResult`` as JSON: its first ``most`` annotations, with
+    ``truncated`` set when it had more."""
+    truncated = len(result.annotations) > most
+    if truncated:
+        logger.info(
+            "document %r: %d annotations, cut to %d", result.doc_id, len(result.annotations), most
+        )
+    row = {
+        "doc_id": result.doc_id,
+        "annotations": [_annotation(a, index) for a in result.annotations[:most]],
+        "error": result.error,
+        "truncated": truncated,
+    }
+    return DocumentResult.model_validate(row).model_dump_json().encode("utf-8")
+
+
+def _answer(
+    annotator: Annotator, body: AnnotateIn, index: TermIndex, settings: ServeSettings
+) -> bytes:
+    """The ``AnnotateOut`` JSON of ``body`` (on a worker thread); :class:`ApiError` 413 as
+    soon as it grows past ``settings.max_answer_bytes``."""
+    results = _annotate_all(annotator, body)
+    parts: list[bytes] = []
+    size = 0
+    for done, result in enumerate(results, 1):
+        parts.append(_document_json(result, index, settings.max_annotations))
+        size += len(parts[-1]) + 1
+        if size > settings.max_answer_bytes:
+            raise ApiError(
+                413,
+                ["body", "documents"],
+                f"the answer grew past the server's limit of {settings.max_answer_mb:g} MiB "
+                f"at document {done} of {len(results)}: ask a smaller k (this request's is "
+                f"{body.k}), or send fewer or shorter documents a request (the server's "
+                "--max-answer-mb)",
+                "too_large",
+            )
+    head = json.dumps({"strategy": annotator.matcher.name, "k": body.k})  # AnnotateOut's order
+    return head[:-1].encode("utf-8") + b', "results": [' + b", ".join(parts) + b"]}"
+
+
 async def annotate(
     body: AnnotateIn,
     state: ServiceState = Depends(ready_state),
     batcher: MicroBatcher = Depends(app_batcher),
     settings: ServeSettings = Depends(app_settings),
-) -> AnnotateOut:
+) -> Response:
     """The concepts of each document: offsets, concept, flags, candidates, provenance."""
     total = sum(len(doc.text) for doc in body.documents)
     if total > settings.max_annotate_chars:
@@ -105,28 +161,18 @@ async def annotate(
     spec = state.request_spec(given)
     annotator = await run_in_threadpool(state.annotator, spec, body.k)
     encode = queued_encoder(batcher, asyncio.get_running_loop(), wait_when_full=False)
-    results = await run_in_threadpool(sending, encode, _annotate_all, annotator, body)
     index = state.space.index
-    return AnnotateOut.model_validate(
-        {
-            "strategy": annotator.matcher.name,
-            "k": body.k,
-            "results": [
-                {
-                    "doc_id": result.doc_id,
-                    "annotations": [_annotation(a, index) for a in result.annotations],
-                    "error": result.error,
-                }
-                for result in results
-            ],
-        }
-    )
+    answer = await run_in_threadpool(sending, encode, _answer, annotator, body, index, settings)
+    return Response(answer, media_type="application/json")
 
 
 def router(settings: ServeSettings) -> APIRouter:
-    """The route, bounded by ``settings`` (documents a request, ``k``; the characters are
-    checked by the route, the body's bytes by the app's body limit)."""
-    body = annotate_model(settings.max_documents, settings.max_document_chars, settings.max_k)
+    """The route, bounded by ``settings`` (documents a request, ``k``; the characters and
+    the answer's size are checked by the route, the body's bytes by the app's body limit);
+    ``AnnotateOut`` is the answer's schema, built on the worker thread (``_answer``)."""
+    body = annotate_model(
+        settings.max_documents, settings.max_document_chars, settings.max_annotate_k
+    )
     routes = APIRouter()
     routes.add_api_route(
         ANNOTATE_PATH,
