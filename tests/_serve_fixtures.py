@@ -150,12 +150,16 @@ def chromium() -> str:
 
 @contextmanager
 def live_server(app: FastAPI) -> Iterator[str]:
-    """``app`` served by uvicorn on a free loopback port (its URL), once its index is loaded."""
+    """``app`` served by uvicorn as ``termnorm serve`` runs it (its settings' timeouts and
+    connection limit) on a free loopback port (its URL), once its index is loaded."""
     uvicorn = pytest.importorskip("uvicorn")
+    from termnorm.serve.server import server_options
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    options = server_options(app.state.settings)
+    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="error", **options))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60

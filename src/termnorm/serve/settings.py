@@ -150,6 +150,23 @@ class ServeSettings:
         "it while shown).",
         min=0.1,
     )
+    header_timeout_s: float = opt(
+        10.0,
+        "Seconds a client has to send a request's headers (from connecting, or from the "
+        "previous answer); slower: 408 and the connection closed.",
+        min=0.01,
+    )
+    body_timeout_s: float = opt(
+        60.0,
+        "Seconds a client has to send a request's body once its headers arrived; slower: "
+        "408 and the connection closed.",
+        min=0.01,
+    )
+    max_connections: int = opt(
+        512,
+        "Most open connections (and requests in flight); a request past them answers 503.",
+        min=1,
+    )
 
     def __post_init__(self) -> None:
         for name in ("allow_hosts", "allow_origins"):  # a list given is kept as a tuple
