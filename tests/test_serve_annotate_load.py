@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,6 +76,49 @@ def test_health_answers_while_an_annotate_answer_is_built(
             worker.join(30)
     found = answers["a"]["results"][0]["annotations"]
     assert [a["text"] for a in found] == ["heart attack", "asthma"]
+
+
+def test_annotate_requests_take_turns_on_the_workers(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With one annotate worker, a second request waits while the first builds its answer
+    (fewer threads of Python work: the event loop keeps its share of the interpreter)."""
+    inside: set[int] = set()
+    peak, entered, release = [0], threading.Event(), threading.Event()
+    lock = threading.Lock()
+    real = annotate_route.with_attributes
+
+    def held(candidates: Any, index: Any) -> Any:
+        with lock:
+            inside.add(threading.get_ident())
+            peak[0] = max(peak[0], len(inside))
+        entered.set()
+        release.wait(30)
+        with lock:
+            inside.discard(threading.get_ident())
+        return real(candidates, index)
+
+    monkeypatch.setattr(annotate_route, "with_attributes", held)
+    answers: list[dict[str, Any]] = []
+    with live_server(create_app(index_dir, annotate_workers=1)) as url:
+        body = _documents("asthma", min_score=0.99)
+        workers = [
+            threading.Thread(target=lambda: answers.append(_post(f"{url}/v1/annotate", body)))
+            for _ in range(2)
+        ]
+        for worker in workers:
+            worker.start()
+        try:
+            assert entered.wait(30)
+            time.sleep(1.0)  # time for the second request to reach a thread, if it could
+            with lock:
+                assert len(inside) == 1
+        finally:
+            release.set()
+            for worker in workers:
+                worker.join(30)
+    assert peak[0] == 1 and len(answers) == 2
+    assert all(a["results"][0]["annotations"][0]["text"] == "asthma" for a in answers)
 
 
 @pytest.fixture(scope="module")

@@ -112,6 +112,12 @@ class ServeSettings:
         "saying truncated: true (annotate the text after the last annotation again).",
         min=1,
     )
+    annotate_workers: int = opt(
+        2,
+        "POST /v1/annotate requests worked on at once, each on a thread (the others wait "
+        "their turn): more threads of Python work slow the event loop, /v1/health included.",
+        min=1,
+    )
     max_answer_mb: float = opt(
         64.0,
         "Largest POST /v1/annotate answer in MiB; a larger one answers 413 (ask a smaller k, "

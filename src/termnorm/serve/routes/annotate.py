@@ -7,8 +7,9 @@ A request's annotator is the service's spec with the request's overridable field
 ``/v1/normalize`` (``ServiceState.matcher``) and the dictionary of the current space,
 built once per spec and ``k`` (``ServiceState.annotator``; the first request after a start
 or an added synonym compiles the space's dictionary, or reads it from the dictionary cache).
-It runs on a worker thread; its span searches are encoded by the micro-batcher, a full
-queue refused at once (503).
+It runs on a worker thread, at most ``annotate_workers`` requests at once (the others wait
+their turn: threads of Python work take the interpreter from the event loop); its span
+searches are encoded by the micro-batcher, a full queue refused at once (503).
 
 Limits: documents per request (the schema, 422), ``k`` (``max_annotate_k``, 422),
 characters of all documents together (413, before any work), characters per document (that
@@ -24,12 +25,14 @@ the event loop (``/v1/health``, the other requests) never waits for a large answ
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, Depends, Response
+from anyio import CapacityLimiter, to_thread
+from fastapi import APIRouter, Depends, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from termnorm.annotate.annotation import Annotation
@@ -140,11 +143,22 @@ def _answer(
     return head[:-1].encode("utf-8") + b', "results": [' + b", ".join(parts) + b"]}"
 
 
+def annotate_slots(request: Request) -> CapacityLimiter:
+    """The app's limit of annotate requests worked on at once (``annotate_workers``), made
+    on its first use (on the event loop, as the limiter needs)."""
+    slots = getattr(request.app.state, "annotate_slots", None)
+    if slots is None:
+        slots = CapacityLimiter(app_settings(request).annotate_workers)
+        request.app.state.annotate_slots = slots
+    return slots  # type: ignore[no-any-return]
+
+
 async def annotate(
     body: AnnotateIn,
     state: ServiceState = Depends(ready_state),
     batcher: MicroBatcher = Depends(app_batcher),
     settings: ServeSettings = Depends(app_settings),
+    slots: CapacityLimiter = Depends(annotate_slots),
 ) -> Response:
     """The concepts of each document: offsets, concept, flags, candidates, provenance."""
     total = sum(len(doc.text) for doc in body.documents)
@@ -162,7 +176,8 @@ async def annotate(
     annotator = await run_in_threadpool(state.annotator, spec, body.k)
     encode = queued_encoder(batcher, asyncio.get_running_loop(), wait_when_full=False)
     index = state.space.index
-    answer = await run_in_threadpool(sending, encode, _answer, annotator, body, index, settings)
+    work = functools.partial(sending, encode, _answer, annotator, body, index, settings)
+    answer = await to_thread.run_sync(work, limiter=slots)  # annotate_workers at once
     return Response(answer, media_type="application/json")
 
 
