@@ -170,7 +170,8 @@ class ServeSettings:
     )
     max_connections: int = opt(
         512,
-        "Most open connections (and requests in flight); a request past them answers 503.",
+        "A new request answers 503 once this many connections (its own included) are open "
+        "or requests are in flight.",
         min=1,
     )
 
