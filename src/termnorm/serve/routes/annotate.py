@@ -40,7 +40,7 @@ from termnorm.annotate.pipeline import Annotator, DocumentAnnotations
 from termnorm.serve.annotate_schemas import (
     AnnotateIn,
     AnnotateOut,
-    DocumentResult,
+    AnnotationOut,
     annotate_model,
 )
 from termnorm.serve.attributes import with_attributes
@@ -101,46 +101,50 @@ def _annotation(annotation: Annotation, index: TermIndex) -> dict[str, Any]:
     return {**row, "candidates": with_attributes(row["candidates"], index)}
 
 
-def _document_json(result: DocumentAnnotations, index: TermIndex, most: int) -> bytes:
-    """One document's ``DocumentResult`` as JSON: its first ``most`` annotations, with
-    ``truncated`` set when it had more."""
-    truncated = len(result.annotations) > most
-    if truncated:
-        logger.info(
-            "document %r: %d annotations, cut to %d", result.doc_id, len(result.annotations), most
-        )
-    row = {
-        "doc_id": result.doc_id,
-        "annotations": [_annotation(a, index) for a in result.annotations[:most]],
-        "error": result.error,
-        "truncated": truncated,
-    }
-    return DocumentResult.model_validate(row).model_dump_json().encode("utf-8")
+def _json_object(fields: dict[str, Any], name: str, items: list[bytes]) -> bytes:
+    """The JSON object of ``fields`` and, last, member ``name``: the array of ``items``
+    (each already JSON)."""
+    head = json.dumps(fields)[:-1].encode("utf-8")  # '{"a": 1' (fields is never empty)
+    return head + b', "' + name.encode("utf-8") + b'": [' + b", ".join(items) + b"]}"
+
+
+def _answer_too_large(settings: ServeSettings, done: int, total: int, k: int) -> ApiError:
+    """The 413 of an answer that grew past ``settings.max_answer_bytes`` at document
+    ``done`` of ``total``."""
+    return ApiError(
+        413,
+        ["body", "documents"],
+        f"the answer grew past the server's limit of {settings.max_answer_mb:g} MiB at "
+        f"document {done} of {total}: ask a smaller k (this request's is {k}), or send fewer "
+        "or shorter documents a request (the server's --max-answer-mb)",
+        "too_large",
+    )
 
 
 def _answer(
     annotator: Annotator, body: AnnotateIn, index: TermIndex, settings: ServeSettings
 ) -> bytes:
-    """The ``AnnotateOut`` JSON of ``body`` (on a worker thread); :class:`ApiError` 413 as
-    soon as it grows past ``settings.max_answer_bytes``."""
+    """The ``AnnotateOut`` JSON of ``body`` (on a worker thread): each document's first
+    ``max_annotations`` annotations (``truncated`` when it had more); :class:`ApiError` 413
+    as soon as the answer grows past ``settings.max_answer_bytes``. Each annotation is
+    validated and written on its own (``AnnotationOut``): one large document is never one
+    long call that holds the interpreter from the event loop."""
     results = _annotate_all(annotator, body)
-    parts: list[bytes] = []
-    size = 0
+    most, documents, size = settings.max_annotations, [], 0
     for done, result in enumerate(results, 1):
-        parts.append(_document_json(result, index, settings.max_annotations))
-        size += len(parts[-1]) + 1
-        if size > settings.max_answer_bytes:
-            raise ApiError(
-                413,
-                ["body", "documents"],
-                f"the answer grew past the server's limit of {settings.max_answer_mb:g} MiB "
-                f"at document {done} of {len(results)}: ask a smaller k (this request's is "
-                f"{body.k}), or send fewer or shorter documents a request (the server's "
-                "--max-answer-mb)",
-                "too_large",
-            )
-    head = json.dumps({"strategy": annotator.matcher.name, "k": body.k})  # AnnotateOut's order
-    return head[:-1].encode("utf-8") + b', "results": [' + b", ".join(parts) + b"]}"
+        truncated = len(result.annotations) > most
+        if truncated:
+            logger.info("document %r: annotations cut to %d", result.doc_id, most)
+        rows = []
+        for annotation in result.annotations[:most]:
+            row = AnnotationOut.model_validate(_annotation(annotation, index))
+            rows.append(row.model_dump_json().encode("utf-8"))
+            size += len(rows[-1]) + 2
+            if size > settings.max_answer_bytes:
+                raise _answer_too_large(settings, done, len(results), body.k)
+        document = {"doc_id": result.doc_id, "error": result.error, "truncated": truncated}
+        documents.append(_json_object(document, "annotations", rows))
+    return _json_object({"strategy": annotator.matcher.name, "k": body.k}, "results", documents)
 
 
 def annotate_slots(request: Request) -> CapacityLimiter:
