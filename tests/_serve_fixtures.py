@@ -33,10 +33,12 @@ def build_tiny_index(root: Path, model: Path, kg: KnowledgeGraph | None = None) 
     return root / "idx"
 
 
-@contextmanager
-def cached_tiny_index(root: Path, model: Path) -> Iterator[Path]:
-    """:func:`build_tiny_index` in ``root``, the termnorm cache (dictionaries) in ``root/cache``
-    while the index is in use."""
+def cached_tiny_index(
+    name: str, model: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Path]:
+    """The tiny index in a new folder ``name`` (a module fixture's body: yield from it),
+    with ``TERMNORM_CACHE`` there while it is used (annotate compiles dictionaries into it)."""
+    root = tmp_path_factory.mktemp(name)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TERMNORM_CACHE", str(root / "cache"))
         yield build_tiny_index(root, model)
@@ -148,12 +150,16 @@ def chromium() -> str:
 
 @contextmanager
 def live_server(app: FastAPI) -> Iterator[str]:
-    """``app`` served by uvicorn on a free loopback port (its URL), once its index is loaded."""
+    """``app`` served by uvicorn as ``termnorm serve`` runs it (its settings' timeouts and
+    connection limit) on a free loopback port (its URL), once its index is loaded."""
     uvicorn = pytest.importorskip("uvicorn")
+    from termnorm.serve.server import server_options
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    options = server_options(app.state.settings)
+    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="error", **options))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60

@@ -37,8 +37,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 @pytest.fixture(scope="module")
 def index_dir(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with cached_tiny_index(tmp_path_factory.mktemp("native_crash"), tiny_bert_path) as index:
-        yield index
+    yield from cached_tiny_index("native_crash", tiny_bert_path, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ pytest.importorskip("fastapi")
 
 from fastapi.testclient import TestClient
 
-from _serve_fixtures import build_tiny_index, serving
+from _serve_fixtures import cached_tiny_index, serving
+from termnorm.annotate.formats import jsonl_rows
 from termnorm.annotate.texts import annotate_texts
 
 TEXT = "Patient denies heart attack; history of asthma."
@@ -23,10 +24,7 @@ TEXT = "Patient denies heart attack; history of asthma."
 
 @pytest.fixture(scope="module")
 def index_dir(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = tmp_path_factory.mktemp("serve_annotate")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TERMNORM_CACHE", str(root / "cache"))
-        yield build_tiny_index(root, tiny_bert_path)
+    yield from cached_tiny_index("serve_annotate", tiny_bert_path, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +55,8 @@ def test_documents_get_the_librarys_annotations(client: TestClient, index_dir: P
     )
     for i, (result, wanted) in enumerate(zip(body["results"], expected, strict=True)):
         assert result["doc_id"] == f"d{i}" and result["error"] is None
-        rows = result["annotations"]
-        assert rows == [a.to_dict() | {"doc_id": f"d{i}"} for a in wanted]
+        rows = result["annotations"]  # the CLI's rows: scores rounded to 6 decimals
+        assert rows == [row | {"doc_id": f"d{i}"} for row in jsonl_rows("-", wanted)]
     first = body["results"][0]["annotations"]
     assert [(a["text"], a["concept_id"], a["negated"], a["historical"]) for a in first] == [
         ("heart attack", "T:0001", True, False),
@@ -92,7 +90,13 @@ def test_a_lone_surrogate_and_a_blank_text(client: TestClient) -> None:
     assert answer.status_code == 200, answer.text
     a, b = answer.json()["results"]
     assert "lone surrogate U+D800 at character 7" in a["error"]
-    assert b == {"doc_id": "b", "annotations": [], "error": None, "warning": None}
+    assert b == {
+        "doc_id": "b",
+        "annotations": [],
+        "error": None,
+        "warning": None,
+        "truncated": False,
+    }
 
 
 def _error(answer: Any, status: int) -> dict[str, Any]:

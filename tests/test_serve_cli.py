@@ -79,6 +79,7 @@ def test_serve_passes_the_guards_and_limits(
     argv += ["--max-upload-columns", "9", "--allow-host", "mapper.lan"]
     argv += ["--allow-origin", "https://review.example.org"]
     argv += ["--synonyms", str(tmp_path / "a.tsv"), "--synonyms", str(tmp_path / "b.tsv")]
+    argv += ["--header-timeout-s", "3", "--body-timeout-s", "20", "--max-connections", "40"]
     result = CliRunner().invoke(app, argv)
     assert result.exit_code == 0, result.output
     application, kw = started[0]
@@ -88,6 +89,8 @@ def test_serve_passes_the_guards_and_limits(
     assert settings.allow_origins == ("https://review.example.org",)
     assert [p.name for p in settings.spec.synonyms] == ["a.tsv", "b.tsv"]
     assert kw["timeout_graceful_shutdown"] == SHUTDOWN_GRACE_S  # SIGTERM does not wait forever
+    assert (kw["http"].header_timeout_s, kw["http"].body_timeout_s) == (3.0, 20.0)  # slow clients
+    assert kw["limit_concurrency"] == 40
 
 
 def test_serve_refuses_a_malformed_origin(tmp_path: Path) -> None:

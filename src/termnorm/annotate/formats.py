@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 from termnorm.annotate.annotation import Annotation
 from termnorm.errors import InputFormatError
 from termnorm.mentions.pubtator import TEXT_LINE, read_pubtator_documents
+from termnorm.search.candidate import SCORE_DECIMALS
 
 __all__ = [
     "LITERAL_DOC_ID",
@@ -54,10 +55,6 @@ __all__ = [
     "source_is_collection",
     "source_is_text",
 ]
-
-SCORE_DECIMALS = 6
-"""Decimals of the scores written (as the normalizer's batch files): float32 cosines differ
-beyond them between processes (thread counts, a Ray actor's single CPU)."""
 
 LITERAL_DOC_ID = "text"
 """The doc id of a literal text argument."""

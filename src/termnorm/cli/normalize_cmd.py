@@ -24,6 +24,7 @@ from termnorm.cli.lookup_cmd import warn_concept_id_queries
 from termnorm.engines import Engine
 from termnorm.io.decoding import DecodeErrors
 from termnorm.mentions.abbreviations import AbbreviationMode
+from termnorm.search.candidate import rounded_scores
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.search.batch import BatchReport
@@ -76,7 +77,7 @@ BATCH_ENGINE_HELP = (
 def _print_results(terms: list[str], results: list[RowResult], json_out: bool) -> None:
     if json_out:
         payload: list[dict[str, Any]] = [
-            {"query": term, "candidates": [c.to_dict() for c in result.candidates]}
+            {"query": term, "candidates": [rounded_scores(c.to_dict()) for c in result.candidates]}
             | ({"abstained": result.abstained} if result.abstained else {})
             | (
                 {"concept_ids": list(result.concept_ids), "implication": result.implication}

@@ -81,6 +81,7 @@ def register(app: typer.Typer) -> None:
         from termnorm.index.term_index import CARD_NAME
         from termnorm.serve import create_app
         from termnorm.serve.guards import normalize_origin
+        from termnorm.serve.server import server_options
 
         given = {name: options.pop(name) for name in _SETTINGS if name in options}
         for origin in given["allow_origins"]:
@@ -117,7 +118,7 @@ def register(app: typer.Typer) -> None:
         # (an upload's work stops with its request) rather than holding the stop for hours
         uvicorn.run(
             application,
-            host=given["host"],
+            **server_options(application.state.settings),  # address, timeouts, connections
             port=port,
             log_level="info",
             timeout_graceful_shutdown=SHUTDOWN_GRACE_S,

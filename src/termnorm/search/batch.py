@@ -73,7 +73,7 @@ from termnorm.io.tables import (
     open_reader,
 )
 from termnorm.mentions.abbreviations import AbbreviationMode, parse_abbreviation_mode
-from termnorm.search.candidate import Candidate, RowMatcher, RowResult
+from termnorm.search.candidate import SCORE_DECIMALS, Candidate, RowMatcher, RowResult
 from termnorm.search.context import ContextMatcher, ExpansionChoice
 from termnorm.search.identity import canonical
 
@@ -101,7 +101,6 @@ TEXT_COLUMNS = ("text", "texts", "term", "terms", "mention", "mentions")
 """Column names (case-insensitive) taken as the text column when none is named."""
 CONTEXT_COLUMNS = ("document", "context")
 """Columns taken as the rows' document text when no context column is named."""
-SCORE_DECIMALS = 6
 _TOP1 = {"concept_id": pa.string(), "concept_name": pa.string(), "score": pa.float64()}
 _TYPES = {
     **_TOP1,

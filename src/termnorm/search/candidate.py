@@ -37,6 +37,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 from termnorm.search.query import QueryError
 
 __all__ = [
+    "SCORE_DECIMALS",
     "TIE_DECIMALS",
     "Candidate",
     "Matcher",
@@ -48,11 +49,28 @@ __all__ = [
     "candidates_or_raise",
     "is_name",
     "rank_key",
+    "rounded_scores",
 ]
 
 TIE_DECIMALS = 6
 """Scores equal to this many decimals tie (a string encoded in two batches can differ in
 the last bits of float32)."""
+
+
+SCORE_DECIMALS = 6
+"""Decimals of the scores every face writes (the CLI's JSON and files, the service's
+answers): float32 cosines differ beyond them between processes (thread counts, batches)."""
+_SCORE_KEYS = ("score", "recall_score", "ranker_score")
+
+
+def rounded_scores(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` (``Candidate.to_dict()``) with its scores rounded to :data:`SCORE_DECIMALS`
+    decimals (``None`` kept): what a face writes."""
+    return row | {
+        key: round(row[key], SCORE_DECIMALS)
+        for key in _SCORE_KEYS
+        if isinstance(row.get(key), float)
+    }
 
 
 def rank_key(score: float, at_name: bool, concept_id: str) -> tuple[float, bool, str]:

@@ -15,14 +15,14 @@ from __future__ import annotations
 from pydantic import BaseModel, Field, StrictStr, create_model
 
 from termnorm.serve.schemas import (
-    DEFAULT_MAX_K,
     Count,
     Name,
+    Score,
     SpecOverrides,
     _Strict,
     attributes_field,
 )
-from termnorm.serve.settings import DEFAULT_MAX_DOCUMENTS
+from termnorm.serve.settings import DEFAULT_MAX_ANNOTATE_K, DEFAULT_MAX_DOCUMENTS
 
 __all__ = [
     "AnnotateIn",
@@ -53,7 +53,9 @@ class AnnotateIn(SpecOverrides):
     documents: list[DocumentIn] = Field(
         min_length=1, max_length=DEFAULT_MAX_DOCUMENTS, description="The documents."
     )
-    k: Count = Field(5, ge=1, le=DEFAULT_MAX_K, description="Candidates kept per annotation.")
+    k: Count = Field(
+        5, ge=1, le=DEFAULT_MAX_ANNOTATE_K, description="Candidates kept per annotation."
+    )
 
 
 class RankedConceptOut(BaseModel):
@@ -61,7 +63,7 @@ class RankedConceptOut(BaseModel):
 
     concept_id: str
     name: str
-    score: float
+    score: Score
     attributes: dict[str, str] = attributes_field()
 
 
@@ -85,7 +87,7 @@ class AnnotationOut(BaseModel):
     text: str
     concept_id: str
     name: str
-    score: float
+    score: Score
     detector: str
     negated: bool
     hypothetical: bool
@@ -96,7 +98,8 @@ class AnnotationOut(BaseModel):
 
 
 class DocumentResult(BaseModel):
-    """One document's annotations, sorted by offsets, or why it has none (``error``)."""
+    """One document's annotations, sorted by offsets (the first ``max_annotations`` when
+    ``truncated``), or why it has none (``error``)."""
 
     doc_id: str
     annotations: list[AnnotationOut]
@@ -105,6 +108,12 @@ class DocumentResult(BaseModel):
         None,
         description="Set when the document was annotated without its abbreviations: Ab3P "
         "could not read them (it crashed on the text), so its short forms were not expanded.",
+    )
+    truncated: bool = Field(
+        False,
+        description="The document had more annotations than the server's limit "
+        "(--max-annotations): the first ones are here; annotate the text after the last "
+        "one again for the rest.",
     )
 
 

@@ -19,12 +19,14 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PlainSerializer,
     StrictBool,
     StrictStr,
     StringConstraints,
     create_model,
 )
 
+from termnorm.search.candidate import SCORE_DECIMALS
 from termnorm.search.query import DEFAULT_MAX_CHARS
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "NormalizeOut",
     "ReadyOut",
     "RelationOut",
+    "Score",
     "SpecOverrides",
     "SynonymPair",
     "SynonymsIn",
@@ -101,6 +104,12 @@ def _integral(value: Any) -> Any:
 
 
 Count = Annotated[int, BeforeValidator(_integral)]
+
+Score = Annotated[
+    float, PlainSerializer(lambda score: round(score, SCORE_DECIMALS), return_type=float)
+]
+"""A score in an answer: written rounded to ``SCORE_DECIMALS`` (6) decimals, as the CLI
+writes it (float32 cosines differ beyond them between processes)."""
 
 Name = Annotated[
     StrictStr,
@@ -193,17 +202,17 @@ class CandidateOut(BaseModel):
 
     concept_id: str
     name: str
-    score: float
+    score: Score
     matched_term: str
     rank: int
     source: str = Field(description='"ontology" or "domain" (a synonym added to the space).')
     term_source: str = Field(description="The KG source of the matched term, or the synonym file.")
     is_preferred: bool
     semantic_types: list[str]
-    recall_score: float | None = Field(
+    recall_score: Score | None = Field(
         None, description="The recall cosine, when a ranker reordered the candidates."
     )
-    ranker_score: float | None = Field(None, description="The ranker's probability.")
+    ranker_score: Score | None = Field(None, description="The ranker's probability.")
     attributes: dict[str, str] = attributes_field()
 
 

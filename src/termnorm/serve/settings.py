@@ -13,6 +13,7 @@ from termnorm.search.spec import PipelineSpec
 
 __all__ = [
     "DEFAULT_MAX_ANNOTATE_CHARS",
+    "DEFAULT_MAX_ANNOTATE_K",
     "DEFAULT_MAX_DOCUMENTS",
     "DEFAULT_MAX_DOCUMENT_CHARS",
     "DEFAULT_MAX_UPLOAD_BYTES",
@@ -28,6 +29,7 @@ DEFAULT_MAX_UPLOAD_COLUMNS = 1_000  # sheets are far narrower; 20k columns is an
 DEFAULT_MAX_DOCUMENTS = 16  # documents per POST /v1/annotate
 DEFAULT_MAX_DOCUMENT_CHARS = 100_000  # a long article; an abstract is ~1,500
 DEFAULT_MAX_ANNOTATE_CHARS = 200_000  # characters per annotate request: seconds of CPU
+DEFAULT_MAX_ANNOTATE_K = 20  # candidates per annotation: ~12 answer bytes a character each
 OVERRIDABLE = ("strategy", "min_score", "namespaces", "semantic_types", "multi")
 """The spec fields a request may set (``POST /v1/normalize``'s, of the same names); the rest
 (the index, model, runtime, learned stages) is the service's, whatever a request says."""
@@ -99,6 +101,29 @@ class ServeSettings:
         "before any work.",
         min=1,
     )
+    max_annotate_k: int = opt(
+        DEFAULT_MAX_ANNOTATE_K,
+        "Largest k of POST /v1/annotate (candidates per annotation); larger answer 422.",
+        min=1,
+    )
+    max_annotations: int = opt(
+        10_000,
+        "Most annotations of one document's annotate result: the rest are cut, the result "
+        "saying truncated: true (annotate the text after the last annotation again).",
+        min=1,
+    )
+    annotate_workers: int = opt(
+        2,
+        "POST /v1/annotate requests worked on at once, each on a thread (the others wait "
+        "their turn): more threads of Python work slow the event loop, /v1/health included.",
+        min=1,
+    )
+    max_answer_mb: float = opt(
+        64.0,
+        "Largest POST /v1/annotate answer in MiB; a larger one answers 413 (ask a smaller k, "
+        "or send fewer or shorter documents).",
+        min=0.001,
+    )
     host: str = opt("127.0.0.1", "Address to listen on.")
     allow_hosts: tuple[str, ...] = opt(
         (),
@@ -131,6 +156,24 @@ class ServeSettings:
         "it while shown).",
         min=0.1,
     )
+    header_timeout_s: float = opt(
+        10.0,
+        "Seconds a client has to send a request's headers (from connecting, or from the "
+        "previous answer); slower: 408 and the connection closed.",
+        min=0.01,
+    )
+    body_timeout_s: float = opt(
+        60.0,
+        "Seconds a client has to send a request's body once its headers arrived; slower: "
+        "408 and the connection closed.",
+        min=0.01,
+    )
+    max_connections: int = opt(
+        512,
+        "A new request answers 503 once this many connections (its own included) are open "
+        "or requests are in flight.",
+        min=1,
+    )
 
     def __post_init__(self) -> None:
         for name in ("allow_hosts", "allow_origins"):  # a list given is kept as a tuple
@@ -157,3 +200,8 @@ class ServeSettings:
         escaped at worst, plus room for each document's other fields (larger: 413)."""
         chars = self.max_annotate_chars * _JSON_BYTES_PER_CHAR
         return _JSON_BODY_SLACK + chars + self.max_documents * _JSON_BYTES_PER_ITEM
+
+    @property
+    def max_answer_bytes(self) -> int:
+        """Largest ``POST /v1/annotate`` answer in bytes (``max_answer_mb``)."""
+        return int(self.max_answer_mb * (1 << 20))
