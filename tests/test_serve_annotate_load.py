@@ -145,7 +145,13 @@ def test_annotations_past_the_limit_are_cut(client: TestClient) -> None:
     assert [a["text"] for a in cut["annotations"]] == ["heart attack"]  # the first by offset
     assert cut["truncated"] is True and cut["error"] is None
     assert [a["text"] for a in one["annotations"]] == ["asthma"] and one["truncated"] is False
-    assert none == {"doc_id": "d2", "annotations": [], "error": None, "truncated": False}
+    assert none == {
+        "doc_id": "d2",
+        "annotations": [],
+        "error": None,
+        "warning": None,
+        "truncated": False,
+    }
 
 
 def test_an_answer_past_the_limit_is_refused(index_dir: Path) -> None:
