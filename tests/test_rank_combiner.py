@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from _recall_fakes import ListRecall
 from termnorm.errors import ArtifactMismatchError
 from termnorm.kg.graph import KnowledgeGraph
-from termnorm.search.candidate import Candidate, RowResult, Source
+from termnorm.search.candidate import Candidate, Source
 from termnorm.search.lexical import TfidfMatcher
 from termnorm.search.stages.combiner.calibration import expected_calibration_error, reliability_bins
 from termnorm.search.stages.combiner.card import load_combined
@@ -103,24 +104,6 @@ def test_candidate_features_by_name() -> None:
 
 
 # ----------------------------------------------------------------------------- deference
-class ListRecall:
-    """A recall stage answering fixed candidate lists by query text."""
-
-    name = "fixed"
-
-    def __init__(self, lists: dict[str, list[Candidate]]) -> None:
-        self.lists = lists
-
-    def alt_ids(self, concept_id: str) -> Sequence[str]:
-        return ()
-
-    def normalize_batch(self, texts: Sequence[str], k: int = 5) -> list[list[Candidate]]:
-        return [r.candidates for r in self.normalize_rows(texts, k)]
-
-    def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
-        return [RowResult(self.lists[str(t)][:k]) for t in texts]
-
-
 class NoiseRanker:
     """A ranker that knows nothing: uniform random probabilities."""
 

@@ -23,6 +23,11 @@ ranking is kept. Scores are capped at 1.0, so a short form that is also a dictio
 ("CD", Celiac Disease) and the expansion the document gives it ("Crohn disease (CD)") both
 match exactly; the document says which one its author meant, the dictionary does not.
 
+**Scores are the recall stage's** (:func:`recall_top`): after a ranker, a candidate's
+``score`` is a learned one and its ``recall_score`` what recall scored; the rankings are
+compared on the latter, so a ranker never turns the choice recall made (e.g. the document's
+definition of its short form) the other way.
+
 ``best`` is the default because it has no threshold to tune; the measured effect of each rule
 is in the README ("Abbreviations from the document", ``benchmarks/abbreviations.py --rules``).
 
@@ -64,6 +69,7 @@ __all__ = [
     "expand_in_documents",
     "file_expansions",
     "parse_expansion_rule",
+    "recall_top",
 ]
 
 
@@ -89,8 +95,20 @@ def parse_expansion_rule(value: ExpansionRule | str) -> ExpansionRule:
         raise ValueError(f"unknown expansion rule {value!r}; known rules: {known}") from None
 
 
-def _top(candidates: Sequence[Candidate]) -> float | None:
-    return round(candidates[0].score, TIE_DECIMALS) if candidates else None
+def recall_top(candidates: Sequence[Candidate]) -> float | None:
+    """The recall stage's best score among ``candidates``, rounded to
+    :data:`~termnorm.search.candidate.TIE_DECIMALS` decimals (``None`` for no candidate): the
+    ``score`` of recalled candidates, the ``recall_score`` of those a ranker reordered
+    (``ranker_score`` set), so a learned score never decides between two rankings. For a
+    ranked list this is the recall top's score whenever it is among the candidates: always
+    when it was an exact match (the ranker keeps it first) or when ``k >= k_c``."""
+    if not candidates:
+        return None
+    best = max(
+        c.recall_score if c.ranker_score is not None and c.recall_score is not None else c.score
+        for c in candidates
+    )
+    return round(best, TIE_DECIMALS)
 
 
 @dataclass(frozen=True)
@@ -112,7 +130,7 @@ class ExpansionChoice:
         empty, the original is kept. Equal top scores keep the expanded ranking: the
         document's own definition of its short form wins a tie with the dictionary.
         """
-        top_o, top_e = _top(original), _top(expanded)
+        top_o, top_e = recall_top(original), recall_top(expanded)
         if top_e is None:
             return False
         if self.rule is ExpansionRule.EXPANDED or top_o is None or top_e == top_o:

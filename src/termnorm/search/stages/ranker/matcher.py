@@ -8,7 +8,9 @@ one (the recall stage: a strategy, a sieve, the plain normalizer) and a
 (:class:`~termnorm.search.stages.ranker.fusion.RankMode`): ``fused`` by
 s = w·sc + (1 − w)·sr (:func:`~termnorm.search.stages.ranker.fusion.fuse`), ``rank`` by the ranker's
 probability, ``recall`` in the recall order without running the ranker (the ablation
-baseline). Ties keep the recall order. The top ``k`` are returned, ranks renumbered, each
+baseline). Ties keep the recall order. In every mode a recall top that matches the query
+exactly stays first (:mod:`~termnorm.search.stages.ranker.deference`): a learned score never
+overrules an exact dictionary match. The top ``k`` are returned, ranks renumbered, each
 candidate keeping ``recall_score`` (the recall cosine), ``ranker_score`` and ``score`` (the
 score it was ordered by).
 
@@ -42,6 +44,7 @@ from termnorm.search.candidate import (
 from termnorm.search.lexical.tfidf import TfidfMatcher
 from termnorm.search.space_matcher import abstained
 from termnorm.search.stages.combiner.model import candidate_features, reorder, tfidf_of
+from termnorm.search.stages.ranker.deference import defer_to_exact
 from termnorm.search.stages.ranker.fusion import (
     DEFAULT_FUSION_WEIGHT,
     DEFAULT_K_C,
@@ -165,10 +168,16 @@ class RankedMatcher(OverRecall):
     def _reorder(
         self, query: str, candidates: list[Candidate], probs: np.ndarray
     ) -> tuple[list[Candidate], np.ndarray]:
-        cosines = np.array([c.score for c in candidates])
+        """``candidates`` (in recall order) ordered by the mode's learned score, the recall's
+        exact match kept first (:func:`defer_to_exact`)."""
+        return defer_to_exact(
+            query, candidates, *reorder(candidates, self._learned(query, candidates, probs), probs)
+        )
+
+    def _learned(self, query: str, candidates: list[Candidate], probs: np.ndarray) -> np.ndarray:
+        """The score the mode orders by: the combiner's probability, the ranker's, or fused."""
         if self.combiner is not None and self.tfidf is not None:
-            features = candidate_features(query, candidates, self.tfidf, probs)
-            return reorder(candidates, self.combiner.predict(features), probs)
+            return self.combiner.predict(candidate_features(query, candidates, self.tfidf, probs))
         if self.mode is RankMode.RANK:
-            return reorder(candidates, probs, probs)
-        return reorder(candidates, fuse(cosines, probs, self.weight), probs)
+            return probs
+        return fuse(np.array([c.score for c in candidates]), probs, self.weight)
