@@ -4,7 +4,10 @@ document texts of each format."""
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,7 @@ from termnorm.mentions import (
     AbbreviationMode,
     DocumentAbbreviations,
     Expansion,
+    abbreviations,
     detect_abbreviations,
     expand,
     make_mention,
@@ -232,6 +236,50 @@ def test_a_document_ab3p_cannot_read_is_expanded_nowhere_and_says_why(
     )
     assert docs.expand("BPAD", "A") == Expansion("bipolar affective disorder", "BPAD")
     assert docs.unread("A") is None
+
+
+HANGING_WORKER = """
+import os, struct, sys, time
+ready = b'{"ready": true}'
+sys.stdout.buffer.write(struct.pack(">I", len(ready)) + ready)
+sys.stdout.buffer.flush()
+with open(sys.argv[0] + ".pid", "w") as f:
+    f.write(str(os.getpid()))
+sys.stdin.buffer.read(4)  # a document comes; no answer ever does
+time.sleep(600)
+"""
+"""A worker that starts as Ab3P's does, then never answers (what a hang looks like)."""
+
+
+def test_a_worker_that_never_answers_is_killed_at_the_deadline_and_the_document_is_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("pyab3p")
+    script = tmp_path / "hanging_worker.py"
+    script.write_text(HANGING_WORKER, encoding="utf-8")
+    abbreviations._close_worker()  # the next call starts the hanging one
+    monkeypatch.setattr(abbreviations, "_WORKER_SCRIPT", script)
+    docs = DocumentAbbreviations(
+        {"A": DOC_A}, detector=functools.partial(detect_abbreviations, timeout=0.5)
+    )
+    started = time.monotonic()
+    assert docs.expand("BPAD", "A") == Expansion("BPAD", None)
+    assert 0.5 <= time.monotonic() - started < 2.5
+    assert docs.unread("A") == (
+        "Ab3P did not answer on this document within 0.5 s (its worker was stopped); its "
+        "abbreviations were not read, so its short forms are not expanded"
+    )
+    with pytest.raises(ProcessLookupError):  # killed and reaped
+        os.kill(int(script.with_suffix(".py.pid").read_text()), 0)
+
+    monkeypatch.undo()  # Ab3P's own worker again: the next document is read
+    found = detect_abbreviations(DOC_A)
+    assert [(a.short_form, a.long_form) for a in found] == [("BPAD", "bipolar affective disorder")]
+
+
+def test_a_deadline_that_is_not_positive_is_refused() -> None:
+    with pytest.raises(ValueError, match="timeout must be positive seconds, got 0"):
+        detect_abbreviations(DOC_A, timeout=0)
 
 
 # ----------------------------------------------------------------- document texts

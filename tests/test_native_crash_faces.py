@@ -2,6 +2,9 @@
 ``POST /v1/normalize/file``, ``termnorm annotate`` and a batch file answer, the document is
 annotated and normalized without its short forms, and its row says so.
 
+``termnorm serve --project`` (a mapping project's service, where ``/v1/annotate`` needs no
+token) answers it the same way.
+
 The document is the issue's (a 100,000-character run of bracketed short forms with no full
 stop, within every documented limit), written with names of the tiny KG so that spans are
 found and Ab3P runs. The CLI and the batch file run in a subprocess, so that a crash would be
@@ -27,7 +30,10 @@ pytest.importorskip("python_multipart")
 
 from fastapi.testclient import TestClient
 
-from _serve_fixtures import cached_tiny_index, serving
+from _project_fixtures import write_codes
+from _serve_fixtures import LOCAL, cached_tiny_index, serving, wait_ready
+from termnorm.projects import PipelineSettings, init_project
+from termnorm.serve import create_app
 
 CRASHING = ("heart attack (MI) and asthma (BA) " * 2703)[:100_000]
 """Ab3P segfaults on this text (the issue's shape; 100,000 characters, no full stop)."""
@@ -43,6 +49,21 @@ def index_dir(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) ->
 @pytest.fixture(scope="module")
 def client(index_dir: Path) -> Iterator[TestClient]:
     with serving(index_dir) as client:  # the default limits: 100,000 characters a document
+        yield client
+
+
+@pytest.fixture(scope="module")
+def project_client(
+    index_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[TestClient]:
+    """A client of ``serve --project p`` over a new project on the tiny index (SQLite)."""
+    root = tmp_path_factory.mktemp("native_crash_project")
+    db = str(root / "projects.db")
+    settings = PipelineSettings.of(index=index_dir)
+    init_project("p", write_codes(root / "codes.csv"), "code", "label", settings=settings, db=db)
+    app = create_app(index_dir, project="p", project_db=db)
+    with TestClient(app, base_url=LOCAL, raise_server_exceptions=False) as client:
+        wait_ready(client)
         yield client
 
 
@@ -85,6 +106,18 @@ def test_annotate_route_answers_and_says_the_short_forms_were_not_read(
     assert fine["warning"] is None
     assert [a["concept_id"] for a in fine["annotations"]] == ["T:0004"]
     assert client.get("/v1/health").status_code == 200  # the process lives
+
+
+def test_annotate_on_a_projects_service_answers_and_the_service_lives(
+    project_client: TestClient,
+) -> None:
+    documents = [{"id": "crash", "text": CRASHING}]
+    answer = project_client.post("/v1/annotate", json={"documents": documents, "min_score": 0.99})
+    assert answer.status_code == 200, answer.text[:300]
+    (crash,) = answer.json()["results"]
+    assert crash["error"] is None and CRASHED in crash["warning"]
+    assert {a["concept_id"] for a in crash["annotations"]} >= {"T:0001", "T:0004"}
+    assert project_client.get("/v1/health").status_code == 200  # the process lives
 
 
 def test_upload_with_the_document_column_answers_every_row(client: TestClient) -> None:

@@ -1,7 +1,8 @@
 """The spaCy component ``termnorm`` on ``spacy.blank("en")``: found through the entry point
 pyproject declares (no import of termnorm), the library's annotations as entities with
 their extensions, a config generated from the spec and checked, a ``to_disk``/``load``
-round trip, and spans that cannot be entities logged, not lost silently."""
+round trip, spans that cannot be entities logged, not lost silently, and a document whose
+abbreviations Ab3P could not read saying so on the ``Doc``."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 spacy = pytest.importorskip("spacy")
 
 from termnorm.annotate.annotation import Annotation  # noqa: E402
+from termnorm.annotate.pipeline import DocumentAnnotations  # noqa: E402
 from termnorm.errors import ArtifactMismatchError, MissingExtraError  # noqa: E402
 from termnorm.search.spec import PipelineSpec  # noqa: E402
 
@@ -137,8 +139,8 @@ class _Fixed:
     def __init__(self, annotations: list[Annotation]) -> None:
         self.annotations = annotations
 
-    def annotate(self, text: str, doc_id: str = "") -> list[Annotation]:
-        return self.annotations
+    def annotate_document(self, text: str, doc_id: str = "") -> DocumentAnnotations:
+        return DocumentAnnotations(doc_id, self.annotations)
 
 
 def _annotation(text: str, start: int, end: int, concept_id: str) -> Annotation:
@@ -183,6 +185,27 @@ def test_entities_of_an_earlier_component_are_kept(
         doc = nlp(text)
     assert [(e.text, e.label_) for e in doc.ents] == [("pain", "SYMPTOM"), ("today", "T:8")]
     assert "'chest pain' [0:10] (T:9) left out: it overlaps" in caplog.text
+
+
+CRASHING = ("heart attack (MI) and asthma (BA) " * 2703)[:100_000]
+"""Ab3P segfaults on this text (tests/test_native_crash_faces.py): 100,000 characters, no
+full stop, with names of the tiny KG."""
+
+
+def test_a_doc_whose_abbreviations_cannot_be_read_carries_the_warning(
+    component_module: object, index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("pyab3p")
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+    nlp = spacy.blank("en")
+    nlp.add_pipe("termnorm", config={"index": str(index_dir), "min_score": 0.99})
+    crashed = nlp(CRASHING)
+    assert crashed._.termnorm_warning.startswith("Ab3P crashed on this document (killed by SIG")
+    assert "its short forms are not expanded" in crashed._.termnorm_warning
+    assert {e.kb_id_ for e in crashed.ents} == {"T:0001", "T:0004"}  # still annotated
+    fine = nlp("History of asthma (BA).")
+    assert fine._.termnorm_warning is None
+    assert [e.kb_id_ for e in fine.ents] == ["T:0004"]
 
 
 def test_without_spacy_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -66,3 +66,7 @@ def _user_message(exc: Exception) -> str:
 
         return str(not_writable(exc))
     return str(exc)
+
+
+if __name__ == "__main__":  # python -m termnorm.cli.main
+    main()

@@ -12,7 +12,10 @@ what it found onto the ``Doc``:
 * span extensions: ``span._.termnorm_concepts`` the ranked ``[(concept_id, name, score),
   ...]`` (as scispaCy's ``kb_ents``), ``span._.termnorm_negated`` / ``_hypothetical`` /
   ``_historical`` / ``_family`` the ConText flags, ``span._.termnorm_annotation`` the whole
-  :class:`~termnorm.annotate.annotation.Annotation` (score, detector, provenance).
+  :class:`~termnorm.annotate.annotation.Annotation` (score, detector, provenance);
+* the doc extension ``doc._.termnorm_warning``: why the document's abbreviations could not
+  be read (Ab3P crashed on it or did not answer in time: its short forms were not expanded,
+  the rest is annotated), ``None`` when they were read or none were looked for.
 
 Its config is generated from :class:`~termnorm.search.spec.PipelineSpec`'s fields (their
 JSON form, as ``PipelineSpec.to_dict`` writes them) plus ``k`` (candidates kept per
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CONFIG",
+    "DOC_EXTENSIONS",
     "EXTENSIONS",
     "FACTORY",
     "TermnormComponent",
@@ -64,6 +68,8 @@ FACTORY = "termnorm"
 FLAGS = ("negated", "hypothetical", "historical", "family")
 EXTENSIONS = ("termnorm_concepts", "termnorm_annotation", *(f"termnorm_{f}" for f in FLAGS))
 """The ``Span`` extensions the component sets (``span._.NAME``)."""
+DOC_EXTENSIONS = ("termnorm_warning",)
+"""The ``Doc`` extensions the component sets (``doc._.NAME``)."""
 
 _OWN = {"k": 5, "label": None}
 DEFAULT_CONFIG: dict[str, Any] = {**PipelineSpec().to_dict(), **_OWN}
@@ -102,13 +108,15 @@ class TermnormComponent:
         self.annotator: Annotator = Annotator(spec, k=k)
 
     def __call__(self, doc: Doc) -> Doc:
-        """``doc`` with its entities and their extensions set (module doc)."""
+        """``doc`` with its entities, their extensions and its warning set (module doc)."""
+        found = self.annotator.annotate_document(doc.text)
         spans = [
             span
-            for annotation in self.annotator.annotate(doc.text)
+            for annotation in found.annotations
             if (span := self._span(doc, annotation)) is not None
         ]
         doc.ents = _without_overlaps([*doc.ents, *spans])
+        doc._.termnorm_warning = found.warning
         return doc
 
     def _span(self, doc: Doc, annotation: Annotation) -> Span | None:
@@ -160,9 +168,12 @@ def _without_overlaps(spans: list[Span]) -> list[Span]:
 
 
 def _register_extensions() -> None:
-    for name in EXTENSIONS:
-        if not Span.has_extension(name):
-            Span.set_extension(name, default=None)
+    """Register :data:`EXTENSIONS` on ``Span`` and :data:`DOC_EXTENSIONS` on ``Doc`` (each
+    once, default ``None``)."""
+    for owner, names in ((Span, EXTENSIONS), (Doc, DOC_EXTENSIONS)):
+        for name in names:
+            if not owner.has_extension(name):
+                owner.set_extension(name, default=None)
 
 
 def make_component(nlp: Language, name: str, **config: Any) -> TermnormComponent:

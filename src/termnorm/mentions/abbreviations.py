@@ -24,7 +24,11 @@ segmentation fault on a long run of text), and documents come from anyone (the s
 A crash ends the worker only: :func:`detect_abbreviations` raises :class:`AbbreviationError`
 for that document and the next call starts a new worker. :class:`DocumentAbbreviations`
 reports such a document as unread (:meth:`DocumentAbbreviations.unread`) and expands none of
-its mentions, so the document is still normalized, without its short forms. Text that is
+its mentions, so the document is still normalized, without its short forms. A worker that
+does not answer within a deadline (:data:`AB3P_TIMEOUT`, 30 s by default, a thousand times
+what Ab3P takes on a 100,000-character document; the ``timeout`` of
+:func:`detect_abbreviations`) is killed and its document reported the same way, so a hang
+never holds a request forever. Text that is
 not valid Unicode (a lone surrogate) is sent with ``?`` in place of each such code point.
 Ab3P's own diagnostics (``Failed to find sentence: ...``, written when it cannot map a
 sentence back to the text) go to the null device in the worker; they never reach the
@@ -53,6 +57,7 @@ from termnorm.mentions.ab3p_worker import read_message, write_message
 from termnorm.mentions.mention import Mention
 
 __all__ = [
+    "AB3P_TIMEOUT",
     "Abbreviation",
     "AbbreviationError",
     "AbbreviationMode",
@@ -65,6 +70,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+AB3P_TIMEOUT = 30.0
+"""Seconds Ab3P may take on one document before its worker is killed (module doc)."""
 
 _lock = threading.Lock()
 _WORKER_SCRIPT = Path(__file__).with_name("ab3p_worker.py")
@@ -157,14 +165,31 @@ class _Worker:
         payload = read_message(self._pipes[1])
         return None if payload is None else json.loads(payload)
 
-    def pairs(self, text: str) -> list[list[object]]:
+    def pairs(self, text: str, timeout: float) -> list[list[object]]:
         """Ab3P's ``[short, long, precision]`` triples of ``text``; :class:`AbbreviationError`
-        when the worker fails on it or dies (then :attr:`alive` is false)."""
+        when the worker fails on it, dies, or has not answered after ``timeout`` seconds (it
+        is then killed); after a death or a kill :attr:`alive` is false."""
+        expired = threading.Event()
+
+        def kill() -> None:
+            expired.set()
+            self.process.kill()  # the blocked write or read below then ends
+
+        timer = threading.Timer(timeout, kill)
+        timer.start()
         try:
             write_message(self._pipes[0], text.encode("utf-8", "replace"))
             reply = self._receive()
         except BrokenPipeError:
             reply = None
+        finally:
+            timer.cancel()
+        if reply is None and expired.is_set():
+            self.process.wait()
+            raise AbbreviationError(
+                f"Ab3P did not answer on this document within {timeout:g} s (its worker was "
+                "stopped); its abbreviations were not read, so its short forms are not expanded"
+            )
         if reply is None:
             raise AbbreviationError(
                 f"Ab3P crashed on this document ({_exit_reason(self.process.wait())}); its "
@@ -216,19 +241,22 @@ def _close_worker() -> None:
         _worker = None
 
 
-def detect_abbreviations(text: str) -> list[Abbreviation]:
+def detect_abbreviations(text: str, timeout: float = AB3P_TIMEOUT) -> list[Abbreviation]:
     """The short-form/long-form pairs Ab3P finds in ``text``, in document order.
 
     Ab3P runs in a worker process (module doc): raises :class:`AbbreviationError` when it
-    crashes or fails on ``text`` (the next call starts a new worker), and
+    crashes or fails on ``text``, or has not answered after ``timeout`` seconds (the worker
+    is then killed; the next call starts a new one), and
     :class:`~termnorm.errors.MissingExtraError` when ``pyab3p`` is not installed. Nothing
-    Ab3P prints reaches the caller's standard output or error.
+    Ab3P prints reaches the caller's standard output or error. ``timeout`` must be positive.
     """
+    if timeout <= 0:
+        raise ValueError(f"timeout must be positive seconds, got {timeout}")
     if not text.strip():
         return []
     _require_ab3p()
     with _lock:
-        found = _current_worker().pairs(text)
+        found = _current_worker().pairs(text, timeout)
     return [Abbreviation(str(sf), str(lf), float(p)) for sf, lf, p in found]  # type: ignore[arg-type]
 
 
