@@ -31,6 +31,7 @@ _NAMES = {
     "engines": "RayWorkerError",
     "io.output_lock": "OutputBusyError",
     "io.resumable": "ResumeError",
+    "mentions.abbreviations": "AbbreviationError",
     "projects.errors": "ProjectError ProjectNotFoundError ProjectExistsError UnknownCodeError "
     "DecisionError StaleRowError LeaseHeldError ReviewerError DuplicateCodesError "
     "SourceChangedError SchemaTooNewError DatabaseBusyError DatabaseUnreachableError",
@@ -41,6 +42,7 @@ _NAMES = {
 }
 
 __all__ = [
+    "AbbreviationError",
     "ArtifactMismatchError",
     "Candidate",
     "ConceptInfo",
@@ -123,6 +125,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from termnorm.io.output_lock import OutputBusyError
     from termnorm.io.resumable import ResumeError
     from termnorm.kg.graph import KnowledgeGraph
+    from termnorm.mentions.abbreviations import AbbreviationError
     from termnorm.projects.errors import (
         DatabaseBusyError,
         DatabaseUnreachableError,
