@@ -183,6 +183,8 @@ def test_cli_language_option_and_jsonl_lang(
     rows = {row["doc_id"]: row for row in map(json.loads, out.splitlines())}
     assert not rows["a"]["negated"] and rows["a"]["provenance"]["assertion_language"] == "en"
     assert rows["b"]["negated"] and rows["b"]["provenance"]["assertion_language"] == "fr"
+    code, out, err = run_main(["annotate", "Pas d'hypertension.", *base], capsys)
+    assert code == 0 and "negated" in out and "assertion rules: fr (detected)" in err
     code, _, err = run_main(["annotate", str(source), *base, "--language", ""], capsys)
     assert code != 0 and "--language" in err
 
