@@ -70,169 +70,34 @@ class LanguageChoice(NamedTuple):
     declared: str | None = None
 
 
+def _listed(words: str) -> frozenset[str]:
+    """The white-space separated ``words`` as a set."""
+    return frozenset(words.split())
+
+
 # Frequent words of each language in clinical text: function words and the commonest
 # triggers. A word listed under several languages ("de", "no", "la") counts a share to each.
 _WORDS: dict[RuleLanguage, frozenset[str]] = {
-    RuleLanguage.EN: frozenset(
-        [
-            "the",
-            "and",
-            "of",
-            "with",
-            "no",
-            "not",
-            "is",
-            "was",
-            "in",
-            "for",
-            "to",
-            "a",
-            "an",
-            "on",
-            "at",
-            "patient",
-            "history",
-            "denies",
-            "without",
-            "has",
-            "had",
-            "this",
-            "that",
-            "or",
-            "by",
-            "which",
-            "but",
-        ]
+    RuleLanguage.EN: _listed(
+        "the and of with no not is was in for to a an on at patient history denies without "
+        "has had this that or by which but"
     ),
-    RuleLanguage.FR: frozenset(
-        [
-            "le",
-            "la",
-            "les",
-            "de",
-            "des",
-            "du",
-            "et",
-            "pas",
-            "est",
-            "une",
-            "un",
-            "avec",
-            "sans",
-            "dans",
-            "sur",
-            "pour",
-            "au",
-            "aux",
-            "aucun",
-            "aucune",
-            "patient",
-            "patiente",
-            "antécédents",
-            "antécédent",
-            "présente",
-            "absence",
-            "suspicion",
-            "chez",
-            "il",
-            "elle",
-            "ne",
-            "n'a",
-            "mais",
-            "ni",
-            "non",
-            "qui",
-        ]
+    RuleLanguage.FR: _listed(
+        "le la les de des du et pas est une un avec sans dans sur pour au aux aucun aucune "
+        "patient patiente antécédents antécédent présente absence suspicion chez il elle ne "
+        "mais ni non qui"
     ),
-    RuleLanguage.DE: frozenset(
-        [
-            "der",
-            "die",
-            "das",
-            "und",
-            "mit",
-            "kein",
-            "keine",
-            "keinen",
-            "nicht",
-            "ist",
-            "ein",
-            "eine",
-            "einer",
-            "bei",
-            "auf",
-            "zu",
-            "von",
-            "im",
-            "ohne",
-            "patient",
-            "patientin",
-            "verdacht",
-            "zustand",
-            "nach",
-            "wurde",
-            "des",
-            "dem",
-            "den",
-            "mit",
-            "aber",
-        ]
+    RuleLanguage.DE: _listed(
+        "der die das und mit kein keine keinen nicht ist ein eine einer bei auf zu von im "
+        "ohne patient patientin verdacht zustand nach wurde des dem den aber"
     ),
-    RuleLanguage.ES: frozenset(
-        [
-            "el",
-            "la",
-            "los",
-            "las",
-            "de",
-            "del",
-            "y",
-            "con",
-            "sin",
-            "no",
-            "es",
-            "un",
-            "una",
-            "por",
-            "que",
-            "en",
-            "paciente",
-            "presenta",
-            "refiere",
-            "niega",
-            "antecedentes",
-            "sospecha",
-            "se",
-            "al",
-            "pero",
-            "ni",
-        ]
+    RuleLanguage.ES: _listed(
+        "el la los las de del y con sin no es un una por que en paciente presenta refiere "
+        "niega antecedentes sospecha se al pero ni"
     ),
-    RuleLanguage.NL: frozenset(
-        [
-            "de",
-            "het",
-            "een",
-            "en",
-            "met",
-            "geen",
-            "niet",
-            "van",
-            "is",
-            "bij",
-            "op",
-            "zonder",
-            "werd",
-            "patiënt",
-            "patient",
-            "in",
-            "voorgeschiedenis",
-            "verdenking",
-            "er",
-            "ook",
-            "maar",
-            "dat",
-        ]
+    RuleLanguage.NL: _listed(
+        "de het een en met geen niet van is bij op zonder werd patiënt patient in "
+        "voorgeschiedenis verdenking er ook maar dat"
     ),
 }
 _ORDER = tuple(RuleLanguage)
