@@ -163,12 +163,16 @@ def test_annotation_round_trips_through_its_dict() -> None:
         family=True,
         candidates=(("T:0004", "asthma", 0.97), ("T:0009", "lung disease", 0.5)),
         matched_term="asthma",
+        assertion_language="de",
+        assertion_language_source="declared",
     )
     row = a.to_dict()
     assert row["provenance"] == {
         "detector": "dictionary+tagger",
         "matched_term": "asthma",
         "expanded_from": None,
+        "assertion_language": "de",
+        "assertion_language_source": "declared",
     }
     assert row["candidates"][1] == {"concept_id": "T:0009", "name": "lung disease", "score": 0.5}
     assert Annotation.from_dict(row) == a

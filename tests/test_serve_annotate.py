@@ -65,6 +65,25 @@ def test_documents_get_the_librarys_annotations(client: TestClient, index_dir: P
     assert all(TEXT[a["start"] : a["end"]] == a["text"] for a in first)
 
 
+def test_the_request_language_and_a_document_lang_choose_the_assertion_rules(
+    client: TestClient,
+) -> None:
+    documents = [
+        {"id": "a", "text": "Pas d'hypertension."},
+        {"id": "b", "text": "Pas d'hypertension.", "lang": "fr"},
+    ]
+    body = {"documents": documents, "min_score": 0.99, "language": "en"}
+    answer = client.post("/v1/annotate", json=body)
+    assert answer.status_code == 200, answer.text
+    found = {r["doc_id"]: r["annotations"][0] for r in answer.json()["results"]}
+    assert not found["a"]["negated"]
+    assert found["a"]["provenance"]["assertion_language"] == "en"
+    assert found["b"]["negated"]
+    assert found["b"]["provenance"]["assertion_language_source"] == "declared"
+    bad = client.post("/v1/annotate", json={**body, "language": "no language"})
+    assert bad.status_code == 422
+
+
 def test_a_bad_document_is_answered_in_its_own_result(client: TestClient) -> None:
     texts = ("x" * 61, "asthma\x00\x01", "Sick headache.")
     body = _annotate(client, *texts, min_score=0.99).json()

@@ -102,10 +102,12 @@ def component_module() -> object:
     return importlib.import_module("termnorm.integrations.spacy_component")
 
 
-def test_the_config_is_the_spec_plus_k_and_label(component_module: object, index_dir: Path) -> None:
+def test_the_config_is_the_spec_plus_k_label_and_language(
+    component_module: object, index_dir: Path
+) -> None:
     from termnorm.integrations.spacy_component import DEFAULT_CONFIG
 
-    assert set(DEFAULT_CONFIG) == set(PipelineSpec().to_dict()) | {"k", "label"}
+    assert set(DEFAULT_CONFIG) == set(PipelineSpec().to_dict()) | {"k", "label", "language"}
     nlp = spacy.blank("en")
     config = {"index": str(index_dir), "strategy": "o-t", "k": 2}
     pipe = nlp.add_pipe("termnorm", config=config)
@@ -206,6 +208,22 @@ def test_a_doc_whose_abbreviations_cannot_be_read_carries_the_warning(
     fine = nlp("History of asthma (BA).")
     assert fine._.termnorm_warning is None
     assert [e.kb_id_ for e in fine.ents] == ["T:0004"]
+
+
+def test_the_language_config_chooses_the_assertion_rules(
+    component_module: object, index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+    config = {"index": str(index_dir), "min_score": 0.99}
+    detected = spacy.blank("fr")
+    detected.add_pipe("termnorm", config=config)
+    (ent,) = detected("Pas d'hypertension.").ents
+    assert ent._.termnorm_negated and ent._.termnorm_annotation.assertion_language == "fr"
+    declared = spacy.blank("fr")
+    declared.add_pipe("termnorm", config={**config, "language": "en"})
+    (ent,) = declared("Pas d'hypertension.").ents
+    assert not ent._.termnorm_negated
+    assert ent._.termnorm_annotation.assertion_language_source == "declared"
 
 
 def test_without_spacy_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

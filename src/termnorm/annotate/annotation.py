@@ -28,7 +28,10 @@ class Annotation:
     ``detector``: the detector(s) that found the span (``"dictionary"``, ``"tagger"``,
     ``"dictionary+tagger"``); ``matched_term``: the index term (or domain synonym) the top
     candidate matched; ``expanded_from``: the span's text when the document's abbreviation
-    expanded it (``text`` is then the short form, and the search used the long form).
+    expanded it (``text`` is then the short form, and the search used the long form);
+    ``assertion_language``: the language whose assertion rules set the flags, and
+    ``assertion_language_source`` where it came from (``declared``, ``detected`` or
+    ``fallback``: :mod:`termnorm.annotate.languages`).
     """
 
     doc_id: str
@@ -46,10 +49,13 @@ class Annotation:
     candidates: tuple[RankedConcept, ...] = ()
     matched_term: str = ""
     expanded_from: str | None = None
+    assertion_language: str = "en"
+    assertion_language_source: str = "fallback"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (one JSON Lines row): the fields, ``candidates`` as objects, and
-        ``provenance`` (``detector``, ``matched_term``, ``expanded_from``)."""
+        ``provenance`` (``detector``, ``matched_term``, ``expanded_from``,
+        ``assertion_language``, ``assertion_language_source``)."""
         return {
             "doc_id": self.doc_id,
             "start": self.start,
@@ -71,6 +77,8 @@ class Annotation:
                 "detector": self.detector,
                 "matched_term": self.matched_term,
                 "expanded_from": self.expanded_from,
+                "assertion_language": self.assertion_language,
+                "assertion_language_source": self.assertion_language_source,
             },
         }
 
@@ -98,4 +106,6 @@ class Annotation:
             ),
             matched_term=str(provenance.get("matched_term", "")),
             expanded_from=provenance.get("expanded_from"),
+            assertion_language=str(provenance.get("assertion_language", "en")),
+            assertion_language_source=str(provenance.get("assertion_language_source", "fallback")),
         )

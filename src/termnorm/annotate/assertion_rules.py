@@ -13,7 +13,11 @@ are comments):
 - ``max_scope``: at most this many words in scope on each side; empty for the whole
   sentence.
 
-The shipped English rules are ``termnorm/annotate/data/context_rules.tsv``. One literal has
+The shipped rules are ``termnorm/annotate/data/context_rules.tsv`` (English) and
+``context_rules_LANG.tsv`` for French, German, Spanish and Dutch
+(:meth:`AssertionRules.for_language`; :mod:`termnorm.annotate.languages` chooses one per
+document). An apostrophe in a literal matches a straight or a typographic one, and a literal
+that ends with one ("pas d'") needs no space before the next word. One literal has
 one rule: :meth:`AssertionRules.extend` lets a user's file add literals and replace the
 shipped rule of a literal it repeats.
 """
@@ -29,7 +33,16 @@ from importlib import resources
 from pathlib import Path
 from typing import TypeVar
 
-__all__ = ["AssertionRule", "AssertionRules", "Category", "Direction", "default_rules_path"]
+from termnorm.annotate.languages import RuleLanguage
+
+__all__ = [
+    "AssertionRule",
+    "AssertionRules",
+    "Category",
+    "Direction",
+    "default_rules_path",
+    "rules_path",
+]
 
 HEADER = ("literal", "category", "direction", "max_scope")
 
@@ -60,8 +73,8 @@ _SCOPELESS = (Category.TERMINATE, Category.PSEUDO)
 
 
 def literal_key(literal: str) -> str:
-    """The form a literal is looked up by: lower case, single spaces."""
-    return " ".join(literal.lower().split())
+    """The form a literal is looked up by: lower case, single spaces, straight apostrophes."""
+    return " ".join(literal.lower().replace("\u2019", "'").split())
 
 
 @dataclass(frozen=True)
@@ -123,6 +136,12 @@ class AssertionRules:
         return _default_rules()
 
     @classmethod
+    def for_language(cls, language: RuleLanguage | str) -> AssertionRules:
+        """The shipped rules of ``language`` (a :class:`RuleLanguage` or its code), read once
+        per process; ``ValueError`` listing the languages that have rules."""
+        return _language_rules(_rule_language(language))
+
+    @classmethod
     def from_file(cls, path: Path | str) -> AssertionRules:
         """The rules of a TSV file alone (see the module docstring for its columns);
         ``ValueError`` naming the file and line for a bad row."""
@@ -151,9 +170,40 @@ def _default_rules() -> AssertionRules:
     return AssertionRules.from_file(default_rules_path())
 
 
+@functools.cache
+def _language_rules(language: RuleLanguage) -> AssertionRules:
+    """The shipped rules of ``language``, read on first use."""
+    if language is RuleLanguage.EN:
+        return _default_rules()
+    return AssertionRules.from_file(rules_path(language))
+
+
+def _rule_language(language: RuleLanguage | str) -> RuleLanguage:
+    """``language`` as a :class:`RuleLanguage`; ``ValueError`` listing the known ones."""
+    try:
+        return RuleLanguage(language)
+    except ValueError:
+        known = ", ".join(member.value for member in RuleLanguage)
+        raise ValueError(
+            f"no shipped assertion rules for the language {language!r} (known: {known})"
+        ) from None
+
+
 def default_rules_path() -> Path:
     """Path of the shipped English rule file."""
-    return Path(str(resources.files("termnorm.annotate") / "data" / "context_rules.tsv"))
+    return rules_path(RuleLanguage.EN)
+
+
+def rules_path(language: RuleLanguage | str) -> Path:
+    """Path of the shipped rule file of ``language`` (``context_rules.tsv`` for English,
+    ``context_rules_LANG.tsv`` for the others)."""
+    language = _rule_language(language)
+    name = (
+        "context_rules.tsv"
+        if language is RuleLanguage.EN
+        else f"context_rules_{language.value}.tsv"
+    )
+    return Path(str(resources.files("termnorm.annotate") / "data" / name))
 
 
 def _compile(by_key: dict[str, AssertionRule]) -> re.Pattern[str]:
@@ -161,7 +211,7 @@ def _compile(by_key: dict[str, AssertionRule]) -> re.Pattern[str]:
     edges only (so ``;`` and ``r/o`` match next to a word)."""
     alternatives = []
     for key in sorted(by_key, key=lambda k: (-len(k), k)):
-        body = r"\s+".join(re.escape(word) for word in key.split(" "))
+        body = r"\s+".join(re.escape(word) for word in key.split(" ")).replace("'", "['\u2019]")
         before = r"(?<!\w)" if re.match(r"\w", key) else ""
         after = r"(?!\w)" if re.search(r"\w$", key) else ""
         alternatives.append(f"{before}{body}{after}")

@@ -30,6 +30,7 @@ from termnorm.annotate.formats import (
     jsonl_rows,
     pubtator_lines,
 )
+from termnorm.annotate.languages import AUTO
 from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS, Annotator, DocumentAnnotations
 from termnorm.annotate.windows import DEFAULT_MAX_CHARS
 
@@ -57,9 +58,10 @@ DEFAULT_CHUNK_DOCS = 256
 class AnnotateSettings:
     """How each document is annotated, besides the pipeline spec: ``k`` candidates kept per
     annotation, the detectors' ``window_chars``, the longest document accepted
-    (``max_document_chars``), an assertion ``rules`` TSV added to the default rules, and the
-    detectors (``detectors``: dictionary, tagger or both; ``ner``: the span tagger's folder;
-    :func:`~termnorm.annotate.detectors.select_detectors`)."""
+    (``max_document_chars``), an assertion ``rules`` TSV added to the shipped rules of each
+    document's language, the documents' ``language`` (``auto``: detected, a JSON Lines
+    document's ``lang`` wins), and the detectors (``detectors``: dictionary, tagger or both;
+    ``ner``: the span tagger's folder; :func:`~termnorm.annotate.detectors.select_detectors`)."""
 
     k: int = 5
     window_chars: int = DEFAULT_MAX_CHARS
@@ -67,26 +69,28 @@ class AnnotateSettings:
     rules: Path | None = None
     ner: Path | None = None
     detectors: str | None = None
+    language: str = AUTO
 
     def annotator(self, spec: PipelineSpec, matcher: RowMatcher | None = None) -> Annotator:
         """The :class:`Annotator` of ``spec`` with these settings (``matcher``: already
         built; else the annotator builds it on its first document)."""
-        rules = None
+        extra_rules = None
         if self.rules is not None:
             from termnorm.annotate.assertion_rules import AssertionRules
 
-            rules = AssertionRules.default().extend(AssertionRules.from_file(self.rules))
+            extra_rules = AssertionRules.from_file(self.rules)
         from termnorm.annotate.detectors import select_detectors
 
         chosen = select_detectors(self.detectors, self.ner, spec)
         return Annotator(
             spec,
             chosen,
-            rules=rules,
             k=self.k,
             max_chars=self.window_chars,
             max_document_chars=self.max_document_chars,
             matcher=matcher,
+            language=self.language,
+            extra_rules=extra_rules,
         )
 
     def record(self) -> dict[str, Any]:
@@ -147,7 +151,7 @@ def annotate_chunk(
 ) -> RenderedChunk:
     """``docs`` annotated and rendered in ``fmt``, in order; a document that could not be read
     keeps its read error, one refused by the annotator its refusal, and the others go on."""
-    readable = [(d.doc_id, d.text) for d in docs if d.text is not None]
+    readable = [(d.doc_id, d.text, d.lang) for d in docs if d.text is not None]
     results = iter(annotator.annotate_many(readable))
     lines: list[str] = []
     files: dict[str, str] = {}

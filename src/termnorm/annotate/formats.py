@@ -7,7 +7,8 @@
   file stem; the text is read as written (CRLF kept, a BOM dropped), so offsets index into it;
 - a folder: each ``*.txt`` file in it (sorted by name), id the file stem;
 - JSON Lines (``.jsonl``/``.ndjson``): one document per line, its ``id_field`` and
-  ``text_field`` (default ``id`` and ``text``);
+  ``text_field`` (default ``id`` and ``text``), and its language tag when it has a string
+  ``lang`` field (the assertion rules of that language apply, :mod:`termnorm.annotate.languages`);
 - PubTator (a file whose first line is ``PMID|t|…``): title and abstract joined by one
   newline, as :mod:`termnorm.mentions.pubtator` reads them (offsets agree with PubTator's).
 
@@ -74,11 +75,13 @@ class OutputFormat(str, Enum):
 
 
 class InputDocument(NamedTuple):
-    """A document to annotate (``text``), or why it could not be read (``error``)."""
+    """A document to annotate (``text``), or why it could not be read (``error``);
+    ``lang``: the language tag the document declares (JSON Lines ``lang``), else ``None``."""
 
     doc_id: str
     text: str | None
     error: str | None = None
+    lang: str | None = None
 
 
 # ------------------------------------------------------------------ reading
@@ -206,7 +209,14 @@ def _jsonl_document(
     if not isinstance(text, str):
         got = "null" if text is None else type(text).__name__
         return InputDocument(doc_id, None, f"{path}:{line_no}: {text_field!r} is {got}, not text")
-    return InputDocument(doc_id, text)
+    lang = record.get("lang")
+    if lang is not None and (not isinstance(lang, str) or not lang.strip()):
+        return InputDocument(
+            doc_id,
+            None,
+            f"{path}:{line_no}: 'lang' is {lang!r}; give a language tag such as \"fr\"",
+        )
+    return InputDocument(doc_id, text, lang=lang)
 
 
 # ------------------------------------------------------------------ writing

@@ -11,7 +11,9 @@
    defines are expanded, :mod:`termnorm.search.context`);
 3. **drop** — spans left with no candidate (none reached the spec's ``min_score``: not a
    concept) or refused by the normalizer (e.g. longer than its ``max_chars``; logged);
-4. **assert** — the ConText flags of each kept span over :func:`sentence_spans`;
+4. **assert** — the ConText flags of each kept span over :func:`sentence_spans`, with the
+   rules of the document's language (:func:`~termnorm.annotate.languages.choose_language`:
+   the document's ``lang``, else the annotator's ``language``, else detected, else English);
 5. :class:`Annotation`\\ s sorted by ``(start, end)``.
 
 **The normalizer decides the concept, a name it is written as goes first.** The candidates
@@ -42,6 +44,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from termnorm.annotate.annotation import Annotation, RankedConcept
 from termnorm.annotate.assertion import assert_spans
 from termnorm.annotate.dictionary import DictionaryDetector
+from termnorm.annotate.languages import AUTO, LanguageChoice, choose_language, parse_language
 from termnorm.annotate.merge import merge_spans
 from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Detector, Span
@@ -179,8 +182,12 @@ def _compile_detector(
 class Annotator:
     """Annotates documents with the concepts of ``spec`` (module doc for the steps).
 
-    ``detectors``: default one :func:`default_detector`; ``rules``: the assertion rules
-    (default :meth:`AssertionRules.default`); ``k``: candidates kept per annotation;
+    ``detectors``: default one :func:`default_detector`; ``rules``: the assertion rules of
+    every document, whatever its language (default: the shipped rules of each document's
+    language, :meth:`AssertionRules.for_language`); ``extra_rules``: rules added to the
+    shipped ones of each language (a literal they share is replaced); ``language``: the
+    documents' language (``"auto"``: detected per document; a document's own ``lang``
+    wins); ``k``: candidates kept per annotation;
     ``max_chars``: window size of the detectors; ``max_document_chars``: the longest
     document accepted. ``matcher``: the row matcher to use instead of ``build(spec)``
     (tests, or a caller that built it already). Building is lazy: the matcher and the
@@ -197,7 +204,11 @@ class Annotator:
         *,
         max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
         matcher: RowMatcher | None = None,
+        language: str = AUTO,
+        extra_rules: AssertionRules | None = None,
     ) -> None:
+        if language.strip().lower() != AUTO:
+            parse_language(language)  # an empty tag is refused here, not per document
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
         if max_document_chars < 1:
@@ -206,6 +217,8 @@ class Annotator:
             raise ValueError("detectors is empty: give at least one, or None for the dictionary")
         self.spec = spec
         self.rules = rules
+        self.extra_rules = extra_rules
+        self.language = language
         self.k = k
         self.max_chars = max_chars
         self.max_document_chars = max_document_chars
@@ -228,15 +241,19 @@ class Annotator:
             self._matcher = build(self.spec)
         return self._matcher
 
-    def annotate(self, text: str, doc_id: str = "") -> list[Annotation]:
+    def annotate(self, text: str, doc_id: str = "", lang: str | None = None) -> list[Annotation]:
         """The annotations of ``text``, sorted by ``(start, end)`` (the ``annotations`` of
         :meth:`annotate_document`); raises as it does."""
-        return self.annotate_document(text, doc_id).annotations
+        return self.annotate_document(text, doc_id, lang).annotations
 
-    def annotate_document(self, text: str, doc_id: str = "") -> DocumentAnnotations:
+    def annotate_document(
+        self, text: str, doc_id: str = "", lang: str | None = None
+    ) -> DocumentAnnotations:
         """The annotations of ``text``, sorted by ``(start, end)`` (none for an empty or blank
-        text), with the ``warning`` of a document whose abbreviations could not be read.
-        Raises :class:`DocumentError` (naming ``doc_id``) for a text that is not a ``str``, not
+        text), with the ``warning`` of a document whose abbreviations could not be read or
+        whose declared ``lang`` has no assertion rules (English rules applied). ``lang``: the
+        document's own language tag (wins over the annotator's ``language``). Raises
+        :class:`DocumentError` (naming ``doc_id``) for a text that is not a ``str``, not
         valid Unicode, or longer than ``max_document_chars``."""
         self._check(text, doc_id)
         spans = self.find_spans(text) if text.strip() else []
@@ -248,21 +265,42 @@ class Annotator:
             for span, result in zip(spans, results, strict=True)
             if result is not None
         ]
+        choice = self.language_of(text, lang)
         assertions = assert_spans(
-            text, [span for span, _ in kept], self.rules, sentences=sentence_spans(text)
+            text, [span for span, _ in kept], self.rules_of(choice), sentences=sentence_spans(text)
         )
         annotations = [
-            _annotation(doc_id, span, result, flags.as_dict())
+            _annotation(doc_id, span, result, flags.as_dict(), choice)
             for (span, result), flags in zip(kept, assertions, strict=True)
         ]
-        return DocumentAnnotations(doc_id, annotations, warning=warning)
+        return DocumentAnnotations(doc_id, annotations, warning=_join(warning, _unruled(choice)))
 
-    def annotate_many(self, docs: Iterable[tuple[str, object]]) -> Iterator[DocumentAnnotations]:
-        """One :class:`DocumentAnnotations` per ``(doc_id, text)``, in order; a document
-        refused with :class:`DocumentError` gets its ``error`` and the others go on."""
-        for doc_id, text in docs:
+    def language_of(self, text: str, lang: str | None = None) -> LanguageChoice:
+        """The rule language of a document: its ``lang`` when given (and not ``auto``), else
+        the annotator's ``language``, detected from ``text`` when ``auto``."""
+        declared = lang if lang is not None and lang.strip().lower() != AUTO else self.language
+        return choose_language(text, declared)
+
+    def rules_of(self, choice: LanguageChoice) -> AssertionRules:
+        """The assertion rules of a document whose language is ``choice``: ``rules`` when
+        given, else the language's shipped rules plus ``extra_rules``."""
+        from termnorm.annotate.assertion_rules import AssertionRules
+
+        if self.rules is not None:
+            return self.rules
+        shipped = AssertionRules.for_language(choice.language)
+        return shipped if self.extra_rules is None else shipped.extend(self.extra_rules)
+
+    def annotate_many(
+        self, docs: Iterable[tuple[str, object] | tuple[str, object, str | None]]
+    ) -> Iterator[DocumentAnnotations]:
+        """One :class:`DocumentAnnotations` per ``(doc_id, text)`` or ``(doc_id, text,
+        lang)``, in order; a document refused with :class:`DocumentError` gets its ``error``
+        and the others go on."""
+        for doc_id, text, *rest in docs:
+            lang = rest[0] if rest else None
             try:
-                yield self.annotate_document(text, doc_id)  # type: ignore[arg-type]  # checked in annotate_document
+                yield self.annotate_document(text, doc_id, lang)  # type: ignore[arg-type]  # checked in annotate_document
             except DocumentError as exc:
                 yield DocumentAnnotations(doc_id, [], str(exc))
 
@@ -330,7 +368,25 @@ def named_first(result: RowResult, named: Sequence[str]) -> RowResult:
     return result._replace(candidates=ranked)
 
 
-def _annotation(doc_id: str, span: Span, result: RowResult, flags: dict[str, bool]) -> Annotation:
+def _unruled(choice: LanguageChoice) -> str | None:
+    """The warning of a document whose declared language has no shipped rules."""
+    if choice.declared is None:
+        return None
+    return (
+        f"no assertion rules for the declared language {choice.declared!r}: English rules "
+        "applied (declare en, fr, de, es or nl, or add rules with --rules)"
+    )
+
+
+def _join(*warnings: str | None) -> str | None:
+    """The given warnings as one ("; "-joined), ``None`` when there is none."""
+    given = [w for w in warnings if w is not None]
+    return "; ".join(given) if given else None
+
+
+def _annotation(
+    doc_id: str, span: Span, result: RowResult, flags: dict[str, bool], choice: LanguageChoice
+) -> Annotation:
     top = result.candidates[0]
     return Annotation(
         doc_id=doc_id,
@@ -344,5 +400,7 @@ def _annotation(doc_id: str, span: Span, result: RowResult, flags: dict[str, boo
         candidates=tuple((c.concept_id, c.name, c.score) for c in result.candidates),
         matched_term=top.matched_term,
         expanded_from=top.expanded_from,
+        assertion_language=choice.language.value,
+        assertion_language_source=choice.source.value,
         **flags,
     )

@@ -41,6 +41,8 @@ ABBREVIATIONS = frozenset(
         "vol", "pp", "ref", "refs", "eq", "resp", "incl", "sp", "spp",
         # titles
         "dr", "drs", "mr", "mrs", "ms", "prof", "st", "jr", "sr",
+        # German clinical shorthand (Verdacht auf, Zustand nach, zum Ausschluss, ...)
+        "v.a", "z.n", "z.a", "z.b", "bzw", "ggf", "u.a",
     }
 )  # fmt: skip
 """Words whose period does not end a sentence (lower case, without the final period)."""

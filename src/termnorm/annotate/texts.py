@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from termnorm.annotate.annotation import Annotation
 from termnorm.annotate.detectors import DetectorChoice, select_detectors
+from termnorm.annotate.languages import AUTO
 from termnorm.annotate.pipeline import (
     DEFAULT_MAX_DOCUMENT_CHARS,
     Annotator,
@@ -61,6 +62,7 @@ def annotate_texts(
     ner: str | Path | None = None,
     detectors: Sequence[Detector] | DetectorChoice | str | None = None,
     rules: AssertionRules | None = None,
+    language: str = AUTO,
     max_chars: int = DEFAULT_MAX_CHARS,
     max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
     **spec: Any,
@@ -69,7 +71,8 @@ def annotate_texts(
     doc ids are the positions, ``"0"``, ``"1"``, ...).
 
     ``spec``: :class:`~termnorm.search.spec.PipelineSpec` fields (an unknown one is a
-    ``TypeError``); ``ner`` and ``detectors``: the module doc; ``rules``, ``max_chars``, ``max_document_chars``: as for
+    ``TypeError``); ``ner`` and ``detectors``: the module doc; ``rules``, ``language`` (``"auto"``: detected per text; else
+    en, fr, de, es or nl for every text), ``max_chars``, ``max_document_chars``: as for
     :class:`~termnorm.annotate.pipeline.Annotator`. Raises
     :class:`~termnorm.annotate.pipeline.DocumentError` for a text that is not a ``str``
     (``bytes`` included), or is too long, naming it (its position in a list).
@@ -106,6 +109,7 @@ def annotate_texts(
         max_chars,
         max_document_chars=max_document_chars,
         matcher=matcher,
+        language=language,
     )
     if isinstance(texts, str | bytes | bytearray) or not isinstance(texts, Sequence):
         return annotator.annotate(texts)  # type: ignore[arg-type]  # refused unless a str

@@ -14,6 +14,7 @@ import typer
 
 from termnorm.annotate.chunks import DEFAULT_CHUNK_DOCS
 from termnorm.annotate.formats import OutputFormat
+from termnorm.annotate.languages import AUTO, parse_language
 from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS
 from termnorm.annotate.windows import DEFAULT_MAX_CHARS
 from termnorm.cli._detectors import DetectorChoice, detectors_option, ner_option
@@ -48,6 +49,8 @@ Bad input loses nothing: an empty, binary or non-UTF-8 file given alone stops wi
 Examples:
 
   termnorm annotate "Patient denies chest pain; history of MI."
+
+  termnorm annotate "Pas d'hypertension." --index idx/fr --language fr
 
   termnorm annotate notes/ --index idx/hpo --out notes.jsonl --min-score 0.8
 
@@ -92,6 +95,13 @@ def register(app: typer.Typer) -> None:
             help="Assertion trigger rules (TSV) added to the default ones (a literal they "
             "share is replaced).",
         ),
+        language: str = typer.Option(
+            AUTO,
+            "--language",
+            help="The documents' language for the assertion rules (negated, hypothetical, "
+            "historical, family): en, fr, de, es or nl (a tag like fr-CA is read as fr); "
+            'auto detects it per document. A JSON Lines document\'s own "lang" field wins.',
+        ),
         restart: bool = restart_option(),
         chunk_docs: int = typer.Option(
             DEFAULT_CHUNK_DOCS, "--chunk-docs", min=1, help="Documents per committed chunk."
@@ -124,8 +134,19 @@ def register(app: typer.Typer) -> None:
             resolve_choice(detectors, ner)
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--detectors") from None
+        if language.strip().lower() != AUTO:
+            try:
+                parse_language(language)
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc), param_hint="--language") from None
         settings = AnnotateSettings(
-            k, window_chars, max_document_chars, rules, ner, detectors.value if detectors else None
+            k,
+            window_chars,
+            max_document_chars,
+            rules,
+            ner,
+            detectors.value if detectors else None,
+            language,
         )
         if out is not None:
             from termnorm.annotate.batch import annotate_file
@@ -164,6 +185,10 @@ def register(app: typer.Typer) -> None:
             (doc,) = docs
             assert doc.text is not None  # a literal text is always read
             _print_table(annotator.annotate(doc.text, doc.doc_id))
+            choice = annotator.language_of(doc.text)
+            typer.echo(
+                f"assertion rules: {choice.language.value} ({choice.source.value})", err=True
+            )
             return
         counts = _stream(annotator, docs, format)
         typer.echo(

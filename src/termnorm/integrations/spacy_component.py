@@ -19,7 +19,8 @@ what it found onto the ``Doc``:
 
 Its config is generated from :class:`~termnorm.search.spec.PipelineSpec`'s fields (their
 JSON form, as ``PipelineSpec.to_dict`` writes them) plus ``k`` (candidates kept per
-annotation) and ``label``; an unknown key is refused by spaCy, a bad value by the spec. The
+annotation), ``label`` and ``language`` (the assertion rules' language, ``auto``: detected
+per document; ``span._.termnorm_annotation.assertion_language`` says which applied); an unknown key is refused by spaCy, a bad value by the spec. The
 config is the whole state, so ``nlp.to_disk`` / ``spacy.load`` round-trip it.
 
 Offsets: an annotation's code-point offsets become a span through ``doc.char_span(...,
@@ -71,10 +72,12 @@ EXTENSIONS = ("termnorm_concepts", "termnorm_annotation", *(f"termnorm_{f}" for 
 DOC_EXTENSIONS = ("termnorm_warning",)
 """The ``Doc`` extensions the component sets (``doc._.NAME``)."""
 
-_OWN = {"k": 5, "label": None}
+_OWN = {"k": 5, "label": None, "language": "auto"}
 DEFAULT_CONFIG: dict[str, Any] = {**PipelineSpec().to_dict(), **_OWN}
 """The config a bare ``add_pipe("termnorm")`` gets: every spec field's default (JSON form),
-``k`` (candidates kept per annotation) and ``label`` (``None``: the top concept ID)."""
+``k`` (candidates kept per annotation), ``label`` (``None``: the top concept ID) and
+``language`` (the assertion rules' language: en, fr, de, es, nl, or ``auto`` to detect it
+per document)."""
 
 
 def check_index(index: Path | None) -> None:
@@ -98,14 +101,21 @@ class TermnormComponent:
     the first document (the index, its encoder and the dictionary load then, once), but an
     ``index`` that is no index folder is refused at once (:func:`check_index`)."""
 
-    def __init__(self, name: str, spec: PipelineSpec, k: int = 5, label: str | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        spec: PipelineSpec,
+        k: int = 5,
+        label: str | None = None,
+        language: str = "auto",
+    ) -> None:
         from termnorm.annotate.pipeline import Annotator
 
         check_index(spec.index)
         _register_extensions()
         self.name = name
         self.label = label
-        self.annotator: Annotator = Annotator(spec, k=k)
+        self.annotator: Annotator = Annotator(spec, k=k, language=language)
 
     def __call__(self, doc: Doc) -> Doc:
         """``doc`` with its entities, their extensions and its warning set (module doc)."""
@@ -178,12 +188,13 @@ def _register_extensions() -> None:
 
 def make_component(nlp: Language, name: str, **config: Any) -> TermnormComponent:
     """spaCy's factory of the ``termnorm`` component: ``config`` holds the spec's fields
-    (their JSON form), ``k`` and ``label`` (:data:`DEFAULT_CONFIG`); a bad value is the
-    spec's ``ValueError`` naming its option."""
+    (their JSON form), ``k``, ``label`` and ``language`` (:data:`DEFAULT_CONFIG`); a bad
+    value is the spec's (or the annotator's) ``ValueError`` naming its option."""
     k = int(config.pop("k"))
     label = config.pop("label")
+    language = str(config.pop("language"))
     spec = PipelineSpec.from_dict(config, "the termnorm component's config")
-    return TermnormComponent(name, spec, k=k, label=label)
+    return TermnormComponent(name, spec, k=k, label=label, language=language)
 
 
 def _factory_signature() -> inspect.Signature:

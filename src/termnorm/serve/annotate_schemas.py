@@ -12,8 +12,11 @@ An annotation is the JSON row ``termnorm annotate`` writes
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, StrictStr, create_model
+from typing import Annotated
 
+from pydantic import BaseModel, Field, StrictStr, StringConstraints, create_model
+
+from termnorm.annotate.languages import AUTO
 from termnorm.serve.schemas import (
     Count,
     Name,
@@ -36,6 +39,10 @@ __all__ = [
 ]
 
 
+LanguageTag = Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$")]
+"""A BCP 47-like language tag ("fr", "fr-CA", "de_AT") or ``auto``."""
+
+
 class DocumentIn(_Strict):
     """A document to annotate: its id (echoed in its result) and its text."""
 
@@ -44,6 +51,12 @@ class DocumentIn(_Strict):
         description="The text. Empty or blank: no annotation. Too long, binary (a control "
         "character other than tab, line breaks and form feed) or not encodable (a lone "
         "surrogate): this document's error, the others are annotated."
+    )
+    lang: LanguageTag | None = Field(
+        None,
+        description="The document's language for the assertion rules (en, fr, de, es, nl; "
+        "fr-CA reads as fr); wins over the request's language. Another language gets the "
+        "English rules and a warning.",
     )
 
 
@@ -55,6 +68,11 @@ class AnnotateIn(SpecOverrides):
     )
     k: Count = Field(
         5, ge=1, le=DEFAULT_MAX_ANNOTATE_K, description="Candidates kept per annotation."
+    )
+    language: LanguageTag = Field(
+        AUTO,
+        description="The documents' language for the assertion rules (negated, hypothetical, "
+        "historical, family): en, fr, de, es or nl, or auto to detect it per document.",
     )
 
 
@@ -74,6 +92,12 @@ class ProvenanceOut(BaseModel):
     matched_term: str = Field(description="The index term or synonym the concept matched.")
     expanded_from: str | None = Field(
         description="The span's text when the document's own abbreviation was expanded."
+    )
+    assertion_language: str = Field(
+        description="The language whose assertion rules set the flags (en, fr, de, es, nl)."
+    )
+    assertion_language_source: str = Field(
+        description="Where that language came from: declared, detected or fallback (English)."
     )
 
 

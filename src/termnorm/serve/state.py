@@ -123,7 +123,7 @@ class ServiceState:
         self.space = space
         self.synonyms_skipped = synonyms_skipped  # torn store lines skipped at start
         self._matchers: OrderedDict[PipelineSpec, RowMatcher] = OrderedDict()
-        self._annotators: OrderedDict[tuple[PipelineSpec, int], Annotator] = OrderedDict()
+        self._annotators: OrderedDict[tuple[PipelineSpec, int, str], Annotator] = OrderedDict()
         self._detectors: tuple[SearchSpace | None, dict[ConceptFilter, DictionaryDetector]] = (
             None,
             {},
@@ -229,9 +229,9 @@ class ServiceState:
 
         return self._kept(self._matchers, spec, make)
 
-    def annotator(self, spec: PipelineSpec, k: int) -> Annotator:
-        """The :class:`~termnorm.annotate.pipeline.Annotator` of a request's ``spec`` and
-        ``k`` (a small LRU, as :meth:`pipeline`): :meth:`matcher`'s search (422 naming a
+    def annotator(self, spec: PipelineSpec, k: int, language: str = "auto") -> Annotator:
+        """The :class:`~termnorm.annotate.pipeline.Annotator` of a request's ``spec``, ``k``
+        and assertion ``language`` (a small LRU, as :meth:`pipeline`): :meth:`matcher`'s search (422 naming a
         field that is not usable) and :meth:`detector`'s dictionary, documents up to
         the settings' ``max_document_chars``."""
         from termnorm.annotate.pipeline import Annotator
@@ -244,9 +244,10 @@ class ServiceState:
                 k=k,
                 max_document_chars=self.settings.max_document_chars,
                 matcher=matcher,
+                language=language,
             )
 
-        return self._kept(self._annotators, (spec, k), make)
+        return self._kept(self._annotators, (spec, k, language), make)
 
     def _kept(self, cache: OrderedDict[K, V], key: K, make: Callable[[SearchSpace], V]) -> V:
         """``cache[key]``, else ``make`` of the current space, kept in ``cache`` (the

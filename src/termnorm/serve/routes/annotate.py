@@ -92,7 +92,7 @@ def _annotate_all(annotator: Annotator, body: AnnotateIn) -> list[DocumentAnnota
         if problem is not None:
             results.append(DocumentAnnotations(doc.id, [], f"document {doc.id!r}: {problem}"))
         else:
-            results.extend(annotator.annotate_many([(doc.id, doc.text)]))
+            results.extend(annotator.annotate_many([(doc.id, doc.text, doc.lang)]))
     return results
 
 
@@ -183,7 +183,7 @@ async def annotate(
         )
     given = body.model_dump(include=set(OVERRIDABLE), exclude_unset=True)
     spec = state.request_spec(given)
-    annotator = await run_in_threadpool(state.annotator, spec, body.k)
+    annotator = await run_in_threadpool(state.annotator, spec, body.k, body.language)
     encode = queued_encoder(batcher, asyncio.get_running_loop(), wait_when_full=False)
     index = state.space.index
     work = functools.partial(sending, encode, _answer, annotator, body, index, settings)
