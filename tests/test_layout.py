@@ -44,6 +44,7 @@ ROOMS = {
     "serve": 12,
     "api": 12,
     "integrations": 12,  # faces inside other toolkits (the spaCy component)
+    "__main__": 13,  # python -m termnorm: runs the CLI
 }
 # ``termnorm.normalize`` & co. resolve lazily from the root package (``termnorm.__getattr__``)
 ROOT_API = ("termnorm", "termnorm.api")
