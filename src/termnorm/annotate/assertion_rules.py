@@ -33,8 +33,6 @@ from importlib import resources
 from pathlib import Path
 from typing import TypeVar
 
-from termnorm.annotate.languages import RuleLanguage
-
 __all__ = [
     "AssertionRule",
     "AssertionRules",
@@ -70,6 +68,16 @@ _E = TypeVar("_E", Category, Direction)
 
 # categories without a scope of their own
 _SCOPELESS = (Category.TERMINATE, Category.PSEUDO)
+
+
+class RuleLanguage(str, Enum):
+    """A language with shipped assertion rules (ISO 639-1 code)."""
+
+    EN = "en"
+    FR = "fr"
+    DE = "de"
+    ES = "es"
+    NL = "nl"
 
 
 def literal_key(literal: str) -> str:

@@ -28,6 +28,8 @@ import re
 from enum import Enum
 from typing import NamedTuple
 
+from termnorm.annotate.assertion_rules import AssertionRules, RuleLanguage, literal_key
+
 __all__ = [
     "AUTO",
     "LanguageChoice",
@@ -41,16 +43,6 @@ __all__ = [
 
 AUTO = "auto"
 """The ``language`` option's value that asks for detection (the default)."""
-
-
-class RuleLanguage(str, Enum):
-    """A language with shipped assertion rules (ISO 639-1 code)."""
-
-    EN = "en"
-    FR = "fr"
-    DE = "de"
-    ES = "es"
-    NL = "nl"
 
 
 class LanguageSource(str, Enum):
@@ -110,8 +102,6 @@ _RULE_WORD = re.compile(r"[^\W\d_]{2,}")
 def _vocabulary() -> dict[RuleLanguage, frozenset[str]]:
     """Each language's scoring words: its function words and every word of at least two
     letters in its shipped trigger rules."""
-    from termnorm.annotate.assertion_rules import AssertionRules
-
     return {
         language: _WORDS[language]
         | {
@@ -146,11 +136,6 @@ def detect_language(text: str) -> RuleLanguage | None:
     scores = language_scores(text)
     best = max(_ORDER, key=lambda language: (scores[language], -_ORDER.index(language)))
     return best if scores[best] > 0 else None
-
-
-def literal_key(text: str) -> str:
-    """Lower case with straight apostrophes (the form words are compared in)."""
-    return text.lower().replace("\u2019", "'")
 
 
 def parse_language(value: str) -> RuleLanguage | None:
