@@ -22,6 +22,7 @@ ROOMS = {
     "": 0,  # termnorm/__init__.py: the version; its lazy API names are the one exception below
     "errors": 0,
     "options": 0,
+    "registry": 0,
     "paths": 0,
     "_artifacts": 0,
     "_lazy": 0,

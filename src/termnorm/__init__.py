@@ -23,7 +23,7 @@ _NAMES = {
     "search.candidate": "Candidate",
     "index.lookup": "ConceptInfo UnknownConceptError",
     "errors": "TermnormError InputFormatError ArtifactMismatchError EmptyResultError "
-    "NotWritableError MissingExtraError",
+    "NotWritableError MissingExtraError UnknownNameError",
     "encoders.device": "DeviceUnavailableError",
     "encoders.fidelity": "RuntimeFidelityError",
     "encoders.int8_kernel": "Int8KernelError",
@@ -80,6 +80,7 @@ __all__ = [
     "TermnormError",
     "UnknownCodeError",
     "UnknownConceptError",
+    "UnknownNameError",
     "__version__",
     "add_synonyms",
     "annotate",
@@ -119,6 +120,7 @@ if TYPE_CHECKING:  # pragma: no cover
         MissingExtraError,
         NotWritableError,
         TermnormError,
+        UnknownNameError,
     )
     from termnorm.index.lookup import ConceptInfo, UnknownConceptError
     from termnorm.index.term_index import TermIndex

@@ -35,3 +35,8 @@ class MissingExtraError(TermnormError, ImportError):
 
     def __init__(self, package: str, extra: str) -> None:
         super().__init__(f"{package} is required for this feature: pip install 'termnorm[{extra}]'")
+
+
+class UnknownNameError(TermnormError, ValueError):
+    """A name given for an extension point (a KG format, a detector, an export, an objective,
+    a stage) is not registered; the message lists the known names and the closest one."""
