@@ -32,7 +32,7 @@ Usage (from the repo root)::
     python benchmarks/crosslingual.py mantra [--rows base,ext-distill]
     python benchmarks/crosslingual.py mantra --rows base,e5
 
-``table`` writes the README table in one command: for each row it trains the model when its
+``table`` writes the table of ``docs/results/crosslingual_icd10.md`` in one command: for each row it trains the model when its
 folder is missing (``termnorm train`` on ``train_kg_lp``, the training KG with 6 % of its
 edges held out for ``termnorm eval linkpred``; ``ext`` rows start from the model of
 ``termnorm encoder extend-vocab``; ``ext-msv3`` uses ``termnorm kge train``'s KGE, ``ext-ms``
@@ -513,7 +513,7 @@ def run_row(
 
 
 def markdown(rows: list[dict[str, Any]], langs: Sequence[str]) -> str:
-    """The README table: acc@1 / acc@5 (%) per language and direction, and acc@1 L→en as a
+    """The table of ``docs/results/crosslingual_icd10.md``: acc@1 / acc@5 (%) per language and direction, and acc@1 L→en as a
     multiple of the base row's."""
     base = next((r for r in rows if r["row"] == "base"), None)
     head = "| model | " + " | ".join(f"{lang}→en | en→{lang}" for lang in langs) + " |"
@@ -599,7 +599,7 @@ def mantra_row(data: Path, row: str, root: Path = MANTRA, device: str = "cpu") -
 
 
 def mantra_markdown(rows: list[dict[str, Any]]) -> str:
-    """The README's MANTRA table: acc@1 / acc@5 (%) per language; acc@1 change vs base."""
+    """The table of ``docs/results/crosslingual_mantra.md``: acc@1 / acc@5 (%) per language; acc@1 change vs base."""
     base = next((r for r in rows if r["row"] == "base"), None)
     lines = ["| model | " + " | ".join(MANTRA_FOLDS) + " |", "|---|" + "---:|" * len(MANTRA_FOLDS)]
     for r in rows:
@@ -664,7 +664,7 @@ def main(argv: list[str] | None = None) -> None:
     p_eval.add_argument("--json", type=Path, default=None, help="also write the results here")
     p_table = sub.add_parser(
         "table",
-        help="train (when missing) and evaluate the README rows; write the table",
+        help="train (when missing) and evaluate the rows of docs/results; write the table",
         description="Rows whose results are cached under DATA/results are reused, a row "
         "whose model folder exists is only evaluated, an interrupted run resumes; so the "
         "table can be built one row per call (--rows coder) and then assembled.",

@@ -10,7 +10,7 @@ produces it. The output is a ``concept<TAB>text`` file for
     python benchmarks/hpo_paraphrases.py runs/kgs/hpo_used runs/hpo_paraphrases.tsv
 
 On ``hpo_used`` it writes 12,158 paraphrases of 2,649 concepts. Trained with them (domain share
-0.25, 1,200 steps) PhenoBERT did not move (README, "PhenoBERT stays tied").
+0.25, 1,200 steps) PhenoBERT did not move (docs/training_results.md, "PhenoBERT stays tied").
 """
 
 from __future__ import annotations

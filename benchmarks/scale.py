@@ -9,7 +9,7 @@ Encoding 15 M terms is out of reach on a CPU, so the vectors are synthesised wit
 structure of real ones, chunk by chunk (never all N in RAM):
 
 * real term vectors are read from the index folders ``--real`` (default: the MEDIC and HPO
-  indexes idx/medic and idx/hpo of the README); their covariance Σ (about their mean) shapes all noise;
+  indexes idx/medic and idx/hpo of the README and docs/); their covariance Σ (about their mean) shapes all noise;
 * each synthetic concept takes a random real vector ``r`` as anchor and a concept-level offset
   ``ε_c ~ N(0, Σ)``; it has ``1 + Poisson(2.5)`` terms (UMLS: ~3.3 English terms per concept),
   term ``t = unit(r + 0.6 ε_c + 0.4 ε_t)`` with ``ε_t ~ N(0, Σ)`` per term;
@@ -62,7 +62,7 @@ from termnorm.index.vectors import NpyRows, NpyWriter
 
 DEFAULT_REAL = tuple(
     str(Path(__file__).resolve().parents[1] / "idx" / name) for name in ("medic", "hpo")
-)  # the README's working folders
+)  # the working folders of the README and docs/
 CHUNK = 1 << 16
 K = 10
 CONCEPT_SCALE, TERM_SCALE, QUERY_SCALE = 0.6, 0.4, 0.4

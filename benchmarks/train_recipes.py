@@ -21,7 +21,7 @@ KGs (under runs/kgs/):
               HP term (MEDIC concepts whose ID or alt ID is an annotated OMIM disease), plus
               HPO is_a; the relation-bearing training KG for the MEDIC experiments
 
-Training itself is ``termnorm train`` (see the commands in README "Results").
+Training itself is ``termnorm train`` (see the commands in ``docs/results/training.md``).
 """
 
 from __future__ import annotations

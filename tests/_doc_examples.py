@@ -1,5 +1,5 @@
-"""The command examples users copy: the README's code blocks and command cells, and every
-``--help`` epilog. Read as a shell reads them (``\\`` continuations, ``#`` comments, quotes),
+"""The command examples users copy: the code blocks and command cells of the README and of
+every ``docs/`` page, and every ``--help`` epilog. Read as a shell reads them (``\\`` continuations, ``#`` comments, quotes),
 and checked against the real command tree without running anything: the sub-command path
 exists, every option is one the command has, a choice names an allowed value, and no
 positional argument is missing or left over."""
@@ -21,7 +21,9 @@ try:  # typer vendors its click from 0.2x on
 except ImportError:  # pragma: no cover - older typer runs on click itself
     import click  # type: ignore[no-redef]
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 FENCE = re.compile(r"^```(\w*)\s*$")
 INLINE = re.compile(r"`(termnorm [^`]+)`")
 PLACEHOLDER = re.compile(r"…|\.\.\.|\bsame\b")  # "same, --mode concept": not a whole command
@@ -63,9 +65,16 @@ def _commands_in(lines: list[str], where: str) -> Iterator[Example]:
                 command.append(word)
 
 
-def readme_examples(path: Path = README) -> list[Example]:
-    """Every ``termnorm`` command in the README's ``bash`` blocks and in the code spans of its
-    table cells that hold a whole command (no ``…`` placeholder)."""
+def pages() -> list[Path]:
+    """The pages users read: the README, then every ``docs/`` page (sub-folders included)."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+def page_examples(path: Path = README, root: Path = ROOT) -> list[Example]:
+    """Every ``termnorm`` command in a page's ``bash`` blocks and in the code spans of its
+    table cells that hold a whole command (no ``…`` placeholder), named ``page:line`` with
+    the page's path from ``root``."""
+    name = path.relative_to(root).as_posix()
     lines = path.read_text(encoding="utf-8").splitlines()
     out: list[Example] = []
     block: list[str] | None = None
@@ -83,7 +92,7 @@ def readme_examples(path: Path = README) -> list[Example]:
         if fence and block is not None:
             if block[:1] != ["__skip__"]:
                 out += [
-                    Example(f"README.md:{block_start + int(e.where.rsplit(':', 1)[1])}", e.argv)
+                    Example(f"{name}:{block_start + int(e.where.rsplit(':', 1)[1])}", e.argv)
                     for e in _commands_in(block, "block")
                 ]
             block = None
@@ -95,8 +104,13 @@ def readme_examples(path: Path = README) -> list[Example]:
             continue  # prose names commands (`termnorm lookup`); table cells hold whole ones
         for span in INLINE.findall(line):
             if not PLACEHOLDER.search(span):
-                out += [Example(f"README.md:{number}", e.argv) for e in _commands_in([span], "")]
+                out += [Example(f"{name}:{number}", e.argv) for e in _commands_in([span], "")]
     return out
+
+
+def doc_examples() -> list[Example]:
+    """The commands of every page, each named by its page and line."""
+    return [example for path in pages() for example in page_examples(path)]
 
 
 def _is_group(command: Any) -> bool:

@@ -31,7 +31,7 @@ FLAGS = ("negated", "hypothetical", "historical", "family")
 
 def _benchmark() -> ModuleType:
     """``benchmarks/assertion_languages.py``, whose sentence reader and flag function the
-    README's figures come from."""
+    figures of docs/annotate.md come from."""
     spec = importlib.util.spec_from_file_location("assertion_languages_bench", SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

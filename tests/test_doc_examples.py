@@ -1,14 +1,14 @@
 """Every example a user copies runs as shown.
 
-* Every ``termnorm …`` command in the README (code blocks and table cells) and in every
-  ``--help`` epilog parses against the real command tree: the command exists, each option is
+* Every ``termnorm …`` command in the README and every ``docs/`` page (code blocks and table
+  cells) and in every ``--help`` epilog parses against the real command tree: the command exists, each option is
   the command's, an enum option names an allowed value, no argument is missing or extra.
-* The README's Python API block runs for real (real MiniLM) against a MEDIC subset at
+* The Python API block (``docs/normalize.md``) runs for real (real MiniLM) against a MEDIC subset at
   ``idx/medic`` and an HPO subset as the default index, and every call that returns results
   returns some: ``termnorm.normalize("fits", k=3, min_score=0.8, ...)`` once returned ``[]``.
   A subset can only lose candidates, never add any, so a non-empty answer here is non-empty
   on the whole terminology too.
-* The README's other Python blocks (training, rankers: minutes of work) compile, and every
+* The pages' other Python blocks (training, rankers: minutes of work) compile, and every
   name they import or reach through ``termnorm.`` exists.
 """
 
@@ -24,13 +24,22 @@ from typing import Any
 
 import pytest
 
-from _doc_examples import README, Example, command_tree, help_examples, problem, readme_examples
+from _doc_examples import (
+    README,
+    Example,
+    command_tree,
+    doc_examples,
+    help_examples,
+    page_examples,
+    pages,
+    problem,
+)
 from conftest import require_benchmarks
 
 PY_BLOCK = re.compile(r"^( *)```python\n(.*?)^\1```", re.S | re.M)
 """A Python block, at the margin or indented in a list item (the spaCy one)."""
 SPACY_PIPE = 'nlp.add_pipe("termnorm"'
-"""How the README's spaCy block adds termnorm's component."""
+"""How the spaCy block (``docs/annotate.md``) adds termnorm's component."""
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +47,31 @@ def root() -> Any:
     return command_tree()
 
 
-def test_every_readme_and_help_example_parses(root: Any) -> None:
-    readme, helps = readme_examples(), help_examples(root)
-    assert len(readme) > 60 and len(helps) > 20  # the extractor still finds them
-    problems = [f"{e}: {p}" for e in [*readme, *helps] if (p := problem(root, e)) is not None]
+def test_every_page_and_help_example_parses(root: Any) -> None:
+    docs, helps = doc_examples(), help_examples(root)
+    assert len(docs) > 60 and len(helps) > 20  # the extractor still finds them
+    problems = [f"{e}: {p}" for e in [*docs, *helps] if (p := problem(root, e)) is not None]
     assert problems == []
+
+
+def test_every_page_is_read() -> None:
+    """The README's guide and each ``docs/`` page the commands moved to are parsed, each
+    command named by its own page and line."""
+    read = {path.relative_to(README.parent).as_posix() for path in pages()}
+    assert {"README.md", "docs/kg.md", "docs/normalize.md", "docs/results/runtimes.md"} <= read
+    kg = page_examples(README.parent / "docs" / "kg.md")
+    assert kg[0].where == "docs/kg.md:4"
+    assert kg[0].argv == ("kg", "build", "--format", "hpo", "--out", "kg/hpo")
+    assert len(page_examples(README)) >= 10  # one example per job, and the other languages'
+
+
+def test_a_broken_command_in_a_docs_page_is_named(root: Any, tmp_path: Path) -> None:
+    page = tmp_path / "docs" / "page.md"
+    page.parent.mkdir()
+    page.write_text("# A page\n\n```bash\ntermnorm nomalize MI\n```\n", encoding="utf-8")
+    example = page_examples(page, root=tmp_path)[0]
+    assert example.where == "docs/page.md:4"
+    assert "no command 'nomalize'" in (problem(root, example) or "")
 
 
 @pytest.mark.parametrize(
@@ -69,8 +98,8 @@ def test_continued_help_examples_are_read_whole(root: Any) -> None:
 
 # ---------------------------------------------------------------- the Python blocks
 def python_blocks() -> list[str]:
-    """The README's Python blocks, each dedented to the margin."""
-    found = PY_BLOCK.findall(README.read_text(encoding="utf-8"))
+    """The Python blocks of the README and the ``docs/`` pages, each dedented to the margin."""
+    found = [m for path in pages() for m in PY_BLOCK.findall(path.read_text(encoding="utf-8"))]
     return [textwrap.dedent(code) for _indent, code in found]
 
 
@@ -97,7 +126,7 @@ def test_every_python_block_compiles_and_its_names_exist(index: int) -> None:
     tree = ast.parse(block)
     used = list(_names_used(tree))
     # the spaCy block reaches termnorm by its component's name only
-    assert used or SPACY_PIPE in block, "a README Python block that uses nothing from termnorm"
+    assert used or SPACY_PIPE in block, "a Python block that uses nothing from termnorm"
     for module, name in used:
         if module.split(".")[0] not in {"termnorm", "sentence_transformers"}:
             continue
@@ -144,9 +173,7 @@ def fresh_caches() -> Iterator[None]:
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("fresh_caches")
-def test_the_readme_api_block_runs_as_shown(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_api_block_runs_as_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from termnorm.cli.main import main
     from termnorm.index import default
 
@@ -181,7 +208,7 @@ def test_the_readme_api_block_runs_as_shown(
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("fresh_caches")
-def test_the_readme_spacy_block_runs_as_shown(
+def test_the_spacy_block_runs_as_shown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """On a fresh install: no index built by hand, the default one built on first use

@@ -38,7 +38,7 @@ def test_mcnemar_exact_values(b: int, c: int, expected: float) -> None:
 
 
 def test_mcnemar_matches_the_reported_ncbi_figure() -> None:
-    # README: od recipe seed 13 on NCBI devel, 14 vs 28 discordant mentions, p = 0.044
+    # docs/training_results.md: od recipe seed 13 on NCBI devel, 14 vs 28 discordant mentions, p = 0.044
     assert round(mcnemar_p(14, 28), 3) == 0.044
     with pytest.raises(ValueError, match=">= 0"):
         mcnemar_p(-1, 2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -69,26 +70,35 @@ def _recipe_settings(command: str) -> dict[str, str]:
     return {k: v for k, v in settings.items() if k not in {"--kg", "--out", "--mentions"}}
 
 
-def test_train_help_recommends_the_readme_recipe(capsys: pytest.CaptureFixture[str]) -> None:
+def test_train_help_recommends_the_documented_recipe(capsys: pytest.CaptureFixture[str]) -> None:
+    """The recipe of the training page, the README's train example and ``train --help``
+    agree."""
     from _cli import run_main
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    marker = next(
-        i for i, line in enumerate(readme) if line.startswith("# the recipe that holds up")
-    )
-    recipe = _recipe_settings(readme[marker + 1])
+    page = (ROOT / "docs" / "training.md").read_text(encoding="utf-8").splitlines()
+    marker = next(i for i, line in enumerate(page) if line.startswith("# the recipe that holds up"))
+    recipe = _recipe_settings(page[marker + 1])
     assert recipe == {"--train-data": "od", "--steps": "3000", "--wise-alpha": "0.5"}
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    guide = next(line for line in readme if line.startswith("termnorm train --kg"))
+    assert _recipe_settings(guide) == recipe
     code, out, _ = run_main(["train", "--help"], capsys)
     example = next(line for line in out.splitlines() if "termnorm train --kg" in line)
     assert code == 0 and _recipe_settings(example) == recipe
     assert "../shared/benchmarks/" in example  # a real path, not a bare file name
 
 
-def test_readme_commands_name_real_benchmark_paths() -> None:
-    """Benchmark files in README commands are paths from the checkout (../shared/benchmarks)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+@pytest.mark.parametrize(
+    "page",
+    [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))],
+    ids=lambda p: p.relative_to(ROOT).as_posix(),
+)
+def test_doc_commands_name_real_benchmark_paths(page: Path) -> None:
+    """Benchmark files in the commands of the README and the docs pages are paths from the
+    checkout (../shared/benchmarks)."""
+    text = page.read_text(encoding="utf-8")
     for name in ("NCBItrainset_corpus.txt", "NCBIdevelopset_corpus.txt", "GSCplus_dev_gold.tsv"):
-        for start in [i for i in range(len(readme)) if readme.startswith(name, i)]:
-            before = readme[max(0, start - 60) : start]
-            if "`" in before or "--" in before or "=" in before:  # inside a command
-                assert "../shared/benchmarks/" in before, readme[start - 60 : start + len(name)]
+        for start in [i for i in range(len(text)) if text.startswith(name, i)]:
+            before = text[max(0, start - 60) : start]
+            if "`" in before or "--" in before or re.search(r"=\S*$", before):  # in a command
+                assert "../shared/benchmarks/" in before, text[start - 60 : start + len(name)]

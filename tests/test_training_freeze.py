@@ -35,7 +35,7 @@ def test_freezing_everything_fails_with_advice(tiny_bert_path: Path) -> None:
 
 
 def test_defaults_are_the_recommended_cpu_recipe() -> None:
-    """README 'Results' states this recipe; `termnorm train --kg --out` must run it."""
+    """``docs/results/training.md`` states this recipe; `termnorm train --kg --out` must run it."""
     c = TrainConfig()
     assert c.loss is LossKind.MS
     assert (c.steps, c.k, c.sampler.m, c.sampler.synonym_share, c.lr) == (1500, 64, 2, 0.75, 5e-5)
@@ -44,5 +44,5 @@ def test_defaults_are_the_recommended_cpu_recipe() -> None:
         0.75,
         250,
     )
-    assert c.train_data == "o" and c.sampler.domain_share == 0.5  # README: --train-data od recipe
+    assert c.train_data == "o" and c.sampler.domain_share == 0.5  # docs: --train-data od recipe
     assert not c.uses_domain_groups and TrainConfig(train_data="od").uses_domain_groups

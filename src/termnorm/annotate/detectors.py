@@ -3,7 +3,7 @@
 :func:`select_detectors` is the one rule every face follows (``--ner DIR``,
 ``--detectors dictionary|tagger|both``; ``ner=``, ``detectors=`` in Python): without a
 choice, the tagger when a tagger folder is given (alone: on NCBI-disease devel the union
-scored below the tagger at every level, README) and the dictionary otherwise; ``tagger`` or
+scored below the tagger at every level, docs/results/annotation.md) and the dictionary otherwise; ``tagger`` or
 ``both`` without a tagger folder is refused. Loaded taggers are kept per folder (until its
 card changes) and thread setting, so repeated calls do not reload them.
 """

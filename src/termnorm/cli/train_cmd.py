@@ -50,7 +50,7 @@ def config_from_options(
 def train(ctx: typer.Context, resume: bool, config_json: str | None, **given: Any) -> None:
     """Train an encoder on a KG (and your annotated mentions); write a sentence-transformers folder.
 
-    The recipe that holds up (README, Training): your annotated mentions as domain synonyms
+    The recipe that holds up (docs/training.md): your annotated mentions as domain synonyms
     (--train-data od --mentions FILE), 3,000 steps, then WiSE-FT (--wise-alpha 0.5). Without
     annotated mentions, training on the KG alone does not lift the base model zero-shot: use
     the base model with --synonyms at search time instead. A new language on a KG with names

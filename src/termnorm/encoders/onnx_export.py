@@ -11,7 +11,7 @@ ONNX Runtime applies its own graph optimizations (LayerNorm, GELU, bias and atte
 fusions; ``ORT_ENABLE_ALL``) when a session is created. The offline transformer optimizer
 (``onnxruntime.transformers.optimizer``) was measured and is not used: on all-MiniLM-L6-v2 on
 a CPU its fused graphs ran 0.85-0.88x as fast as the plain export (the fused ``Attention``
-kernel is slower on term-length sequences), see the README's speed table.
+kernel is slower on term-length sequences), see ``docs/results/runtimes.md``.
 
 Cache: ``<model folder>/termnorm_onnx/<fingerprint>/`` holding ``model.onnx``,
 ``model-int8-<layout>.onnx`` (the int8 layout that is exact on this CPU: ``u8s8``, ``u8u8``

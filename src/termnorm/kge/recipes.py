@@ -6,8 +6,7 @@ training loop.
 ``--batch-size`` override it per run. A recipe without ``negatives`` scores each (h, r) against
 every entity (1-N, PyKEEN's LCWA loop, reciprocal relations); ``--negatives N`` makes it sLCWA
 with N sampled negatives and no reciprocal relations. Why each model trains as it does, and the
-runs that chose the values: ``docs/kge_recipes.md``; results: README, "Knowledge-graph
-embeddings".
+runs that chose the values: ``docs/kge_recipes.md``; results: ``docs/results/kge_hpo.md``.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ compared on the latter, so a ranker never turns the choice recall made (e.g. the
 definition of its short form) the other way.
 
 ``best`` is the default because it has no threshold to tune; the measured effect of each rule
-is in the README ("Abbreviations from the document", ``benchmarks/abbreviations.py --rules``).
+is in ``docs/results/abbreviations.md`` (``benchmarks/abbreviations.py --rules``).
 
 A mention that nothing expanded is searched once and answered as is. The candidates of a
 ranking taken from the expanded text carry ``expanded_from`` (the mention's original text);

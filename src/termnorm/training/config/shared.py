@@ -1,6 +1,6 @@
 """The settings every training run shares: inputs, model, optimisation, output, dev, runtime.
 
-Defaults are the recommended CPU recipe (see README "Results"): the synonym-only MS loss over
+Defaults are the recommended CPU recipe (see ``docs/results/training.md``): the synonym-only MS loss over
 KG synonyms with CODER++-style hard-negative batches, 1,500 steps × 128 terms, lr 5e-5, frozen
 embeddings and lowest two layers, bf16 autocast — at this budget it beat CODER's relation loss on
 every dev set.
