@@ -12,6 +12,8 @@ once; the faces build the spec, the engines read it.
 
 from __future__ import annotations
 
+# opt() returns a dataclasses.Field, as field() does
+# ruff: noqa: RUF009
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,7 +129,3 @@ class NormalizeFileSpec:
         rows = RowOptions(**{n: v for n, v in given.items() if n in row_names})
         rest = {n: v for n, v in given.items() if n not in row_names}
         return cls(Path(input), Path(output), rows=rows, **rest)
-
-    def replace(self, **changes: Any) -> NormalizeFileSpec:
-        """This spec with ``changes``."""
-        return dataclasses.replace(self, **changes)
