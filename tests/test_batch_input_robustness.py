@@ -15,6 +15,7 @@ from termnorm.errors import InputFormatError
 from termnorm.io.tables import json_column_type, open_reader
 from termnorm.search import Normalizer
 from termnorm.search.batch import normalize_file
+from termnorm.search.file_spec import NormalizeFileSpec
 from test_normalize_files import fake_normalizer, read_rows
 
 
@@ -40,14 +41,14 @@ def test_jsonl_keys_of_every_record_are_kept_in_first_seen_order(
     normalizer: Normalizer, tmp_path: Path
 ) -> None:
     src = _jsonl(tmp_path / "in.jsonl", JSONL)
-    normalize_file(normalizer, src, tmp_path / "out.csv", show_progress=False)
+    normalize_file(normalizer, NormalizeFileSpec.of(src, tmp_path / "out.csv", show_progress=False))
     rows = read_rows(tmp_path / "out.csv")
     assert list(rows[0])[:7] == ["term", "id", "flag", "tags", "n", "meta", "concept_id"]
     assert [r["id"] for r in rows] == ["", "3", "x7", ""]
     assert rows[2]["tags"] == '["a", "b"]' and rows[3]["meta"] == '{"k": 1}'
     assert [r["concept_id"] for r in rows] == ["A:1", "Z:1", "A:1", ""]
     jsonl = tmp_path / "out.jsonl"
-    normalize_file(normalizer, src, jsonl, show_progress=False)
+    normalize_file(normalizer, NormalizeFileSpec.of(src, jsonl, show_progress=False))
     back = read_rows(jsonl)
     assert back[1]["id"] == 3 and back[2]["tags"] == ["a", "b"] and "id" not in back[0]
 
@@ -57,7 +58,7 @@ def test_jsonl_to_parquet_mixed_types_follow_the_documented_rule(
 ) -> None:
     src = _jsonl(tmp_path / "in.jsonl", [*JSONL, {"term": "q zeta", "none": None}])
     out = tmp_path / "out.parquet"
-    report = normalize_file(normalizer, src, out, show_progress=False)
+    report = normalize_file(normalizer, NormalizeFileSpec.of(src, out, show_progress=False))
     table = pq.read_table(out)
     assert report.rows == table.num_rows == 5
     types = {f.name: f.type for f in table.schema}
@@ -99,16 +100,20 @@ def test_a_clash_in_a_later_record_is_refused_naming_it_or_kept_under_a_prefix(
     with pytest.raises(
         InputFormatError, match=r"already has column\(s\) concept_id, error, .*--prefix termnorm_"
     ):
-        normalize_file(normalizer, src, out, show_progress=False)
+        normalize_file(normalizer, NormalizeFileSpec.of(src, out, show_progress=False))
     assert not out.exists()
-    report = normalize_file(normalizer, src, out, prefix="termnorm_", show_progress=False)
+    report = normalize_file(
+        normalizer, NormalizeFileSpec.of(src, out, prefix="termnorm_", show_progress=False)
+    )
     assert report.prefix == "termnorm_"
     rows = read_rows(out)
     assert rows[1]["error"] == "mine" and rows[1]["concept_id"] == "X:9"  # kept as they were
     assert rows[1]["termnorm_concept_id"] == "Z:1" and rows[1]["termnorm_error"] is None
     assert rows[0]["termnorm_concept_id"] == "A:1" and "error" not in rows[0]
     pq_out = tmp_path / "out.parquet"
-    normalize_file(normalizer, src, pq_out, prefix="termnorm_", k=2, show_progress=False)
+    normalize_file(
+        normalizer, NormalizeFileSpec.of(src, pq_out, prefix="termnorm_", k=2, show_progress=False)
+    )
     names = pq.read_table(pq_out).schema.names
     assert names == [
         "term",
@@ -129,7 +134,7 @@ def test_a_200k_character_cell_is_a_row_error_not_the_files(
     src, out = tmp_path / "in.csv", tmp_path / "out.csv"
     huge = "y" * 200_000
     src.write_text(f'term,note\nq alpha,a\n"{huge}",b\nq zeta,"{huge}"\n')
-    report = normalize_file(normalizer, src, out, show_progress=False)
+    report = normalize_file(normalizer, NormalizeFileSpec.of(src, out, show_progress=False))
     rows = read_rows(out)
     assert (report.rows, report.errors) == (3, 1)
     assert rows[1]["error"].startswith("input too long") and rows[1]["term"] == huge
@@ -142,7 +147,7 @@ def test_an_unterminated_quote_is_refused_at_its_line_not_swallowing_rows(
     src, out = tmp_path / "in.csv", tmp_path / "out.csv"
     src.write_text('id,term\n2,q alpha\n3,"unterminated\n4,ataxia\n')
     with pytest.raises(InputFormatError, match=rf"^{src}:3: a quoted field .* never closed"):
-        normalize_file(normalizer, src, out, show_progress=False)
+        normalize_file(normalizer, NormalizeFileSpec.of(src, out, show_progress=False))
     assert not out.exists()
     src.write_text('term\nq alpha\n"q zeta')  # on the last line, no newline
     with pytest.raises(InputFormatError, match=rf"^{src}:3: a quoted field"):
@@ -166,26 +171,34 @@ def test_undecodable_bytes_strict_names_file_and_line(
         match=rf"bad{suffix}:{line}: bytes b'\\xe9' at byte {byte} are not valid utf-8; .*"
         r"--encoding .*--errors replace",
     ):
-        normalize_file(normalizer, src, out, show_progress=False)
+        normalize_file(normalizer, NormalizeFileSpec.of(src, out, show_progress=False))
     assert not out.exists() and not list(tmp_path.glob("out*"))
-    report = normalize_file(normalizer, src, out, errors="replace", show_progress=False)
+    report = normalize_file(
+        normalizer, NormalizeFileSpec.of(src, out, errors="replace", show_progress=False)
+    )
     rows = read_rows(out)
     assert report.rows == len(rows) == 3 and report.replaced_lines == [line]
     assert rows[1]["term"] == "caf\ufffd" and [rows[0]["concept_id"], rows[2]["concept_id"]] == [
         "A:1",
         "Z:1",
     ]
-    report = normalize_file(normalizer, src, out, encoding="latin-1", show_progress=False)
+    report = normalize_file(
+        normalizer, NormalizeFileSpec.of(src, out, encoding="latin-1", show_progress=False)
+    )
     assert read_rows(out)[1]["term"] == "café" and report.replaced_lines == []
 
 
 def test_other_encodings_and_unknown_ones(normalizer: Normalizer, tmp_path: Path) -> None:
     src, out = tmp_path / "in.tsv", tmp_path / "out.tsv"
     src.write_bytes("term\nq alpha\ncafé\n".encode("utf-16"))
-    report = normalize_file(normalizer, src, out, encoding="utf-16", show_progress=False)
+    report = normalize_file(
+        normalizer, NormalizeFileSpec.of(src, out, encoding="utf-16", show_progress=False)
+    )
     assert report.rows == 2 and read_rows(out)[1]["term"] == "café"
     with pytest.raises(ValueError, match="unknown encoding 'nope'; use a Python codec name"):
-        normalize_file(normalizer, src, out, encoding="nope", show_progress=False)
+        normalize_file(
+            normalizer, NormalizeFileSpec.of(src, out, encoding="nope", show_progress=False)
+        )
 
 
 def test_readers_know_their_row_count_before_reading(tmp_path: Path) -> None:

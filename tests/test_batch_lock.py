@@ -15,6 +15,7 @@ import pytest
 from termnorm.io.output_lock import LOCK_NAME, OutputBusyError, OutputLock
 from termnorm.io.resumable import PROGRESS_NAME, work_dir
 from termnorm.search.batch import normalize_file
+from termnorm.search.file_spec import NormalizeFileSpec
 from test_batch_resume import ROWS, Interrupt, _failing_after, _leftovers
 from test_normalize_files import fake_normalizer, read_rows, write_rows
 
@@ -37,7 +38,7 @@ def test_a_second_run_fails_at_once_and_leaves_the_first_runs_parts(tmp_path: Pa
     base = fake_normalizer()
     flaky, _ = _failing_after(base, 2)
     with pytest.raises(Interrupt):  # an unfinished run: two parts written
-        normalize_file(flaky, src, out, chunk_rows=5, show_progress=False)
+        normalize_file(flaky, NormalizeFileSpec.of(src, out, chunk_rows=5, show_progress=False))
     parts = sorted(p.name for p in work_dir(out).iterdir())
     assert PROGRESS_NAME in parts and LOCK_NAME not in parts  # released when it stopped
     working, calls = _failing_after(base, 99)
@@ -45,11 +46,16 @@ def test_a_second_run_fails_at_once_and_leaves_the_first_runs_parts(tmp_path: Pa
         for restart in (False, True):
             with pytest.raises(OutputBusyError, match=_busy(out)):
                 normalize_file(
-                    working, src, out, chunk_rows=5, show_progress=False, restart=restart
+                    working,
+                    NormalizeFileSpec.of(
+                        src, out, chunk_rows=5, show_progress=False, restart=restart
+                    ),
                 )
         assert sorted(p.name for p in work_dir(out).iterdir()) == sorted([*parts, LOCK_NAME])
     assert calls == []  # refused before any row was normalized
-    report = normalize_file(working, src, out, chunk_rows=5, show_progress=False)
+    report = normalize_file(
+        working, NormalizeFileSpec.of(src, out, chunk_rows=5, show_progress=False)
+    )
     assert (report.resumed_from, report.rows) == (10, len(ROWS))
     assert [r["id"] for r in read_rows(out)] == [r["id"] for r in ROWS]
     assert _leftovers(tmp_path) == []
@@ -69,11 +75,13 @@ def test_a_lock_held_by_another_process(tmp_path: Path) -> None:
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         with pytest.raises(OutputBusyError, match=_busy(out)):
-            normalize_file(fake_normalizer(), src, out, show_progress=False)
+            normalize_file(fake_normalizer(), NormalizeFileSpec.of(src, out, show_progress=False))
     finally:
         holder.communicate("")  # the holder exits: the kernel releases its lock
     assert holder.returncode == 0
-    report = normalize_file(fake_normalizer(), src, out, show_progress=False)  # a stale file
+    report = normalize_file(
+        fake_normalizer(), NormalizeFileSpec.of(src, out, show_progress=False)
+    )  # a stale file
     assert report.rows == len(ROWS) and not work_dir(out).exists()
 
 
@@ -84,7 +92,7 @@ def test_the_ray_driver_holds_the_lock_of_its_output_folder(tmp_path: Path) -> N
     src, out = tmp_path / "in.parquet", tmp_path / "out"
     pq.write_table(pa.table({"term": ["q alpha", "q zeta"]}), src)
     with OutputLock(out, out), pytest.raises(OutputBusyError, match=_busy(out)):
-        normalize_file_ray(fake_normalizer, src, out, show_progress=False)
+        normalize_file_ray(fake_normalizer, NormalizeFileSpec.of(src, out, show_progress=False))
     assert not out.exists() or not any(out.iterdir())
 
 

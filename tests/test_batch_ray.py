@@ -18,6 +18,7 @@ from termnorm.io.resumable import ResumeError
 from termnorm.io.tables import TableFormat, open_reader
 from termnorm.search.batch import output_schema, row_spec
 from termnorm.search.build import build
+from termnorm.search.file_spec import RowOptions
 from termnorm.search.ray_batch import JOB_NAME, Partition, _PartitionWorker, plan_partitions
 from termnorm.search.spec import PipelineSpec
 
@@ -76,7 +77,7 @@ def test_a_partition_worker_writes_the_local_engines_rows(index_dir: Path, tmp_p
     out = tmp_path / "out"
     out.mkdir()
     reader = open_reader(src)
-    spec = row_spec(reader, None, 2, TableFormat.PARQUET)
+    spec = row_spec(reader, RowOptions(k=2), TableFormat.PARQUET)
     schema = output_schema(reader.schema, spec)
     columns = [*reader.columns, *spec.added]
     factory = functools.partial(build, PipelineSpec(index=index_dir))
@@ -95,7 +96,7 @@ def test_a_partition_worker_writes_the_local_engines_rows(index_dir: Path, tmp_p
 def test_a_worker_that_cannot_load_its_index_reports_why(index_dir: Path, tmp_path: Path) -> None:
     src = _input(tmp_path / "in.parquet", 4)
     reader = open_reader(src)
-    spec = row_spec(reader, None, 1, TableFormat.PARQUET)
+    spec = row_spec(reader, RowOptions(), TableFormat.PARQUET)
     factory = functools.partial(build, PipelineSpec(index=tmp_path / "nope"))
     worker = _PartitionWorker(factory, spec, str(tmp_path), reader.columns, reader.schema)
     done = worker({"index": [0], "path": [str(src)], "start": [0], "stop": [4]})

@@ -17,6 +17,7 @@ from tests._progress import record_bars, sigkill_after_parts
 from termnorm.io.resumable import PROGRESS_NAME, ResumeError, work_dir
 from termnorm.search import Normalizer
 from termnorm.search.batch import normalize_file
+from termnorm.search.file_spec import NormalizeFileSpec
 from test_normalize_files import fake_normalizer, read_rows, write_rows
 
 TERMS = ["q alpha", "q zeta", "", "q half", "42"]
@@ -62,15 +63,19 @@ def test_a_failed_run_resumes_after_its_last_chunk(suffix: str, tmp_path: Path) 
     src, out, ref = tmp_path / f"in{suffix}", tmp_path / f"out{suffix}", tmp_path / f"ref{suffix}"
     write_rows(src, ROWS)
     base = fake_normalizer()
-    normalize_file(base, src, ref, k=2, chunk_rows=5, show_progress=False)
+    normalize_file(base, NormalizeFileSpec.of(src, ref, k=2, chunk_rows=5, show_progress=False))
     flaky, _ = _failing_after(base, 2)
     with pytest.raises(Interrupt):
-        normalize_file(flaky, src, out, k=2, chunk_rows=5, show_progress=False)
+        normalize_file(
+            flaky, NormalizeFileSpec.of(src, out, k=2, chunk_rows=5, show_progress=False)
+        )
     assert not out.exists()
     progress = json.loads((work_dir(out) / PROGRESS_NAME).read_text())
     assert [p["rows"] for p in progress["parts"]] == [5, 5]
     counting, calls = _failing_after(base, 99)
-    report = normalize_file(counting, src, out, k=2, chunk_rows=5, show_progress=False)
+    report = normalize_file(
+        counting, NormalizeFileSpec.of(src, out, k=2, chunk_rows=5, show_progress=False)
+    )
     assert calls == [5, 5, 3]  # only the 13 rows not written yet
     assert report.resumed_from == 10 and report.rows == 23
     assert report.errors == sum(1 for r in ROWS if r["term"] == "")  # earlier parts counted
@@ -85,24 +90,26 @@ def test_changed_input_options_or_index_are_refused_by_name(tmp_path: Path) -> N
     base = fake_normalizer()
     _failing_after(base, 1)
     with pytest.raises(Interrupt):
-        normalize_file(base, src, out, chunk_rows=5, show_progress=False)
+        normalize_file(base, NormalizeFileSpec.of(src, out, chunk_rows=5, show_progress=False))
     del base.normalize_rows  # type: ignore[method-assign]
     changed = r"unfinished job with other settings \(k: 1 → 2\).*--restart"
     with pytest.raises(ResumeError, match=changed):
-        normalize_file(base, src, out, k=2, chunk_rows=5, show_progress=False)
+        normalize_file(base, NormalizeFileSpec.of(src, out, k=2, chunk_rows=5, show_progress=False))
     strict = base.configure(min_score=0.5)
     with pytest.raises(ResumeError, match=r"matcher\.config\.min_score: null → 0\.5"):
-        normalize_file(strict, src, out, chunk_rows=5, show_progress=False)
+        normalize_file(strict, NormalizeFileSpec.of(src, out, chunk_rows=5, show_progress=False))
     rebuilt = fake_normalizer()
     rebuilt.index.card["created"] = "another build"
     with pytest.raises(
         ResumeError, match=r"matcher\.index\.created: \"[-\d:T+]+\" → \"another build"
     ):
-        normalize_file(rebuilt, src, out, chunk_rows=5, show_progress=False)
+        normalize_file(rebuilt, NormalizeFileSpec.of(src, out, chunk_rows=5, show_progress=False))
     write_rows(src, ROWS[:-1])
     with pytest.raises(ResumeError, match=r"input\.size: \d+ → \d+"):
-        normalize_file(base, src, out, chunk_rows=5, show_progress=False)
-    report = normalize_file(base, src, out, chunk_rows=5, restart=True, show_progress=False)
+        normalize_file(base, NormalizeFileSpec.of(src, out, chunk_rows=5, show_progress=False))
+    report = normalize_file(
+        base, NormalizeFileSpec.of(src, out, chunk_rows=5, restart=True, show_progress=False)
+    )
     assert report.resumed_from == 0 and report.rows == len(read_rows(out)) == 22
     assert _leftovers(tmp_path) == []
 
@@ -117,7 +124,9 @@ def test_a_folder_that_is_not_a_work_folder_is_never_touched(
     (mine / "notes.txt").write_text("mine")
     for restart in (False, True):
         with pytest.raises(ResumeError, match=r"out\.csv\.parts exists and is not a termnorm work"):
-            normalize_file(normalizer, src, out, restart=restart, show_progress=False)
+            normalize_file(
+                normalizer, NormalizeFileSpec.of(src, out, restart=restart, show_progress=False)
+            )
     assert (mine / "notes.txt").read_text() == "mine"
 
 
@@ -128,6 +137,7 @@ from _index_fakes import TABLE, KeyedEncoder, unit
 from termnorm.index import TermIndex
 from termnorm.search import Normalizer
 from termnorm.search.batch import normalize_file
+from termnorm.search.file_spec import NormalizeFileSpec
 
 encoder = KeyedEncoder(TABLE | {{"q half": unit(1, 1, 1, 1)}})
 normalizer = Normalizer(TermIndex.load({index!r}), encoder)
@@ -136,7 +146,7 @@ def slow(texts, k=1):
     time.sleep(float(sys.argv[3]))
     return original(texts, k)
 normalizer.normalize_rows = slow
-normalize_file(normalizer, sys.argv[1], sys.argv[2], chunk_rows=7, show_progress=False)
+normalize_file(normalizer, NormalizeFileSpec.of(sys.argv[1], sys.argv[2], chunk_rows=7, show_progress=False))
 """
 
 
@@ -146,7 +156,7 @@ def test_killed_with_sigkill_the_rerun_finishes_every_row_exactly_once(tmp_path:
     write_rows(src, rows)
     base = fake_normalizer()
     base.index.save(tmp_path / "idx")  # each run loads the same index
-    normalize_file(base, src, ref, chunk_rows=7, show_progress=False)
+    normalize_file(base, NormalizeFileSpec.of(src, ref, chunk_rows=7, show_progress=False))
     script = tmp_path / "run.py"
     script.write_text(SCRIPT.format(tests=str(Path(__file__).parent), index=str(tmp_path / "idx")))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -173,7 +183,7 @@ def test_the_progress_bar_knows_the_total_and_starts_at_the_resumed_row(
     base = fake_normalizer()
     _failing_after(base, 2)
     with pytest.raises(Interrupt):
-        normalize_file(base, src, out, chunk_rows=5)
+        normalize_file(base, NormalizeFileSpec.of(src, out, chunk_rows=5))
     del base.normalize_rows  # type: ignore[method-assign]
-    normalize_file(base, src, out, chunk_rows=5)
+    normalize_file(base, NormalizeFileSpec.of(src, out, chunk_rows=5))
     assert [(b["total"], b["initial"], b["updates"]) for b in bars] == [(23, 0, 10), (23, 10, 13)]

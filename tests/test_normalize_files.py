@@ -17,6 +17,7 @@ from termnorm.errors import InputFormatError
 from termnorm.index import TermIndex
 from termnorm.search import Normalizer
 from termnorm.search.batch import normalize_file
+from termnorm.search.file_spec import NormalizeFileSpec
 
 LONG = "x" * 1001
 # (id, term, expected concept or error fragment)
@@ -75,7 +76,9 @@ def test_every_row_comes_back_in_order(
 ) -> None:
     src, out = tmp_path / f"in{suffix}", tmp_path / f"out{suffix}"
     write_rows(src, [{"id": i, "term": t, "note": f"n{i}"} for i, t, _ in ROWS])
-    report = normalize_file(normalizer, src, out, chunk_rows=chunk_rows, show_progress=False)
+    report = normalize_file(
+        normalizer, NormalizeFileSpec.of(src, out, chunk_rows=chunk_rows, show_progress=False)
+    )
     rows = read_rows(out)
     assert (report.rows, report.errors, report.column) == (6, 3, "term")
     assert [r["id"] for r in rows] == [i for i, _, _ in ROWS]
@@ -106,7 +109,7 @@ def test_jsonl_non_text_and_missing_values(normalizer: Normalizer, tmp_path: Pat
     src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     lines = ['{"term": 42}', '{"term": null}', '{"other": "no term key"}', '{"term": ["a"]}']
     src.write_text("\n".join(lines) + "\n\n")  # the trailing blank line is not a record
-    normalize_file(normalizer, src, out, show_progress=False)
+    normalize_file(normalizer, NormalizeFileSpec.of(src, out, show_progress=False))
     rows = read_rows(out)
     assert [r["error"].split(":")[0] for r in rows] == [
         "not text",
@@ -120,7 +123,7 @@ def test_jsonl_non_text_and_missing_values(normalizer: Normalizer, tmp_path: Pat
 def test_parquet_keeps_types_and_nulls(normalizer: Normalizer, tmp_path: Path) -> None:
     src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
     pq.write_table(pa.table({"n": [1, 2], "term": ["q alpha", None]}), src)
-    normalize_file(normalizer, src, out, show_progress=False)
+    normalize_file(normalizer, NormalizeFileSpec.of(src, out, show_progress=False))
     table = pq.read_table(out)
     assert table.schema.field("n").type == pa.int64()
     assert table.schema.field("score").type == pa.float64()
@@ -130,7 +133,7 @@ def test_parquet_keeps_types_and_nulls(normalizer: Normalizer, tmp_path: Path) -
 def test_non_text_column_in_parquet(normalizer: Normalizer, tmp_path: Path) -> None:
     src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
     pq.write_table(pa.table({"code": [7, 8]}), src)
-    normalize_file(normalizer, src, out, show_progress=False)
+    normalize_file(normalizer, NormalizeFileSpec.of(src, out, show_progress=False))
     assert all("not text: got int" in e for e in pq.read_table(out).column("error").to_pylist())
 
 
@@ -138,7 +141,7 @@ def test_non_text_column_in_parquet(normalizer: Normalizer, tmp_path: Path) -> N
 def test_top_k_candidates_column(suffix: str, normalizer: Normalizer, tmp_path: Path) -> None:
     src, out = tmp_path / f"in{suffix}", tmp_path / f"out{suffix}"
     write_rows(src, [{"term": "q zeta"}, {"term": ""}])
-    normalize_file(normalizer, src, out, k=2, show_progress=False)
+    normalize_file(normalizer, NormalizeFileSpec.of(src, out, k=2, show_progress=False))
     rows = read_rows(out)
     first = rows[0]["candidates"]
     first = first if isinstance(first, list) else json.loads(first)
@@ -166,7 +169,7 @@ def test_abstained_rows_say_why_and_are_counted_apart(
     # "q alpha" meets "alpha disease" at cos 1; "q half" meets no term above cos 0.64
     write_rows(src, [{"term": "q alpha"}, {"term": "q half"}, {"term": ""}])
     strict = normalizer.configure(min_score=0.9)
-    report = normalize_file(strict, src, out, k=2, show_progress=False)
+    report = normalize_file(strict, NormalizeFileSpec.of(src, out, k=2, show_progress=False))
     assert (report.rows, report.errors, report.abstained) == (3, 1, 1)
     assert report.to_dict()["abstained"] == 1
     rows = read_rows(out)
@@ -179,13 +182,21 @@ def test_abstained_rows_say_why_and_are_counted_apart(
 def test_column_choice(normalizer: Normalizer, tmp_path: Path) -> None:
     src = tmp_path / "in.csv"
     write_rows(src, [{"mention": "q alpha", "other": "q zeta"}])
-    report = normalize_file(normalizer, src, tmp_path / "a.csv", show_progress=False)
+    report = normalize_file(
+        normalizer, NormalizeFileSpec.of(src, tmp_path / "a.csv", show_progress=False)
+    )
     assert report.column == "mention"  # the one column named like a text
     assert read_rows(tmp_path / "a.csv")[0]["concept_id"] == "A:1"
-    normalize_file(normalizer, src, tmp_path / "b.csv", column="other", show_progress=False)
+    normalize_file(
+        normalizer,
+        NormalizeFileSpec.of(src, tmp_path / "b.csv", column="other", show_progress=False),
+    )
     assert read_rows(tmp_path / "b.csv")[0]["concept_id"] == "Z:1"
     with pytest.raises(InputFormatError, match="no column 'nope'; columns are"):
-        normalize_file(normalizer, src, tmp_path / "c.csv", column="nope", show_progress=False)
+        normalize_file(
+            normalizer,
+            NormalizeFileSpec.of(src, tmp_path / "c.csv", column="nope", show_progress=False),
+        )
 
 
 def test_no_column_given_picks_a_text_named_or_sole_column_else_refuses(
@@ -193,18 +204,29 @@ def test_no_column_given_picks_a_text_named_or_sole_column_else_refuses(
 ) -> None:
     src = tmp_path / "ids.csv"
     write_rows(src, [{"id": "17", "Term": "q zeta", "code": "9"}])
-    report = normalize_file(normalizer, src, tmp_path / "a.csv", show_progress=False)
+    report = normalize_file(
+        normalizer, NormalizeFileSpec.of(src, tmp_path / "a.csv", show_progress=False)
+    )
     assert report.column == "Term" and read_rows(tmp_path / "a.csv")[0]["concept_id"] == "Z:1"
     write_rows(src, [{"x": "q alpha"}])
-    assert normalize_file(normalizer, src, tmp_path / "b.csv", show_progress=False).column == "x"
+    assert (
+        normalize_file(
+            normalizer, NormalizeFileSpec.of(src, tmp_path / "b.csv", show_progress=False)
+        ).column
+        == "x"
+    )
     write_rows(src, [{"id": "17", "label": "q alpha"}])  # an ID column is never guessed
     with pytest.raises(
         InputFormatError, match=r"no column named text/term/mention; .*--column .*\['id', 'label'\]"
     ):
-        normalize_file(normalizer, src, tmp_path / "c.csv", show_progress=False)
+        normalize_file(
+            normalizer, NormalizeFileSpec.of(src, tmp_path / "c.csv", show_progress=False)
+        )
     write_rows(src, [{"text": "q alpha", "mention": "q zeta"}])
     with pytest.raises(InputFormatError, match=r"several text-like columns \['text', 'mention'\]"):
-        normalize_file(normalizer, src, tmp_path / "d.csv", show_progress=False)
+        normalize_file(
+            normalizer, NormalizeFileSpec.of(src, tmp_path / "d.csv", show_progress=False)
+        )
     assert not (tmp_path / "c.csv").exists() and not (tmp_path / "d.csv").exists()
 
 
@@ -216,27 +238,31 @@ def test_output_folder_or_input_itself_is_refused_before_the_run(
     before = src.read_text()
     monkeypatch.setattr(normalizer, "normalize_rows", lambda *a, **k: pytest.fail("ran"))
     with pytest.raises(ValueError, match=r"is a folder; give a file path, e.g. .*in\.norm\.csv"):
-        normalize_file(normalizer, src, tmp_path, show_progress=False)
+        normalize_file(normalizer, NormalizeFileSpec.of(src, tmp_path, show_progress=False))
     monkeypatch.chdir(tmp_path)
     for same in (src, Path("in.csv"), Path("./sub/../in.csv")):
         with pytest.raises(ValueError, match="is the input file; writing there would overwrite"):
-            normalize_file(normalizer, src, same, show_progress=False)
+            normalize_file(normalizer, NormalizeFileSpec.of(src, same, show_progress=False))
     assert src.read_text() == before
 
 
 def test_output_format_follows_the_output_suffix(normalizer: Normalizer, tmp_path: Path) -> None:
     src = tmp_path / "in.csv"
     write_rows(src, [{"term": "q alpha"}])
-    normalize_file(normalizer, src, tmp_path / "out.jsonl", show_progress=False)
+    normalize_file(
+        normalizer, NormalizeFileSpec.of(src, tmp_path / "out.jsonl", show_progress=False)
+    )
     assert read_rows(tmp_path / "out.jsonl")[0]["concept_id"] == "A:1"
-    normalize_file(normalizer, src, tmp_path / "out.txt", show_progress=False)  # unknown: CSV
+    normalize_file(
+        normalizer, NormalizeFileSpec.of(src, tmp_path / "out.txt", show_progress=False)
+    )  # unknown: CSV
     assert (tmp_path / "out.txt").read_text().startswith("term,concept_id")
 
 
 def test_blank_csv_line_is_a_row_not_skipped(normalizer: Normalizer, tmp_path: Path) -> None:
     src, out = tmp_path / "in.csv", tmp_path / "out.csv"
     src.write_text("term\nq alpha\n\nq zeta\n")
-    normalize_file(normalizer, src, out, show_progress=False)
+    normalize_file(normalizer, NormalizeFileSpec.of(src, out, show_progress=False))
     rows = read_rows(out)
     assert [r["concept_id"] for r in rows] == ["A:1", "", "Z:1"]
     assert rows[1]["error"].startswith("empty input")
@@ -246,7 +272,9 @@ def test_existing_output_columns_are_refused(normalizer: Normalizer, tmp_path: P
     src = tmp_path / "in.csv"
     write_rows(src, [{"term": "q alpha", "concept_id": "old"}])
     with pytest.raises(InputFormatError, match="already has column"):
-        normalize_file(normalizer, src, tmp_path / "out.csv", show_progress=False)
+        normalize_file(
+            normalizer, NormalizeFileSpec.of(src, tmp_path / "out.csv", show_progress=False)
+        )
 
 
 @pytest.mark.parametrize(
@@ -267,7 +295,7 @@ def test_malformed_files_name_file_and_line(
     src.write_text(content)
     out = tmp_path / f"out{src.suffix}"
     with pytest.raises(InputFormatError, match=message):
-        normalize_file(normalizer, src, out, show_progress=False)
+        normalize_file(normalizer, NormalizeFileSpec.of(src, out, show_progress=False))
     assert not out.exists() and not list(tmp_path.glob(".out*"))
 
 
@@ -288,6 +316,8 @@ def test_failure_midway_leaves_previous_output_untouched(
 
     monkeypatch.setattr(normalizer, "normalize_rows", flaky)
     with pytest.raises(RuntimeError, match="boom"):
-        normalize_file(normalizer, src, out, chunk_rows=3, show_progress=False)
+        normalize_file(
+            normalizer, NormalizeFileSpec.of(src, out, chunk_rows=3, show_progress=False)
+        )
     assert out.read_text() == "previous\n"
     assert not list(tmp_path.glob(".out*"))

@@ -5,7 +5,9 @@ the same row; an older database is upgraded to the reviewer table."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from termnorm.projects import (
     acquire,
     acquire_next,
     add_reviewer,
+    decide,
     decide_leased,
     list_reviewers,
     release,
@@ -180,7 +183,7 @@ def test_decisions_under_a_lease_refuse_others_and_stale_versions(
         "broad",
     )
     # the lease is given back; bob saw the old version: refused, nothing written
-    with pytest.raises(StaleRowError, match=f"since version {version}"):
+    with pytest.raises(StaleRowError, match=f"since version {version}.*map show p R1"):
         decide_leased("p", "R1", "no_match", reviewer="bob", version=version, db=db)
     store = open_store("p", db)
     try:
@@ -197,6 +200,31 @@ def test_decisions_under_a_lease_refuse_others_and_stale_versions(
             assert s.scalars(select(LeaseRow)).all() == []
     finally:
         store.close()
+
+
+def test_a_guard_is_held_around_a_decision_inside_its_transaction(
+    tmp_path: Path,
+    project_db: str,  # noqa: F811
+) -> None:
+    db = _project(tmp_path, project_db)
+    seen: list[tuple[str, str]] = []
+
+    @contextlib.contextmanager
+    def refusing(session: Any, row: SourceRow, action: Any) -> Iterator[None]:
+        seen.append((row.code, action.value))
+        yield
+        raise ReviewerError("refused after the decision")
+
+    with pytest.raises(ReviewerError, match="refused after the decision"):
+        decide("p", "R1", "no_match", reviewer="ann", db=db, guard=refusing)
+    assert seen == [("R1", "no_match")]
+    store = open_store("p", db)
+    try:
+        with store.session() as s:
+            assert s.scalars(select(DecisionRow)).all() == []  # rolled back with the guard
+    finally:
+        store.close()
+    assert decide("p", "R1", "no_match", reviewer="ann", db=db).state == "no_match"
 
 
 def test_reviewers_racing_for_the_queue_never_get_the_same_row(

@@ -29,6 +29,7 @@ from termnorm.search.context import (
     expand_in_context,
     parse_expansion_rule,
 )
+from termnorm.search.file_spec import NormalizeFileSpec
 from termnorm.search.query import QueryError, query_problem
 
 pytest.importorskip("pyab3p")
@@ -272,7 +273,9 @@ def test_files_with_a_document_column_gain_expanded_from(
     ]
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "out.jsonl"
-    report = normalize_file(ExactMatcher(), src, out, "mention", k=2, show_progress=False)
+    report = normalize_file(
+        ExactMatcher(), NormalizeFileSpec.of(src, out, column="mention", k=2, show_progress=False)
+    )
     got = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["concept_id"] for r in got] == ["T:0003", "T:0002", "T:0007", None]
     assert [r["expanded_from"] for r in got] == ["SD", None, None, None]
@@ -281,7 +284,12 @@ def test_files_with_a_document_column_gain_expanded_from(
     assert (report.abbreviations, report.context_column, report.expanded) == ("ab3p", "document", 1)
 
     plain = tmp_path / "plain.jsonl"
-    normalize_file(ExactMatcher(), src, plain, "mention", show_progress=False, abbreviations="none")
+    normalize_file(
+        ExactMatcher(),
+        NormalizeFileSpec.of(
+            src, plain, column="mention", show_progress=False, abbreviations="none"
+        ),
+    )
     first = json.loads(plain.read_text().splitlines()[0])
     assert first["concept_id"] == "T:0007" and "expanded_from" not in first
     captured = capfd.readouterr()
@@ -292,12 +300,21 @@ def test_a_named_context_column_and_its_errors(tmp_path: Path) -> None:
     src = tmp_path / "in.csv"
     src.write_text(f'term,abstract\nSD,"{DOCUMENT}"\n')
     out = tmp_path / "out.csv"
-    report = normalize_file(ExactMatcher(), src, out, show_progress=False, context="abstract")
+    report = normalize_file(
+        ExactMatcher(),
+        NormalizeFileSpec.of(src, out, show_progress=False, context_column="abstract"),
+    )
     assert report.expanded == 1 and "expanded_from" in out.read_text().splitlines()[0]
     with pytest.raises(InputFormatError, match="no context column 'notes'"):
-        normalize_file(ExactMatcher(), src, out, show_progress=False, context="notes")
+        normalize_file(
+            ExactMatcher(),
+            NormalizeFileSpec.of(src, out, show_progress=False, context_column="notes"),
+        )
     with pytest.raises(InputFormatError, match="add a 'document' or 'context' column"):
-        normalize_file(ExactMatcher(), src, out, show_progress=False, abbreviations="ab3p")
+        normalize_file(
+            ExactMatcher(),
+            NormalizeFileSpec.of(src, out, show_progress=False, abbreviations="ab3p"),
+        )
 
 
 def test_normalize_command_context_column_and_mode_none(

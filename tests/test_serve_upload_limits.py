@@ -21,6 +21,7 @@ from termnorm import api
 from termnorm.errors import InputFormatError
 from termnorm.io.tables import open_reader
 from termnorm.search.domain import SearchSpace
+from termnorm.search.file_spec import RowOptions
 from termnorm.search.space_matcher import build_strategy
 from termnorm.serve.batching import QueuedEncoder
 from termnorm.serve.uploads import (
@@ -106,8 +107,7 @@ def test_a_cancelled_upload_stops_between_slices(index_dir: Path, tmp_path: Path
             "t.csv",
             build_strategy(space, "o-t"),
             queue,
-            None,
-            1,
+            RowOptions(),
             UploadLimits(1000, 10),
         )
     assert len(slices) == 2  # 100 slices without the stop

@@ -336,7 +336,7 @@ def normalize_file(
     ``engine="ray"``: Parquet input, ``output`` a folder of parts, ``workers`` Ray actors
     each loading ``index`` (a folder path) once, on the cluster at ``ray_address`` if given
     (:mod:`termnorm.search.ray_batch`)."""
-    from termnorm.search.batch import DEFAULT_CHUNK_ROWS
+    from termnorm.search.file_spec import NormalizeFileSpec
     from termnorm.search.job import normalize_file_job
 
     if ranker is not None and not isinstance(ranker, str | Path):
@@ -345,26 +345,25 @@ def normalize_file(
             "check it is the same ranker"
         )
     pipeline, loaded, _, pairs = _spec(index, ranker, synonyms, spec)
-    return normalize_file_job(
-        pipeline,
+    job = NormalizeFileSpec.of(
         input,
         output,
-        index=loaded,
-        synonyms=pairs,
-        engine=engine,
-        workers=workers,
-        address=ray_address,
-        encoding=encoding,
-        errors=errors,
+        pipeline=pipeline,
         column=column,
         k=k,
-        chunk_rows=chunk_rows or DEFAULT_CHUNK_ROWS,
         show_progress=show_progress,
-        context=context_column,
+        context_column=context_column,
         abbreviations=abbreviations,
         prefix=prefix,
+        encoding=encoding,
+        errors=errors,
         restart=restart,
+        chunk_rows=chunk_rows,
+        engine=engine,
+        workers=workers,
+        ray_address=ray_address,
     )
+    return normalize_file_job(job, index=loaded, synonyms=pairs)
 
 
 def annotate(

@@ -6,25 +6,19 @@ user cache on first use. Registering is cheap; the index loads when the command 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from termnorm.cli._options import (
-    encoding_option,
-    ray_address_option,
-    restart_option,
-    workers_option,
-)
 from termnorm.cli._output import print_json
 from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_options
 from termnorm.cli.lookup_cmd import warn_concept_id_queries
-from termnorm.engines import Engine
-from termnorm.io.decoding import DecodeErrors
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.search.candidate import rounded_scores
+from termnorm.search.file_spec import NormalizeFileSpec, RowOptions
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.search.batch import BatchReport
@@ -67,11 +61,15 @@ Examples:
 
 DEFAULT_K_TERMS = 5
 DEFAULT_K_FILES = 1
-BATCH_ENGINE_HELP = (
-    "local: this process, resumable chunk by chunk; ray: a pool of Ray actors (--workers), "
-    "each loading the index once, writing one Parquet part per input partition into the "
-    "--output folder (needs the ray extra and Parquet input)."
+_NOT_FLAGS = ("input", "output", "pipeline", "k", "choice", "show_progress")
+"""Fields of :class:`NormalizeFileSpec` the command declares itself, or does not offer."""
+_FILE_FLAGS = tuple(
+    p.name
+    for cls in (NormalizeFileSpec, RowOptions)
+    for p in dataclasses.fields(cls)
+    if p.name not in _NOT_FLAGS and p.name != "rows"
 )
+"""The file options generated from :class:`NormalizeFileSpec` (and its rows)."""
 
 
 def _print_results(terms: list[str], results: list[RowResult], json_out: bool) -> None:
@@ -144,56 +142,20 @@ def register(app: typer.Typer) -> None:
     """Attach ``normalize`` to ``app``."""
 
     @app.command("normalize", help=NORMALIZE_HELP)
-    @with_spec_options()
+    @with_spec_options(exclude=_NOT_FLAGS, settings=(NormalizeFileSpec,))
     def normalize(
         terms: list[str] | None = typer.Argument(None, help="Terms to normalize."),
         input: Path | None = typer.Option(None, "--input", help="File to normalize."),
         output: Path | None = typer.Option(None, "--output", help="Where to write the result."),
-        column: str | None = typer.Option(
-            None,
-            "--column",
-            help="Text column of --input. Default: the one named text/term/mention, or the "
-            "only one.",
-        ),
         k: int | None = typer.Option(
             None, "-k", "--k", min=1, help="Concepts per term (default 5; 1 for files)."
         ),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
-        context_column: str | None = typer.Option(
-            None,
-            "--context-column",
-            help="Column of --input holding each row's document text (default: 'document' or "
-            "'context' when present).",
-        ),
-        abbreviations: AbbreviationMode | None = typer.Option(
-            None,
-            "--abbreviations",
-            help="ab3p: expand the short forms each row's document defines; none: do not. "
-            "Default: ab3p when --input has a context column, none otherwise.",
-        ),
-        prefix: str | None = typer.Option(
-            None,
-            "--prefix",
-            help="Prefix of the added columns (e.g. termnorm_), needed when --input already "
-            "has columns of those names.",
-        ),
-        encoding: str = encoding_option("Encoding of a CSV/TSV/JSONL --input (e.g. latin-1)."),
-        errors: DecodeErrors = typer.Option(
-            DecodeErrors.STRICT,
-            "--errors",
-            help="Undecodable bytes in --input: strict stops at their file:line; replace keeps "
-            "the row with U+FFFD in their place.",
-        ),
-        restart: bool = restart_option(),
-        chunk_rows: int | None = typer.Option(
-            None, "--chunk-rows", min=1, help="Rows per written chunk (per Ray partition)."
-        ),
-        engine: Engine = typer.Option(Engine.LOCAL, "--engine", help=BATCH_ENGINE_HELP),
-        workers: int = workers_option(),
-        ray_address: str | None = ray_address_option("input, output and index"),
         **options: Any,
     ) -> None:
+        files = {name: options.pop(name) for name in _FILE_FLAGS}
         spec = spec_from_options(options)
+        context_column, abbreviations = files["context_column"], files["abbreviations"]
         if input is None and output is not None:
             raise typer.BadParameter("--output needs --input FILE")
         if input is not None and (output is None or terms):
@@ -205,28 +167,15 @@ def register(app: typer.Typer) -> None:
         if spec.index is None:
             _announce_default_index()
         if input is not None and output is not None:
-            from termnorm.search.batch import DEFAULT_CHUNK_ROWS
             from termnorm.search.job import normalize_file_job
 
-            report = normalize_file_job(
-                spec,
-                input,
-                output,
-                engine=engine,
-                workers=workers,
-                address=ray_address,
-                encoding=encoding,
-                errors=errors.value,
-                notice=synonym_notice,
-                column=column,
-                k=k or DEFAULT_K_FILES,
-                show_progress=True,
-                context=context_column,
-                abbreviations=abbreviations,
-                prefix=prefix,
-                restart=restart,
-                chunk_rows=chunk_rows or DEFAULT_CHUNK_ROWS,
-            )
+            try:
+                job = NormalizeFileSpec.of(
+                    input, output, pipeline=spec, k=k or DEFAULT_K_FILES, **files
+                )
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc)) from None
+            report = normalize_file_job(job, notice=synonym_notice)
             _print_report(report, json_out)
             return
         from termnorm.search.build import build, resolve_index

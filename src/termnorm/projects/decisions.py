@@ -11,7 +11,10 @@ neither state nor version.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -37,6 +40,7 @@ __all__ = [
     "AutoApproveReport",
     "DecisionRecord",
     "ReviewedRow",
+    "RowGuard",
     "append_decision",
     "auto_approve",
     "decide",
@@ -250,6 +254,11 @@ def decide_row(
     return append_decision(session, row, action, reviewer, concept, chosen, comment)
 
 
+RowGuard = Callable[[Session, SourceRow, Action], AbstractContextManager[object]]
+"""What a face holds around a decision, inside its transaction: called with the session, the
+row and the action before the decision, left after it (the review page: the row's lease)."""
+
+
 def decide(
     project: str,
     code: str,
@@ -260,9 +269,11 @@ def decide(
     predicate: Predicate | str | None = None,
     comment: str | None = None,
     expect_version: int | None = None,
+    concept_name: str | None = None,
     concepts: ConceptResolver | None = None,
     db: DatabaseLike = None,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    guard: RowGuard | None = None,
 ) -> DecisionRecord:
     """Record ``reviewer``'s decision on the row of ``code`` (see the module).
 
@@ -270,29 +281,33 @@ def decide(
     candidate, or a concept the reviewer searched by hand: resolved through the project's
     index as ``termnorm lookup`` does, bare and alternative IDs included, and stored with
     the index's ID and name; an ID the index lacks is a :class:`DecisionError`, see
-    :mod:`termnorm.projects.concepts`; ``concepts`` is that index when the caller holds it);
+    :mod:`termnorm.projects.concepts`; ``concepts`` is that index when the caller holds it;
+    a ``concept_name`` that is not the index's name of ``concept_id`` is refused);
     ``flag`` asks for a second opinion (optionally naming a concept, resolved alike); ``predicate`` (``exact``, default for
     approve/pick, ``broad``, ``narrow``) says how code and concept relate. With
     ``expect_version`` (the version the reviewer saw) a row changed since is refused with
     :class:`StaleRowError`; without it the decision applies to the row as it is now.
-    Retired rows and approving a row without candidates are :class:`DecisionError`."""
+    Retired rows and approving a row without candidates are :class:`DecisionError`.
+    ``guard`` is held around the decision in its transaction (:data:`RowGuard`)."""
     action = Action(action)
     _check(action, reviewer, concept_id, comment)
     try:
         with open_project(project, db, write=True, busy_timeout=busy_timeout) as opened:
             _, session, proj = opened
             row = find_row(session, proj.id, code)
-            record = decide_row(
-                session,
-                row,
-                action,
-                reviewer,
-                concept_id,
-                predicate,
-                comment,
-                expect_version,
-                concepts=concepts,
-            )
+            with guard(session, row, action) if guard else contextlib.nullcontext():
+                record = decide_row(
+                    session,
+                    row,
+                    action,
+                    reviewer,
+                    concept_id,
+                    predicate,
+                    comment,
+                    expect_version,
+                    concept_name,
+                    concepts,
+                )
     except StaleRowError as exc:  # name the project in what to run
         raise StaleRowError(exc.code, exc.expected, exc.current, project) from None
     logger.info("%s: %s %s by %s", project, record.action, code, reviewer)

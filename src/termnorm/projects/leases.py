@@ -19,8 +19,9 @@ that reviewers working at once never do the same row twice.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Sequence
+import contextlib
+import functools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -28,12 +29,11 @@ from typing import Any
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
-from termnorm.projects.concepts import ConceptResolver
-from termnorm.projects.decisions import DecisionRecord, decide_row, find_row
+from termnorm.projects.decisions import DecisionRecord, decide, find_row
 from termnorm.projects.errors import LeaseHeldError, ProjectError
 from termnorm.projects.models import LeaseRow, SourceRow, utcnow
 from termnorm.projects.rows import RowView, queue_select, row_view
-from termnorm.projects.states import Action, Predicate, RowState
+from termnorm.projects.states import Action, RowState
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project
 
 __all__ = [
@@ -45,8 +45,6 @@ __all__ = [
     "queue_size",
     "release",
 ]
-
-logger = logging.getLogger(__name__)
 
 LEASE_MINUTES = 10.0
 """How long a row stays reserved for the reviewer who opened it (the page renews it)."""
@@ -199,47 +197,29 @@ def release(
         return _give_back(session, reviewer, find_row(session, proj.id, code).id)
 
 
+@contextlib.contextmanager
+def _leased(session: Session, row: SourceRow, action: Action, *, reviewer: str) -> Iterator[None]:
+    """The lease check around a decision (a :data:`~termnorm.projects.decisions.RowGuard`):
+    :class:`LeaseHeldError` before it when another reviewer holds the row; after it, the
+    reviewer's lease given back unless the action is a comment."""
+    _refuse_held(session, row.id, row.code, reviewer, utcnow())
+    yield
+    if action is not Action.COMMENT:
+        _give_back(session, reviewer, row.id)
+
+
 def decide_leased(
-    project: str,
-    code: str,
-    action: Action | str,
-    *,
-    reviewer: str,
-    version: int,
-    concept_id: str | None = None,
-    concept_name: str | None = None,
-    predicate: Predicate | str | None = None,
-    comment: str | None = None,
-    concepts: ConceptResolver | None = None,
-    db: DatabaseLike = None,
-    busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    project: str, code: str, action: Action | str, *, reviewer: str, version: int, **decision: Any
 ) -> DecisionRecord:
-    """``reviewer``'s decision on the row of ``code`` as they saw it at ``version`` (see
-    :func:`~termnorm.projects.decisions.decide` for the actions and ``concepts``; a
-    ``concept_name`` that is not the index's name of ``concept_id`` is refused), refused with
-    :class:`LeaseHeldError` when another reviewer holds the row and with
-    :class:`~termnorm.projects.errors.StaleRowError` when it changed since ``version``.
+    """``reviewer``'s decision on the row of ``code`` as they saw it at ``version``:
+    :func:`~termnorm.projects.decisions.decide` (``decision``: its other keywords) under the
+    lease check, refused with :class:`LeaseHeldError` when another reviewer holds the row and
+    with :class:`~termnorm.projects.errors.StaleRowError` when it changed since ``version``.
     A decision gives the reviewer's lease back; a comment keeps it."""
-    action = Action(action)
-    with open_project(project, db, write=True, busy_timeout=busy_timeout) as (_, session, proj):
-        row = find_row(session, proj.id, code)
-        _refuse_held(session, row.id, code, reviewer, utcnow())
-        record = decide_row(
-            session,
-            row,
-            action,
-            reviewer,
-            concept_id,
-            predicate,
-            comment,
-            version,
-            concept_name,
-            concepts,
-        )
-        if action is not Action.COMMENT:
-            _give_back(session, reviewer, row.id)
-    logger.info("%s: %s %s by %s (review page)", project, record.action, code, reviewer)
-    return record
+    guard = functools.partial(_leased, reviewer=reviewer)
+    return decide(
+        project, code, action, reviewer=reviewer, expect_version=version, guard=guard, **decision
+    )
 
 
 def queue_size(

@@ -63,9 +63,7 @@ from tqdm.auto import tqdm
 from termnorm.errors import InputFormatError
 from termnorm.io.resumable import ResumableOutput
 from termnorm.io.tables import (
-    DEFAULT_ENCODING,
     SUFFIXES,
-    DecodeErrors,
     Record,
     TableFormat,
     TableReader,
@@ -75,6 +73,7 @@ from termnorm.io.tables import (
 from termnorm.mentions.abbreviations import AbbreviationMode, parse_abbreviation_mode
 from termnorm.search.candidate import SCORE_DECIMALS, Candidate, RowMatcher, RowResult
 from termnorm.search.context import ContextMatcher, ExpansionChoice
+from termnorm.search.file_spec import DEFAULT_CHUNK_ROWS, NormalizeFileSpec, RowOptions
 from termnorm.search.identity import canonical
 
 __all__ = [
@@ -96,7 +95,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_CHUNK_ROWS = 4096
 TEXT_COLUMNS = ("text", "texts", "term", "terms", "mention", "mentions")
 """Column names (case-insensitive) taken as the text column when none is named."""
 CONTEXT_COLUMNS = ("document", "context")
@@ -334,25 +332,17 @@ class ChunkCounts:
 
 
 def row_spec(
-    reader: TableReader,
-    column: str | None,
-    k: int,
-    out_format: TableFormat,
-    context: str | None = None,
-    abbreviations: AbbreviationMode | str | None = None,
-    choice: ExpansionChoice | None = None,
-    prefix: str | None = None,
-    multi: bool = False,
+    reader: TableReader, rows: RowOptions, out_format: TableFormat, multi: bool = False
 ) -> RowSpec:
-    """The :class:`RowSpec` of a run over ``reader``: text and context columns chosen and
+    """The :class:`RowSpec` of ``rows`` over ``reader``: text and context columns chosen and
     checked, and the added columns refused when the input already has one of them."""
-    name = text_column(reader, column)
-    mode, found = context_column(reader, context, abbreviations)
+    name = text_column(reader, rows.column)
+    mode, found = context_column(reader, rows.context_column, rows.abbreviations)
     jsonl = out_format is TableFormat.JSONL
-    spec = RowSpec(name, k, found, mode, jsonl, prefix or "", choice, multi)
+    spec = RowSpec(name, rows.k, found, mode, jsonl, rows.prefix or "", rows.choice, multi)
     clash = [c for c in spec.added if c in reader.columns]
     if clash:
-        example = ", ".join(f"termnorm_{c}" for c in added_columns(k, spec.expanding)[:2])
+        example = ", ".join(f"termnorm_{c}" for c in added_columns(rows.k, spec.expanding)[:2])
         raise InputFormatError(
             reader.path,
             None,
@@ -406,57 +396,39 @@ def input_identity(path: Path) -> dict[str, Any]:
 
 
 def normalize_file(
-    matcher: RowMatcher,
-    input: str | Path,
-    output: str | Path,
-    column: str | None = None,
-    k: int = 1,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    show_progress: bool = True,
-    context: str | None = None,
-    abbreviations: AbbreviationMode | str | None = None,
-    choice: ExpansionChoice | None = None,
-    *,
-    prefix: str | None = None,
-    encoding: str = DEFAULT_ENCODING,
-    errors: DecodeErrors | str = DecodeErrors.STRICT,
-    restart: bool = False,
-    settings: Mapping[str, Any] | None = None,
+    matcher: RowMatcher, job: NormalizeFileSpec, settings: Mapping[str, Any] | None = None
 ) -> BatchReport:
-    """Normalize ``column`` of ``input`` into ``output`` with ``matcher`` (see the module
-    docstring). ``context`` names the context column, ``abbreviations`` the mode (``None``:
-    ab3p when there is a context column), ``choice`` which ranking to keep; ``prefix`` the
-    added columns' prefix; ``encoding``/``errors`` how text files are decoded.
+    """Normalize the rows ``job.rows`` asks for of ``job.input`` into ``job.output`` with
+    ``matcher`` (see the module docstring; ``job.pipeline`` and its engine fields are the
+    caller's, who built ``matcher``).
 
     Resuming: an unfinished run of the same job is continued; the job is the input file
-    (path, size, modification time), these options, the matcher's own ``identity()`` and the
-    caller's ``settings`` (the :class:`~termnorm.search.spec.PipelineSpec` that built it); any change
-    is refused (:class:`~termnorm.io.resumable.ResumeError`) unless ``restart``. A second
-    run on the same ``output`` while this one runs fails at once
-    (:class:`~termnorm.io.output_lock.OutputBusyError`). Checked
-    before any work: ``output`` may not be a folder nor the input file itself
-    (:class:`ValueError`)."""
-    input, output = Path(input), Path(output)
+    (path, size, modification time), the row and decoding options, the matcher's own
+    ``identity()`` and the caller's ``settings`` (the
+    :class:`~termnorm.search.spec.PipelineSpec` that built it); any change is refused
+    (:class:`~termnorm.io.resumable.ResumeError`) unless ``job.restart``. A second run on the
+    same output while this one runs fails at once
+    (:class:`~termnorm.io.output_lock.OutputBusyError`). Checked before any work: the output
+    may not be a folder nor the input file itself (:class:`ValueError`)."""
+    input, output = job.input, job.output
     check_output(input, output)
-    if chunk_rows < 1:
-        raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
-    reader = open_reader(input, encoding=encoding, errors=errors)
+    reader = open_reader(input, encoding=job.encoding, errors=job.errors)
     out_format = SUFFIXES.get(output.suffix.lower(), detect_format(input))
     multi = getattr(matcher, "implication", None) is not None
-    spec = row_spec(reader, column, k, out_format, context, abbreviations, choice, prefix, multi)
+    spec = row_spec(reader, job.rows, out_format, multi)
     logger.info("normalizing column %r of %s", spec.column, input)
-    job = {
+    record = {
         "input": input_identity(input),
         "output_format": out_format.value,
         **spec.record(),
-        "encoding": encoding,
-        "errors": DecodeErrors(errors).value,
+        "encoding": job.encoding,
+        "errors": job.errors.value,
         "matcher": matcher.identity(),
         "settings": canonical(settings or {}),
     }
     schema = output_schema(reader.schema, spec) if out_format is TableFormat.PARQUET else None
     out = ResumableOutput(
-        output, out_format, [*reader.columns, *spec.added], schema, job, restart=restart
+        output, out_format, [*reader.columns, *spec.added], schema, record, restart=job.restart
     )
     report = spec.report(input, output, resumed_from=out.rows_done)
     if out.rows_done:
@@ -468,10 +440,10 @@ def normalize_file(
         initial=out.rows_done,
         desc="normalizing",
         unit="row",
-        disable=not show_progress,
+        disable=not job.show_progress,
     )
     try:
-        for records in reader.chunks(chunk_rows, skip=out.rows_done):
+        for records in reader.chunks(job.chunk_rows, skip=out.rows_done):
             rows, counts = normalize_records(matcher, records, spec)
             out.write_part(rows, {k: v for k, v in counts.as_dict().items() if k != "rows"})
             bar.update(len(rows))

@@ -1,5 +1,6 @@
-"""A batch job from a pipeline spec: what ``termnorm normalize --input`` and
-``termnorm.normalize_file`` both run, so that both describe a resumable job the same way.
+"""A normalize-file job run from its :class:`~termnorm.search.file_spec.NormalizeFileSpec`:
+what ``termnorm normalize --input`` and ``termnorm.normalize_file`` both run, so that both
+describe a resumable job the same way.
 
 The job record (:mod:`termnorm.io.resumable`) holds the input file, the row options,
 ``spec.resolved().to_dict()`` and the matcher's own ``identity()``; with ``engine="ray"``
@@ -14,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from termnorm.engines import Engine
-from termnorm.io.tables import DEFAULT_ENCODING
 from termnorm.search.batch import BatchReport, check_output
 from termnorm.search.build import SynonymNotice, build, default_index_dir, load_index
+from termnorm.search.file_spec import NormalizeFileSpec
 from termnorm.search.spec import PipelineSpec
 
 if TYPE_CHECKING:
@@ -27,55 +28,28 @@ __all__ = ["normalize_file_job", "ray_job_settings"]
 
 
 def normalize_file_job(
-    spec: PipelineSpec,
-    input: str | Path,
-    output: str | Path,
+    job: NormalizeFileSpec,
     *,
     index: TermIndex | None = None,
     synonyms: SynonymSources | None = None,
-    engine: Engine | str = Engine.LOCAL,
-    workers: int = 1,
-    address: str | None = None,
-    encoding: str = DEFAULT_ENCODING,
-    errors: str = "strict",
     notice: SynonymNotice | None = None,
-    **rows: Any,
 ) -> BatchReport:
-    """Normalize ``input`` into ``output`` with the matcher of ``spec`` (``index``: an
-    already loaded index instead of ``spec.index``; ``synonyms``: more domain synonyms, e.g.
-    pairs, recorded through the matcher's identity). ``rows``: the row options of
-    :func:`~termnorm.search.batch.normalize_file` (``column``, ``k``, ``context``, ...).
-    ``engine="ray"`` runs ``workers`` Ray actors (on the cluster at ``address``), each
-    loading the index folder once; ``encoding``/``errors`` decode local text files."""
-    input, output = Path(input), Path(output)
-    if Engine(engine) is Engine.RAY:
+    """Run ``job`` with the matcher of ``job.pipeline`` (``index``: an already loaded index
+    instead of the pipeline's; ``synonyms``: more domain synonyms, e.g. pairs, recorded through
+    the matcher's identity; ``notice``: told what each synonym file added). ``engine="ray"``
+    runs ``job.workers`` Ray actors, each loading the index folder once."""
+    if job.engine is Engine.RAY:
         from termnorm.search.ray_batch import import_ray, normalize_file_ray
 
         import_ray()  # MissingExtraError before any work
-        spec, settings = ray_job_settings(spec, index)
-        return normalize_file_ray(
-            functools.partial(build, spec, synonyms=synonyms),
-            input,
-            output,
-            workers=workers,
-            address=address,
-            settings=settings,
-            multi=spec.multi,
-            **rows,
-        )
+        spec, settings = ray_job_settings(job.pipeline, index)
+        factory = functools.partial(build, spec, synonyms=synonyms)
+        return normalize_file_ray(factory, job, settings, multi=spec.multi)
     from termnorm.search.batch import normalize_file
 
-    check_output(input, output)  # before the index loads
-    matcher = build(spec, index, synonyms=synonyms, notice=notice)
-    return normalize_file(
-        matcher,
-        input,
-        output,
-        settings=spec.resolved().to_dict(),
-        encoding=encoding,
-        errors=errors,
-        **rows,
-    )
+    check_output(job.input, job.output)  # before the index loads
+    matcher = build(job.pipeline, index, synonyms=synonyms, notice=notice)
+    return normalize_file(matcher, job, job.pipeline.resolved().to_dict())
 
 
 def ray_job_settings(

@@ -18,7 +18,7 @@ holds the lock ``OUTPUT/.termnorm.lock`` (:class:`~termnorm.io.output_lock.Outpu
 whole run: a second run on the same output fails at once ("another run is writing this
 output").
 
-On a cluster (``address``, e.g. ``ray://head:10001`` or ``auto``), every node must see the
+On a cluster (``ray_address``, e.g. ``ray://head:10001`` or ``auto``), every node must see the
 input, the output folder and the index at the same paths (a shared file system), and
 termnorm must be installed on each.
 """
@@ -43,7 +43,6 @@ from termnorm.io.output_lock import LOCK_NAME, OutputLock
 from termnorm.io.resumable import ResumeError, job_changes
 from termnorm.io.tables import TableFormat, open_reader, open_writer
 from termnorm.search.batch import (
-    DEFAULT_CHUNK_ROWS,
     BatchReport,
     ChunkCounts,
     RowSpec,
@@ -53,7 +52,7 @@ from termnorm.search.batch import (
     row_spec,
 )
 from termnorm.search.candidate import RowMatcher
-from termnorm.search.context import ExpansionChoice
+from termnorm.search.file_spec import NormalizeFileSpec
 from termnorm.search.identity import canonical
 
 __all__ = [
@@ -201,35 +200,21 @@ def _open_output(output: Path, job: dict[str, Any], restart: bool) -> None:
 
 def normalize_file_ray(
     matcher_factory: Callable[[], RowMatcher],
-    input: str | Path,
-    output: str | Path,
-    column: str | None = None,
-    k: int = 1,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    show_progress: bool = True,
-    context: str | None = None,
-    abbreviations: str | None = None,
-    choice: ExpansionChoice | None = None,
-    *,
-    prefix: str | None = None,
-    workers: int = 1,
-    address: str | None = None,
-    restart: bool = False,
+    job: NormalizeFileSpec,
     settings: Mapping[str, Any] | None = None,
     multi: bool = False,
 ) -> BatchReport:
-    """Normalize ``column`` of the Parquet ``input`` into the folder ``output`` on Ray (see
-    the module docstring); options as :func:`~termnorm.search.batch.normalize_file`;
-    ``multi``: the factory's matcher gives multi-code answers (adds their columns).
+    """Normalize the rows ``job.rows`` asks for of the Parquet ``job.input`` into the folder
+    ``job.output`` on Ray (see the module docstring), with ``job.workers`` actors (on the
+    cluster at ``job.ray_address`` when given, else a local Ray); ``settings``: what built the
+    matcher, recorded as :func:`~termnorm.search.batch.normalize_file` records it; ``multi``:
+    the factory's matcher gives multi-code answers (adds their columns).
 
-    ``matcher_factory`` is called once in each of the ``workers`` actors (it must pickle:
-    Ray ships it); ``address`` connects to a running Ray cluster instead of starting a local
-    one. Raises :class:`~termnorm.errors.MissingExtraError` without ``termnorm[ray]``.
+    ``matcher_factory`` is called once in each actor (it must pickle: Ray ships it). Raises
+    :class:`~termnorm.errors.MissingExtraError` without ``termnorm[ray]``.
     """
     ray = import_ray()
-    if workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {workers}")
-    input, output = Path(input), Path(output)
+    input, output, chunk_rows, workers = job.input, job.output, job.chunk_rows, job.workers
     if output.suffix.lower() in (".csv", ".tsv", ".jsonl", ".parquet", ".pq"):
         raise ValueError(
             f"--output {output} looks like a file; --engine ray writes a folder of Parquet "
@@ -237,23 +222,21 @@ def normalize_file_ray(
         )
     partitions = plan_partitions(input, chunk_rows)
     first = open_reader(partitions[0].path if partitions else _input_files(input)[0])
-    spec = row_spec(
-        first, column, k, TableFormat.PARQUET, context, abbreviations, choice, prefix, multi
-    )
+    spec = row_spec(first, job.rows, TableFormat.PARQUET, multi)
     schema = output_schema(first.schema, spec)
     assert schema is not None  # Parquet input has a schema
-    job = {
+    record = {
         "input": [input_identity(Path(f)) for f in dict.fromkeys(p.path for p in partitions)],
         "chunk_rows": chunk_rows,
         **spec.record(),
         "settings": dict(settings or {}),
     }
-    job = canonical(job)
+    record = canonical(record)
     if output.exists() and not output.is_dir():
         raise ValueError(f"--output {output} is a file; --engine ray writes a folder of parts")
     lock = OutputLock(output, output)  # the driver holds it for the whole run
     try:
-        _open_output(output, job, restart)
+        _open_output(output, record, job.restart)
         todo = [p for p in partitions if not (output / _PART.format(p.index)).is_file()]
         report = spec.report(input, output, skipped_parts=len(partitions) - len(todo))
         report.resumed_from = sum(p.stop - p.start for p in partitions) - sum(
@@ -272,12 +255,12 @@ def normalize_file_ray(
             initial=report.resumed_from,
             desc=f"normalizing on Ray ({workers} workers)",
             unit="row",
-            disable=not show_progress,
+            disable=not job.show_progress,
         )
         columns = [*first.columns, *spec.added]
         try:
             if todo:
-                with ray_session(ray, address, workers):
+                with ray_session(ray, job.ray_address, workers):
                     worker = (matcher_factory, spec, str(output), columns, schema)
                     _run(ray, todo, worker, workers, report, bar)
         finally:

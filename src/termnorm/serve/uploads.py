@@ -39,6 +39,7 @@ from termnorm.io.lines import TABLE_HINT, check_encoding
 from termnorm.io.tables import CSV_FIELD_LIMIT, TableFormat, TableReader, open_reader
 from termnorm.search.batch import BatchReport, normalize_file, text_column
 from termnorm.search.candidate import RowMatcher
+from termnorm.search.file_spec import NormalizeFileSpec, RowOptions
 from termnorm.serve.batching import Send, sending
 from termnorm.serve.errors import ApiError, shorten
 
@@ -207,13 +208,12 @@ def map_upload(
     filename: str,
     matcher: RowMatcher,
     queue: UploadQueue,
-    column: str | None,
-    k: int,
+    rows: RowOptions,
     limits: UploadLimits,
     decoding: Decoding | None = None,
 ) -> MappedFile:
     """Copy ``source`` (the uploaded ``filename``) to a temporary folder and normalize its
-    text column into ``NAME.norm.SUFFIX`` there (see the module doc), decoded as
+    text column into ``NAME.norm.SUFFIX`` there (see the module doc) as ``rows`` asks, decoded as
     ``decoding`` says (UTF-8, strict, by default), with ``matcher`` (built over the service's
     space) encoding through ``queue``. :class:`~termnorm.serve.errors.ApiError` (415 type,
     413 too many rows or columns, 422 column or content) when it cannot,
@@ -234,20 +234,17 @@ def map_upload(
             reader = open_reader(uploaded, fmt, decoding.encoding, decoding.errors)
             check_size(reader, filename, limits)
             where = "column"
-            text_column(reader, column)  # refused here with the columns listed, before any work
+            text_column(reader, rows.column)  # refused here, columns listed, before any work
             where = "file"
-            report = sending(
-                queue,
-                normalize_file,
-                matcher,
+            job = NormalizeFileSpec(
                 uploaded,
                 output,
-                column,
-                k,
-                show_progress=False,
+                rows=rows,
                 encoding=decoding.encoding,
                 errors=decoding.errors,
+                show_progress=False,
             )
+            report = sending(queue, normalize_file, matcher, job)
         except InputFormatError as exc:
             raise ApiError(422, ["body", where], _shown(exc, filename), where) from None
         except (UnicodeError, csv.Error) as exc:

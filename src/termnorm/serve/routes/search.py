@@ -28,6 +28,7 @@ from starlette.concurrency import run_in_threadpool
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
 from termnorm.io.lines import text_encodings
 from termnorm.search.candidate import RowResult
+from termnorm.search.file_spec import RowOptions
 from termnorm.serve.batching import MicroBatcher, queued_encoder, sending
 from termnorm.serve.errors import ApiError
 from termnorm.serve.routes.deps import app_batcher, app_settings, ready_state, with_limits
@@ -187,12 +188,12 @@ async def normalize_upload(
         min(settings.batch_texts, settings.queue_texts),
         cancelled,
     )
-    chosen = column.strip() or None
+    rows = RowOptions(column.strip() or None, k)
     limits = UploadLimits(settings.max_upload_rows, settings.max_upload_columns)
     watcher = asyncio.create_task(watch_disconnect(request.is_disconnected, cancelled))
     try:
         mapped = await run_in_threadpool(
-            map_upload, file.file, file.filename or "", matcher, queue, chosen, k, limits, decoding
+            map_upload, file.file, file.filename or "", matcher, queue, rows, limits, decoding
         )
     except UploadCancelled as exc:
         raise ApiError(400, [], str(exc), "client_gone") from None
