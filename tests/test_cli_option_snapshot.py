@@ -69,8 +69,8 @@ def _options(path: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     command: Any = _root()
     for name in path:
         command = command.commands[name]
-    return {
-        param.name or "": {
+    return {  # by the first name a user writes: the Python parameter's name may change
+        param.opts[0]: {
             "opts": [*param.opts, *param.secondary_opts],
             "default": _plain(param.default),
             "help": getattr(param, "help", None),
