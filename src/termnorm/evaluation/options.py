@@ -1,0 +1,85 @@
+"""Settings of the evaluation jobs, one options dataclass per evaluator: the fields are the
+evaluator's keyword arguments where they can be (``MCSMEvaluator(kg, **asdict(MCSMOptions()))``)
+and ``termnorm eval ...`` generates its flags from them. This module imports neither torch nor
+the evaluators, so that registering the commands stays cheap.
+"""
+
+# opt() returns a dataclasses.Field, as field() does: no shared mutable default
+# ruff: noqa: RUF009
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from termnorm.encoders.runtime import THREADS_HELP
+from termnorm.options import opt
+
+__all__ = [
+    "ClusteringOptions",
+    "EncoderOptions",
+    "LinkPredictionOptions",
+    "MCSMOptions",
+    "RelationOptions",
+]
+
+
+@dataclass(frozen=True)
+class EncoderOptions:
+    """The encoder a benchmark scores: its folder, pooling and CPU threads."""
+
+    model: Path | None = opt(None, "Encoder folder (default: the built-in all-MiniLM-L6-v2).")
+    pooling: str | None = opt(None, "cls|mean (default: the folder's own, else mean).")
+    threads: int | None = opt(None, THREADS_HELP, min=1)
+
+
+@dataclass(frozen=True)
+class MCSMOptions:
+    """:class:`~termnorm.evaluation.mcsm.MCSMEvaluator`'s settings."""
+
+    k: int = opt(40, "Neighbourhood size (CODER: 40, max ≈ 11.09).", "-k", min=1)
+    vectors: str = opt("name", "name: preferred name; mean: synonyms.")
+    types: tuple[str, ...] | None = opt(None, "Only this type (repeatable).", "--type")
+    max_concepts_per_type: int | None = opt(None, "Seeded sample of concepts per type.")
+    seed: int = opt(0, "Seed of the sample.")
+
+
+@dataclass(frozen=True)
+class RelationOptions:
+    """:class:`~termnorm.evaluation.relation_classification.RelationClassificationEvaluator`'s
+    settings."""
+
+    mode: str = opt("feature", "feature (frozen) or fine-tune.")
+    epochs: int = opt(50, "Training epochs (CODER: 50).", min=1)
+    max_triplets: int | None = opt(None, "Seeded sample of triplets (big KGs).")
+    test_fraction: float = opt(0.2, "Held-out share.")
+    seed: int = opt(0, "Seed of the sample, split and batches.")
+
+
+@dataclass(frozen=True)
+class ClusteringOptions:
+    """:class:`~termnorm.evaluation.clustering.ClusteringEvaluator`'s settings."""
+
+    max_concepts: int = opt(1000, "Concepts per split.")
+    tune_fraction: float = opt(0.5, "Share used to pick θ.")
+    seed: int = opt(0, "Seed of the split and samples.")
+
+
+@dataclass(frozen=True)
+class LinkPredictionOptions:
+    """What ``termnorm eval linkpred`` ranks (models, KGEs) and
+    :class:`~termnorm.evaluation.link_prediction.LinkPredictionEvaluator`'s settings."""
+
+    models: tuple[Path, ...] | None = opt(
+        None, "Model folder with relations/ (termnorm train); repeatable.", "--model"
+    )
+    kge: tuple[Path, ...] | None = opt(
+        None, "KGE folder (termnorm kge train on --kg) ranked beside the models; repeatable."
+    )
+    test_fraction: float = opt(0.2, "Share of triplets ranked.")
+    max_triplets: int = opt(2000, "At most this many ranked.")
+    raw: bool = opt(False, "Do not filter other known tails.", "--raw")
+    seed: int = opt(0, "Seed of the sample.")
+    triplets: Path | None = opt(
+        None,
+        "Rank exactly these held-out edges (Parquet head/relation/tail, from 'termnorm kg split').",
+    )
