@@ -28,6 +28,8 @@ COMMANDS = [
     ("eval", "relatedness"),
     ("eval", "linkpred"),
     ("eval", "normalize"),
+    ("eval", "compare"),
+    ("eval", "select"),
     ("bench",),
     ("neighbors",),
     ("lookup",),
