@@ -12,13 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from termnorm.encoders.runtime import THREADS_HELP
+from termnorm.mentions.abbreviations import AbbreviationMode
+from termnorm.mentions.composite import CompositeRule
+from termnorm.mentions.mention import MentionFormat
 from termnorm.options import opt
+from termnorm.search.lexical.kinds import LexicalKind
 
 __all__ = [
     "ClusteringOptions",
     "EncoderOptions",
     "LinkPredictionOptions",
     "MCSMOptions",
+    "NormalizationOptions",
     "RelationOptions",
 ]
 
@@ -82,4 +87,38 @@ class LinkPredictionOptions:
     triplets: Path | None = opt(
         None,
         "Rank exactly these held-out edges (Parquet head/relation/tail, from 'termnorm kg split').",
+    )
+
+
+@dataclass(frozen=True)
+class NormalizationOptions:
+    """What ``termnorm eval normalize`` scores (an index, a lexical baseline, or a model
+    zero-shot) and how :class:`~termnorm.evaluation.normalization.NormalizationEvaluator`
+    counts (the search itself is the command's :class:`~termnorm.search.spec.PipelineSpec`)."""
+
+    index: Path | None = opt(None, "Index folder to evaluate.")
+    fmt: MentionFormat | None = opt(None, "Mention format (detected when omitted).", "--format")
+    k: int = opt(10, "Largest cut-off: acc@1,3,5,10 up to k are reported.", "-k")
+    baseline: LexicalKind | None = opt(
+        None, "Evaluate a lexical baseline instead of an index (needs --kg)."
+    )
+    kg: Path | None = opt(None, "KG folder the baseline matches against.")
+    predictions: Path | None = opt(None, "Write one JSON line per mention (top-k, ranks) here.")
+    zero_shot: bool = opt(
+        False, "CODER protocol: search each fold's standard.txt only.", "--zero-shot"
+    )
+    model: Path | None = opt(
+        None, "Encoder folder (zero-shot; default built-in; with --index: override)."
+    )
+    pooling: str | None = opt(None, "cls|mean (zero-shot model).")
+    composite_rule: CompositeRule = opt(
+        CompositeRule.ANY, "How composites count in the 'all' figures."
+    )
+    abbreviations: AbbreviationMode | None = opt(
+        None,
+        "Expand short forms through the abbreviations each mention's document defines (ab3p) "
+        "or not (none). Default: ab3p for formats that carry the documents (pubtator, "
+        "gscplus, phenobert), none otherwise. The mention is searched as written and "
+        "expanded, and the ranking whose top candidate scores higher is kept "
+        "(termnorm.search.context).",
     )
