@@ -21,6 +21,7 @@ from termnorm.search.lexical.kinds import LexicalKind
 __all__ = [
     "ClusteringOptions",
     "EncoderOptions",
+    "KGESimilarityOptions",
     "LinkPredictionOptions",
     "MCSMOptions",
     "NormalizationOptions",
@@ -87,6 +88,23 @@ class LinkPredictionOptions:
     triplets: Path | None = opt(
         None,
         "Rank exactly these held-out edges (Parquet head/relation/tail, from 'termnorm kg split').",
+    )
+
+
+@dataclass(frozen=True)
+class KGESimilarityOptions:
+    """The similarity benchmarks ``termnorm kge train`` runs on a KGE's entity vectors
+    (``termnorm.cli.kge_cmd.similarity_evaluators``)."""
+
+    mcsm: bool = opt(True, "MCSM of the entity vectors on the KG's types.")
+    mcsm_k: int = opt(40, "MCSM neighbourhood size.", min=1)
+    mcsm_max_per_type: int | None = opt(
+        None, "Seeded sample of concepts per type.", "--mcsm-max-concepts-per-type"
+    )
+    relatedness: tuple[str, ...] | None = opt(
+        None,
+        "[NAME=]PAIRS_FILE (MayoSRS CSV or UMNSRS TSV), scored on the pairs whose terms name "
+        "a KG concept (repeatable).",
     )
 
 
