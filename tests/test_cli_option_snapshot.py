@@ -104,3 +104,11 @@ def test_options_unchanged(path: tuple[str, ...]) -> None:
 
 if __name__ == "__main__":
     SNAPSHOT.write_text(json.dumps(_snapshot(), indent=1, ensure_ascii=False) + "\n", "utf-8")
+
+
+def test_options_of_takes_its_own_fields_and_tuples_repeated_values() -> None:
+    from termnorm.cli._config_options import options_of
+    from termnorm.evaluation.options import MCSMOptions
+
+    fields = {"k": 7, "types": ["T047", "T191"], "model": Path("m"), "seed": 3}
+    assert options_of(MCSMOptions, fields) == MCSMOptions(k=7, types=("T047", "T191"), seed=3)

@@ -11,7 +11,7 @@ import typer
 
 from termnorm.cli._config_options import options_of, with_config_options
 from termnorm.cli._options import use_threads
-from termnorm.lab.bench.spec import BenchRunOptions
+from termnorm.evaluation.options import BenchRunOptions
 
 if TYPE_CHECKING:
     from termnorm.lab.bench import BenchSpec

@@ -31,7 +31,7 @@ from rich.table import Table
 from termnorm.cli._config_options import options_of, with_config_options
 from termnorm.cli._output import print_json
 from termnorm.cli.eval_cmd import eval_app
-from termnorm.lab.significance import BootstrapOptions, ResampleUnit
+from termnorm.evaluation.options import BootstrapOptions, ResampleUnit
 
 if TYPE_CHECKING:
     from termnorm.evaluation.predictions import MentionKey

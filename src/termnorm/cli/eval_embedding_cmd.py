@@ -29,6 +29,7 @@ from termnorm.evaluation.options import (
     MCSMOptions,
     RelationOptions,
 )
+from termnorm.registry import import_path
 
 if TYPE_CHECKING:
     from termnorm.encoders import TermEncoder
@@ -68,9 +69,23 @@ def _kg(path: Path) -> KnowledgeGraph:
     return KnowledgeGraph.load(path)
 
 
-def _choice(value: str, option: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise typer.BadParameter(f"must be one of {', '.join(allowed)}", param_hint=option)
+_CHOICES = {"vectors": ("name", "mean"), "mode": ("feature", "fine-tune")}
+
+
+def _evaluate(
+    kg: Path, fields: dict[str, Any], options_cls: type[Any], target: str
+) -> tuple[Any, Any, dict[str, Any]]:
+    """The evaluator ``target`` (``"module:Class"``) built on ``kg`` with the ``options_cls``
+    settings in ``fields`` (a value outside ``_CHOICES`` is a usage error), its result on the
+    command's encoder, and the info a report starts with (``kg``, ``model``)."""
+    encoder, options = _encoder_options(fields), options_of(options_cls, fields)
+    for name, allowed in _CHOICES.items():
+        if getattr(options, name, allowed[0]) not in allowed:
+            hint = f"--{name}"
+            raise typer.BadParameter(f"must be one of {', '.join(allowed)}", param_hint=hint)
+    evaluator = import_path(target)(_kg(kg), **asdict(options))
+    result = evaluator.evaluate(_encoder(encoder.model, encoder.pooling))
+    return evaluator, result, {"kg": str(kg), "model": str(encoder.model or "default")}
 
 
 def _emit(metrics: dict[str, Any], json_out: bool, title: str, info: dict[str, Any]) -> None:
@@ -102,14 +117,9 @@ def mcsm_cmd(
     **fields: Any,
 ) -> None:
     """MCSM per semantic type of the KG and their mean (with standard deviations)."""
-    encoder, options = _encoder_options(fields), options_of(MCSMOptions, fields)
-    from termnorm.evaluation.mcsm import MCSMEvaluator
-
-    _choice(options.vectors, "--vectors", ("name", "mean"))
-    evaluator = MCSMEvaluator(_kg(kg), **asdict(options))
-    result = evaluator.evaluate(_encoder(encoder.model, encoder.pooling))
+    _, result, info = _evaluate(kg, fields, MCSMOptions, "termnorm.evaluation.mcsm:MCSMEvaluator")
     if json_out:
-        print_json({"kg": str(kg), "model": str(encoder.model or "default"), **result.to_dict()})
+        print_json({**info, **result.to_dict()})
         return
     table = Table(title=f"MCSM (k={result.k}, max {result.to_dict()['max']:.2f}) on {kg}")
     for column in ("semantic type", "concepts", "MCSM", "std"):
@@ -135,15 +145,10 @@ def relation_cmd(
     **fields: Any,
 ) -> None:
     """Relation classification softmax(W (e_h; e_t) + b): accuracy on held-out triplets."""
-    encoder, options = _encoder_options(fields), options_of(RelationOptions, fields)
-    from termnorm.evaluation.relation_classification import RelationClassificationEvaluator
-
-    _choice(options.mode, "--mode", ("feature", "fine-tune"))
-    evaluator = RelationClassificationEvaluator(_kg(kg), **asdict(options))
-    result = evaluator.evaluate(_encoder(encoder.model, encoder.pooling))
-    info = {"kg": str(kg), "model": str(encoder.model or "default"), "mode": evaluator.mode.value}
-    title = f"relation classification ({options.mode}) on {kg}"
-    _emit(result.to_dict(), json_out, title, info)
+    target = "termnorm.evaluation.relation_classification:RelationClassificationEvaluator"
+    evaluator, result, info = _evaluate(kg, fields, RelationOptions, target)
+    mode = info["mode"] = evaluator.mode.value
+    _emit(result.to_dict(), json_out, f"relation classification ({mode}) on {kg}", info)
 
 
 @eval_app.command(
@@ -158,17 +163,10 @@ def clustering_cmd(
     **fields: Any,
 ) -> None:
     """Synonym pairs by cosine ≥ θ: θ tuned on some concepts, P/R/F1 on the others."""
-    encoder, options = _encoder_options(fields), options_of(ClusteringOptions, fields)
-    from termnorm.evaluation.clustering import ClusteringEvaluator
-
-    evaluator = ClusteringEvaluator(_kg(kg), **asdict(options))
-    result = evaluator.evaluate(_encoder(encoder.model, encoder.pooling))
-    info = {
-        "kg": str(kg),
-        "model": str(encoder.model or "default"),
-        "tune_concepts": len(evaluator.tune_concepts),
-        "test_concepts": len(evaluator.test_concepts),
-    }
+    target = "termnorm.evaluation.clustering:ClusteringEvaluator"
+    evaluator, result, info = _evaluate(kg, fields, ClusteringOptions, target)
+    info["tune_concepts"] = len(evaluator.tune_concepts)
+    info["test_concepts"] = len(evaluator.test_concepts)
     _emit(result.metrics(), json_out, f"clustering pairs on {kg}", info)
 
 

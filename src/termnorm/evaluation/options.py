@@ -1,7 +1,9 @@
-"""Settings of the evaluation jobs, one options dataclass per evaluator: the fields are the
-evaluator's keyword arguments where they can be (``MCSMEvaluator(kg, **asdict(MCSMOptions()))``)
-and ``termnorm eval ...`` generates its flags from them. This module imports neither torch nor
-the evaluators, so that registering the commands stays cheap.
+"""Settings of the evaluation jobs (``termnorm eval ...``, ``bench``), one options dataclass
+per evaluator or job: the fields are the evaluator's keyword arguments where they can be
+(``MCSMEvaluator(kg, **asdict(MCSMOptions()))``) and the commands generate their flags from
+them. This module imports neither torch, the evaluators nor the lab (whose significance tests
+and bench suite read :class:`BootstrapOptions` and :class:`BenchRunOptions`), so that
+registering the commands stays cheap.
 """
 
 # opt() returns a dataclasses.Field, as field() does: no shared mutable default
@@ -9,6 +11,7 @@ the evaluators, so that registering the commands stays cheap.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
 from termnorm.encoders.runtime import THREADS_HELP
@@ -19,6 +22,8 @@ from termnorm.options import opt
 from termnorm.search.lexical.kinds import LexicalKind
 
 __all__ = [
+    "BenchRunOptions",
+    "BootstrapOptions",
     "ClusteringOptions",
     "EncoderOptions",
     "KGESimilarityOptions",
@@ -26,6 +31,7 @@ __all__ = [
     "MCSMOptions",
     "NormalizationOptions",
     "RelationOptions",
+    "ResampleUnit",
 ]
 
 
@@ -140,3 +146,47 @@ class NormalizationOptions:
         "expanded, and the ranking whose top candidate scores higher is kept "
         "(termnorm.search.context).",
     )
+
+
+class ResampleUnit(str, Enum):
+    """What the bootstrap draws with replacement (auto: documents where there are two+)."""
+
+    auto = "auto"
+    document = "document"
+    mention = "mention"
+
+
+@dataclass(frozen=True)
+class BootstrapOptions:
+    """How ``termnorm eval compare`` and ``eval select`` score and resample: acc@k, then
+    :func:`~termnorm.lab.significance.compare_runs`' or
+    :func:`~termnorm.lab.selection.cross_fitted_selection`'s draws."""
+
+    k: int = opt(1, "Score acc@k (a mention counts if rank ≤ k).", "-k", min=1)
+    n_boot: int = opt(10_000, "Bootstrap draws.", "--bootstrap", min=1)
+    confidence: float = opt(0.95, "Confidence of the interval.", min=0.5, max=0.9999)
+    seed: int = opt(0, "Seed of the bootstrap draws.")
+    unit: ResampleUnit = opt(
+        ResampleUnit.auto,
+        "What the bootstrap resamples: whole documents (mentions of one article are not "
+        "independent) or single mentions; auto takes documents where the mentions come from "
+        "two or more.",
+    )
+
+
+@dataclass(frozen=True)
+class BenchRunOptions:
+    """How ``termnorm bench`` runs a suite: the part of it, the result cache
+    (:func:`~termnorm.lab.bench.runner.run_bench`'s ``cache_dir``, ``force``,
+    ``show_progress``) and the encoder's CPU threads."""
+
+    cache_dir: Path | None = opt(None, "Result cache (default: <user cache>/termnorm/bench).")
+    force: bool = opt(False, "Recompute, ignoring cached results.", "--force")
+    models: tuple[str, ...] | None = opt(
+        None, "Only this model or baseline of the suite (repeatable).", "--model"
+    )
+    datasets: tuple[str, ...] | None = opt(
+        None, "Only this dataset of the suite (repeatable).", "--dataset"
+    )
+    progress: bool = opt(False, "Show encoding progress bars.", "--progress")
+    threads: int | None = opt(None, THREADS_HELP, min=1)

@@ -37,18 +37,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from enum import Enum
 from typing import Any
 
 import numpy as np
 
 from termnorm.evaluation.predictions import MentionKey
-from termnorm.options import opt
 
 __all__ = [
-    "BootstrapOptions",
     "PairedComparison",
-    "ResampleUnit",
     "RunComparison",
     "align_runs",
     "check_bootstrap",
@@ -61,31 +57,6 @@ __all__ = [
 ]
 
 CELLS = 4_000_000  # numbers one bootstrap or permutation chunk holds at once (~32 MB)
-
-
-class ResampleUnit(str, Enum):
-    """What the bootstrap draws with replacement (auto: documents where there are two+)."""
-
-    auto = "auto"
-    document = "document"
-    mention = "mention"
-
-
-@dataclass(frozen=True)
-class BootstrapOptions:
-    """How ``termnorm eval compare`` and ``eval select`` score and resample: acc@k, then
-    :func:`compare_runs`' or :func:`~termnorm.lab.selection.cross_fitted_selection`'s draws."""
-
-    k: int = opt(1, "Score acc@k (a mention counts if rank ≤ k).", "-k", min=1)
-    n_boot: int = opt(10_000, "Bootstrap draws.", "--bootstrap", min=1)
-    confidence: float = opt(0.95, "Confidence of the interval.", min=0.5, max=0.9999)
-    seed: int = opt(0, "Seed of the bootstrap draws.")
-    unit: ResampleUnit = opt(  # noqa: RUF009 - opt() returns a dataclasses.Field
-        ResampleUnit.auto,
-        "What the bootstrap resamples: whole documents (mentions of one article are not "
-        "independent) or single mentions; auto takes documents where the mentions come from "
-        "two or more.",
-    )
 
 
 def mcnemar_p(b: int, c: int) -> float:

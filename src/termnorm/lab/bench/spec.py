@@ -33,13 +33,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from termnorm.encoders.runtime import THREADS_HELP
 from termnorm.errors import InputFormatError, MissingExtraError
-from termnorm.options import opt
 
 __all__ = [
     "BASELINES",
-    "BenchRunOptions",
     "BenchSpec",
     "DatasetSpec",
     "EvaluatorKind",
@@ -145,27 +142,6 @@ class BenchSpec:
     def model(self, name: str) -> ModelSpec:
         """The model (or baseline) called ``name``."""
         return next(m for m in self.models if m.name == name)
-
-
-@dataclass(frozen=True)
-class BenchRunOptions:
-    """How ``termnorm bench`` runs a suite: the part of it, the result cache
-    (:func:`~termnorm.lab.bench.runner.run_bench`'s ``cache_dir``, ``force``,
-    ``show_progress``) and the encoder's CPU threads."""
-
-    # opt() returns a dataclasses.Field, as field() does: no shared mutable default
-    cache_dir: Path | None = opt(  # noqa: RUF009
-        None, "Result cache (default: <user cache>/termnorm/bench)."
-    )
-    force: bool = opt(False, "Recompute, ignoring cached results.", "--force")
-    models: tuple[str, ...] | None = opt(
-        None, "Only this model or baseline of the suite (repeatable).", "--model"
-    )
-    datasets: tuple[str, ...] | None = opt(
-        None, "Only this dataset of the suite (repeatable).", "--dataset"
-    )
-    progress: bool = opt(False, "Show encoding progress bars.", "--progress")
-    threads: int | None = opt(None, THREADS_HELP, min=1)
 
 
 _TOP = {"name", "description", "data_root", "models", "baselines", "kgs", "datasets", "tsne"}
