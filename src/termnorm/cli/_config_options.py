@@ -18,17 +18,20 @@ import dataclasses
 import inspect
 import types
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 import typer
 from typer.core import TyperCommand
 
 from termnorm.training.config.base import flag_of
 
+T = TypeVar("T")
+
 __all__ = [
     "PlainHelpCommand",
     "cli_type",
     "config_options",
+    "options_of",
     "with_config_options",
     "with_options",
 ]
@@ -140,3 +143,16 @@ def with_config_options(
         return with_options(func, own, options)
 
     return decorate
+
+
+def options_of(config_cls: type[T], fields: Mapping[str, Any]) -> T:
+    """``config_cls`` built from the values of its own fields in ``fields`` (the ``**fields``
+    of a command decorated with :func:`with_config_options`, which may hold other classes'
+    fields too); a repeatable option's list becomes the field's tuple."""
+    values = {
+        field.name: tuple(value) if isinstance(value, list) else value
+        for field in dataclasses.fields(config_cls)  # type: ignore[arg-type]
+        if field.name in fields
+        for value in (fields[field.name],)
+    }
+    return config_cls(**values)

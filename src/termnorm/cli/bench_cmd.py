@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from termnorm.cli._options import threads_option, use_threads
+from termnorm.cli._config_options import options_of, with_config_options
+from termnorm.cli._options import use_threads
+from termnorm.evaluation.options import BenchRunOptions
 
 if TYPE_CHECKING:
     from termnorm.lab.bench import BenchSpec
@@ -33,22 +35,16 @@ Examples:
 """
 
 
-def _command(
-    spec: Path,
-    out: Path,
-    cache_dir: Path | None,
-    force: bool,
-    models: list[str],
-    datasets: list[str],
-) -> str:
+def _command(spec: Path, out: Path, options: BenchRunOptions) -> str:
+    """The command line the report shows (the options that choose what is computed)."""
     parts = ["termnorm", "bench", str(spec), "--out", str(out)]
-    if cache_dir is not None:
-        parts += ["--cache-dir", str(cache_dir)]
-    for name in models:
+    if options.cache_dir is not None:
+        parts += ["--cache-dir", str(options.cache_dir)]
+    for name in options.models or ():
         parts += ["--model", name]
-    for name in datasets:
+    for name in options.datasets or ():
         parts += ["--dataset", name]
-    if force:
+    if options.force:
         parts.append("--force")
     return shlex.join(parts)
 
@@ -57,31 +53,19 @@ def register(app: typer.Typer) -> None:
     """Attach ``bench`` to ``app``."""
 
     @app.command("bench", help=BENCH_HELP)
+    @with_config_options(BenchRunOptions)
     def bench(
         spec: Path = typer.Argument(..., help="Suite file (YAML), e.g. benchmarks/dev.yaml."),
         out: Path = typer.Option(..., "--out", help="Report folder (created)."),
-        cache_dir: Path | None = typer.Option(
-            None, "--cache-dir", help="Result cache (default: <user cache>/termnorm/bench)."
-        ),
-        force: bool = typer.Option(False, "--force", help="Recompute, ignoring cached results."),
-        models: list[str] | None = typer.Option(
-            None, "--model", help="Only this model or baseline of the suite (repeatable)."
-        ),
-        datasets: list[str] | None = typer.Option(
-            None, "--dataset", help="Only this dataset of the suite (repeatable)."
-        ),
-        progress: bool = typer.Option(False, "--progress", help="Show encoding progress bars."),
-        threads: int | None = threads_option(),
+        **fields: Any,
     ) -> None:
         from termnorm.lab.bench import load_spec, run_bench, write_report
 
-        use_threads(threads)
-
-        suite = load_spec(spec)
-        suite = _select(suite, models or [], datasets or [])
-        results = run_bench(suite, cache_dir=cache_dir, force=force, show_progress=progress)
-        command = _command(spec, out, cache_dir, force, models or [], datasets or [])
-        report = write_report(results, out, command)
+        options = options_of(BenchRunOptions, fields)
+        use_threads(options.threads)
+        suite = _select(load_spec(spec), options.models or (), options.datasets or ())
+        results = run_bench(suite, options.cache_dir, options.force, options.progress)
+        report = write_report(results, out, _command(spec, out, options))
         failed = [c for c in results.cells if c.error]
         typer.echo(
             f"wrote {report} ({len(results.cells)} cells, {results.cache_hits} from cache, "
@@ -91,7 +75,7 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"  {cell.model} on {cell.dataset}: {cell.error}", err=True)
 
 
-def _select(suite: BenchSpec, models: list[str], datasets: list[str]) -> BenchSpec:
+def _select(suite: BenchSpec, models: tuple[str, ...], datasets: tuple[str, ...]) -> BenchSpec:
     """The suite restricted to the named models and datasets (unknown names are errors)."""
     for wanted, known, what in (
         (models, [m.name for m in suite.models], "model"),

@@ -9,6 +9,7 @@ Heavy imports stay inside the command functions.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,9 +17,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from termnorm.cli._config_options import options_of, with_config_options
 from termnorm.cli._output import json_ready, print_json
 from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_options
 from termnorm.evaluation.metric_names import unprefixed
+from termnorm.evaluation.options import NormalizationOptions
 from termnorm.mentions.abbreviations import AbbreviationMode
 from termnorm.mentions.composite import CompositeRule
 from termnorm.mentions.mention import MentionFormat
@@ -37,12 +40,6 @@ eval_app = typer.Typer(
 )
 
 STANDARD_KS = (1, 3, 5, 10)
-ABBREVIATIONS_HELP = (
-    "Expand short forms through the abbreviations each mention's document defines (ab3p) or "
-    "not (none). Default: ab3p for formats that carry the documents (pubtator, gscplus, "
-    "phenobert), none otherwise. The mention is searched as written and expanded, and "
-    "the ranking whose top candidate scores higher is kept (termnorm.search.context)."
-)
 _NORMALIZE_EXAMPLES = """
 Examples:
 
@@ -172,6 +169,7 @@ _INDEX_ONLY = (
     "hybrid",
     "combiner",
 )
+_JOB_FIELDS = {field.name for field in dataclasses.fields(NormalizationOptions)}
 
 
 @eval_app.command("normalize", epilog=_NORMALIZE_EXAMPLES)
@@ -179,58 +177,45 @@ _INDEX_ONLY = (
     exclude=("index", "model", "max_chars"),
     help={"mode": "term|concept vectors (with --index).", "multi": EVAL_MULTI_HELP},
 )
+@with_config_options(NormalizationOptions)
 def normalize_cmd(
     mentions: list[Path] = typer.Argument(
         ..., help="Mention file or folder (with --zero-shot: one or more fold folders)."
     ),
-    index: Path | None = typer.Option(None, "--index", help="Index folder to evaluate."),
-    fmt: MentionFormat | None = typer.Option(
-        None, "--format", help="Mention format (detected when omitted)."
-    ),
-    k: int = typer.Option(10, "-k", help="Largest cut-off: acc@1,3,5,10 up to k are reported."),
     json_out: bool = typer.Option(False, "--json", help="Print flat JSON (acc@1, mrr, n, ...)."),
-    baseline: LexicalKind | None = typer.Option(
-        None, "--baseline", help="Evaluate a lexical baseline instead of an index (needs --kg)."
-    ),
-    kg: Path | None = typer.Option(None, "--kg", help="KG folder the baseline matches against."),
-    predictions: Path | None = typer.Option(
-        None, "--predictions", help="Write one JSON line per mention (top-k, ranks) here."
-    ),
-    zero_shot: bool = typer.Option(
-        False, "--zero-shot", help="CODER protocol: search each fold's standard.txt only."
-    ),
-    model: Path | None = typer.Option(
-        None,
-        "--model",
-        help="Encoder folder (zero-shot; default built-in; with --index: override).",
-    ),
-    pooling: str | None = typer.Option(None, "--pooling", help="cls|mean (zero-shot model)."),
-    composite_rule: CompositeRule = typer.Option(
-        CompositeRule.ANY, "--composite-rule", help="How composites count in the 'all' figures."
-    ),
-    abbreviations: AbbreviationMode | None = typer.Option(
-        None, "--abbreviations", help=ABBREVIATIONS_HELP
-    ),
-    **options: Any,
+    **fields: Any,
 ) -> None:
     """acc@k and MRR of an index, a baseline or a model (zero-shot) on annotated mentions."""
-    _check_sources(mentions, index, baseline, kg, zero_shot)
+    job = options_of(NormalizationOptions, fields)
+    index, baseline, kg, model = job.index, job.baseline, job.kg, job.model
+    options = {name: value for name, value in fields.items() if name not in _JOB_FIELDS}
+    _check_sources(mentions, index, baseline, kg, job.zero_shot)
     spec = spec_from_options(options, index=index, model=model if index is not None else None)
     if spec.ranker is not None and index is None:
         raise typer.BadParameter("--ranker reorders an index's candidates: give --index")
-    if zero_shot and abbreviations is AbbreviationMode.AB3P:
+    if job.zero_shot and job.abbreviations is AbbreviationMode.AB3P:
         raise typer.BadParameter("--zero-shot folds carry no document text: drop --abbreviations")
     if index is None and any(options[name] not in (None, [], ()) for name in _INDEX_ONLY):
         raise typer.BadParameter(
             "--strategy, --synonyms, --min-score, --namespace, --type, --not-type, --hybrid and --combiner "
             "search an index: give --index"
         )
-    ks = ks_up_to(k)
-    if zero_shot:
-        metrics, info = _run_zero_shot(mentions, ks, baseline, model, pooling, predictions, spec)
+    ks = ks_up_to(job.k)
+    if job.zero_shot:
+        metrics, info = _run_zero_shot(
+            mentions, ks, baseline, model, job.pooling, job.predictions, spec
+        )
     else:
         metrics, info = _run_single(
-            mentions[0], fmt, ks, spec, baseline, kg, composite_rule, predictions, abbreviations
+            mentions[0],
+            job.fmt,
+            ks,
+            spec,
+            baseline,
+            kg,
+            job.composite_rule,
+            job.predictions,
+            job.abbreviations,
         )
     _emit(metrics, ks, json_out, info)
 

@@ -21,16 +21,17 @@ Unreadable or mismatched files end with one ``error:`` line and exit 1.
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from termnorm.cli._config_options import options_of, with_config_options
 from termnorm.cli._output import print_json
 from termnorm.cli.eval_cmd import eval_app
+from termnorm.evaluation.options import BootstrapOptions, ResampleUnit
 
 if TYPE_CHECKING:
     from termnorm.evaluation.predictions import MentionKey
@@ -40,28 +41,6 @@ if TYPE_CHECKING:
 __all__ = ["ResampleUnit", "resample_groups"]
 
 
-class ResampleUnit(str, Enum):
-    """What the bootstrap draws with replacement (auto: documents where there are two+)."""
-
-    auto = "auto"
-    document = "document"
-    mention = "mention"
-
-
-# options shared with ``eval select``
-K_OPTION = typer.Option(1, "-k", min=1, help="Score acc@k (a mention counts if rank ≤ k).")
-BOOTSTRAP_OPTION = typer.Option(10_000, "--bootstrap", min=1, help="Bootstrap draws.")
-CONFIDENCE_OPTION = typer.Option(
-    0.95, "--confidence", min=0.5, max=0.9999, help="Confidence of the interval."
-)
-SEED_OPTION = typer.Option(0, "--seed", help="Seed of the bootstrap draws.")
-UNIT_OPTION = typer.Option(
-    ResampleUnit.auto,
-    "--unit",
-    help="What the bootstrap resamples: whole documents (mentions of one article are not "
-    "independent) or single mentions; auto takes documents where the mentions come from "
-    "two or more.",
-)
 JSON_OPTION = typer.Option(False, "--json", help="Print one JSON object.")
 
 
@@ -132,21 +111,21 @@ def _pooled_line(result: PairedComparison) -> str:
 
 
 @eval_app.command("compare", epilog=_COMPARE_EXAMPLES)
+@with_config_options(BootstrapOptions)
 def compare_cmd(
     base: Path = typer.Argument(..., help="Predictions of the baseline (JSONL)."),
     runs: list[Path] = typer.Argument(
         ..., help="Predictions of one or more runs (e.g. seeds of one recipe), same mentions."
     ),
-    k: int = K_OPTION,
-    n_boot: int = BOOTSTRAP_OPTION,
-    confidence: float = CONFIDENCE_OPTION,
-    seed: int = SEED_OPTION,
-    unit: ResampleUnit = UNIT_OPTION,
     json_out: bool = JSON_OPTION,
+    **fields: Any,
 ) -> None:
     """Paired acc@k of runs against a baseline: McNemar per run, bootstrap pooled."""
     from termnorm.evaluation.predictions import read_correctness
     from termnorm.lab.significance import compare_runs
+
+    options = options_of(BootstrapOptions, fields)
+    k = options.k
 
     files = [base, *runs]
     if len({path.resolve() for path in files}) != len(files):
@@ -157,10 +136,10 @@ def compare_cmd(
         {name: read_correctness(path, k) for name, path in zip(names[1:], runs, strict=True)},
         base_name=names[0],
         k=k,
-        n_boot=n_boot,
-        confidence=confidence,
-        seed=seed,
-        groups=resample_groups(unit, base),
+        n_boot=options.n_boot,
+        confidence=options.confidence,
+        seed=options.seed,
+        groups=resample_groups(options.unit, base),
     )
     if json_out:
         print_json({"base_file": str(base), "run_files": list(map(str, runs)), **result.to_dict()})
@@ -208,6 +187,7 @@ def _select_table(result: CrossFitSelection) -> Table:
 
 
 @eval_app.command("select", epilog=_SELECT_EXAMPLES)
+@with_config_options(BootstrapOptions)
 def select_cmd(
     base: Path = typer.Argument(..., help="Predictions of the baseline (JSONL)."),
     setting: list[str] = typer.Option(
@@ -215,22 +195,21 @@ def select_cmd(
         "--setting",
         help="NAME=FILE[,FILE…]: one setting and its runs' predictions; give two or more.",
     ),
-    k: int = K_OPTION,
-    n_boot: int = BOOTSTRAP_OPTION,
-    confidence: float = CONFIDENCE_OPTION,
-    seed: int = SEED_OPTION,
-    unit: ResampleUnit = UNIT_OPTION,
     json_out: bool = JSON_OPTION,
+    **fields: Any,
 ) -> None:
     """Cross-fitted choice among settings: what picking the best on dev is really worth."""
     from termnorm.evaluation.predictions import read_correctness
     from termnorm.lab.selection import cross_fitted_selection
 
+    options = options_of(BootstrapOptions, fields)
+    k = options.k
+
     parsed = dict(_parse_setting(value) for value in setting)
     if len(parsed) != len(setting):
         raise typer.BadParameter("give each setting name once", param_hint="--setting")
     baseline = read_correctness(base, k)
-    documents = resample_groups(unit, base)
+    documents = resample_groups(options.unit, base)
     groups = documents if documents is not None else {key: repr(key) for key in baseline}
     result = cross_fitted_selection(
         baseline,
@@ -238,9 +217,9 @@ def select_cmd(
         groups,
         base_name=base.stem,
         k=k,
-        n_boot=n_boot,
-        confidence=confidence,
-        seed=seed,
+        n_boot=options.n_boot,
+        confidence=options.confidence,
+        seed=options.seed,
     )
     if json_out:
         files = {name: list(map(str, paths)) for name, paths in parsed.items()}

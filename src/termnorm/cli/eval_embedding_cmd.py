@@ -4,11 +4,13 @@ The commands are added to the ``eval`` sub-app of :mod:`termnorm.cli.eval_cmd` w
 module is imported. ``--model`` defaults to the built-in
 default model; ``--json`` prints flat metrics with plain names (``mcsm_mean``, ``accuracy``,
 ``f1``, ``spearman``, ``mrr``, ...); ``--threads`` sets torch's CPU threads. Heavy imports
-stay inside the command functions.
+stay inside the command functions. The flags besides ``--kg`` and ``--json`` are generated
+from the evaluators' options dataclasses (:mod:`termnorm.evaluation.options`).
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,9 +18,18 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from termnorm.cli._options import threads_option, use_threads
+from termnorm.cli._config_options import options_of, with_config_options
+from termnorm.cli._options import use_threads
 from termnorm.cli._output import json_ready, print_json
 from termnorm.cli.eval_cmd import eval_app
+from termnorm.evaluation.options import (
+    ClusteringOptions,
+    EncoderOptions,
+    LinkPredictionOptions,
+    MCSMOptions,
+    RelationOptions,
+)
+from termnorm.registry import import_path
 
 if TYPE_CHECKING:
     from termnorm.encoders import TermEncoder
@@ -29,10 +40,21 @@ __all__: list[str] = []  # the commands are on eval_app
 _COUNTS = {"concepts", "pairs", "evaluated", "labels", "train", "test", "triplets", "dropped"}
 _COUNTS |= {"test_pairs", "test_positive_pairs", "k", "skipped_concepts"}
 
-MODEL_HELP = "Encoder folder (default: the built-in all-MiniLM-L6-v2)."
-POOLING_HELP = "cls|mean (default: the folder's own, else mean)."
-KG_HELP = "KG folder (from 'termnorm kg build')."
-JSON_HELP = "Print flat JSON with plain metric names."
+
+def _kg_option(what: str) -> Any:
+    """``--kg`` (required); ``what`` says what the benchmark reads from it."""
+    return typer.Option(..., "--kg", help=f"KG folder (from 'termnorm kg build'). {what}")
+
+
+def _json_option() -> Any:
+    return typer.Option(False, "--json", help="Print flat JSON with plain metric names.")
+
+
+def _encoder_options(fields: dict[str, Any]) -> EncoderOptions:
+    """The command's encoder options, its torch threads set."""
+    options = options_of(EncoderOptions, fields)
+    use_threads(options.threads)
+    return options
 
 
 def _encoder(model: Path | None, pooling: str | None) -> TermEncoder:
@@ -47,9 +69,23 @@ def _kg(path: Path) -> KnowledgeGraph:
     return KnowledgeGraph.load(path)
 
 
-def _choice(value: str, option: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise typer.BadParameter(f"must be one of {', '.join(allowed)}", param_hint=option)
+_CHOICES = {"vectors": ("name", "mean"), "mode": ("feature", "fine-tune")}
+
+
+def _evaluate(
+    kg: Path, fields: dict[str, Any], options_cls: type[Any], target: str
+) -> tuple[Any, Any, dict[str, Any]]:
+    """The evaluator ``target`` (``"module:Class"``) built on ``kg`` with the ``options_cls``
+    settings in ``fields`` (a value outside ``_CHOICES`` is a usage error), its result on the
+    command's encoder, and the info a report starts with (``kg``, ``model``)."""
+    encoder, options = _encoder_options(fields), options_of(options_cls, fields)
+    for name, allowed in _CHOICES.items():
+        if getattr(options, name, allowed[0]) not in allowed:
+            hint = f"--{name}"
+            raise typer.BadParameter(f"must be one of {', '.join(allowed)}", param_hint=hint)
+    evaluator = import_path(target)(_kg(kg), **asdict(options))
+    result = evaluator.evaluate(_encoder(encoder.model, encoder.pooling))
+    return evaluator, result, {"kg": str(kg), "model": str(encoder.model or "default")}
 
 
 def _emit(metrics: dict[str, Any], json_out: bool, title: str, info: dict[str, Any]) -> None:
@@ -74,29 +110,16 @@ def _emit(metrics: dict[str, Any], json_out: bool, title: str, info: dict[str, A
     epilog="Examples:\n\n  termnorm eval mcsm --kg hpo_kg\n\n"
     "  termnorm eval mcsm --kg umls_kg --model MODEL_DIR -k 40 --vectors mean --json",
 )
+@with_config_options(MCSMOptions, EncoderOptions)
 def mcsm_cmd(
-    kg: Path = typer.Option(..., "--kg", help=KG_HELP + " Concepts need semantic types."),
-    model: Path | None = typer.Option(None, "--model", help=MODEL_HELP),
-    pooling: str | None = typer.Option(None, "--pooling", help=POOLING_HELP),
-    k: int = typer.Option(40, "-k", min=1, help="Neighbourhood size (CODER: 40, max ≈ 11.09)."),
-    vectors: str = typer.Option("name", "--vectors", help="name: preferred name; mean: synonyms."),
-    types: list[str] | None = typer.Option(None, "--type", help="Only this type (repeatable)."),
-    max_per_type: int | None = typer.Option(
-        None, "--max-concepts-per-type", help="Seeded sample of concepts per type."
-    ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the sample."),
-    threads: int | None = threads_option(),
-    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+    kg: Path = _kg_option("Concepts need semantic types."),
+    json_out: bool = _json_option(),
+    **fields: Any,
 ) -> None:
     """MCSM per semantic type of the KG and their mean (with standard deviations)."""
-    use_threads(threads)
-    from termnorm.evaluation.mcsm import MCSMEvaluator
-
-    _choice(vectors, "--vectors", ("name", "mean"))
-    evaluator = MCSMEvaluator(_kg(kg), k, vectors, types, 2, max_per_type, seed)
-    result = evaluator.evaluate(_encoder(model, pooling))
+    _, result, info = _evaluate(kg, fields, MCSMOptions, "termnorm.evaluation.mcsm:MCSMEvaluator")
     if json_out:
-        print_json({"kg": str(kg), "model": str(model or "default"), **result.to_dict()})
+        print_json({**info, **result.to_dict()})
         return
     table = Table(title=f"MCSM (k={result.k}, max {result.to_dict()['max']:.2f}) on {kg}")
     for column in ("semantic type", "concepts", "MCSM", "std"):
@@ -115,35 +138,16 @@ def mcsm_cmd(
     epilog="Examples:\n\n  termnorm eval relation --kg hpo_kg --max-triplets 5000\n\n"
     "  termnorm eval relation --kg kg --model MODEL_DIR --mode fine-tune --epochs 5 --json",
 )
+@with_config_options(RelationOptions, EncoderOptions)
 def relation_cmd(
-    kg: Path = typer.Option(..., "--kg", help=KG_HELP + " Its relations are the labels."),
-    model: Path | None = typer.Option(None, "--model", help=MODEL_HELP),
-    pooling: str | None = typer.Option(None, "--pooling", help=POOLING_HELP),
-    mode: str = typer.Option("feature", "--mode", help="feature (frozen) or fine-tune."),
-    epochs: int = typer.Option(50, "--epochs", min=1, help="Training epochs (CODER: 50)."),
-    max_triplets: int | None = typer.Option(
-        None, "--max-triplets", help="Seeded sample of triplets (big KGs)."
-    ),
-    test_fraction: float = typer.Option(0.2, "--test-fraction", help="Held-out share."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the sample, split and batches."),
-    threads: int | None = threads_option(),
-    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+    kg: Path = _kg_option("Its relations are the labels."),
+    json_out: bool = _json_option(),
+    **fields: Any,
 ) -> None:
     """Relation classification softmax(W (e_h; e_t) + b): accuracy on held-out triplets."""
-    use_threads(threads)
-    from termnorm.evaluation.relation_classification import RelationClassificationEvaluator
-
-    _choice(mode, "--mode", ("feature", "fine-tune"))
-    evaluator = RelationClassificationEvaluator(
-        _kg(kg),
-        mode=mode,
-        epochs=epochs,
-        test_fraction=test_fraction,
-        max_triplets=max_triplets,
-        seed=seed,
-    )
-    result = evaluator.evaluate(_encoder(model, pooling))
-    info = {"kg": str(kg), "model": str(model or "default"), "mode": evaluator.mode.value}
+    target = "termnorm.evaluation.relation_classification:RelationClassificationEvaluator"
+    evaluator, result, info = _evaluate(kg, fields, RelationOptions, target)
+    mode = info["mode"] = evaluator.mode.value
     _emit(result.to_dict(), json_out, f"relation classification ({mode}) on {kg}", info)
 
 
@@ -152,30 +156,17 @@ def relation_cmd(
     epilog="Examples:\n\n  termnorm eval clustering --kg hpo_kg\n\n"
     "  termnorm eval clustering --kg kg --model MODEL_DIR --max-concepts 2000 --json",
 )
+@with_config_options(ClusteringOptions, EncoderOptions)
 def clustering_cmd(
-    kg: Path = typer.Option(..., "--kg", help=KG_HELP + " Synonyms = terms of a concept."),
-    model: Path | None = typer.Option(None, "--model", help=MODEL_HELP),
-    pooling: str | None = typer.Option(None, "--pooling", help=POOLING_HELP),
-    max_concepts: int = typer.Option(1000, "--max-concepts", help="Concepts per split."),
-    tune_fraction: float = typer.Option(0.5, "--tune-fraction", help="Share used to pick θ."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the split and samples."),
-    threads: int | None = threads_option(),
-    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+    kg: Path = _kg_option("Synonyms = terms of a concept."),
+    json_out: bool = _json_option(),
+    **fields: Any,
 ) -> None:
     """Synonym pairs by cosine ≥ θ: θ tuned on some concepts, P/R/F1 on the others."""
-    use_threads(threads)
-    from termnorm.evaluation.clustering import ClusteringEvaluator
-
-    evaluator = ClusteringEvaluator(
-        _kg(kg), tune_fraction=tune_fraction, max_concepts=max_concepts, seed=seed
-    )
-    result = evaluator.evaluate(_encoder(model, pooling))
-    info = {
-        "kg": str(kg),
-        "model": str(model or "default"),
-        "tune_concepts": len(evaluator.tune_concepts),
-        "test_concepts": len(evaluator.test_concepts),
-    }
+    target = "termnorm.evaluation.clustering:ClusteringEvaluator"
+    evaluator, result, info = _evaluate(kg, fields, ClusteringOptions, target)
+    info["tune_concepts"] = len(evaluator.tune_concepts)
+    info["test_concepts"] = len(evaluator.test_concepts)
     _emit(result.metrics(), json_out, f"clustering pairs on {kg}", info)
 
 
@@ -184,20 +175,19 @@ def clustering_cmd(
     epilog="Examples:\n\n  termnorm eval relatedness ../shared/benchmarks/mayosrs/MiniMayoSRS.csv\n\n"
     "  termnorm eval relatedness umnsrs/umnsrs-sim.txt --model MODEL_DIR --json",
 )
+@with_config_options(EncoderOptions)
 def relatedness_cmd(
     pairs: Path = typer.Argument(..., help="Pair file: MayoSRS CSV or term1<TAB>term2<TAB>score."),
-    model: Path | None = typer.Option(None, "--model", help=MODEL_HELP),
-    pooling: str | None = typer.Option(None, "--pooling", help=POOLING_HELP),
-    threads: int | None = threads_option(),
-    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+    json_out: bool = _json_option(),
+    **fields: Any,
 ) -> None:
     """Spearman and Pearson between cosine and human scores, with coverage."""
-    use_threads(threads)
+    encoder = _encoder_options(fields)
     from termnorm.evaluation.relatedness import RelatednessEvaluator
 
     evaluator = RelatednessEvaluator(pairs)
-    result = evaluator.evaluate(_encoder(model, pooling))
-    info = {"pairs_file": str(pairs), "model": str(model or "default")}
+    result = evaluator.evaluate(_encoder(encoder.model, encoder.pooling))
+    info = {"pairs_file": str(pairs), "model": str(encoder.model or "default")}
     details = result.to_dict()
     if not json_out and result.skipped:
         typer.echo(
@@ -213,56 +203,37 @@ def relatedness_cmd(
     "\n\n  termnorm eval linkpred --kg kg_train --triplets kg_train/heldout_relations.parquet "
     "--model models/coder --kge kge/transe --kge kge/rotate",
 )
+@with_config_options(LinkPredictionOptions, EncoderOptions, exclude={"model"})
 def linkpred_cmd(
-    kg: Path = typer.Option(..., "--kg", help=KG_HELP + " Candidates and known triplets."),
-    model: list[Path] | None = typer.Option(
-        None,
-        "--model",
-        help="Model folder with relations/ (termnorm train); repeatable.",
-    ),
-    kge: list[Path] | None = typer.Option(
-        None,
-        "--kge",
-        help="KGE folder (termnorm kge train on --kg) ranked beside the models; repeatable.",
-    ),
-    pooling: str | None = typer.Option(None, "--pooling", help=POOLING_HELP),
-    test_fraction: float = typer.Option(0.2, "--test-fraction", help="Share of triplets ranked."),
-    max_triplets: int = typer.Option(2000, "--max-triplets", help="At most this many ranked."),
-    raw: bool = typer.Option(False, "--raw", help="Do not filter other known tails."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the sample."),
-    triplets: Path | None = typer.Option(
-        None,
-        "--triplets",
-        help="Rank exactly these held-out edges (Parquet head/relation/tail, from 'termnorm kg split').",
-    ),
-    threads: int | None = threads_option(),
-    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+    kg: Path = _kg_option("Candidates and known triplets."),
+    json_out: bool = _json_option(),
+    **fields: Any,
 ) -> None:
     """hits@1/3/10, MR and MRR of ranking tails by a model's relation head S_rel; with several
     models or any --kge, one table of all of them on the same triplets and candidates."""
-    use_threads(threads)
+    pooling, options = _encoder_options(fields).pooling, options_of(LinkPredictionOptions, fields)
     from termnorm.evaluation.link_prediction import LinkPredictionEvaluator
     from termnorm.kg.split import load_heldout
 
-    models, kges = list(model or []), list(kge or [])
+    models, kges = list(options.models or []), list(options.kge or [])
     if not models and not kges:
         raise typer.BadParameter("give --model and/or --kge", param_hint="--model")
     graph = _kg(kg)
-    explicit = load_heldout(triplets) if triplets is not None else None
     evaluator = LinkPredictionEvaluator(
         graph,
-        filtered=not raw,
-        test_fraction=test_fraction,
-        max_triplets=max_triplets,
-        triplets=explicit,
-        seed=seed,
+        filtered=not options.raw,
+        test_fraction=options.test_fraction,
+        max_triplets=options.max_triplets,
+        triplets=None if options.triplets is None else load_heldout(options.triplets),
+        seed=options.seed,
     )
     if len(models) == 1 and not kges:
         metrics = evaluator.evaluate(_encoder(models[0], pooling))
-        info = {"kg": str(kg), "model": str(models[0]), "filtered": not raw}
+        info = {"kg": str(kg), "model": str(models[0]), "filtered": not options.raw}
         _emit(dict(metrics), json_out, f"link prediction on {kg}", info)
         return
-    _compare_linkpred(graph, kg, models, kges, pooling, evaluator.triplets, not raw, json_out)
+    filtered = not options.raw
+    _compare_linkpred(graph, kg, models, kges, pooling, evaluator.triplets, filtered, json_out)
 
 
 def _compare_linkpred(

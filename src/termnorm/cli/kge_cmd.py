@@ -18,8 +18,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from termnorm.cli._config_options import with_config_options
+from termnorm.cli._config_options import options_of, with_config_options
 from termnorm.cli._options import overwrite_option
+from termnorm.evaluation.options import KGESimilarityOptions
 from termnorm.kge.config import KGEConfig
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -137,24 +138,11 @@ def register(app: typer.Typer) -> None:
         "--relatedness ../shared/benchmarks/mayosrs/MiniMayoSRS.csv "
         "--relatedness umnsrs=../shared/benchmarks/umnsrs/umnsrs-sim.txt",
     )
-    @with_config_options(KGEConfig)
+    @with_config_options(KGESimilarityOptions, KGEConfig)
     def train(
         kg: Path = typer.Option(..., "--kg", help="KG folder (from 'termnorm kg build')."),
         out: Path = typer.Option(..., "--out", "-o", help="KGE folder to write."),
         overwrite: bool = overwrite_option(),
-        mcsm: bool = typer.Option(
-            True, "--mcsm/--no-mcsm", help="MCSM of the entity vectors on the KG's types."
-        ),
-        mcsm_k: int = typer.Option(40, "--mcsm-k", min=1, help="MCSM neighbourhood size."),
-        mcsm_max_per_type: int | None = typer.Option(
-            None, "--mcsm-max-concepts-per-type", help="Seeded sample of concepts per type."
-        ),
-        relatedness: list[str] | None = typer.Option(
-            None,
-            "--relatedness",
-            help="[NAME=]PAIRS_FILE (MayoSRS CSV or UMNSRS TSV), scored on the pairs whose "
-            "terms name a KG concept (repeatable).",
-        ),
         json_out: bool = typer.Option(False, "--json", help="Print the card as JSON."),
         **fields: Any,
     ) -> None:
@@ -164,12 +152,19 @@ def register(app: typer.Typer) -> None:
         from termnorm.kg import KnowledgeGraph
         from termnorm.kge import train_kge
 
-        pairs = [relatedness_name(spec)[1] for spec in relatedness or []]
+        similarity = options_of(KGESimilarityOptions, fields)
+        relatedness = similarity.relatedness or ()
+        pairs = [relatedness_name(spec)[1] for spec in relatedness]
         prepare_output(out, overwrite, {"--kg": kg, "--relatedness": pairs}, "kge")
-        config = KGEConfig(**fields)
+        config = options_of(KGEConfig, fields)
         graph = KnowledgeGraph.load(kg)
         evaluators = similarity_evaluators(
-            graph, mcsm, mcsm_k, mcsm_max_per_type, relatedness or [], config.seed
+            graph,
+            similarity.mcsm,
+            similarity.mcsm_k,
+            similarity.mcsm_max_per_type,
+            relatedness,
+            config.seed,
         )
         kge = train_kge(kg, config, out, evaluators)
         if json_out:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,16 @@ def _save(plt: Any, fig: Any, path: Path) -> Path:
     return path
 
 
+def _with_details(
+    results: BenchResults, kind: EvaluatorKind, detail: str
+) -> Iterator[tuple[str, list[Any]]]:
+    """(dataset name, its cells whose details hold ``detail``) per ``kind`` dataset with any."""
+    for ds in (d for d in results.spec.datasets if d.evaluator is kind):
+        cells = [c for c in results.cells if c.dataset == ds.name and c.details.get(detail)]
+        if cells:
+            yield ds.name, cells
+
+
 def _acc_at_k(results: BenchResults, plt: Any, out: Path) -> Path | None:
     datasets = [d for d in results.spec.datasets if d.evaluator in _RANKED]
     if not datasets:
@@ -64,10 +75,7 @@ def _acc_at_k(results: BenchResults, plt: Any, out: Path) -> Path | None:
 
 def _mcsm(results: BenchResults, plt: Any, out: Path) -> list[Path]:
     paths: list[Path] = []
-    for ds in (d for d in results.spec.datasets if d.evaluator is EvaluatorKind.MCSM):
-        cells = [c for c in results.cells if c.dataset == ds.name and c.details.get("types")]
-        if not cells:
-            continue
+    for dataset, cells in _with_details(results, EvaluatorKind.MCSM, "types"):
         types = [t["semantic_type"] for t in cells[0].details["types"]]
         width = 0.8 / len(cells)
         fig, ax = plt.subplots(figsize=(8, 0.32 * len(types) * max(1, len(cells) / 2) + 1.5))
@@ -79,19 +87,16 @@ def _mcsm(results: BenchResults, plt: Any, out: Path) -> list[Path]:
         ax.set_yticklabels([t[:45] for t in types], fontsize=7)
         ax.invert_yaxis()
         ax.set_xlabel(f"MCSM (k={cells[0].details.get('k')}, max {cells[0].details['max']:.2f})")
-        ax.set_title(f"MCSM per semantic type: {ds.name}")
+        ax.set_title(f"MCSM per semantic type: {dataset}")
         ax.legend(fontsize=8)
-        name = "mcsm_per_type.png" if not paths else f"mcsm_per_type_{_safe(ds.name)}.png"
+        name = "mcsm_per_type.png" if not paths else f"mcsm_per_type_{_safe(dataset)}.png"
         paths.append(_save(plt, fig, out / name))
     return paths
 
 
 def _clustering(results: BenchResults, plt: Any, out: Path) -> list[Path]:
     paths: list[Path] = []
-    for ds in (d for d in results.spec.datasets if d.evaluator is EvaluatorKind.CLUSTERING):
-        cells = [c for c in results.cells if c.dataset == ds.name and c.details.get("test")]
-        if not cells:
-            continue
+    for dataset, cells in _with_details(results, EvaluatorKind.CLUSTERING, "test"):
         fig, ax = plt.subplots(figsize=(6, 4))
         for cell in cells:
             test, tune = cell.details["test"], cell.details["tune"]
@@ -100,10 +105,10 @@ def _clustering(results: BenchResults, plt: Any, out: Path) -> list[Path]:
             ax.axvline(cell.details["threshold"], color=line.get_color(), alpha=0.3)
         ax.set_xlabel("θ (cosine threshold)")
         ax.set_ylabel("F1")
-        ax.set_title(f"Clustering pairs: {ds.name} (dotted: tuning split)")
+        ax.set_title(f"Clustering pairs: {dataset} (dotted: tuning split)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-        name = "clustering_f1_theta.png" if not paths else f"clustering_{_safe(ds.name)}.png"
+        name = "clustering_f1_theta.png" if not paths else f"clustering_{_safe(dataset)}.png"
         paths.append(_save(plt, fig, out / name))
     return paths
 
