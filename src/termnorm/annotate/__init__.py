@@ -29,7 +29,7 @@ from termnorm.annotate.spans import Detector, Span
 from termnorm.annotate.tagger import SpanTagger
 from termnorm.annotate.texts import annotate_texts
 from termnorm.annotate.windows import (
-    DEFAULT_MAX_CHARS,
+    DEFAULT_WINDOW_CHARS,
     Window,
     detect_in_windows,
     max_chars_for_tokens,
@@ -37,8 +37,8 @@ from termnorm.annotate.windows import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_CHARS",
     "DEFAULT_MAX_DOCUMENT_CHARS",
+    "DEFAULT_WINDOW_CHARS",
     "Annotation",
     "Annotator",
     "Assertion",

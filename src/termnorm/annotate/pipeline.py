@@ -48,7 +48,7 @@ from termnorm.annotate.languages import AUTO, LanguageChoice, choose_language, p
 from termnorm.annotate.merge import merge_spans
 from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Detector, Span
-from termnorm.annotate.windows import DEFAULT_MAX_CHARS, detect_in_windows
+from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS, detect_in_windows
 from termnorm.errors import TermnormError
 from termnorm.search.query import lone_surrogate_problem
 
@@ -200,7 +200,7 @@ class Annotator:
         detectors: Sequence[Detector] | None = None,
         rules: AssertionRules | None = None,
         k: int = 5,
-        max_chars: int = DEFAULT_MAX_CHARS,
+        max_chars: int = DEFAULT_WINDOW_CHARS,
         *,
         max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
         matcher: RowMatcher | None = None,
