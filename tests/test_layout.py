@@ -235,3 +235,28 @@ def test_the_cycle_finder_finds_loops(
     graph: dict[str, list[tuple[str, int]]], expected: list[list[str]]
 ) -> None:
     assert _cycles(graph) == expected
+
+
+def _sibling_imports(folder: Path) -> dict[str, list[tuple[str, int]]]:
+    """``script -> [(sibling script, line)]`` for the ``*.py`` of ``folder``, which run from
+    there and import one another by their bare names (``from vocab_load import measure``)."""
+    scripts = {path.stem: path for path in sorted(folder.glob("*.py"))}
+    graph: dict[str, list[tuple[str, int]]] = {}
+    for name, path in scripts.items():
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                edges |= {(alias.name, node.lineno) for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                edges.add((node.module, node.lineno))
+        graph[name] = sorted((t, line) for t, line in edges if t in scripts and t != name)
+    return graph
+
+
+@pytest.mark.parametrize("folder", ["benchmarks", "tests"])
+def test_no_import_cycle_among_the_scripts(folder: str) -> None:
+    """The benchmarks and the tests import their siblings one way too (a writer of synthetic
+    data shared by two benchmarks lives in one of them, not in both importing each other)."""
+    graph = _sibling_imports(SRC.parent / folder)
+    assert any(graph.values()), f"no sibling import found in {folder}/: is the walk broken?"
+    assert _cycles(graph) == []
