@@ -1,5 +1,6 @@
-"""The public names: every user-facing error is a :class:`termnorm.TermnormError` reachable as
-``termnorm.<Name>``, and ``dir(termnorm)`` lists the lazy exports."""
+"""The public names: every user-facing error is a :class:`termnorm.TermnormError` defined in
+:mod:`termnorm.errors` and reachable as ``termnorm.<Name>``, and ``dir(termnorm)`` lists the
+lazy exports."""
 
 from __future__ import annotations
 
@@ -72,6 +73,8 @@ def test_every_public_exception_is_a_termnorm_error_exported_at_the_root() -> No
         name = where.rpartition(".")[2]
         if not issubclass(cls, termnorm.TermnormError):
             wrong.append(f"{where} is not a TermnormError")
+        if cls.__module__ != "termnorm.errors":
+            wrong.append(f"{where} is defined outside termnorm/errors.py")
         if getattr(termnorm, name, None) is not cls or name not in termnorm.__all__:
             wrong.append(f"{where} is not exported as termnorm.{name} (termnorm/__init__.py)")
     assert not wrong, "\n".join(wrong)

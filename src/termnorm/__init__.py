@@ -17,28 +17,11 @@ from termnorm._version import __version__
 _NAMES = {
     "api": "add_synonyms annotate build_index load_index load_kg load_ranker lookup normalize "
     "normalize_file train",
-    "annotate.pipeline": "DocumentError",
     "index.term_index": "TermIndex",
     "kg.graph": "KnowledgeGraph",
     "search.candidate": "Candidate",
-    "index.lookup": "ConceptInfo UnknownConceptError",
-    "errors": "TermnormError InputFormatError ArtifactMismatchError EmptyResultError "
-    "NotWritableError MissingExtraError UnknownNameError",
-    "encoders.device": "DeviceUnavailableError",
-    "encoders.fidelity": "RuntimeFidelityError",
-    "encoders.int8_kernel": "Int8KernelError",
-    "encoders.runtime": "RuntimeUnavailableError",
-    "engines": "RayWorkerError",
-    "io.output_lock": "OutputBusyError",
-    "io.resumable": "ResumeError",
-    "mentions.abbreviations": "AbbreviationError",
-    "projects.errors": "ProjectError ProjectNotFoundError ProjectExistsError UnknownCodeError "
-    "DecisionError StaleRowError LeaseHeldError ReviewerError DuplicateCodesError "
-    "SourceChangedError SchemaTooNewError DatabaseBusyError DatabaseUnreachableError",
-    "search.build": "SpecError EmptySpecError",
-    "search.filters": "FilterError",
-    "search.query": "QueryError",
-    "serve.synonym_store": "SynonymStoreError",
+    "index.lookup": "ConceptInfo",
+    "errors": "AbbreviationError ArtifactMismatchError DatabaseBusyError DatabaseUnreachableError DecisionError DeviceUnavailableError DocumentError DuplicateCodesError EmptyResultError EmptySpecError FilterError InputFormatError Int8KernelError LeaseHeldError MissingExtraError NotWritableError OutputBusyError ProjectError ProjectExistsError ProjectNotFoundError QueryError RayWorkerError ResumeError ReviewerError RuntimeFidelityError RuntimeUnavailableError SchemaTooNewError SourceChangedError SpecError StaleRowError SynonymStoreError TermnormError UnknownCodeError UnknownConceptError UnknownNameError",
 }
 
 __all__ = [
@@ -95,7 +78,6 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from termnorm.annotate.pipeline import DocumentError
     from termnorm.api import (
         add_synonyms,
         annotate,
@@ -108,46 +90,47 @@ if TYPE_CHECKING:  # pragma: no cover
         normalize_file,
         train,
     )
-    from termnorm.encoders.device import DeviceUnavailableError
-    from termnorm.encoders.fidelity import RuntimeFidelityError
-    from termnorm.encoders.int8_kernel import Int8KernelError
-    from termnorm.encoders.runtime import RuntimeUnavailableError
-    from termnorm.engines import RayWorkerError
     from termnorm.errors import (
+        AbbreviationError,
         ArtifactMismatchError,
-        EmptyResultError,
-        InputFormatError,
-        MissingExtraError,
-        NotWritableError,
-        TermnormError,
-        UnknownNameError,
-    )
-    from termnorm.index.lookup import ConceptInfo, UnknownConceptError
-    from termnorm.index.term_index import TermIndex
-    from termnorm.io.output_lock import OutputBusyError
-    from termnorm.io.resumable import ResumeError
-    from termnorm.kg.graph import KnowledgeGraph
-    from termnorm.mentions.abbreviations import AbbreviationError
-    from termnorm.projects.errors import (
         DatabaseBusyError,
         DatabaseUnreachableError,
         DecisionError,
+        DeviceUnavailableError,
+        DocumentError,
         DuplicateCodesError,
+        EmptyResultError,
+        EmptySpecError,
+        FilterError,
+        InputFormatError,
+        Int8KernelError,
         LeaseHeldError,
+        MissingExtraError,
+        NotWritableError,
+        OutputBusyError,
         ProjectError,
         ProjectExistsError,
         ProjectNotFoundError,
+        QueryError,
+        RayWorkerError,
+        ResumeError,
         ReviewerError,
+        RuntimeFidelityError,
+        RuntimeUnavailableError,
         SchemaTooNewError,
         SourceChangedError,
+        SpecError,
         StaleRowError,
+        SynonymStoreError,
+        TermnormError,
         UnknownCodeError,
+        UnknownConceptError,
+        UnknownNameError,
     )
-    from termnorm.search.build import EmptySpecError, SpecError
+    from termnorm.index.lookup import ConceptInfo
+    from termnorm.index.term_index import TermIndex
+    from termnorm.kg.graph import KnowledgeGraph
     from termnorm.search.candidate import Candidate
-    from termnorm.search.filters import FilterError
-    from termnorm.search.query import QueryError
-    from termnorm.serve.synonym_store import SynonymStoreError
 
 __getattr__ = lazy_getattr(__name__, {n: m for m, names in _NAMES.items() for n in names.split()})
 __dir__ = lazy_dir(__all__)
