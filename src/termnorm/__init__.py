@@ -1,136 +1,31 @@
 """termnorm: knowledge-infused medical term embeddings and concept normalization.
 
 The public API is a set of thin functions over lazily built objects (see :mod:`termnorm.api`),
-the main classes they return and the errors they raise, every one a :class:`TermnormError`;
-importing this package does no work (no model, index or terminology is loaded: every name
-resolves on first use, and ``dir(termnorm)`` lists them all).
+the main classes they return and the errors they raise, every one a :class:`TermnormError`
+(all in :mod:`termnorm.errors`); importing this package does no work (no model, index or
+terminology is loaded: every name but the errors resolves on first use, and
+``dir(termnorm)`` lists them all). Static checkers read ``__init__.pyi``, written from
+``_LAZY`` (``python tests/test_public_errors.py``; a test keeps the two in step).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from termnorm._lazy import lazy_dir, lazy_getattr
 from termnorm._version import __version__
+from termnorm.errors import *  # noqa: F403  (light: every error, raised by any room)
+from termnorm.errors import __all__ as _ERRORS
 
-# the module under termnorm that defines each public name
-_NAMES = {
+# the module under termnorm that defines each public name besides the errors
+_LAZY = {
     "api": "add_synonyms annotate build_index load_index load_kg load_ranker lookup normalize "
     "normalize_file train",
+    "index.lookup": "ConceptInfo",
     "index.term_index": "TermIndex",
     "kg.graph": "KnowledgeGraph",
     "search.candidate": "Candidate",
-    "index.lookup": "ConceptInfo",
-    "errors": "AbbreviationError ArtifactMismatchError DatabaseBusyError DatabaseUnreachableError DecisionError DeviceUnavailableError DocumentError DuplicateCodesError EmptyResultError EmptySpecError FilterError InputFormatError Int8KernelError LeaseHeldError MissingExtraError NotWritableError OutputBusyError ProjectError ProjectExistsError ProjectNotFoundError QueryError RayWorkerError ResumeError ReviewerError RuntimeFidelityError RuntimeUnavailableError SchemaTooNewError SourceChangedError SpecError StaleRowError SynonymStoreError TermnormError UnknownCodeError UnknownConceptError UnknownNameError",
 }
+_WHERE = {name: module for module, names in _LAZY.items() for name in names.split()}
 
-__all__ = [
-    "AbbreviationError",
-    "ArtifactMismatchError",
-    "Candidate",
-    "ConceptInfo",
-    "DatabaseBusyError",
-    "DatabaseUnreachableError",
-    "DecisionError",
-    "DeviceUnavailableError",
-    "DocumentError",
-    "DuplicateCodesError",
-    "EmptyResultError",
-    "EmptySpecError",
-    "FilterError",
-    "InputFormatError",
-    "Int8KernelError",
-    "KnowledgeGraph",
-    "LeaseHeldError",
-    "MissingExtraError",
-    "NotWritableError",
-    "OutputBusyError",
-    "ProjectError",
-    "ProjectExistsError",
-    "ProjectNotFoundError",
-    "QueryError",
-    "RayWorkerError",
-    "ResumeError",
-    "ReviewerError",
-    "RuntimeFidelityError",
-    "RuntimeUnavailableError",
-    "SchemaTooNewError",
-    "SourceChangedError",
-    "SpecError",
-    "StaleRowError",
-    "SynonymStoreError",
-    "TermIndex",
-    "TermnormError",
-    "UnknownCodeError",
-    "UnknownConceptError",
-    "UnknownNameError",
-    "__version__",
-    "add_synonyms",
-    "annotate",
-    "build_index",
-    "load_index",
-    "load_kg",
-    "load_ranker",
-    "lookup",
-    "normalize",
-    "normalize_file",
-    "train",
-]
-
-if TYPE_CHECKING:  # pragma: no cover
-    from termnorm.api import (
-        add_synonyms,
-        annotate,
-        build_index,
-        load_index,
-        load_kg,
-        load_ranker,
-        lookup,
-        normalize,
-        normalize_file,
-        train,
-    )
-    from termnorm.errors import (
-        AbbreviationError,
-        ArtifactMismatchError,
-        DatabaseBusyError,
-        DatabaseUnreachableError,
-        DecisionError,
-        DeviceUnavailableError,
-        DocumentError,
-        DuplicateCodesError,
-        EmptyResultError,
-        EmptySpecError,
-        FilterError,
-        InputFormatError,
-        Int8KernelError,
-        LeaseHeldError,
-        MissingExtraError,
-        NotWritableError,
-        OutputBusyError,
-        ProjectError,
-        ProjectExistsError,
-        ProjectNotFoundError,
-        QueryError,
-        RayWorkerError,
-        ResumeError,
-        ReviewerError,
-        RuntimeFidelityError,
-        RuntimeUnavailableError,
-        SchemaTooNewError,
-        SourceChangedError,
-        SpecError,
-        StaleRowError,
-        SynonymStoreError,
-        TermnormError,
-        UnknownCodeError,
-        UnknownConceptError,
-        UnknownNameError,
-    )
-    from termnorm.index.lookup import ConceptInfo
-    from termnorm.index.term_index import TermIndex
-    from termnorm.kg.graph import KnowledgeGraph
-    from termnorm.search.candidate import Candidate
-
-__getattr__ = lazy_getattr(__name__, {n: m for m, names in _NAMES.items() for n in names.split()})
+__all__ = ["__version__", *_ERRORS, *_WHERE]
+__getattr__ = lazy_getattr(__name__, _WHERE)
 __dir__ = lazy_dir(__all__)
