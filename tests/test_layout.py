@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 # the flow of the data, bottom up: a room imports only rooms of its own rank or below
 ROOMS = {
-    "": 0,  # termnorm/__init__.py: the version; its lazy API names are the one exception below
+    "": 12,  # termnorm/__init__.py: the library's face (termnorm.normalize & co., lazily)
     "errors": 0,
     "options": 0,
     "registry": 0,
@@ -47,8 +47,6 @@ ROOMS = {
     "integrations": 12,  # faces inside other toolkits (the spaCy component)
     "__main__": 13,  # python -m termnorm: runs the CLI
 }
-# ``termnorm.normalize`` & co. resolve lazily from the root package (``termnorm.__getattr__``)
-ROOT_API = ("termnorm", "termnorm.api")
 # the CLI commands of the lab: the only modules outside lab/ that may import it
 LAB_COMMANDS = {
     "termnorm.cli.bench_cmd",
@@ -110,7 +108,7 @@ def _imports(module: str, module_level: bool = False) -> Iterator[tuple[str, int
     for target, line in walk(ast.parse(path.read_text(encoding="utf-8"))):
         while target and target not in MODULES:  # a name inside a module: the module
             target = target.rpartition(".")[0]
-        if target.startswith("termnorm") and (module, target) != ROOT_API:
+        if target.startswith("termnorm"):
             yield target, line
 
 

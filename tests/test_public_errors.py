@@ -124,5 +124,17 @@ def test_the_stub_gives_the_root_names() -> None:
     )
 
 
+def test_root_annotate_is_the_function_after_the_package_is_imported() -> None:
+    """``termnorm.annotate`` is :func:`termnorm.api.annotate` although termnorm/annotate/ is a
+    package imported with the root (no module subclass makes the package callable)."""
+    import termnorm.annotate.pipeline
+    from termnorm import api
+    from termnorm.annotate import Annotator
+
+    assert termnorm.annotate is api.annotate
+    assert Annotator is importlib.import_module("termnorm.annotate.pipeline").Annotator
+    assert type(importlib.import_module("termnorm.annotate")) is type(termnorm)
+
+
 if __name__ == "__main__":
     STUB.write_text(render_stub(), encoding="utf-8")

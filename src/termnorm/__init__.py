@@ -10,10 +10,18 @@ terminology is loaded: every name but the errors resolves on first use, and
 
 from __future__ import annotations
 
+import termnorm.annotate as _annotate_package
 from termnorm._lazy import lazy_dir, lazy_getattr
 from termnorm._version import __version__
 from termnorm.errors import *  # noqa: F403  (light: every error, raised by any room)
 from termnorm.errors import __all__ as _ERRORS
+
+# ``termnorm.annotate`` is the function :func:`termnorm.api.annotate`, and termnorm/annotate/
+# is a package. Python sets a package as its parent's attribute once, when it first loads it:
+# loaded above, its attribute dropped here, the name resolves to the function (lazily, below)
+# whatever is imported later (``from termnorm.annotate import Annotator`` reads
+# ``sys.modules``, not this attribute).
+del globals()["annotate"], _annotate_package
 
 # the module under termnorm that defines each public name besides the errors
 _LAZY = {
