@@ -236,8 +236,9 @@ def test_the_cycle_finder_finds_loops(
 
 
 def _sibling_imports(folder: Path) -> dict[str, list[tuple[str, int]]]:
-    """``script -> [(sibling script, line)]`` for the ``*.py`` of ``folder``, which run from
-    there and import one another by their bare names (``from vocab_load import measure``)."""
+    """``script -> [(sibling script, line)]`` for the ``*.py`` of ``folder``, which import one
+    another by their bare names (``from vocab_load import measure``) or through the folder
+    (``from tests._cli import run_main``)."""
     scripts = {path.stem: path for path in sorted(folder.glob("*.py"))}
     graph: dict[str, list[tuple[str, int]]] = {}
     for name, path in scripts.items():
@@ -247,7 +248,11 @@ def _sibling_imports(folder: Path) -> dict[str, list[tuple[str, int]]]:
                 edges |= {(alias.name, node.lineno) for alias in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 edges.add((node.module, node.lineno))
-        graph[name] = sorted((t, line) for t, line in edges if t in scripts and t != name)
+        graph[name] = sorted(
+            (target.removeprefix(f"{folder.name}."), line)
+            for target, line in edges
+            if target.removeprefix(f"{folder.name}.") in scripts.keys() - {name}
+        )
     return graph
 
 

@@ -129,10 +129,10 @@ def test_root_annotate_is_the_function_after_the_package_is_imported() -> None:
     package imported with the root (no module subclass makes the package callable)."""
     import termnorm.annotate.pipeline
     from termnorm import api
-    from termnorm.annotate import Annotator
+    from termnorm.annotate import Annotator, pipeline
 
     assert termnorm.annotate is api.annotate
-    assert Annotator is importlib.import_module("termnorm.annotate.pipeline").Annotator
+    assert Annotator is pipeline.Annotator
     assert type(importlib.import_module("termnorm.annotate")) is type(termnorm)
 
 

@@ -19,8 +19,9 @@ from termnorm.errors import __all__ as _ERRORS
 # ``termnorm.annotate`` is the function :func:`termnorm.api.annotate`, and termnorm/annotate/
 # is a package. Python sets a package as its parent's attribute once, when it first loads it:
 # loaded above, its attribute dropped here, the name resolves to the function (lazily, below)
-# whatever is imported later (``from termnorm.annotate import Annotator`` reads
-# ``sys.modules``, not this attribute).
+# whatever is imported later. ``from termnorm.annotate import batch`` (or ``... import
+# Annotator``) reads ``sys.modules`` and works; ``import termnorm.annotate.batch as batch``
+# reads this attribute, the function, and fails: write the ``from`` form.
 del globals()["annotate"], _annotate_package
 
 # the module under termnorm that defines each public name besides the errors
