@@ -22,14 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from omop_load import WORDS
-from vocab_load import measure
+from vocab_load import ATHENA_WORDS, measure
 
 SHAPES = ("nested", "property")
 
 
 def _concept(i: int, rng: random.Random, shape: str) -> dict[str, Any]:
-    name = " ".join(rng.choices(WORDS, k=4)) + f" {i}"
+    name = " ".join(rng.choices(ATHENA_WORDS, k=4)) + f" {i}"
     properties: list[dict[str, Any]] = [{"code": "moduleId", "valueCode": "900000000000207008"}]
     if shape == "property" and i:
         properties.append({"code": "parent", "valueCode": str(100_000_000 + (i - 1) // 10)})

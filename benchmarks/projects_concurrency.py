@@ -40,6 +40,7 @@ from typing import Any
 from projects_store import InstantMatcher  # this folder's store benchmark: no search
 from sqlalchemy import create_engine, select, text
 
+from termnorm.errors import DatabaseBusyError, LeaseHeldError, StaleRowError
 from termnorm.projects import (
     LeasedRow,
     PipelineSettings,
@@ -49,7 +50,6 @@ from termnorm.projects import (
     open_store,
     run_project,
 )
-from termnorm.projects.errors import DatabaseBusyError, LeaseHeldError, StaleRowError
 from termnorm.projects.models import DecisionRow, SourceRow
 from termnorm.projects.states import RowState
 from termnorm.projects.store import Store

@@ -17,8 +17,7 @@ import pytest
 from tests._cli import run_main
 from tests._progress import record_bars, sigkill_after_parts
 
-import termnorm.annotate.batch as batch
-from termnorm.annotate import chunks
+from termnorm.annotate import batch, chunks
 from termnorm.annotate.batch import annotate_file
 from termnorm.annotate.chunks import AnnotateSettings
 from termnorm.annotate.formats import OutputFormat
@@ -367,7 +366,7 @@ def test_ray_writes_the_local_engines_output_and_resumes_it(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import termnorm.annotate.ray_batch as ray_batch
+    from termnorm.annotate import ray_batch
 
     source = str(_write(tmp_path / "docs.jsonl", _docs(30, bad_every=7)))
     for fmt in (OutputFormat.JSONL, OutputFormat.BRAT):

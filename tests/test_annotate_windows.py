@@ -11,7 +11,7 @@ from termnorm.annotate.merge import merge_spans
 from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Span
 from termnorm.annotate.windows import (
-    DEFAULT_MAX_CHARS,
+    DEFAULT_WINDOW_CHARS,
     Window,
     detect_in_windows,
     max_chars_for_tokens,
@@ -154,7 +154,7 @@ HOSTILE = (
 )
 
 
-@pytest.mark.parametrize("max_chars", [20, 35, 60, DEFAULT_MAX_CHARS])
+@pytest.mark.parametrize("max_chars", [20, 35, 60, DEFAULT_WINDOW_CHARS])
 def test_offsets_are_exact_on_hostile_text(max_chars: int) -> None:
     phrases = ("chest\u00a0pain", "\U0001f642", "e\u0301tude", "👩\u200d⚕️ nurse", "notes")
     spans = detect_in_windows(HOSTILE, PhraseDetector(*phrases), max_chars=max_chars)
@@ -232,6 +232,6 @@ def test_bad_sizes_are_refused(kwargs: dict[str, int], message: str) -> None:
 
 
 def test_the_default_window_fits_a_512_token_encoder() -> None:
-    assert DEFAULT_MAX_CHARS == max_chars_for_tokens(512) == 1020
+    assert DEFAULT_WINDOW_CHARS == max_chars_for_tokens(512) == 1020
     with pytest.raises(ValueError, match="max_tokens must exceed 2"):
         max_chars_for_tokens(2)

@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 # the flow of the data, bottom up: a room imports only rooms of its own rank or below
 ROOMS = {
-    "": 0,  # termnorm/__init__.py: the version; its lazy API names are the one exception below
+    "": 12,  # termnorm/__init__.py: the library's face (termnorm.normalize & co., lazily)
     "errors": 0,
     "options": 0,
     "registry": 0,
@@ -47,8 +47,6 @@ ROOMS = {
     "integrations": 12,  # faces inside other toolkits (the spaCy component)
     "__main__": 13,  # python -m termnorm: runs the CLI
 }
-# ``termnorm.normalize`` & co. resolve lazily from the root package (``termnorm.__getattr__``)
-ROOT_API = ("termnorm", "termnorm.api")
 # the CLI commands of the lab: the only modules outside lab/ that may import it
 LAB_COMMANDS = {
     "termnorm.cli.bench_cmd",
@@ -110,7 +108,7 @@ def _imports(module: str, module_level: bool = False) -> Iterator[tuple[str, int
     for target, line in walk(ast.parse(path.read_text(encoding="utf-8"))):
         while target and target not in MODULES:  # a name inside a module: the module
             target = target.rpartition(".")[0]
-        if target.startswith("termnorm") and (module, target) != ROOT_API:
+        if target.startswith("termnorm"):
             yield target, line
 
 
@@ -235,3 +233,33 @@ def test_the_cycle_finder_finds_loops(
     graph: dict[str, list[tuple[str, int]]], expected: list[list[str]]
 ) -> None:
     assert _cycles(graph) == expected
+
+
+def _sibling_imports(folder: Path) -> dict[str, list[tuple[str, int]]]:
+    """``script -> [(sibling script, line)]`` for the ``*.py`` of ``folder``, which import one
+    another by their bare names (``from vocab_load import measure``) or through the folder
+    (``from tests._cli import run_main``)."""
+    scripts = {path.stem: path for path in sorted(folder.glob("*.py"))}
+    graph: dict[str, list[tuple[str, int]]] = {}
+    for name, path in scripts.items():
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                edges |= {(alias.name, node.lineno) for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                edges.add((node.module, node.lineno))
+        graph[name] = sorted(
+            (target.removeprefix(f"{folder.name}."), line)
+            for target, line in edges
+            if target.removeprefix(f"{folder.name}.") in scripts.keys() - {name}
+        )
+    return graph
+
+
+@pytest.mark.parametrize("folder", ["benchmarks", "tests"])
+def test_no_import_cycle_among_the_scripts(folder: str) -> None:
+    """The benchmarks and the tests import their siblings one way too (a writer of synthetic
+    data shared by two benchmarks lives in one of them, not in both importing each other)."""
+    graph = _sibling_imports(SRC.parent / folder)
+    assert any(graph.values()), f"no sibling import found in {folder}/: is the walk broken?"
+    assert _cycles(graph) == []

@@ -10,6 +10,7 @@ import pytest
 
 from _project_crash import build
 from _project_fixtures import write_codes
+from termnorm.errors import ProjectError
 from termnorm.mentions.synonyms import load_synonyms
 from termnorm.projects import (
     PipelineSettings,
@@ -20,7 +21,6 @@ from termnorm.projects import (
     init_project,
     run_project,
 )
-from termnorm.projects.errors import ProjectError
 from termnorm.projects.exports import MANUAL, OMOP_COLUMNS, THRESHOLD
 
 ROWS = [

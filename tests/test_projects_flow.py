@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 
 from _project_fixtures import CODES, build_index, postgres_url, project_db, write_codes  # noqa: F401
 from termnorm import api
+from termnorm.errors import DecisionError, StaleRowError, UnknownCodeError
 from termnorm.projects import (
     PipelineSettings,
     RowState,
@@ -22,7 +23,6 @@ from termnorm.projects import (
     run_project,
     status,
 )
-from termnorm.projects.errors import DecisionError, StaleRowError, UnknownCodeError
 from termnorm.projects.models import CandidateRow, DecisionRow, SourceRow
 from termnorm.projects.store import open_store
 

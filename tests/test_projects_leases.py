@@ -17,6 +17,7 @@ from alembic import command
 from sqlalchemy import create_engine, inspect, select, text, update
 
 from _project_fixtures import fake_mapped, postgres_url, project_db  # noqa: F401
+from termnorm.errors import LeaseHeldError, ReviewerError, StaleRowError
 from termnorm.projects import (
     acquire,
     acquire_next,
@@ -27,7 +28,6 @@ from termnorm.projects import (
     release,
     remove_reviewer,
 )
-from termnorm.projects.errors import LeaseHeldError, ReviewerError, StaleRowError
 from termnorm.projects.leases import queue_size
 from termnorm.projects.migrate import _config, head_revision
 from termnorm.projects.models import DecisionRow, LeaseRow, SourceRow

@@ -10,14 +10,14 @@ from types import SimpleNamespace
 import pytest
 
 from _project_fixtures import CODES, write_codes
-from termnorm.errors import InputFormatError
-from termnorm.projects import PipelineSettings, init_project, run_project, status
-from termnorm.projects.errors import (
+from termnorm.errors import (
     DuplicateCodesError,
+    InputFormatError,
     ProjectExistsError,
     ProjectNotFoundError,
     SourceChangedError,
 )
+from termnorm.projects import PipelineSettings, init_project, run_project, status
 from termnorm.projects.source import read_source
 
 

@@ -17,13 +17,13 @@ from sqlalchemy import create_engine, inspect, select, text
 
 from _project_fixtures import postgres_url, project_db, write_codes  # noqa: F401
 from termnorm.encoders.runtime import Runtime
-from termnorm.projects import PipelineSettings, decide, init_project, status
-from termnorm.projects.errors import (
+from termnorm.errors import (
     DatabaseBusyError,
     DatabaseUnreachableError,
     ProjectNotFoundError,
     SchemaTooNewError,
 )
+from termnorm.projects import PipelineSettings, decide, init_project, status
 from termnorm.projects.migrate import _config, current_revision, head_revision
 from termnorm.projects.models import Base, ProjectRow
 from termnorm.projects.store import check_name, database_url, open_store

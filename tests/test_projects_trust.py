@@ -15,7 +15,7 @@ from _cli import run_main
 from _project_crash import build
 from _project_fixtures import CODES, build_index, postgres_url, project_db, write_codes  # noqa: F401
 from termnorm import api
-from termnorm.errors import InputFormatError
+from termnorm.errors import DecisionError, InputFormatError, ReviewerError
 from termnorm.projects import (
     PipelineSettings,
     add_reviewer,
@@ -26,7 +26,6 @@ from termnorm.projects import (
     run_project,
     status,
 )
-from termnorm.projects.errors import DecisionError, ReviewerError
 from termnorm.projects.leases import decide_leased
 from termnorm.projects.models import DecisionRow, ProjectRow, SourceRow
 from termnorm.projects.store import open_store

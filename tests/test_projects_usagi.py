@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from _project_fixtures import write_codes
-from termnorm.errors import InputFormatError
+from termnorm.errors import DecisionError, InputFormatError, ProjectError
 from termnorm.projects import (
     PipelineSettings,
     auto_approve,
@@ -23,7 +23,6 @@ from termnorm.projects import (
     run_project,
     show_row,
 )
-from termnorm.projects.errors import DecisionError, ProjectError
 from termnorm.projects.exports import OMOP_ID_SLOT
 from termnorm.projects.usagi import USAGI_COLUMNS
 from termnorm.search.candidate import Candidate, RowResult

@@ -1,11 +1,15 @@
-"""The public names: every user-facing error is a :class:`termnorm.TermnormError` reachable as
-``termnorm.<Name>``, and ``dir(termnorm)`` lists the lazy exports."""
+"""The public names: every user-facing error is a :class:`termnorm.TermnormError` defined in
+:mod:`termnorm.errors` and reachable as ``termnorm.<Name>``, ``dir(termnorm)`` lists the lazy
+exports, and ``termnorm/__init__.pyi`` (what static checkers read) gives the same names.
+
+``python tests/test_public_errors.py`` rewrites the stub from ``termnorm._LAZY``."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
 import pkgutil
+from pathlib import Path
 
 import pytest
 
@@ -72,8 +76,10 @@ def test_every_public_exception_is_a_termnorm_error_exported_at_the_root() -> No
         name = where.rpartition(".")[2]
         if not issubclass(cls, termnorm.TermnormError):
             wrong.append(f"{where} is not a TermnormError")
+        if cls.__module__ != "termnorm.errors":
+            wrong.append(f"{where} is defined outside termnorm/errors.py")
         if getattr(termnorm, name, None) is not cls or name not in termnorm.__all__:
-            wrong.append(f"{where} is not exported as termnorm.{name} (termnorm/__init__.py)")
+            wrong.append(f"{where} is not exported as termnorm.{name} (termnorm.errors.__all__)")
     assert not wrong, "\n".join(wrong)
 
 
@@ -88,3 +94,47 @@ def test_dir_lists_the_lazy_exports() -> None:
     listed = dir(termnorm)
     assert {"normalize", "TermIndex", "SpecError", "TermnormError", "__version__"} <= set(listed)
     assert sorted(termnorm.__all__) == listed
+
+
+STUB = Path(termnorm.__file__).with_suffix(".pyi")
+
+
+def render_stub() -> str:
+    """The text of ``termnorm/__init__.pyi``: each root name imported from its module, as the
+    package resolves it (the errors eagerly, the others lazily from ``termnorm._LAZY``)."""
+    imports = [
+        (module, f"from termnorm.{module} import {name} as {name}")
+        for module, names in termnorm._LAZY.items()
+        for name in names.split()
+    ]
+    imports += [
+        ("_version", "from termnorm._version import __version__ as __version__"),
+        ("errors", "from termnorm.errors import *  # noqa: F403"),
+    ]
+    header = [
+        "# Written from _LAZY in __init__.py by `python tests/test_public_errors.py`: the root",
+        "# names, for static checkers and IDEs (the package imports them on first use).",
+    ]
+    return "\n".join([*header, *(line for _, line in sorted(imports))]) + "\n"
+
+
+def test_the_stub_gives_the_root_names() -> None:
+    assert STUB.read_text(encoding="utf-8") == render_stub(), (
+        "termnorm/__init__.pyi is out of date: run python tests/test_public_errors.py"
+    )
+
+
+def test_root_annotate_is_the_function_after_the_package_is_imported() -> None:
+    """``termnorm.annotate`` is :func:`termnorm.api.annotate` although termnorm/annotate/ is a
+    package imported with the root (no module subclass makes the package callable)."""
+    import termnorm.annotate.pipeline
+    from termnorm import api
+    from termnorm.annotate import Annotator, pipeline
+
+    assert termnorm.annotate is api.annotate
+    assert Annotator is pipeline.Annotator
+    assert type(importlib.import_module("termnorm.annotate")) is type(termnorm)
+
+
+if __name__ == "__main__":
+    STUB.write_text(render_stub(), encoding="utf-8")

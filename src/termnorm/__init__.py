@@ -1,153 +1,40 @@
 """termnorm: knowledge-infused medical term embeddings and concept normalization.
 
 The public API is a set of thin functions over lazily built objects (see :mod:`termnorm.api`),
-the main classes they return and the errors they raise, every one a :class:`TermnormError`;
-importing this package does no work (no model, index or terminology is loaded: every name
-resolves on first use, and ``dir(termnorm)`` lists them all).
+the main classes they return and the errors they raise, every one a :class:`TermnormError`
+(all in :mod:`termnorm.errors`); importing this package does no work (no model, index or
+terminology is loaded: every name but the errors resolves on first use, and
+``dir(termnorm)`` lists them all). Static checkers read ``__init__.pyi``, written from
+``_LAZY`` (``python tests/test_public_errors.py``; a test keeps the two in step).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+import termnorm.annotate as _annotate_package
 from termnorm._lazy import lazy_dir, lazy_getattr
 from termnorm._version import __version__
+from termnorm.errors import *  # noqa: F403  (light: every error, raised by any room)
+from termnorm.errors import __all__ as _ERRORS
 
-# the module under termnorm that defines each public name
-_NAMES = {
+# ``termnorm.annotate`` is the function :func:`termnorm.api.annotate`, and termnorm/annotate/
+# is a package. Python sets a package as its parent's attribute once, when it first loads it:
+# loaded above, its attribute dropped here, the name resolves to the function (lazily, below)
+# whatever is imported later. ``from termnorm.annotate import batch`` (or ``... import
+# Annotator``) reads ``sys.modules`` and works; ``import termnorm.annotate.batch as batch``
+# reads this attribute, the function, and fails: write the ``from`` form.
+del globals()["annotate"], _annotate_package
+
+# the module under termnorm that defines each public name besides the errors
+_LAZY = {
     "api": "add_synonyms annotate build_index load_index load_kg load_ranker lookup normalize "
     "normalize_file train",
-    "annotate.pipeline": "DocumentError",
+    "index.lookup": "ConceptInfo",
     "index.term_index": "TermIndex",
     "kg.graph": "KnowledgeGraph",
     "search.candidate": "Candidate",
-    "index.lookup": "ConceptInfo UnknownConceptError",
-    "errors": "TermnormError InputFormatError ArtifactMismatchError EmptyResultError "
-    "NotWritableError MissingExtraError UnknownNameError",
-    "encoders.device": "DeviceUnavailableError",
-    "encoders.fidelity": "RuntimeFidelityError",
-    "encoders.int8_kernel": "Int8KernelError",
-    "encoders.runtime": "RuntimeUnavailableError",
-    "engines": "RayWorkerError",
-    "io.output_lock": "OutputBusyError",
-    "io.resumable": "ResumeError",
-    "mentions.abbreviations": "AbbreviationError",
-    "projects.errors": "ProjectError ProjectNotFoundError ProjectExistsError UnknownCodeError "
-    "DecisionError StaleRowError LeaseHeldError ReviewerError DuplicateCodesError "
-    "SourceChangedError SchemaTooNewError DatabaseBusyError DatabaseUnreachableError",
-    "search.build": "SpecError EmptySpecError",
-    "search.filters": "FilterError",
-    "search.query": "QueryError",
-    "serve.synonym_store": "SynonymStoreError",
 }
+_WHERE = {name: module for module, names in _LAZY.items() for name in names.split()}
 
-__all__ = [
-    "AbbreviationError",
-    "ArtifactMismatchError",
-    "Candidate",
-    "ConceptInfo",
-    "DatabaseBusyError",
-    "DatabaseUnreachableError",
-    "DecisionError",
-    "DeviceUnavailableError",
-    "DocumentError",
-    "DuplicateCodesError",
-    "EmptyResultError",
-    "EmptySpecError",
-    "FilterError",
-    "InputFormatError",
-    "Int8KernelError",
-    "KnowledgeGraph",
-    "LeaseHeldError",
-    "MissingExtraError",
-    "NotWritableError",
-    "OutputBusyError",
-    "ProjectError",
-    "ProjectExistsError",
-    "ProjectNotFoundError",
-    "QueryError",
-    "RayWorkerError",
-    "ResumeError",
-    "ReviewerError",
-    "RuntimeFidelityError",
-    "RuntimeUnavailableError",
-    "SchemaTooNewError",
-    "SourceChangedError",
-    "SpecError",
-    "StaleRowError",
-    "SynonymStoreError",
-    "TermIndex",
-    "TermnormError",
-    "UnknownCodeError",
-    "UnknownConceptError",
-    "UnknownNameError",
-    "__version__",
-    "add_synonyms",
-    "annotate",
-    "build_index",
-    "load_index",
-    "load_kg",
-    "load_ranker",
-    "lookup",
-    "normalize",
-    "normalize_file",
-    "train",
-]
-
-if TYPE_CHECKING:  # pragma: no cover
-    from termnorm.annotate.pipeline import DocumentError
-    from termnorm.api import (
-        add_synonyms,
-        annotate,
-        build_index,
-        load_index,
-        load_kg,
-        load_ranker,
-        lookup,
-        normalize,
-        normalize_file,
-        train,
-    )
-    from termnorm.encoders.device import DeviceUnavailableError
-    from termnorm.encoders.fidelity import RuntimeFidelityError
-    from termnorm.encoders.int8_kernel import Int8KernelError
-    from termnorm.encoders.runtime import RuntimeUnavailableError
-    from termnorm.engines import RayWorkerError
-    from termnorm.errors import (
-        ArtifactMismatchError,
-        EmptyResultError,
-        InputFormatError,
-        MissingExtraError,
-        NotWritableError,
-        TermnormError,
-        UnknownNameError,
-    )
-    from termnorm.index.lookup import ConceptInfo, UnknownConceptError
-    from termnorm.index.term_index import TermIndex
-    from termnorm.io.output_lock import OutputBusyError
-    from termnorm.io.resumable import ResumeError
-    from termnorm.kg.graph import KnowledgeGraph
-    from termnorm.mentions.abbreviations import AbbreviationError
-    from termnorm.projects.errors import (
-        DatabaseBusyError,
-        DatabaseUnreachableError,
-        DecisionError,
-        DuplicateCodesError,
-        LeaseHeldError,
-        ProjectError,
-        ProjectExistsError,
-        ProjectNotFoundError,
-        ReviewerError,
-        SchemaTooNewError,
-        SourceChangedError,
-        StaleRowError,
-        UnknownCodeError,
-    )
-    from termnorm.search.build import EmptySpecError, SpecError
-    from termnorm.search.candidate import Candidate
-    from termnorm.search.filters import FilterError
-    from termnorm.search.query import QueryError
-    from termnorm.serve.synonym_store import SynonymStoreError
-
-__getattr__ = lazy_getattr(__name__, {n: m for m, names in _NAMES.items() for n in names.split()})
+__all__ = ["__version__", *_ERRORS, *_WHERE]
+__getattr__ = lazy_getattr(__name__, _WHERE)
 __dir__ = lazy_dir(__all__)

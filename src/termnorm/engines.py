@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from enum import Enum
 from typing import Any
 
-from termnorm.errors import MissingExtraError, TermnormError
+from termnorm.errors import MissingExtraError, RayWorkerError
 
 __all__ = ["Engine", "RayWorkerError", "import_ray", "map_on_actors", "ray_session"]
 
@@ -25,10 +25,6 @@ class Engine(str, Enum):
 
     LOCAL = "local"
     RAY = "ray"
-
-
-class RayWorkerError(TermnormError):
-    """A Ray worker could not do its part of a job; the message is the worker's error."""
 
 
 def import_ray() -> Any:

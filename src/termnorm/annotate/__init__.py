@@ -1,16 +1,9 @@
 """Concepts in running text: find the mentions of a document (detectors), normalize each
 through the pipeline spec, and flag how the document asserts it (negated, hypothetical,
-historical, family).
-
-The package itself is callable: ``termnorm.annotate(text, index=...)`` is
-:func:`termnorm.annotate.texts.annotate_texts` whether ``termnorm.annotate`` resolves to
-:func:`termnorm.api.annotate` (before this package is imported) or to this package (after:
-importing a subpackage makes it the parent's attribute of that name).
+historical, family). ``termnorm.annotate(text, index=...)`` is the function
+:func:`termnorm.api.annotate` (:func:`termnorm.annotate.texts.annotate_texts`), not this
+package: ``termnorm/__init__.py`` says how the two share the name.
 """
-
-import sys
-import types
-from typing import Any
 
 from termnorm.annotate.annotation import Annotation
 from termnorm.annotate.assertion import Assertion, assert_spans
@@ -29,7 +22,7 @@ from termnorm.annotate.spans import Detector, Span
 from termnorm.annotate.tagger import SpanTagger
 from termnorm.annotate.texts import annotate_texts
 from termnorm.annotate.windows import (
-    DEFAULT_MAX_CHARS,
+    DEFAULT_WINDOW_CHARS,
     Window,
     detect_in_windows,
     max_chars_for_tokens,
@@ -37,8 +30,8 @@ from termnorm.annotate.windows import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_CHARS",
     "DEFAULT_MAX_DOCUMENT_CHARS",
+    "DEFAULT_WINDOW_CHARS",
     "Annotation",
     "Annotator",
     "Assertion",
@@ -60,13 +53,3 @@ __all__ = [
     "sentence_spans",
     "text_windows",
 ]
-
-
-class _CallablePackage(types.ModuleType):
-    """This package's class: calling it is :func:`annotate_texts`."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return annotate_texts(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallablePackage

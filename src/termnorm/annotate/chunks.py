@@ -32,7 +32,7 @@ from termnorm.annotate.formats import (
 )
 from termnorm.annotate.languages import AUTO
 from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS, Annotator, DocumentAnnotations
-from termnorm.annotate.windows import DEFAULT_MAX_CHARS
+from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS
 
 if TYPE_CHECKING:
     from termnorm.io.resumable import ResumableParts
@@ -64,7 +64,7 @@ class AnnotateSettings:
     ``ner``: the span tagger's folder; :func:`~termnorm.annotate.detectors.select_detectors`)."""
 
     k: int = 5
-    window_chars: int = DEFAULT_MAX_CHARS
+    window_chars: int = DEFAULT_WINDOW_CHARS
     max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS
     rules: Path | None = None
     ner: Path | None = None

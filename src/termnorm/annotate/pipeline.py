@@ -48,8 +48,8 @@ from termnorm.annotate.languages import AUTO, LanguageChoice, choose_language, p
 from termnorm.annotate.merge import merge_spans
 from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Detector, Span
-from termnorm.annotate.windows import DEFAULT_MAX_CHARS, detect_in_windows
-from termnorm.errors import TermnormError
+from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS, detect_in_windows
+from termnorm.errors import DocumentError
 from termnorm.search.query import lone_surrogate_problem
 
 if TYPE_CHECKING:
@@ -84,14 +84,6 @@ _lock = threading.Lock()
 _detectors: weakref.WeakKeyDictionary[TermIndex, dict[tuple[object, ...], DictionaryDetector]] = (
     weakref.WeakKeyDictionary()
 )
-
-
-class DocumentError(TermnormError, ValueError):
-    """A document that cannot be annotated (not text, too long); names the document."""
-
-    def __init__(self, doc_id: str, message: str) -> None:
-        super().__init__(f"document {doc_id!r}: {message}")
-        self.doc_id = doc_id
 
 
 class DocumentAnnotations(NamedTuple):
@@ -200,7 +192,7 @@ class Annotator:
         detectors: Sequence[Detector] | None = None,
         rules: AssertionRules | None = None,
         k: int = 5,
-        max_chars: int = DEFAULT_MAX_CHARS,
+        max_chars: int = DEFAULT_WINDOW_CHARS,
         *,
         max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
         matcher: RowMatcher | None = None,

@@ -29,7 +29,7 @@ from termnorm.annotate.pipeline import (
     spec_filter,
 )
 from termnorm.annotate.spans import Detector
-from termnorm.annotate.windows import DEFAULT_MAX_CHARS
+from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS
 
 if TYPE_CHECKING:
     from termnorm.annotate.assertion_rules import AssertionRules
@@ -63,7 +63,7 @@ def annotate_texts(
     detectors: Sequence[Detector] | DetectorChoice | str | None = None,
     rules: AssertionRules | None = None,
     language: str = AUTO,
-    max_chars: int = DEFAULT_MAX_CHARS,
+    max_chars: int = DEFAULT_WINDOW_CHARS,
     max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
     **spec: Any,
 ) -> list[Annotation] | list[list[Annotation]]:

@@ -28,7 +28,7 @@ from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Detector, Span
 
 __all__ = [
-    "DEFAULT_MAX_CHARS",
+    "DEFAULT_WINDOW_CHARS",
     "Window",
     "detect_in_windows",
     "max_chars_for_tokens",
@@ -48,7 +48,7 @@ def max_chars_for_tokens(max_tokens: int) -> int:
     return _CHARS_PER_PIECE * (max_tokens - _SPECIAL_TOKENS)
 
 
-DEFAULT_MAX_CHARS = max_chars_for_tokens(512)
+DEFAULT_WINDOW_CHARS = max_chars_for_tokens(512)
 """1,020 characters: sized for a 512-token encoder (BERT, PubMedBERT, SapBERT)."""
 
 
@@ -61,7 +61,7 @@ class Window(NamedTuple):
 
 def text_windows(
     text: str,
-    max_chars: int = DEFAULT_MAX_CHARS,
+    max_chars: int = DEFAULT_WINDOW_CHARS,
     *,
     overlap_sentences: int = 1,
     overlap_chars: int | None = None,
@@ -80,7 +80,7 @@ def detect_in_windows(
     text: str,
     detector: Detector,
     *,
-    max_chars: int = DEFAULT_MAX_CHARS,
+    max_chars: int = DEFAULT_WINDOW_CHARS,
     overlap_sentences: int = 1,
     overlap_chars: int | None = None,
 ) -> list[Span]:

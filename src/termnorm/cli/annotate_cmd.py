@@ -16,7 +16,7 @@ from termnorm.annotate.chunks import DEFAULT_CHUNK_DOCS
 from termnorm.annotate.formats import OutputFormat
 from termnorm.annotate.languages import AUTO, parse_language
 from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS
-from termnorm.annotate.windows import DEFAULT_MAX_CHARS
+from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS
 from termnorm.cli._detectors import DetectorChoice, detectors_option, ner_option
 from termnorm.cli._options import (
     json_option,
@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
         text_field: str = typer.Option("text", "--text-field", help="Text field of JSON Lines."),
         k: int = typer.Option(5, "-k", "--k", min=1, help="Candidates kept per annotation."),
         window_chars: int = typer.Option(
-            DEFAULT_MAX_CHARS,
+            DEFAULT_WINDOW_CHARS,
             "--window-chars",
             min=2,
             help="Longest window (characters) the detectors read at once; windows end on "

@@ -11,7 +11,7 @@ from __future__ import annotations
 from enum import Enum
 
 from termnorm.encoders.runtime import Runtime
-from termnorm.errors import TermnormError
+from termnorm.errors import DeviceUnavailableError
 
 __all__ = ["DEVICE_HELP", "GPU_RUNTIMES", "Device", "DeviceUnavailableError", "resolve_device"]
 
@@ -31,10 +31,6 @@ DEVICE_HELP = (
 
 #: the runtimes that run on a GPU (ONNX Runtime runs with its CPU provider)
 GPU_RUNTIMES = (Runtime.TORCH, Runtime.BF16)
-
-
-class DeviceUnavailableError(TermnormError):
-    """The device asked for cannot run the encoder here; the message says what to use."""
 
 
 def resolve_device(device: Device | str, runtime: Runtime | str, gpus: int | None = None) -> str:

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from termnorm.encoders.runtime import AUTO_MIN_COSINE, Runtime, RuntimeUnavailableError
+from termnorm.encoders.runtime import AUTO_MIN_COSINE, Runtime
+from termnorm.errors import RuntimeFidelityError
 
 if TYPE_CHECKING:
     from termnorm.encoders.protocols import EncoderModel, Forward
@@ -76,10 +77,6 @@ PROBE_TERMS = (
     "cystic fibrosis",
     "T-cell acute lymphoblastic leukemia",
 )
-
-
-class RuntimeFidelityError(RuntimeUnavailableError):
-    """A runtime's vectors are too far from torch fp32's on this machine: it is refused."""
 
 
 def min_cosine(vectors: np.ndarray, reference: np.ndarray) -> float:

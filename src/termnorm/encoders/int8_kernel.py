@@ -35,7 +35,8 @@ from enum import Enum
 
 import numpy as np
 
-from termnorm.encoders.runtime import RuntimeUnavailableError, onnx_model, require_onnx
+from termnorm.encoders.runtime import onnx_model, require_onnx
+from termnorm.errors import Int8KernelError
 
 __all__ = [
     "Int8Kernel",
@@ -66,10 +67,6 @@ class Int8Kernel(str, Enum):
     def levels(self) -> int:
         """Activation levels: uint8 activations lie in ``[0, levels]``."""
         return 127 if self is Int8Kernel.U8S8_7BIT else 255
-
-
-class Int8KernelError(RuntimeUnavailableError):
-    """No int8 layout multiplies exactly on this CPU: int8 cannot be used."""
 
 
 #: ``factory(b int8 [K, N] in [-127, 127], kernel) -> (a uint8 [M, K] -> a @ b)``: the

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from termnorm.errors import MissingExtraError, TermnormError
+from termnorm.errors import MissingExtraError, RuntimeUnavailableError
 
 logger = logging.getLogger(__name__)
 
@@ -95,10 +95,6 @@ def onnx_model(graph: Any, opsets: Sequence[Any]) -> Any:
 
     version = helper.find_min_ir_version_for(list(opsets), ignore_unknown=True)
     return helper.make_model(graph, opset_imports=list(opsets), ir_version=version)
-
-
-class RuntimeUnavailableError(TermnormError):
-    """A runtime cannot run here (e.g. bf16 on a CPU without bfloat16 support)."""
 
 
 @dataclass(frozen=True)

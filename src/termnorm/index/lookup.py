@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from termnorm.errors import ArtifactMismatchError, TermnormError
+from termnorm.errors import ArtifactMismatchError, UnknownConceptError
 from termnorm.kg.ids import id_key
 
 __all__ = [
@@ -39,21 +39,6 @@ __all__ = [
     "UnknownConceptError",
     "id_key_map",
 ]
-
-
-class UnknownConceptError(TermnormError, KeyError):
-    """No concept of the index has this ID (nor lists it as an alternative ID)."""
-
-    def __init__(self, concept_id: str, where: str) -> None:
-        super().__init__(
-            f"no concept {concept_id!r} in {where}, neither as a concept ID nor as an "
-            "alternative ID; check the ID (a namespace is optional: 'D005955' finds "
-            "'MESH:D005955') or the index"
-        )
-        self.concept_id = concept_id
-
-    def __str__(self) -> str:  # KeyError would show the message quoted
-        return str(self.args[0])
 
 
 @dataclass(frozen=True)

@@ -20,15 +20,11 @@ import os
 import sys
 from pathlib import Path
 
-from termnorm.errors import TermnormError
+from termnorm.errors import OutputBusyError
 
 __all__ = ["LOCK_NAME", "OutputBusyError", "OutputLock"]
 
 LOCK_NAME = ".termnorm.lock"
-
-
-class OutputBusyError(TermnormError, RuntimeError):
-    """Another process is writing the same output."""
 
 
 def _try_lock(fd: int) -> bool:

@@ -45,7 +45,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from termnorm.errors import TermnormError
+from termnorm.errors import ResumeError
 from termnorm.io.output_lock import LOCK_NAME, OutputLock
 from termnorm.io.tables import Record, TableFormat, atomic_file, open_writer
 
@@ -63,10 +63,6 @@ logger = logging.getLogger(__name__)
 PROGRESS_NAME = "progress.json"
 _KIND = "termnorm-parts"
 _VERSION = 1
-
-
-class ResumeError(TermnormError, ValueError):
-    """An unfinished job's work folder does not belong to the job asked for now."""
 
 
 def work_dir(output: str | Path) -> Path:

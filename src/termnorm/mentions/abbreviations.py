@@ -52,7 +52,7 @@ from enum import Enum
 from pathlib import Path
 from typing import IO, NamedTuple
 
-from termnorm.errors import MissingExtraError, TermnormError
+from termnorm.errors import AbbreviationError, MissingExtraError, TermnormError
 from termnorm.mentions.ab3p_worker import read_message, write_message
 from termnorm.mentions.mention import Mention
 
@@ -111,11 +111,6 @@ def parse_abbreviation_mode(value: AbbreviationMode | str) -> AbbreviationMode:
     except ValueError:
         known = ", ".join(m.value for m in AbbreviationMode)
         raise ValueError(f"unknown abbreviation mode {value!r}; known modes: {known}") from None
-
-
-class AbbreviationError(TermnormError):
-    """Ab3P could not read one document's abbreviations (it crashed or failed on the text);
-    the document itself is fine and is normalized without its short forms."""
 
 
 def _require_ab3p() -> None:

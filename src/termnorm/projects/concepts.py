@@ -4,7 +4,7 @@ resolved through the project's index before anything is written.
 A picked ID is the row's candidate of that very ID, or else the concept the index gives it
 as ``termnorm lookup`` does (its own ID, a bare one such as ``D004244`` for
 ``MESH:D004244``, or an alternative ID): the decision stores the index's own ID and name.
-An ID the index does not know is refused (:class:`~termnorm.projects.errors.DecisionError`),
+An ID the index does not know is refused (:class:`~termnorm.errors.DecisionError`),
 and so is a name sent along with the ID that is not the index's name of that concept: a
 label never comes from the client.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
-from termnorm.projects.errors import DecisionError
+from termnorm.errors import DecisionError
 from termnorm.search.spec import PipelineSpec
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ Every decision is a new ``decision`` row naming the reviewer, the row version it
 against and the decision it replaces; the row's state, current decision and version change
 in the same transaction, by a compare-and-set on the version (``UPDATE ... WHERE version =
 v``), so two reviewers deciding the same row at once cannot both win: the second gets
-:class:`~termnorm.projects.errors.StaleRowError` and nothing is written. A comment changes
+:class:`~termnorm.errors.StaleRowError` and nothing is written. A comment changes
 neither state nor version.
 """
 
@@ -21,8 +21,8 @@ from datetime import datetime
 from sqlalchemy import and_, select, update
 from sqlalchemy.orm import Session
 
+from termnorm.errors import DecisionError, StaleRowError, UnknownCodeError
 from termnorm.projects.concepts import ConceptResolver, checked_name, project_concepts
-from termnorm.projects.errors import DecisionError, StaleRowError, UnknownCodeError
 from termnorm.projects.models import (
     CandidateRow,
     DecisionRow,

@@ -10,8 +10,8 @@ from pathlib import Path
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
+from termnorm.errors import ProjectExistsError
 from termnorm.io.decoding import DecodeErrors
-from termnorm.projects.errors import ProjectExistsError
 from termnorm.projects.models import JsonReady, ProjectRow, SourceRow, utcnow
 from termnorm.projects.settings import PipelineSettings, ProjectSource
 from termnorm.projects.source import SourceEntry, read_source

@@ -11,9 +11,9 @@ that reviewers working at once never do the same row twice.
   read again once leased: on PostgreSQL another reviewer may have decided it (and given its
   lease back) between the queue's read and the lease, and such a row is passed over.
 * :func:`decide_leased` records a decision under the lease check, in one transaction: a row
-  leased to someone else is :class:`~termnorm.projects.errors.LeaseHeldError`, a row whose
+  leased to someone else is :class:`~termnorm.errors.LeaseHeldError`, a row whose
   version changed since the reviewer saw it
-  :class:`~termnorm.projects.errors.StaleRowError`; a decision (not a comment) gives the
+  :class:`~termnorm.errors.StaleRowError`; a decision (not a comment) gives the
   lease back. :func:`release` gives it back without deciding (skip).
 """
 
@@ -29,8 +29,8 @@ from typing import Any
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
+from termnorm.errors import LeaseHeldError, ProjectError
 from termnorm.projects.decisions import DecisionRecord, decide, find_row
-from termnorm.projects.errors import LeaseHeldError, ProjectError
 from termnorm.projects.models import LeaseRow, SourceRow, utcnow
 from termnorm.projects.rows import RowView, queue_select, row_view
 from termnorm.projects.states import Action, RowState
@@ -214,7 +214,7 @@ def decide_leased(
     """``reviewer``'s decision on the row of ``code`` as they saw it at ``version``:
     :func:`~termnorm.projects.decisions.decide` (``decision``: its other keywords) under the
     lease check, refused with :class:`LeaseHeldError` when another reviewer holds the row and
-    with :class:`~termnorm.projects.errors.StaleRowError` when it changed since ``version``.
+    with :class:`~termnorm.errors.StaleRowError` when it changed since ``version``.
     A decision gives the reviewer's lease back; a comment keeps it."""
     guard = functools.partial(_leased, reviewer=reviewer)
     return decide(

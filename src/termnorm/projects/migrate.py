@@ -20,7 +20,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from termnorm.projects.errors import SchemaTooNewError
+from termnorm.errors import SchemaTooNewError
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from termnorm.errors import DecisionError, ProjectError
 from termnorm.kg.omop import NAMESPACE, vocabulary_curie
 from termnorm.projects.concepts import AttributeLookup
-from termnorm.projects.errors import DecisionError, ProjectError
 
 __all__ = ["NAMESPACE", "OmopTarget", "check_integer", "is_omop", "omop_target"]
 

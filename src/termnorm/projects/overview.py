@@ -16,8 +16,8 @@ from typing import Any
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
+from termnorm.errors import SourceChangedError
 from termnorm.projects.decisions import learned_synonyms
-from termnorm.projects.errors import SourceChangedError
 from termnorm.projects.models import CandidateRow, DecisionRow, SourceRow
 from termnorm.projects.settings import PipelineSettings, ProjectSource, check_min_score
 from termnorm.projects.source import check_unchanged

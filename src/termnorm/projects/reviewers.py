@@ -18,7 +18,7 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from termnorm.projects.errors import ReviewerError
+from termnorm.errors import ReviewerError
 from termnorm.projects.models import JsonReady, ReviewerRow, utcnow
 from termnorm.projects.storable import storable_problem
 from termnorm.projects.store import DEFAULT_BUSY_TIMEOUT, DatabaseLike, open_project

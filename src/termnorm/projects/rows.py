@@ -89,7 +89,7 @@ def show_row(
     db: DatabaseLike = None,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> RowView:
-    """The :class:`RowView` of ``code`` (:class:`~termnorm.projects.errors.UnknownCodeError`
+    """The :class:`RowView` of ``code`` (:class:`~termnorm.errors.UnknownCodeError`
     when the project has no such row)."""
     with open_project(project, db, busy_timeout=busy_timeout) as (_store, session, proj):
         return row_view(session, find_row(session, proj.id, code))

@@ -218,7 +218,7 @@ def run_project(
     """Map every live row of ``project`` still to map (see the module); ``remap`` also
     re-searches the rows still to review, so that decisions made since they were mapped
     (learned synonyms) count. ``check_source``: refuse when the project's source file
-    changed (:class:`~termnorm.projects.errors.SourceChangedError`).
+    changed (:class:`~termnorm.errors.SourceChangedError`).
 
     ``engine="ray"``: the search runs on ``workers`` Ray actors (a local Ray, or the cluster
     at ``address``), each searching ``batch_rows`` rows of a batch of ``batch_rows ×

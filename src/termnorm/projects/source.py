@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from termnorm._artifacts import file_sha256
-from termnorm.errors import InputFormatError
+from termnorm.errors import DuplicateCodesError, InputFormatError, SourceChangedError
 from termnorm.io.decoding import DecodeErrors
 from termnorm.io.tables import open_reader
-from termnorm.projects.errors import DuplicateCodesError, SourceChangedError
 from termnorm.projects.settings import ProjectSource
 from termnorm.projects.storable import has_nul
 
@@ -155,7 +154,7 @@ def read_source(
 
 
 def check_unchanged(project: str, spec: ProjectSource) -> None:
-    """:class:`~termnorm.projects.errors.SourceChangedError` when the file ``spec`` was read
+    """:class:`~termnorm.errors.SourceChangedError` when the file ``spec`` was read
     from now has other bytes (a file since moved or deleted is fine: the rows are stored)."""
     path = Path(spec.path)
     if not path.is_file():

@@ -1,5 +1,5 @@
 """Where projects live: a SQLAlchemy engine over SQLite (default) or PostgreSQL, sessions
-that read or write, and database errors turned into :mod:`termnorm.projects.errors`.
+that read or write, and database errors turned into :mod:`termnorm.errors`.
 
 ``db`` is a SQLAlchemy URL (``postgresql+psycopg://user:pw@host/db``, ``sqlite:///path``) or a
 file path (SQLite); ``None`` is ``PROJECT.termnorm.db`` in the working folder. SQLite runs in
@@ -28,10 +28,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from termnorm.errors import MissingExtraError
-from termnorm.projects.errors import (
+from termnorm.errors import (
     DatabaseBusyError,
     DatabaseUnreachableError,
+    MissingExtraError,
     ProjectNotFoundError,
 )
 from termnorm.projects.models import ProjectRow
@@ -199,10 +199,10 @@ def open_store(
     """Open (and migrate) the database of ``project`` (see the module for ``db``).
 
     A missing SQLite file is created when ``create`` (else
-    :class:`~termnorm.projects.errors.ProjectNotFoundError`, and no file is left behind); a
+    :class:`~termnorm.errors.ProjectNotFoundError`, and no file is left behind); a
     PostgreSQL database must exist. Raises :class:`DatabaseUnreachableError` (a SQLite file
     in a folder that cannot be written says so), :class:`DatabaseBusyError`, or
-    :class:`~termnorm.projects.errors.SchemaTooNewError` for a database of a newer termnorm.
+    :class:`~termnorm.errors.SchemaTooNewError` for a database of a newer termnorm.
     """
     from termnorm.projects.migrate import upgrade
 

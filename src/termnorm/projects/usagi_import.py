@@ -43,10 +43,9 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from termnorm.errors import InputFormatError
+from termnorm.errors import DecisionError, InputFormatError
 from termnorm.projects.concepts import ConceptResolver, project_concepts
 from termnorm.projects.decisions import append_decision
-from termnorm.projects.errors import DecisionError
 from termnorm.projects.models import CandidateRow, DecisionRow, JsonReady, SourceRow, utcnow
 from termnorm.projects.omop_targets import NAMESPACE
 from termnorm.projects.settings import PipelineSettings

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from termnorm.errors import EmptyResultError, TermnormError
+from termnorm.errors import EmptyResultError, EmptySpecError, SpecError
 from termnorm.index.term_index import CARD_NAME, TermIndex
 from termnorm.search.candidate import RowMatcher
 from termnorm.search.defaults import resolve_strategy
@@ -225,19 +225,6 @@ def build(
         if key not in cache:
             cache[key] = _assemble(spec, space, ranker)
         return cache[key]
-
-
-class SpecError(TermnormError, ValueError):
-    """A spec setting this search space cannot serve; ``field`` names it (the service's 422)."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-
-
-class EmptySpecError(SpecError, EmptyResultError):
-    """A :class:`SpecError` whose cause left nothing to search (a D target without domain
-    synonyms, a filter that keeps no concept): still an ``EmptyResultError``."""
 
 
 def _spec_error(field: str, exc: Exception) -> SpecError:

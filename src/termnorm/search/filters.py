@@ -19,16 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from termnorm.errors import EmptyResultError, TermnormError
+from termnorm.errors import EmptyResultError, FilterError
 from termnorm.search.parts import ConceptColumns
 
 __all__ = ["ConceptFilter", "FilterError", "namespace_of"]
 
 _SHOWN = 20
-
-
-class FilterError(TermnormError, ValueError):
-    """A filter names a namespace or semantic type the index does not have."""
 
 
 def namespace_of(concept_id: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 
-from termnorm.errors import TermnormError
+from termnorm.errors import QueryError
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -24,14 +24,6 @@ __all__ = [
 ]
 
 DEFAULT_MAX_CHARS = 1000
-
-
-class QueryError(TermnormError, ValueError):
-    """A query cannot be normalized (empty, whitespace-only, not text, too long)."""
-
-    def __init__(self, message: str, row: int | None = None) -> None:
-        super().__init__(message if row is None else f"row {row}: {message}")
-        self.row = row
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

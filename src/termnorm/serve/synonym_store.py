@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from termnorm.errors import InputFormatError, TermnormError
+from termnorm.errors import InputFormatError, SynonymStoreError
 
 __all__ = [
     "StoreContents",
@@ -38,10 +38,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _TAIL_BLOCK = 4096  # bytes read at a time, backwards, to find the last line
-
-
-class SynonymStoreError(TermnormError):
-    """Synonyms could not be written to the store; nothing of the call was kept."""
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.convertors import PathConvertor, register_url_convertor
 
-from termnorm.projects.concepts import index_concepts
-from termnorm.projects.errors import (
+from termnorm.errors import (
     DatabaseBusyError,
     DatabaseUnreachableError,
     DecisionError,
@@ -40,6 +39,7 @@ from termnorm.projects.errors import (
     StaleRowError,
     UnknownCodeError,
 )
+from termnorm.projects.concepts import index_concepts
 from termnorm.projects.leases import (
     LEASE_MINUTES,
     acquire,
