@@ -8,7 +8,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from termnorm.errors import EmptyResultError, InputFormatError
+from termnorm.errors import EmptyResultError, InputFormatError, UnknownNameError
 from termnorm.kg import KnowledgeGraph
 from termnorm.kg.build import KGFormat, SourceSpec, build_kg, build_kg_to_dir
 from termnorm.kg.graph import TABLES
@@ -21,8 +21,8 @@ MEDIC = FIXTURES / "medic" / "medic_biosyn.txt"
 
 def test_format_parse_lists_known_formats() -> None:
     assert KGFormat.parse("UMLS") is KGFormat.UMLS
-    with pytest.raises(ValueError, match=r"unknown KG format 'rrf'; known formats: umls, obo, hpo"):
-        SourceSpec("rrf", UMLS)  # type: ignore[arg-type]
+    with pytest.raises(UnknownNameError, match=r"unknown KG format 'rrf' .* Known: umls, obo, hpo"):
+        SourceSpec("rrf", UMLS)
 
 
 def test_bad_specs() -> None:

@@ -43,6 +43,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import cast
 
 from termnorm.errors import InputFormatError
 from termnorm.kg._text import Record, clean
@@ -56,10 +57,8 @@ from termnorm.kg._tryton import (
     read_context_translations,
     read_model_records,
 )
-from termnorm.kg.formats import KGFormat
+from termnorm.kg.formats import FORMATS
 from termnorm.kg.gnuhealth_catalogues import Catalogue, TermModel, select_catalogues
-from termnorm.kg.icd9procs import Icd9ProcsOptions, load_icd9procs
-from termnorm.kg.icd10who import Icd10WhoOptions, load_icd10who
 from termnorm.kg.options import GnuHealthOptions
 from termnorm.kg.records import Concept, LoadReport, Relation, Term
 
@@ -183,14 +182,11 @@ def _fold(sub: LoadReport, report: LoadReport, package: str) -> None:
 def _records(item: _Opened, report: LoadReport) -> Iterator[Record]:
     """The records of one package: through its dedicated loader, or its term models."""
     langs = tuple(item.langs)
-    if item.catalogue.loader is KGFormat.ICD10WHO:
-        yield from load_icd10who(item.folder, report, Icd10WhoOptions(langs=langs))
-    elif item.catalogue.loader is KGFormat.ICD9PROCS:
-        yield from load_icd9procs(item.folder, report, Icd9ProcsOptions(langs=langs))
-    elif item.catalogue.loader is not None:
-        raise ValueError(f"no dedicated loader for {item.catalogue.loader.value!r} here")
-    else:
+    if item.catalogue.loader is None:
         yield from _load_models(item, report)
+        return
+    entry = FORMATS.resolve(item.catalogue.loader)  # a format whose options take langs
+    yield from entry.load()(item.folder, report, cast(type, entry.options)(langs=langs))
 
 
 def _load_models(item: _Opened, report: LoadReport) -> Iterator[Record]:
