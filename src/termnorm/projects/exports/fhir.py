@@ -41,7 +41,10 @@ from urllib.parse import quote
 
 from termnorm.io.tables import atomic_file
 from termnorm.kg.fhir_systems import FhirVersion, system_of_prefix
+from termnorm.projects.exports.options import FhirOptions
+from termnorm.projects.exports.rows import ExportJob, base_uri, split_id
 from termnorm.projects.models import DecisionRow
+from termnorm.projects.omop_targets import is_omop, omop_target
 from termnorm.projects.states import Predicate, RowState
 
 __all__ = [
@@ -79,7 +82,8 @@ _EXPORTED = (RowState.APPROVED.value, RowState.AUTO_APPROVED.value)
 
 
 class MappingRow(Protocol):
-    """What the export reads of a project row (``exports._Row`` answers it)."""
+    """What the export reads of a project row (:class:`~termnorm.projects.exports.rows.ExportRow`
+    answers it)."""
 
     @property
     def code(self) -> str: ...
@@ -150,8 +154,7 @@ def _element(
         return None, element
     assert decision.concept_id is not None
     concept_id = target_id(decision.concept_id, row.code) if target_id else decision.concept_id
-    prefix, sep, local = concept_id.partition(":")
-    prefix, local = (prefix, local) if sep and prefix else ("CONCEPT", concept_id)
+    prefix, local = split_id(concept_id)
     predicate = Predicate(decision.predicate or Predicate.EXACT.value)
     target = {"code": local}
     if decision.concept_name:
@@ -220,19 +223,20 @@ def conceptmap(
     return resource, count
 
 
-def write_conceptmap(
-    path: Path,
-    rows: Iterable[MappingRow],
-    project: str,
-    version: FhirVersion,
-    source_system: str | None,
-    base: str,
-    target_id: TargetId | None = None,
-) -> int:
-    """Write the ConceptMap of ``rows`` to ``path`` as JSON (atomically); return its number
-    of elements."""
-    system = source_system or default_source_system(project)
-    resource, count = conceptmap(rows, project, version, system, base, target_id)
+def write_conceptmap(path: Path, job: ExportJob, options: FhirOptions) -> int:
+    """Write the project's ConceptMap (module doc) to ``path`` as JSON, atomically; return its
+    number of elements. An OMOP concept is named by its vocabulary's code (SNOMED CT's or
+    LOINC's own), any other concept by its ID."""
+    project, version = job.name, FhirVersion(options.fhir_version)
+    system = options.source_system or default_source_system(project)
+
+    def target_id(concept_id: str, code: str) -> str:
+        if not is_omop(concept_id):
+            return concept_id
+        return omop_target(concept_id, code, job.attributes).curie
+
+    base = base_uri(options.base_uri)
+    resource, count = conceptmap(job.rows(), project, version, system, base, target_id)
     with atomic_file(path) as tmp, tmp.open("w", encoding="utf-8") as f:
         json.dump(resource, f, indent=2, ensure_ascii=False)
         f.write("\n")
