@@ -19,6 +19,7 @@ from termnorm.cli._config_options import PlainHelpCommand, with_options
 from termnorm.cli._options import overwrite_option
 from termnorm.cli._source_flags import SourceFlag, flag_values, source_flag_params, source_flags
 from termnorm.kg.formats import FORMATS
+from termnorm.kg.records import COUNTS
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.kg.build import SourceSpec
@@ -287,7 +288,7 @@ def _print_summary(card: dict[str, Any], title: str) -> None:
     table.add_column("count", justify="right", no_wrap=True)
     for report in card.get("reports", []):
         table.add_row("source", f"[bold cyan]{report.get('source', '')}[/bold cyan]", "")
-        for section in ("read", "kept", "dropped"):
+        for section in COUNTS:
             for item, count in _largest_first(report.get(section, {})):
                 table.add_row(section, item, f"{count:,}")
         table.add_section()

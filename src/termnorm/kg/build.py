@@ -26,14 +26,7 @@ from typing import Any
 
 from termnorm.errors import EmptyResultError
 from termnorm.kg._text import Record
-from termnorm.kg.formats import (
-    FORMATS,
-    KGFormat,
-    PathRule,
-    format_name,
-    format_path_rule,
-    format_streams,
-)
+from termnorm.kg.formats import FORMATS, KGFormat, PathRule, format_name
 from termnorm.kg.graph import KnowledgeGraph
 from termnorm.kg.records import Concept, LoadReport, Term
 from termnorm.kg.stream import write_records
@@ -80,7 +73,7 @@ def open_source(spec: SourceSpec) -> tuple[Iterator[Record], LoadReport, Any]:
         options = options_from_dict(entry.options, spec.options, where)
     elif spec.options:
         raise ValueError(f"{where} takes no options, got {', '.join(spec.options)}")
-    rule = format_path_rule(entry)
+    rule = PathRule(entry.facts.get("path", PathRule.REQUIRED))
     if rule is PathRule.REQUIRED and spec.path is None:
         raise ValueError(f"{where} needs a file or folder path")
     if rule is PathRule.BUILTIN_ONLY and spec.path is not None:
@@ -124,16 +117,14 @@ class _Merger:
         elif isinstance(record, Term):
             key = (record.concept_id, " ".join(record.term.split()).casefold())
             if key in self.term_keys:
-                report.drop("term: duplicate of an earlier source's term")
-                report.kept["terms"] -= 1
+                report.retract("terms", "term: duplicate of an earlier source's term")
                 return
             self.term_keys.add(key)
             self.terms.append((record, index))
         else:
             triple = (record.head, record.relation, record.tail)
             if triple in self.relations:
-                report.drop("relation: duplicate")
-                report.kept["relations"] -= 1
+                report.retract("relations", "relation: duplicate")
                 return
             self.relations[triple] = index
 
@@ -143,8 +134,7 @@ class _Merger:
             entry = (c.name, list(c.semantic_types), list(c.alt_ids), dict(c.attributes))
             self.concepts[c.concept_id] = entry
             return
-        report.drop("concept: merged into the same ID from an earlier record")
-        report.kept["concepts"] -= 1
+        report.retract("concepts", "concept: merged into the same ID from an earlier record")
         _, types, alt_ids, attributes = have
         types += [t for t in c.semantic_types if t not in types]
         alt_ids += [a for a in c.alt_ids if a not in alt_ids and a != c.concept_id]
@@ -167,8 +157,7 @@ class _Merger:
         for term, index in self.terms:
             have = self.concepts.get(term.concept_id)
             if have is None:
-                reports[index].drop("term: its concept is not in the KG")
-                reports[index].kept["terms"] -= 1
+                reports[index].retract("terms", "term: its concept is not in the KG")
                 continue
             preferred = term.is_preferred and term.term.casefold() == have[0].casefold()
             row = {name: getattr(term, name) for name in _TERM_FIELDS}
@@ -178,8 +167,7 @@ class _Merger:
             if head in self.concepts and tail in self.concepts:
                 relation_rows.append({"head": head, "relation": label, "tail": tail})
             else:
-                reports[index].drop("relation: endpoint not a concept of the KG")
-                reports[index].kept["relations"] -= 1
+                reports[index].retract("relations", "relation: endpoint not a concept of the KG")
         return concept_rows, term_rows, relation_rows
 
 
@@ -220,7 +208,7 @@ def build_kg_to_dir(
     without holding the KG in memory; anything else goes through :func:`build_kg` and :meth:`KnowledgeGraph.save`.
     Both produce the same folder format.
     """
-    streams = [format_streams(FORMATS.resolve(s.format)) for s in sources]
+    streams = [bool(FORMATS.resolve(s.format).facts.get("streams")) for s in sources]
     if streams == [True]:
         records, report, options = open_source(sources[0])
         described = [_source_card(sources[0], options)]

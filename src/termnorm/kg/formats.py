@@ -17,9 +17,9 @@ from enum import Enum
 from typing import Any
 
 from termnorm.kg import options as o
-from termnorm.registry import Entry, Registry
+from termnorm.registry import Registry
 
-__all__ = ["FORMATS", "KGFormat", "Loader", "PathRule", "format_path_rule", "format_streams"]
+__all__ = ["FORMATS", "KGFormat", "Loader", "PathRule", "format_name"]
 
 Loader = Callable[[Any, Any, Any], Iterator[Any]]
 """``load(path, report, options)``: the records (``termnorm.kg._text.Record``) of a source."""
@@ -61,16 +61,6 @@ _add("omop", "omop:load_omop", o.OmopOptions, REQ, "an Athena (OMOP) download", 
 _add("snomed", "snomed:load_snomed", o.SnomedOptions, REQ, "a SNOMED CT RF2 release", True)
 _add("loinc", "loinc:load_loinc", o.LoincOptions, REQ, "LOINC's Loinc.csv", True)
 _add("fhir", "fhir:load_fhir", o.FhirOptions, REQ, "FHIR CodeSystem JSON or NDJSON", True)
-
-
-def format_path_rule(entry: Entry[Loader]) -> PathRule:
-    """Whether ``entry`` reads a file (its ``path`` fact; default: required)."""
-    return PathRule(entry.facts.get("path", PathRule.REQUIRED))
-
-
-def format_streams(entry: Entry[Loader]) -> bool:
-    """Whether ``entry``'s output is stream-safe (its ``streams`` fact; default: no)."""
-    return bool(entry.facts.get("streams", False))
 
 
 class KGFormat(str, Enum):

@@ -60,7 +60,7 @@ from termnorm.kg._tryton import (
 from termnorm.kg.formats import FORMATS
 from termnorm.kg.gnuhealth_catalogues import Catalogue, TermModel, select_catalogues
 from termnorm.kg.options import GnuHealthOptions
-from termnorm.kg.records import Concept, LoadReport, Relation, Term
+from termnorm.kg.records import COUNTS, Concept, LoadReport, Relation, Term
 
 __all__ = ["GnuHealthOptions", "load_gnuhealth"]
 
@@ -169,7 +169,7 @@ def _check_languages(requested: list[str], opened: list[_Opened]) -> None:
 
 def _fold(sub: LoadReport, report: LoadReport, package: str) -> None:
     """Add a package's counts to ``report`` under ``"<package>: "``, and the totals bare."""
-    for name in ("read", "kept", "dropped"):
+    for name in COUNTS:
         into = getattr(report, name)
         for key, n in getattr(sub, name).items():
             into[f"{package}: {key}"] += n
@@ -213,8 +213,7 @@ def _load_models(item: _Opened, report: LoadReport) -> Iterator[Record]:
             report.drop(f"{lang} translation: of a dropped record", unused)
     patterns = {m.model: re.compile(m.code_in_name) for m in cat.models if m.code_in_name}
     for concept in concepts.values():
-        report.kept["concepts"] += 1
-        report.kept[concept.kind] += 1
+        report.keep("concepts", concept.kind)
         yield Concept(concept.concept_id, concept.name, semantic_types=(concept.kind,))
         names = {
             lang: concept.english
@@ -224,7 +223,7 @@ def _load_models(item: _Opened, report: LoadReport) -> Iterator[Record]:
         }
         yield from language_term_lists(concept.concept_id, names, cat.distribution, report)
     edges = _edges(cat, records, concepts, owner, report)
-    report.kept["relations"] += len(edges)
+    report.keep("relations", n=len(edges))
     yield from edges
 
 
@@ -281,7 +280,7 @@ def _add_record(
     if concept is None:
         concept = concepts[cid] = _Concept(cid, names[0], model.kind)
     elif not model.concept_of:
-        report.kept[f"{model.model}: records merged into an earlier one's concept"] += 1
+        report.note(f"{model.model}: records merged into an earlier one's concept")
     concept.english += [t for t in names if t not in concept.english]
     concept.records.append((model.model, r.record_id))
     owner[model.model, r.record_id] = cid
