@@ -21,8 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from termnorm._lazy import lazy_getattr
-from termnorm.projects.exports.formats import EXPORTERS, Exporter
-from termnorm.projects.exports.options import DEFAULT_BASE_URI
+from termnorm.projects.exports.formats import DEFAULT_BASE_URI, EXPORTERS, Exporter
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.projects.exports.omop import OMOP_COLUMNS

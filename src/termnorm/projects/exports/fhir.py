@@ -36,13 +36,13 @@ import re
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import quote
 
 from termnorm.io.tables import atomic_file
 from termnorm.kg.fhir_systems import FhirVersion, system_of_prefix
-from termnorm.projects.exports.options import FhirOptions
-from termnorm.projects.exports.rows import ExportJob, base_uri, split_id
+from termnorm.projects.exports.formats import FhirOptions
+from termnorm.projects.exports.rows import ExportJob, ExportRow, base_uri, split_id, utc
 from termnorm.projects.models import DecisionRow
 from termnorm.projects.omop_targets import is_omop, omop_target
 from termnorm.projects.states import Predicate, RowState
@@ -51,7 +51,6 @@ __all__ = [
     "EQUIVALENCE",
     "EXTENSION_BASE",
     "RELATIONSHIP",
-    "MappingRow",
     "default_source_system",
     "write_conceptmap",
 ]
@@ -81,28 +80,13 @@ _NARROWER_NOTE = "The source code is broader than the target concept (skos:narro
 _EXPORTED = (RowState.APPROVED.value, RowState.AUTO_APPROVED.value)
 
 
-class MappingRow(Protocol):
-    """What the export reads of a project row (:class:`~termnorm.projects.exports.rows.ExportRow`
-    answers it)."""
-
-    @property
-    def code(self) -> str: ...
-    @property
-    def text(self) -> str: ...
-    @property
-    def state(self) -> str: ...
-    @property
-    def decision(self) -> DecisionRow | None: ...
-
-
 def default_source_system(project: str) -> str:
     """The source system when none is given: a URN naming the project."""
     return f"urn:termnorm:project:{quote(project, safe='')}"
 
 
 def _datetime(value: datetime) -> str:
-    aware = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
-    return aware.astimezone(timezone.utc).isoformat(timespec="seconds")
+    return utc(value).isoformat(timespec="seconds")
 
 
 def _target_system(prefix: str, base: str) -> str:
@@ -135,7 +119,7 @@ so its target is SNOMED CT's system and code rather than OMOP's number)."""
 
 
 def _element(
-    row: MappingRow, version: FhirVersion, base: str, target_id: TargetId | None = None
+    row: ExportRow, version: FhirVersion, base: str, target_id: TargetId | None = None
 ) -> tuple[str | None, dict[str, Any]]:
     """The row's target system (``None`` for no match) and its ``element``."""
     decision = row.decision
@@ -180,7 +164,7 @@ def _name(project: str) -> str:
 
 
 def conceptmap(
-    rows: Iterable[MappingRow],
+    rows: Iterable[ExportRow],
     project: str,
     version: FhirVersion,
     source_system: str,

@@ -13,7 +13,7 @@ import csv
 from pathlib import Path
 
 from termnorm.io.tables import atomic_file
-from termnorm.projects.exports.options import OmopOptions
+from termnorm.projects.exports.formats import OmopOptions
 from termnorm.projects.exports.rows import ExportJob, is_mapped, iso_date
 from termnorm.projects.omop_targets import OmopTarget, check_integer, omop_target
 from termnorm.projects.states import RowState

@@ -17,7 +17,7 @@ from termnorm.projects.rows import live_rows_select
 from termnorm.projects.settings import PipelineSettings
 from termnorm.projects.states import RowState
 
-__all__ = ["ExportJob", "ExportRow", "base_uri", "is_mapped", "iso_date", "split_id"]
+__all__ = ["ExportJob", "ExportRow", "base_uri", "is_mapped", "iso_date", "split_id", "utc"]
 
 _APPROVED = (RowState.APPROVED.value, RowState.AUTO_APPROVED.value)
 
@@ -73,10 +73,15 @@ def is_mapped(r: ExportRow) -> bool:
     return r.state in _APPROVED and r.decision is not None and bool(r.decision.concept_id)
 
 
-def iso_date(value: datetime) -> str:
-    """``value``'s UTC date, ``YYYY-MM-DD`` (a naive time is read as UTC)."""
+def utc(value: datetime) -> datetime:
+    """``value`` in UTC (a naive time is read as UTC)."""
     aware = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
-    return aware.astimezone(timezone.utc).date().isoformat()
+    return aware.astimezone(timezone.utc)
+
+
+def iso_date(value: datetime) -> str:
+    """``value``'s UTC date, ``YYYY-MM-DD``."""
+    return utc(value).date().isoformat()
 
 
 def split_id(concept_id: str) -> tuple[str, str]:

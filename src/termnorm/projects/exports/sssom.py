@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 from termnorm.io.tables import atomic_file
 from termnorm.projects.concepts import AttributeLookup
-from termnorm.projects.exports.options import SssomOptions
+from termnorm.projects.exports.formats import SssomOptions
 from termnorm.projects.exports.rows import (
     ExportJob,
     ExportRow,

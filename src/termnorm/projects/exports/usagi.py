@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from termnorm.io.tables import atomic_file
 from termnorm.projects.concepts import AttributeLookup
-from termnorm.projects.exports.rows import ExportJob, ExportRow
+from termnorm.projects.exports.rows import ExportJob, ExportRow, utc
 from termnorm.projects.models import CandidateRow, DecisionRow
 from termnorm.projects.omop_targets import omop_target
 from termnorm.projects.states import Predicate, RowState
@@ -45,8 +45,7 @@ _EQUIVALENCE_OF = {
 
 
 def _epoch_ms(value: datetime) -> int:
-    aware = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
-    return round(aware.timestamp() * 1000)
+    return round(utc(value).timestamp() * 1000)
 
 
 def _frequency(value: float | None) -> int:
