@@ -8,8 +8,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from termnorm.errors import EmptyResultError, InputFormatError
-from termnorm.kg import KnowledgeGraph
+from termnorm.errors import EmptyResultError, InputFormatError, UnknownNameError
+from termnorm.kg import KnowledgeGraph, LoadReport
 from termnorm.kg.build import KGFormat, SourceSpec, build_kg, build_kg_to_dir
 from termnorm.kg.graph import TABLES
 
@@ -21,8 +21,8 @@ MEDIC = FIXTURES / "medic" / "medic_biosyn.txt"
 
 def test_format_parse_lists_known_formats() -> None:
     assert KGFormat.parse("UMLS") is KGFormat.UMLS
-    with pytest.raises(ValueError, match=r"unknown KG format 'rrf'; known formats: umls, obo, hpo"):
-        SourceSpec("rrf", UMLS)  # type: ignore[arg-type]
+    with pytest.raises(UnknownNameError, match=r"unknown KG format 'rrf' .* Known: umls, obo, hpo"):
+        SourceSpec("rrf", UMLS)
 
 
 def test_bad_specs() -> None:
@@ -146,3 +146,19 @@ def test_per_source_option_string_reaches_loader() -> None:
     spec = SourceSpec(KGFormat.HPO, HPO_DIR, {"with_annotations": "false"})
     kg, _ = build_kg([spec])
     assert len(kg.concepts) == 20
+
+
+def test_a_load_report_keeps_retracts_and_notes_apart() -> None:
+    report = LoadReport("x:builtin")
+    report.keep("concepts", "chapters")
+    report.keep("terms", n=3)
+    report.retract("terms", "term: duplicate")
+    report.note("concepts named by a fallback field", 2)
+    assert report.to_dict() == {
+        "source": "x:builtin",
+        "read": {},
+        "kept": {"concepts": 1, "chapters": 1, "terms": 2},
+        "dropped": {"term: duplicate": 1},
+        "notes": {"concepts named by a fallback field": 2},
+        "info": {},
+    }

@@ -161,7 +161,7 @@ def test_medic_html_entities_decoded(tmp_path: Path) -> None:
         "Diabetes Mellitus",
     ]
     assert _of(records, Concept)[1].name == "Kienböck Disease"
-    assert report.read["lines with HTML entities (decoded)"] == 2
+    assert report.notes["lines with HTML entities (decoded)"] == 2
 
 
 def test_biosyn_html_entities_decoded(tmp_path: Path) -> None:
@@ -170,4 +170,4 @@ def test_biosyn_html_entities_decoded(tmp_path: Path) -> None:
     report = LoadReport("biosyn")
     terms = [t.term for t in _of(list(load_biosyn(path, report)), Term)]
     assert terms == ["alzheimer's disease", "alzheimer disease"]
-    assert report.read["lines with HTML entities (decoded)"] == 1
+    assert report.notes["lines with HTML entities (decoded)"] == 1

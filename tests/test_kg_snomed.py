@@ -97,7 +97,7 @@ def test_us_refset_decides_the_preferred_term(us: tuple[KnowledgeGraph, LoadRepo
     ]
     # only the GB refset lists 410662002's descriptions: named by its FSN, counted
     assert _terms(kg, 410662002) == [("Concept model attribute", "SNOMEDCT:FSN", True)]
-    assert report.read["concepts without a preferred synonym in the language refset"] == 1
+    assert report.notes["concepts without a preferred synonym in the language refset"] == 1
     assert report.dropped["language refset: another refset (not language_refset)"] == 45
     assert report.dropped["term: duplicate (case-insensitive)"] == 14
 
@@ -114,7 +114,7 @@ def test_language_refset_switches_the_preferred_term(
         ("Anaemia", "SNOMEDCT:PT", True),
         ("Anemia", "SNOMEDCT:SY", False),
     ]
-    assert "concepts without a preferred synonym in the language refset" not in report.read
+    assert "concepts without a preferred synonym in the language refset" not in report.notes
     assert gb.fingerprint != us[0].fingerprint
 
 
@@ -141,7 +141,7 @@ def test_is_a_hierarchy_and_attribute_relations(us: tuple[KnowledgeGraph, LoadRe
         "destination concept inactive or absent": 2,
         "repeat (another role group)": 1,
     }  # 26 rows = 19 kept + 7 dropped
-    assert report.read["relationship types not in the release (named by typeId)"] == 1
+    assert report.notes["relationship types not in the release (named by typeId)"] == 1
     assert report.kept["relations"] == kg.card["counts"]["relations"] == 19
 
 

@@ -16,9 +16,9 @@ from termnorm.cli import kg_cmd
 from termnorm.cli._source_flags import flag_values, source_flags
 from termnorm.cli.main import _register, app
 from termnorm.kg import KnowledgeGraph
-from termnorm.kg.build import FORMATS, SourceSpec
-from termnorm.kg.formats import KGFormat
-from termnorm.kg.options import OPTIONS, TsvOptions
+from termnorm.kg.build import SourceSpec
+from termnorm.kg.formats import FORMATS, KGFormat
+from termnorm.kg.options import TsvOptions
 from termnorm.options import opt
 
 runner = CliRunner()
@@ -36,19 +36,26 @@ def _build(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output + message
 
 
-def test_the_registry_and_the_builder_use_one_options_class_per_format() -> None:
-    assert set(OPTIONS) == set(KGFormat)
-    assert all(FORMATS[fmt].options is OPTIONS[fmt] for fmt in KGFormat)
+def _swap_options(monkeypatch: pytest.MonkeyPatch, name: str, options: type) -> None:
+    """Give the registered format ``name`` another options class for this test."""
+    entry = dataclasses.replace(FORMATS.resolve(name), options=options)
+    monkeypatch.setitem(FORMATS._entries, name, entry)
+
+
+def test_every_built_in_format_is_registered_with_an_options_class() -> None:
+    assert FORMATS.names() == [f.value for f in KGFormat]
+    assert all(dataclasses.is_dataclass(entry.options) for entry in FORMATS)
+    assert FORMATS.resolve("biosyn").options is FORMATS.resolve("tsv").options is TsvOptions
 
 
 def test_every_options_field_is_a_flag_that_help_lists() -> None:
     help_text = runner.invoke(app, ["kg", "build", "--help"], terminal_width=200).output
     flags = source_flags()
-    for fmt, cls in OPTIONS.items():
-        for field in dataclasses.fields(cls):
-            (flag,) = [f for f in flags if f.fields.get(fmt) == field.name]
-            assert flag.names.split("/")[0] in help_text, (fmt, field.name)
-            assert f"{fmt.value}" in " ".join(f.value for f in flag.helps)
+    for entry in FORMATS:
+        for field in dataclasses.fields(entry.options):  # type: ignore[arg-type]
+            (flag,) = [f for f in flags if f.fields.get(entry.name) == field.name]
+            assert flag.names.split("/")[0] in help_text, (entry.name, field.name)
+            assert entry.name in flag.helps
 
 
 def test_shared_flags_set_each_formats_own_field() -> None:
@@ -122,7 +129,7 @@ def test_a_new_options_field_reaches_the_cli_with_no_other_edit(
     class Extended(TsvOptions):
         comment: str = opt("", "Lines starting with this are skipped.")
 
-    monkeypatch.setitem(OPTIONS, KGFormat.TSV, Extended)
+    _swap_options(monkeypatch, "tsv", Extended)
     (flag,) = [f for f in source_flags() if f.names == "--comment"]
     assert flag.fields == {KGFormat.TSV: "comment"}
     assert flag.helps == {KGFormat.TSV: "Lines starting with this are skipped."}
@@ -137,7 +144,7 @@ def test_one_flag_over_fields_of_different_types_is_refused(
     class Clashing:
         prefix: int = opt(0, "A number where tsv has text.")
 
-    monkeypatch.setitem(OPTIONS, KGFormat.MEDIC, Clashing)
+    _swap_options(monkeypatch, "medic", Clashing)
     with pytest.raises(TypeError, match="--prefix sets fields of types"):
         source_flags()
 
@@ -151,7 +158,7 @@ def test_two_flags_over_one_parameter_name_are_refused(monkeypatch: pytest.Monke
     class Clashing:
         validate: str = opt("", "Text where fhir's validate is a switch.")
 
-    monkeypatch.setitem(OPTIONS, KGFormat.MEDIC, Clashing)
+    _swap_options(monkeypatch, "medic", Clashing)
     with pytest.raises(TypeError, match="would both be parameter 'validate'"):
         source_flags()
 

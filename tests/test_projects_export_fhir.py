@@ -12,7 +12,7 @@ import pytest
 
 from _cli import run_main
 from termnorm.projects import decide, export
-from termnorm.projects.export_fhir import EXTENSION_BASE
+from termnorm.projects.exports.fhir import EXTENSION_BASE
 from test_projects_export import decided  # noqa: F401 (the fixture: one row of each kind)
 
 pytest.importorskip("fhir.resources", reason="needs the fhir extra")
@@ -144,7 +144,7 @@ def test_cli_exports_a_conceptmap(
 
 
 def test_every_predicate_has_an_equivalence_and_a_relationship() -> None:
-    from termnorm.projects.export_fhir import EQUIVALENCE, RELATIONSHIP
+    from termnorm.projects.exports.fhir import EQUIVALENCE, RELATIONSHIP
     from termnorm.projects.states import Predicate
 
     assert set(EQUIVALENCE) == set(RELATIONSHIP) == set(Predicate)

@@ -1,13 +1,15 @@
-"""The source flags of ``termnorm kg build``, generated from the loaders' options classes.
+"""Flags generated from a registry's options classes: the source flags of ``termnorm kg
+build`` (:data:`termnorm.kg.formats.FORMATS`) and the options of ``termnorm map export``
+(:data:`termnorm.projects.exports.EXPORTERS`).
 
-Every field of every format's options class (:data:`termnorm.kg.options.OPTIONS`) becomes a
-flag: the field's ``flag`` metadata, else ``--field-name`` (booleans ``--x/--no-x``). Fields of
+Every field of every entry's options class becomes a flag: the field's ``flag`` metadata, else ``--field-name`` (booleans ``--x/--no-x``). Fields of
 several formats that share a flag share one option (``--lang`` sets ``langs`` of umls,
 icd10who, icd9procs and gnuhealth); their help lists each format's text and default. A flag
 left out sets nothing, so a source keeps its own default and ``#key=value`` options; a flag
 given applies to every source whose format has it, and one that applies to none is an error.
 
-Adding a field to an options class adds its flag here with no other edit.
+Adding a field to an options class, or an entry to the registry, adds its flag with no other
+edit.
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ from typing import Any, get_type_hints
 import typer
 
 from termnorm.cli._config_options import cli_type, option_names
-from termnorm.kg.formats import KGFormat
-from termnorm.kg.options import OPTIONS
+from termnorm.kg.formats import FORMATS
+from termnorm.registry import Registry
 
-__all__ = ["SourceFlag", "flag_values", "source_flag_params", "source_flags"]
+__all__ = ["SourceFlag", "flag_values", "options_for", "source_flag_params", "source_flags"]
 
 
 @dataclass(frozen=True, eq=False)  # hashed by identity: a key of flag_values
@@ -36,8 +38,8 @@ class SourceFlag:
     names: str
     param: str
     kind: Any
-    fields: dict[KGFormat, str]
-    helps: dict[KGFormat, str]
+    fields: dict[str, str]  # format name: field name
+    helps: dict[str, str]
 
     def typed(self, value: Any) -> str:
         """The name a user typed to give ``value`` (``--no-annotations`` for ``False``)."""
@@ -63,12 +65,15 @@ def _field_help(field: dataclasses.Field[Any]) -> str:
     return f"{text} Default: {default}." if default else text
 
 
-def source_flags() -> list[SourceFlag]:
-    """The flags of every format's options fields, in the order formats and fields are declared.
-    ``TypeError`` when two formats give one flag fields of different types, or two flags
+def source_flags(registry: Registry[Any] = FORMATS) -> list[SourceFlag]:
+    """The flags of every entry's options fields, in the order entries and fields are declared.
+    ``TypeError`` when two entries give one flag fields of different types, or two flags
     would take one parameter name."""
     flags: dict[str, SourceFlag] = {}
-    for fmt, cls in OPTIONS.items():
+    for entry in registry:
+        fmt, cls = entry.name, entry.options
+        if cls is None:
+            continue
         hints = get_type_hints(cls)
         for field in dataclasses.fields(cls):
             kind = hints[field.name]
@@ -91,7 +96,7 @@ def _help(flag: SourceFlag) -> str:
     """Each format's help text, formats with the same text named together (``obo/hpo: ...``)."""
     by_text: dict[str, list[str]] = {}
     for fmt, text in flag.helps.items():
-        by_text.setdefault(text, []).append(fmt.value)
+        by_text.setdefault(text, []).append(fmt)
     return " ".join(f"{'/'.join(formats)}: {text}" for text, formats in by_text.items())
 
 
@@ -122,3 +127,15 @@ def flag_values(flags: list[SourceFlag], given: Mapping[str, Any]) -> dict[Sourc
         if value is not None:
             out[flag] = value
     return out
+
+
+def options_for(name: str, given: Mapping[SourceFlag, Any]) -> dict[str, Any]:
+    """The options of entry ``name`` that the flags ``given`` (flag: value) set, by field.
+
+    Raises:
+        ValueError: a flag given that ``name`` does not take, named as the user typed it.
+    """
+    unused = sorted(flag.typed(value) for flag, value in given.items() if name not in flag.fields)
+    if unused:
+        raise ValueError(f"{', '.join(unused)} does not apply to --format {name}")
+    return {flag.fields[name]: value for flag, value in given.items()}

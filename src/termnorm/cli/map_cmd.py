@@ -7,20 +7,21 @@ uses) and prints its report (``--json`` for machines).
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from termnorm.cli._config_options import with_options
 from termnorm.cli._options import db_option, encoding_option, json_option, threads_option
 from termnorm.cli._output import print_json, print_report
+from termnorm.cli._source_flags import flag_values, options_for, source_flag_params, source_flags
 from termnorm.cli._strategy import spec_from_options, with_spec_options
 from termnorm.cli.map_review_cmd import min_score_option
 from termnorm.engines import Engine
 from termnorm.io.decoding import DecodeErrors
-from termnorm.kg.fhir_systems import FhirVersion
 from termnorm.projects.settings import DEFAULT_K
-from termnorm.projects.states import ExportFormat
 from termnorm.search.spec import SPEC_HELP
 
 __all__ = ["register"]
@@ -210,57 +211,34 @@ def status_cmd(
         typer.echo(f"warning: {report.source_changed}", err=True)
 
 
-def export_cmd(
-    project: str = typer.Argument(..., help="Project name."),
-    format: ExportFormat = typer.Option(
-        ...,
-        "--format",
-        help="sssom, omop (source_to_concept_map), fhir (ConceptMap), csv, synonyms "
-        "(concept_id<TAB>text), or usagi (OHDSI Usagi's mapping CSV; map import-usagi reads "
-        "it back).",
-    ),
-    out: Path = typer.Option(..., "--out", help="File to write."),
-    subject_prefix: str | None = typer.Option(
-        None,
-        "--subject-prefix",
-        help="SSSOM: CURIE prefix of the source codes (default: the project's name).",
-    ),
-    base_uri: str = typer.Option(
-        "https://w3id.org/termnorm/projects/",
-        "--base-uri",
-        help="SSSOM: URI base of the codes and the mapping set.",
-    ),
-    vocabulary_id: str | None = typer.Option(
-        None,
-        "--vocabulary-id",
-        help="OMOP: source_vocabulary_id (default: the project's name).",
-    ),
-    fhir_version: FhirVersion = typer.Option(
-        FhirVersion.R4B, "--fhir-version", help="fhir: the ConceptMap's FHIR release, R4B or R5."
-    ),
-    source_system: str | None = typer.Option(
-        None,
-        "--source-system",
-        help="fhir: code-system URL of the source codes (default: urn:termnorm:project:PROJECT).",
-    ),
-    db: str | None = db_option(),
-    json_out: bool = json_option(),
-) -> None:
-    """Write the project's mappings as SSSOM TSV, OMOP source_to_concept_map, a FHIR ConceptMap, CSV, synonyms or Usagi CSV."""
-    from termnorm.projects.exports import export
+def _export_command() -> Any:
+    """``map export``: its ``--format`` takes any name in
+    :data:`~termnorm.projects.exports.EXPORTERS`, its other flags come from the exporters'
+    options (a flag the chosen format does not take is an error)."""
+    from termnorm.projects.exports import EXPORTERS
 
-    report = export(
-        project,
-        format,
-        out,
-        db=db,
-        subject_prefix=subject_prefix,
-        base_uri=base_uri,
-        vocabulary_id=vocabulary_id,
-        fhir_version=fhir_version,
-        source_system=source_system,
-    )
-    print_report(report, json_out, f"{report.rows} rows written to {out} ({report.format})")
+    flags = source_flags(EXPORTERS)
+    formats = "; ".join(f"{e.name}: {e.help}" if e.help else e.name for e in EXPORTERS)
+
+    def export_cmd(
+        project: str = typer.Argument(..., help="Project name."),
+        format: str = typer.Option(..., "--format", help=f"The export format: {formats}."),
+        out: Path = typer.Option(..., "--out", help="File to write."),
+        db: str | None = db_option(),
+        json_out: bool = json_option(),
+        **given: Any,
+    ) -> None:
+        """Write the project's mappings as SSSOM TSV, OMOP source_to_concept_map, a FHIR ConceptMap, CSV, synonyms or Usagi CSV."""
+        from termnorm.projects.exports import export
+
+        options = options_for(format, flag_values(flags, given)) if format in EXPORTERS else {}
+        report = export(project, format, out, db=db, **options)
+        print_report(report, json_out, f"{report.rows} rows written to {out} ({report.format})")
+
+    own = [
+        p for p in inspect.signature(export_cmd).parameters.values() if p.kind is not p.VAR_KEYWORD
+    ]
+    return with_options(export_cmd, own, source_flag_params(flags))
 
 
 def apply_cmd(
@@ -292,7 +270,7 @@ def register(app: typer.Typer) -> None:
     group.command("init")(init)
     group.command("run")(run)
     group.command("status")(status_cmd)
-    group.command("export")(export_cmd)
+    group.command("export")(_export_command())
     group.command("apply")(apply_cmd)
     from termnorm.cli import map_review_cmd
 

@@ -2,8 +2,8 @@
 procedures (multilingual), every GNU Health catalogue (parallel terms), MEDIC, TSV, BioSyn,
 OMOP (Athena), SNOMED CT (RF2) and LOINC.
 
-Names resolve lazily, so the CLI can read :class:`KGFormat` (``termnorm.kg.formats``) at
-start-up without loading pandas.
+The formats are one registry, :data:`termnorm.kg.formats.FORMATS`. Names resolve lazily, so
+the CLI can read it at start-up without loading pandas.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ SNOMED CT) test each batch against instead of a Python set of millions of IDs.""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
-__all__ = ["member"]
+__all__ = ["member", "nonzero"]
 
 
 def member(sorted_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -14,3 +15,8 @@ def member(sorted_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
         return np.zeros(len(ids), dtype=bool)
     at = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
     return sorted_ids[at] == ids
+
+
+def nonzero(mask: np.ndarray | pd.Series) -> int:
+    """How many rows ``mask`` selects."""
+    return int(np.count_nonzero(mask))

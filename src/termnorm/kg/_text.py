@@ -9,7 +9,7 @@ decompressed on the fly; a UTF-8 byte-order mark is ignored.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from termnorm.errors import InputFormatError
@@ -60,11 +60,11 @@ def decode_entities(texts: list[str], report: LoadReport) -> list[str]:
     """``texts`` with HTML character references decoded (``&apos;`` → ``'``, ``&#246;`` → ``ö``).
 
     BioSyn's MEDIC-derived files are HTML-escaped; a line (a call) that changes is counted
-    under ``read["lines with HTML entities (decoded)"]``.
+    under ``notes["lines with HTML entities (decoded)"]``.
     """
     plain = [html.unescape(text) for text in texts]
     if plain != texts:
-        report.read["lines with HTML entities (decoded)"] += 1
+        report.note("lines with HTML entities (decoded)")
     return plain
 
 
@@ -94,7 +94,7 @@ def dedup_terms(
         else:
             seen.add(key)
             terms.append(Term(concept_id, text, lang=lang, source=source, is_preferred=not terms))
-    report.kept["terms"] += len(terms)
+    report.keep("terms", n=len(terms))
     return terms
 
 
@@ -110,3 +110,20 @@ def concept_terms(
     """The name (preferred) then each synonym, deduplicated and counted (see :func:`dedup_terms`)."""
     items = [(text, lang, source) for text in [name, *synonyms]]
     return dedup_terms(concept_id, items, report)
+
+
+def require_columns(path: Path, found: Sequence[str], needed: Iterable[str], kind: str) -> None:
+    """Refuse a table whose header (``found``) lacks a column of ``needed``, naming the file,
+    the columns it has and the ``kind`` of table expected (``"LOINC's Loinc.csv"``).
+
+    Raises:
+        InputFormatError: a column is missing (line 1).
+    """
+    missing = [name for name in needed if name not in found]
+    if missing:
+        raise InputFormatError(
+            path,
+            1,
+            f"no column {', '.join(missing)} in the header (found: {', '.join(found)}); "
+            f"is this {kind}?",
+        )

@@ -337,5 +337,5 @@ def language_term_lists(
     items = [(text, lang, source) for lang in order for text in names[lang] if text]
     terms = dedup_terms(concept_id, items, report)
     for term in terms:
-        report.kept[f"{term.lang} terms"] += 1
+        report.keep(f"{term.lang} terms")
     return terms

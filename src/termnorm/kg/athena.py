@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from termnorm.errors import InputFormatError
+from termnorm.kg._text import require_columns
 
 __all__ = ["TableLayout", "find_table", "read_batches", "table_layout"]
 
@@ -87,14 +88,7 @@ def read_batches(
     something else, an error naming its line. (SNOMED CT's RF2 files share the tab-separated,
     unquoted layout and are read here too.)
     """
-    missing = [name for name in columns if name not in layout.columns]
-    if missing:
-        raise InputFormatError(
-            layout.path,
-            1,
-            f"no column {', '.join(missing)} in the header (found: {', '.join(layout.columns)}); "
-            f"is this {kind}?",
-        )
+    require_columns(layout.path, layout.columns, columns, kind)
     tab = layout.delimiter == "\t"
     read = pacsv.ReadOptions(block_size=block_size, column_names=list(layout.columns), skip_rows=1)
     parse = pacsv.ParseOptions(delimiter=layout.delimiter, quote_char=False if tab else '"')

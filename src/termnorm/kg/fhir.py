@@ -321,7 +321,7 @@ def _records(
             report.drop("concept: no display and no designation")
             continue
         state.emitted.add(cid)
-        report.kept["concepts"] += 1
+        report.keep("concepts")
         yield Concept(cid, terms[0].term, attributes=tuple(read.attributes))
         yield from terms
 
@@ -338,7 +338,7 @@ def _relations(state: _State, report: LoadReport) -> Iterator[Relation]:
             report.drop("relation is_a: duplicate")
         else:
             seen.add((child, parent))
-            report.kept["relations"] += 1
+            report.keep("relations")
             yield Relation(child, IS_A, parent)
 
 

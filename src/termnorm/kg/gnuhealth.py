@@ -43,6 +43,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import cast
 
 from termnorm.errors import InputFormatError
 from termnorm.kg._text import Record, clean
@@ -56,12 +57,10 @@ from termnorm.kg._tryton import (
     read_context_translations,
     read_model_records,
 )
-from termnorm.kg.formats import KGFormat
+from termnorm.kg.formats import FORMATS
 from termnorm.kg.gnuhealth_catalogues import Catalogue, TermModel, select_catalogues
-from termnorm.kg.icd9procs import Icd9ProcsOptions, load_icd9procs
-from termnorm.kg.icd10who import Icd10WhoOptions, load_icd10who
 from termnorm.kg.options import GnuHealthOptions
-from termnorm.kg.records import Concept, LoadReport, Relation, Term
+from termnorm.kg.records import COUNTS, Concept, LoadReport, Relation, Term
 
 __all__ = ["GnuHealthOptions", "load_gnuhealth"]
 
@@ -170,7 +169,7 @@ def _check_languages(requested: list[str], opened: list[_Opened]) -> None:
 
 def _fold(sub: LoadReport, report: LoadReport, package: str) -> None:
     """Add a package's counts to ``report`` under ``"<package>: "``, and the totals bare."""
-    for name in ("read", "kept", "dropped"):
+    for name in COUNTS:
         into = getattr(report, name)
         for key, n in getattr(sub, name).items():
             into[f"{package}: {key}"] += n
@@ -183,14 +182,11 @@ def _fold(sub: LoadReport, report: LoadReport, package: str) -> None:
 def _records(item: _Opened, report: LoadReport) -> Iterator[Record]:
     """The records of one package: through its dedicated loader, or its term models."""
     langs = tuple(item.langs)
-    if item.catalogue.loader is KGFormat.ICD10WHO:
-        yield from load_icd10who(item.folder, report, Icd10WhoOptions(langs=langs))
-    elif item.catalogue.loader is KGFormat.ICD9PROCS:
-        yield from load_icd9procs(item.folder, report, Icd9ProcsOptions(langs=langs))
-    elif item.catalogue.loader is not None:
-        raise ValueError(f"no dedicated loader for {item.catalogue.loader.value!r} here")
-    else:
+    if item.catalogue.loader is None:
         yield from _load_models(item, report)
+        return
+    entry = FORMATS.resolve(item.catalogue.loader)  # a format whose options take langs
+    yield from entry.load()(item.folder, report, cast(type, entry.options)(langs=langs))
 
 
 def _load_models(item: _Opened, report: LoadReport) -> Iterator[Record]:
@@ -217,8 +213,7 @@ def _load_models(item: _Opened, report: LoadReport) -> Iterator[Record]:
             report.drop(f"{lang} translation: of a dropped record", unused)
     patterns = {m.model: re.compile(m.code_in_name) for m in cat.models if m.code_in_name}
     for concept in concepts.values():
-        report.kept["concepts"] += 1
-        report.kept[concept.kind] += 1
+        report.keep("concepts", concept.kind)
         yield Concept(concept.concept_id, concept.name, semantic_types=(concept.kind,))
         names = {
             lang: concept.english
@@ -228,7 +223,7 @@ def _load_models(item: _Opened, report: LoadReport) -> Iterator[Record]:
         }
         yield from language_term_lists(concept.concept_id, names, cat.distribution, report)
     edges = _edges(cat, records, concepts, owner, report)
-    report.kept["relations"] += len(edges)
+    report.keep("relations", n=len(edges))
     yield from edges
 
 
@@ -285,7 +280,7 @@ def _add_record(
     if concept is None:
         concept = concepts[cid] = _Concept(cid, names[0], model.kind)
     elif not model.concept_of:
-        report.kept[f"{model.model}: records merged into an earlier one's concept"] += 1
+        report.note(f"{model.model}: records merged into an earlier one's concept")
     concept.english += [t for t in names if t not in concept.english]
     concept.records.append((model.model, r.record_id))
     owner[model.model, r.record_id] = cid

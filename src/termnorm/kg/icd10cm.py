@@ -52,14 +52,14 @@ def load_icd10cm(
         name = cm.get_description(code)
         chapter = _chapter_of(cm, code)
         chapter_name = chapters.setdefault(chapter, cm.get_description(chapter))
-        report.kept["concepts"] += 1
+        report.keep("concepts")
         yield Concept(cid, " ".join(name.split()), semantic_types=(chapter_name,))
         synonyms = cm.get_inclusion_term(code) if options.inclusion_terms else []
         yield from concept_terms(cid, name, synonyms, report, source="ICD10CM")
         parent = _parent_of(cm, code)
         if parent:
             edges.append(Relation(cid, "is_a", f"{NAMESPACE}:{parent}"))
-    report.kept["relations"] += len(edges)
+    report.keep("relations", n=len(edges))
     yield from edges
 
 

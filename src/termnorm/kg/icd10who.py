@@ -94,13 +94,12 @@ def load_icd10who(
     translated = translations(catalogues, langs, "name", tree.english, kept, report)
     for kind, table in tree.kinds():
         for node in table.values():
-            report.kept["concepts"] += 1
-            report.kept[kind] += 1
+            report.keep("concepts", kind)
             chapter_name = tree.chapters[node.chapter].name
             yield Concept(node.concept_id, node.name, semantic_types=(chapter_name,))
             yield from _terms(node, kind, langs, translated, report)
     edges = [Relation(child, "is_a", parent) for child, parent in tree.parent_of.items()]
-    report.kept["relations"] += len(edges)
+    report.keep("relations", n=len(edges))
     yield from edges
 
 

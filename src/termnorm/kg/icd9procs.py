@@ -91,8 +91,7 @@ def load_icd9procs(
     )
     titles = {chapter_id(first): title for first, _, title in CHAPTERS}
     for cid, title in titles.items():
-        report.kept["concepts"] += 1
-        report.kept["chapters"] += 1
+        report.keep("concepts", "chapters")
         yield Concept(cid, title, semantic_types=(title,))
         names = {SOURCE_LANG: title} if SOURCE_LANG in langs else {}
         yield from language_terms(cid, names, SOURCE, report)
@@ -100,8 +99,7 @@ def load_icd9procs(
     for cid, record in codes.items():
         code = cid.split(":")[1]
         chapter = chapter_id(int(code[:2]))
-        report.kept["concepts"] += 1
-        report.kept["codes"] += 1
+        report.keep("concepts", "codes")
         name = english[MODEL][record.record_id]
         yield Concept(cid, name, semantic_types=(titles[chapter],))
         names = {
@@ -111,7 +109,7 @@ def load_icd9procs(
         yield from language_terms(cid, names, SOURCE, report)
         above = f"{NAMESPACE}:{code[:4]}"
         edges.append(Relation(cid, "is_a", above if len(code) == 5 and above in codes else chapter))
-    report.kept["relations"] += len(edges)
+    report.keep("relations", n=len(edges))
     yield from edges
 
 

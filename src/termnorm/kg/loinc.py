@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from termnorm.errors import InputFormatError
-from termnorm.kg._text import Record, dedup_terms
+from termnorm.kg._text import Record, dedup_terms, require_columns
 from termnorm.kg.options import LoincOptions
 from termnorm.kg.records import Concept, LoadReport
 
@@ -83,14 +83,7 @@ def _columns(header: list[str], path: Path) -> dict[str, int]:
     """Upper-cased name -> position of the columns read (:data:`REQUIRED`, and
     :data:`OPTIONAL` when present); a missing required column is an error."""
     columns = {name.strip().upper(): at for at, name in enumerate(header)}
-    missing = [name for name in REQUIRED if name not in columns]
-    if missing:
-        raise InputFormatError(
-            path,
-            1,
-            f"no column {', '.join(missing)} in the header (found: {', '.join(header)}); "
-            "is this LOINC's Loinc.csv?",
-        )
+    require_columns(path, [*columns], REQUIRED, "LOINC's Loinc.csv")
     return {name: at for name, at in columns.items() if name in REQUIRED or name in OPTIONAL}
 
 
@@ -147,7 +140,7 @@ def load_loinc(
             report.drop("concept: no name")
             continue
         seen.add(code)
-        report.kept["concepts"] += 1
+        report.keep("concepts")
         yield _concept(code, terms[0].term, row)
         yield from terms
 
@@ -155,7 +148,7 @@ def load_loinc(
 def _names(row: dict[str, str], report: LoadReport) -> list[tuple[str, str, str]]:
     """``(text, lang, source)`` of the row's name fields, then its RELATEDNAMES2 entries."""
     if not row["LONG_COMMON_NAME"]:
-        report.read["concepts without LONG_COMMON_NAME (named by the next name field)"] += 1
+        report.note("concepts without LONG_COMMON_NAME (named by the next name field)")
     items = [
         (row[field], "en", f"{NAMESPACE}:{SOURCE_LABELS.get(field, field)}")
         for field in NAME_FIELDS

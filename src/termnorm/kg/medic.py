@@ -81,13 +81,13 @@ def load_medic(
             report.drop("concept: repeated ID (first line kept)")
             continue
         seen.add(cid)
-        report.kept["concepts"] += 1
+        report.keep("concepts")
         yield Concept(cid, " ".join(name.split()), semantic_types=types, alt_ids=alt)
         kept_syns = syns if options.synonyms else []
         yield from concept_terms(cid, name, kept_syns, report, source="MEDIC")
         edges += [Relation(cid, "is_a", p) for p in parents if p != cid]
     report.info["layout"] = layout or "empty"
-    report.kept["relations"] += len(edges)
+    report.keep("relations", n=len(edges))
     yield from edges
 
 

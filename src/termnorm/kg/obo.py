@@ -120,7 +120,7 @@ def _concept(
 ) -> Iterator[Record]:
     """One term stanza → a Concept and its Terms."""
     alt = list(dict.fromkeys(st.alt_ids + (st.xrefs if options.xrefs else [])))
-    report.kept["concepts"] += 1
+    report.keep("concepts")
     yield Concept(cid, " ".join(st.name.split()), semantic_types=types, alt_ids=tuple(alt))
     synonyms = []
     for text, scope in st.synonyms:
@@ -149,7 +149,7 @@ def _relations(
             if target == tid:
                 report.drop("relation: self-loop")
             elif target in live:
-                report.kept["relations"] += 1
+                report.keep("relations")
                 yield Relation(ids[tid], label, ids[target])
             elif target in outside:
                 report.drop("relation: endpoint outside the selected subset")

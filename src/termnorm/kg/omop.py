@@ -49,6 +49,7 @@ import pyarrow as pa
 
 from termnorm.errors import InputFormatError
 from termnorm.kg._sorted import member as _member
+from termnorm.kg._sorted import nonzero
 from termnorm.kg._text import Record, dedup_terms
 from termnorm.kg.athena import TableLayout, find_table, read_batches, table_layout
 from termnorm.kg.options import OMOP_ENGLISH as ENGLISH
@@ -133,13 +134,6 @@ class _Folder:
             yield from read_batches(layout, columns)
 
 
-def _count(report: LoadReport, mask: np.ndarray | pd.Series, reason: str) -> None:
-    """Count the rows of ``mask`` as dropped for ``reason`` (when there are any)."""
-    n = int(np.count_nonzero(mask))
-    if n:
-        report.drop(reason, n)
-
-
 def _check_dates(ends: pd.Series, path: Path) -> None:
     """A ``valid_end_date`` that is not ``YYYYMMDD`` (dashes removed) is an error: compared
     as text it would decide validity wrongly."""
@@ -179,7 +173,7 @@ def _concept_mask(
         standard = frame["standard_concept"].str.strip() == "S"
         checks.append(("concept: not standard (standard_only)", ~standard.to_numpy()))
     for reason, bad in checks:
-        _count(report, keep & bad, reason)
+        report.drop(reason, nonzero(keep & bad))
         keep &= ~bad
     return keep
 
@@ -260,25 +254,25 @@ def _relationships(
         kind = frame["relationship_id"].str.strip()
         valid = (frame["invalid_reason"].str.strip() == "").to_numpy()
         is_a, maps_to = (kind == "Is a").to_numpy(), (kind == "Maps to").to_numpy()
-        _count(report, ~valid, "relationship: invalid (invalid_reason set)")
-        _count(
-            report, valid & ~is_a & ~maps_to, "relationship: type not loaded (only Is a, Maps to)"
+        report.drop("relationship: invalid (invalid_reason set)", nonzero(~valid))
+        report.drop(
+            "relationship: type not loaded (only Is a, Maps to)", nonzero(valid & ~is_a & ~maps_to)
         )
         in_one, in_two = _member(kept, one), _member(kept, two)
         edge = valid & is_a & (one != two)
-        _count(report, valid & is_a & (one == two), "relationship 'Is a': to itself")
-        _count(
-            report, edge & ~(in_one & in_two), "relationship 'Is a': endpoint not a kept concept"
+        report.drop("relationship 'Is a': to itself", nonzero(valid & is_a & (one == two)))
+        report.drop(
+            "relationship 'Is a': endpoint not a kept concept", nonzero(edge & ~(in_one & in_two))
         )
         edge &= in_one & in_two
         children.append(one[edge])
         parents.append(two[edge])
         link = valid & maps_to & (one != two)
-        _count(report, valid & maps_to & (one == two), "relationship 'Maps to': to itself")
+        report.drop("relationship 'Maps to': to itself", nonzero(valid & maps_to & (one == two)))
         if not options.maps_to_synonyms:
-            _count(report, link, "relationship 'Maps to': maps_to_synonyms off")
+            report.drop("relationship 'Maps to': maps_to_synonyms off", nonzero(link))
             continue
-        _count(report, link & ~in_two, "relationship 'Maps to': target not a kept concept")
+        report.drop("relationship 'Maps to': target not a kept concept", nonzero(link & ~in_two))
         link &= in_two
         sources.append(one[link])
         targets.append(two[link])
@@ -288,9 +282,11 @@ def _relationships(
         down = frame["descendant_concept_id"].to_numpy(dtype=np.int64)
         absent.append(_absent(concepts.known, up, down))
         direct = (frame["min_levels_of_separation"] == 1).to_numpy() & (up != down)
-        _count(report, ~direct, "ancestor: not a direct parent (min_levels_of_separation != 1)")
+        report.drop(
+            "ancestor: not a direct parent (min_levels_of_separation != 1)", nonzero(~direct)
+        )
         inside = _member(kept, up) & _member(kept, down)
-        _count(report, direct & ~inside, "ancestor: endpoint not a kept concept")
+        report.drop("ancestor: endpoint not a kept concept", nonzero(direct & ~inside))
         children.append(down[direct & inside])
         parents.append(up[direct & inside])
     _warn_absent(absent, folder, report)
@@ -316,7 +312,7 @@ def _edges(
     """``Is a`` edges without repeats (a pair in both tables counted once, the repeat dropped)."""
     total = sum(len(c) for c in children)
     child, parent = _sorted_pairs(children, parents, by_second=False)
-    _count(report, np.ones(total - len(child), dtype=bool), "relationship 'Is a': duplicate")
+    report.drop("relationship 'Is a': duplicate", total - len(child))
     return child, parent
 
 
@@ -349,9 +345,9 @@ def _synonyms(
         report.read["synonyms"] += len(frame)
         language = frame["language_concept_id"].str.strip()
         in_language = language.isin(languages).to_numpy()
-        _count(report, ~in_language, "synonym: language not selected (synonym_languages)")
+        report.drop("synonym: language not selected (synonym_languages)", nonzero(~in_language))
         hit = _member(wanted, frame["concept_id"].to_numpy(dtype=np.int64))
-        _count(report, in_language & ~hit, "synonym: concept not kept")
+        report.drop("synonym: concept not kept", nonzero(in_language & ~hit))
         rows = frame[in_language & hit]
         for cid, text, lang in zip(
             rows["concept_id"],
@@ -390,12 +386,12 @@ def load_omop(
                 report.drop("concept: no name and no synonym")
                 continue
             emitted[at] = True
-            report.kept["concepts"] += 1
+            report.keep("concepts")
             yield _concept(row, terms[0].term)
             yield from terms
     inside = _member(kept[emitted], links.child) & _member(kept[emitted], links.parent)
-    _count(report, ~inside, "relationship 'Is a': endpoint concept has no term")
-    report.kept["relations"] += int(np.count_nonzero(inside))
+    report.drop("relationship 'Is a': endpoint concept has no term", nonzero(~inside))
+    report.keep("relations", n=nonzero(inside))
     for child, parent in zip(links.child[inside], links.parent[inside], strict=True):
         yield Relation(f"{NAMESPACE}:{child}", IS_A, f"{NAMESPACE}:{parent}")
 

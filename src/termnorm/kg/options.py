@@ -5,8 +5,8 @@ field's name is not the flag, the flag of ``termnorm kg build`` (``langs`` is ``
 several formats' ``langs`` share it). ``kg build`` generates its source flags from these
 classes (:mod:`termnorm.cli._source_flags`), ``--add FORMAT:PATH#key=value`` and
 :class:`termnorm.kg.build.SourceSpec` take the field names, and a KG card records the options
-given. :data:`OPTIONS` maps each format to its class. Nothing here imports pandas: the CLI
-reads these classes while it registers its commands.
+given. Each format's entry in :data:`termnorm.kg.formats.FORMATS` names its class. Nothing here
+imports pandas: the CLI reads these classes while it registers its commands.
 """
 
 # opt() returns a dataclasses.Field, as field() does
@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from termnorm.kg.fhir_systems import FhirVersion
-from termnorm.kg.formats import KGFormat
 from termnorm.kg.obo_parser import SCOPES
 from termnorm.options import opt
 
@@ -28,7 +27,6 @@ __all__ = [
     "ICD9PROCS_LANGS",
     "ICD10WHO_LANGS",
     "OMOP_ENGLISH",
-    "OPTIONS",
     "US_ENGLISH",
     "FhirOptions",
     "GnuHealthOptions",
@@ -242,22 +240,3 @@ class FhirOptions:
         "Check each CodeSystem with the fhir.resources model of its release (most of the load "
         "time of a large one); false reads the JSON as it is.",
     )
-
-
-OPTIONS: dict[KGFormat, type] = {
-    KGFormat.UMLS: UmlsOptions,
-    KGFormat.OBO: OboOptions,
-    KGFormat.HPO: HpoOptions,
-    KGFormat.ICD10CM: Icd10cmOptions,
-    KGFormat.ICD10WHO: Icd10WhoOptions,
-    KGFormat.ICD9PROCS: Icd9ProcsOptions,
-    KGFormat.GNUHEALTH: GnuHealthOptions,
-    KGFormat.MEDIC: MedicOptions,
-    KGFormat.TSV: TsvOptions,
-    KGFormat.BIOSYN: TsvOptions,
-    KGFormat.OMOP: OmopOptions,
-    KGFormat.SNOMED: SnomedOptions,
-    KGFormat.LOINC: LoincOptions,
-    KGFormat.FHIR: FhirOptions,
-}
-"""Each format's options class (``tsv`` and ``biosyn`` share one)."""

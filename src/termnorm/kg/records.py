@@ -51,21 +51,42 @@ class LoadReport:
     """Counts of what a loader read, kept and dropped (with the reason), per record kind.
 
     Nothing is dropped silently: every ``drop`` names a reason that the CLI prints.
-    ``info`` holds facts about the source worth recording in the KG card (its version,
-    the resolved file paths).
+    ``notes`` counts what is worth saying but neither read, kept nor dropped (an entity
+    decoded, a concept named by a fallback field). ``info`` holds facts about the source worth
+    recording in the KG card (its version, the resolved file paths).
     """
 
     source: str
     read: Counter[str] = field(default_factory=Counter)
     kept: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
+    notes: Counter[str] = field(default_factory=Counter)
     info: dict[str, str] = field(default_factory=dict)
 
+    def keep(self, *kinds: str, n: int = 1) -> None:
+        """Count ``n`` records kept under each of ``kinds`` (``keep("concepts", "chapters")``)."""
+        for kind in kinds:
+            self.kept[kind] += n
+
     def drop(self, reason: str, n: int = 1) -> None:
-        """Count ``n`` records dropped for ``reason``."""
-        self.dropped[reason] += n
+        """Count ``n`` records dropped for ``reason`` (none: the reason is not listed)."""
+        if n:
+            self.dropped[reason] += n
+
+    def retract(self, kind: str, reason: str) -> None:
+        """A record counted kept under ``kind`` is dropped after all, for ``reason``."""
+        self.kept[kind] -= 1
+        self.dropped[reason] += 1
+
+    def note(self, what: str, n: int = 1) -> None:
+        """Count ``n`` of ``what``: neither read, kept nor dropped, but worth saying."""
+        self.notes[what] += n
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready view (used in the KG card and the CLI summary)."""
-        counts = ("read", "kept", "dropped", "info")
+        counts = (*COUNTS, "info")
         return {"source": self.source, **{name: dict(getattr(self, name)) for name in counts}}
+
+
+COUNTS = ("read", "kept", "dropped", "notes")
+"""The counters of a :class:`LoadReport`, in the order the CLI lists them."""

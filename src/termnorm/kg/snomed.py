@@ -45,6 +45,7 @@ import pyarrow as pa
 
 from termnorm.errors import InputFormatError
 from termnorm.kg._sorted import member as _member
+from termnorm.kg._sorted import nonzero
 from termnorm.kg._text import Record, dedup_terms
 from termnorm.kg.athena import read_batches, table_layout
 from termnorm.kg.options import GB_ENGLISH, US_ENGLISH, SnomedOptions
@@ -130,17 +131,6 @@ def find_files(path: Path, report: LoadReport) -> dict[str, Path]:
     return files
 
 
-def _count(report: LoadReport, n: int, reason: str) -> None:
-    """Count ``n`` rows dropped for ``reason`` (when there are any)."""
-    if n:
-        report.drop(reason, n)
-
-
-def _n(mask: np.ndarray | pd.Series) -> int:
-    """How many rows ``mask`` selects."""
-    return int(np.count_nonzero(mask))
-
-
 def _read_current(
     path: Path,
     table: str,
@@ -162,9 +152,9 @@ def _read_current(
     latest = rows.sort_values(["id", "effectivetime"], kind="stable").drop_duplicates(
         "id", keep="last"
     )
-    _count(report, len(rows) - len(latest), f"{table}: superseded by a later row of its id")
+    report.drop(f"{table}: superseded by a later row of its id", len(rows) - len(latest))
     active = latest["active"] == 1
-    _count(report, _n(~active), f"{table}: inactive")
+    report.drop(f"{table}: inactive", nonzero(~active))
     return latest[active]
 
 
@@ -209,7 +199,7 @@ def _acceptability(path: Path, refset: int, report: LoadReport) -> _Acceptabilit
     def chosen(frame: pd.DataFrame) -> pd.Series:
         seen.update(int(r) for r in frame["refsetid"].unique())
         keep = frame["refsetid"] == refset
-        _count(report, _n(~keep), "language refset: another refset (not language_refset)")
+        report.drop("language refset: another refset (not language_refset)", nonzero(~keep))
         return keep
 
     rows = _read_current(path, "language refset", report, chosen)
@@ -238,9 +228,9 @@ def _descriptions(
 
     def loaded(frame: pd.DataFrame) -> pd.Series:
         typed = frame["typeid"].isin([FSN, SYNONYM])
-        _count(report, _n(~typed), "description: type not loaded (only FSN, synonym)")
+        report.drop("description: type not loaded (only FSN, synonym)", nonzero(~typed))
         alive = _member(concepts, frame["conceptid"].to_numpy(dtype=np.int64))
-        _count(report, _n(typed & ~alive), "description: concept inactive or absent")
+        report.drop("description: concept inactive or absent", nonzero(typed & ~alive))
         return typed & alive
 
     rows = _read_current(path, "description", report, loaded)
@@ -269,15 +259,14 @@ def _relationships(path: Path, concepts: np.ndarray, report: LoadReport) -> _Lin
     destination = rows["destinationid"].to_numpy(dtype=np.int64)
     kind = rows["typeid"].to_numpy(dtype=np.int64)
     has_source, has_destination = _member(concepts, source), _member(concepts, destination)
-    _count(report, _n(~has_source), "relationship: source concept inactive or absent")
-    _count(
-        report,
-        _n(has_source & ~has_destination),
+    report.drop("relationship: source concept inactive or absent", nonzero(~has_source))
+    report.drop(
         "relationship: destination concept inactive or absent",
+        nonzero(has_source & ~has_destination),
     )
     keep = has_source & has_destination
     triples = np.unique(np.stack([source[keep], kind[keep], destination[keep]], axis=1), axis=0)
-    _count(report, _n(keep) - len(triples), "relationship: repeat (another role group)")
+    report.drop("relationship: repeat (another role group)", nonzero(keep) - len(triples))
     return _Links(triples[:, 0], triples[:, 1], triples[:, 2])
 
 
@@ -328,10 +317,10 @@ def load_snomed(
             report.drop("concept: no active FSN or synonym")
             continue
         if ranks[lo] != 0:
-            report.read["concepts without a preferred synonym in the language refset"] += 1
+            report.note("concepts without a preferred synonym in the language refset")
         terms = dedup_terms(f"{NAMESPACE}:{cid}", items, report)
         emitted[at] = True
-        report.kept["concepts"] += 1
+        report.keep("concepts")
         if cid in attribute_types:
             type_names[cid] = terms[0].term
         yield _concept(cid, terms[0].term, tag, concepts, at)
@@ -358,7 +347,7 @@ def _relations(
 ) -> Iterator[Relation]:
     """``is_a`` and attribute relations between emitted concepts."""
     inside = _member(emitted, links.source) & _member(emitted, links.destination)
-    _count(report, _n(~inside), "relationship: endpoint concept has no term")
+    report.drop("relationship: endpoint concept has no term", nonzero(~inside))
     labels: dict[int, str] = {}
     for kind in np.unique(links.type[inside]).tolist():
         if kind == IS_A_TYPE:
@@ -367,8 +356,8 @@ def _relations(
             labels[kind] = relation_label(type_names[kind])
         else:
             labels[kind] = str(kind)
-            report.read["relationship types not in the release (named by typeId)"] += 1
-    report.kept["relations"] += _n(inside)
+            report.note("relationship types not in the release (named by typeId)")
+    report.keep("relations", n=nonzero(inside))
     for source, kind, destination in zip(
         links.source[inside].tolist(),
         links.type[inside].tolist(),

@@ -115,7 +115,7 @@ def _emit(entries: dict[str, _Entry], report: LoadReport, source: str) -> Iterat
         if not terms:
             report.drop("concept: no term")
             continue
-        report.kept["concepts"] += 1
+        report.keep("concepts")
         yield Concept(cid, terms[0].term, alt_ids=tuple(entry.alt_ids))
         yield from terms
 

@@ -272,7 +272,7 @@ def _one_concept(
         codes = {f"{f[_SAB]}:{f[_CODE]}" for f in rows if f[_CODE] and f[_CODE] != "NOCODE"}
         alt_ids = tuple(sorted(codes))
     kept.add(cui)
-    report.kept["concepts"] += 1
+    report.keep("concepts")
     yield Concept(cid, terms[0].term, semantic_types=types.get(cui, ()), alt_ids=alt_ids)
     yield from terms
 
@@ -313,7 +313,7 @@ def _relations(
             report.drop("relation: duplicate")
             continue
         seen.add((label, cui2))
-        report.kept["relations"] += 1
+        report.keep("relations")
         yield Relation(f"{NAMESPACE}:{cui2}", label, f"{NAMESPACE}:{cui1}")
     if unsorted:
         log.warning("%s is not sorted by CUI1: some duplicate relations may remain", path)

@@ -36,19 +36,21 @@ import re
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import quote
 
 from termnorm.io.tables import atomic_file
 from termnorm.kg.fhir_systems import FhirVersion, system_of_prefix
+from termnorm.projects.exports.formats import FhirOptions
+from termnorm.projects.exports.rows import ExportJob, ExportRow, base_uri, split_id, utc
 from termnorm.projects.models import DecisionRow
+from termnorm.projects.omop_targets import is_omop, omop_target
 from termnorm.projects.states import Predicate, RowState
 
 __all__ = [
     "EQUIVALENCE",
     "EXTENSION_BASE",
     "RELATIONSHIP",
-    "MappingRow",
     "default_source_system",
     "write_conceptmap",
 ]
@@ -78,27 +80,13 @@ _NARROWER_NOTE = "The source code is broader than the target concept (skos:narro
 _EXPORTED = (RowState.APPROVED.value, RowState.AUTO_APPROVED.value)
 
 
-class MappingRow(Protocol):
-    """What the export reads of a project row (``exports._Row`` answers it)."""
-
-    @property
-    def code(self) -> str: ...
-    @property
-    def text(self) -> str: ...
-    @property
-    def state(self) -> str: ...
-    @property
-    def decision(self) -> DecisionRow | None: ...
-
-
 def default_source_system(project: str) -> str:
     """The source system when none is given: a URN naming the project."""
     return f"urn:termnorm:project:{quote(project, safe='')}"
 
 
 def _datetime(value: datetime) -> str:
-    aware = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
-    return aware.astimezone(timezone.utc).isoformat(timespec="seconds")
+    return utc(value).isoformat(timespec="seconds")
 
 
 def _target_system(prefix: str, base: str) -> str:
@@ -131,7 +119,7 @@ so its target is SNOMED CT's system and code rather than OMOP's number)."""
 
 
 def _element(
-    row: MappingRow, version: FhirVersion, base: str, target_id: TargetId | None = None
+    row: ExportRow, version: FhirVersion, base: str, target_id: TargetId | None = None
 ) -> tuple[str | None, dict[str, Any]]:
     """The row's target system (``None`` for no match) and its ``element``."""
     decision = row.decision
@@ -150,8 +138,7 @@ def _element(
         return None, element
     assert decision.concept_id is not None
     concept_id = target_id(decision.concept_id, row.code) if target_id else decision.concept_id
-    prefix, sep, local = concept_id.partition(":")
-    prefix, local = (prefix, local) if sep and prefix else ("CONCEPT", concept_id)
+    prefix, local = split_id(concept_id)
     predicate = Predicate(decision.predicate or Predicate.EXACT.value)
     target = {"code": local}
     if decision.concept_name:
@@ -177,7 +164,7 @@ def _name(project: str) -> str:
 
 
 def conceptmap(
-    rows: Iterable[MappingRow],
+    rows: Iterable[ExportRow],
     project: str,
     version: FhirVersion,
     source_system: str,
@@ -220,19 +207,20 @@ def conceptmap(
     return resource, count
 
 
-def write_conceptmap(
-    path: Path,
-    rows: Iterable[MappingRow],
-    project: str,
-    version: FhirVersion,
-    source_system: str | None,
-    base: str,
-    target_id: TargetId | None = None,
-) -> int:
-    """Write the ConceptMap of ``rows`` to ``path`` as JSON (atomically); return its number
-    of elements."""
-    system = source_system or default_source_system(project)
-    resource, count = conceptmap(rows, project, version, system, base, target_id)
+def write_conceptmap(path: Path, job: ExportJob, options: FhirOptions) -> int:
+    """Write the project's ConceptMap (module doc) to ``path`` as JSON, atomically; return its
+    number of elements. An OMOP concept is named by its vocabulary's code (SNOMED CT's or
+    LOINC's own), any other concept by its ID."""
+    project, version = job.name, FhirVersion(options.fhir_version)
+    system = options.source_system or default_source_system(project)
+
+    def target_id(concept_id: str, code: str) -> str:
+        if not is_omop(concept_id):
+            return concept_id
+        return omop_target(concept_id, code, job.attributes).curie
+
+    base = base_uri(options.base_uri)
+    resource, count = conceptmap(job.rows(), project, version, system, base, target_id)
     with atomic_file(path) as tmp, tmp.open("w", encoding="utf-8") as f:
         json.dump(resource, f, indent=2, ensure_ascii=False)
         f.write("\n")
