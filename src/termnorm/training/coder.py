@@ -166,4 +166,3 @@ def coder_parts(job: Job) -> Parts:
 
 
 coder_trainer = composition(coder_parts)
-"""A :class:`~termnorm.training.Trainer` for the CODER losses (:func:`coder_parts`)."""

@@ -33,8 +33,8 @@ Composition = Callable[
 @dataclass
 class Job:
     """What an objective's parts are built from: the run's config, its KG, the ``(text,
-    gold_ids)`` training mentions of ``--train-data od`` and the process's DDP place
-    (``None``: from torchrun's environment)."""
+    gold_ids)`` mentions of ``--train-data od`` and the process's DDP place (``None``: from
+    torchrun's environment)."""
 
     config: TrainConfig
     kg: KnowledgeGraph
@@ -61,9 +61,8 @@ class Parts:
 
 
 def composition(parts: Callable[[Job], Parts]) -> Composition:
-    """The composition function of the objective whose parts ``parts`` builds: a
-    :class:`Trainer` of the run's config, the base encoder (loaded after the parts' data when
-    ``parts`` has not loaded it) and the parts, evaluated by ``evaluator``."""
+    """The composition function of the objective whose parts ``parts`` builds (its
+    docstring): a :class:`Trainer` of the config, the base encoder and the parts."""
 
     def compose(
         config: TrainConfig,
@@ -75,15 +74,10 @@ def composition(parts: Callable[[Job], Parts]) -> Composition:
         job = Job(config, kg, mentions, dist_info)
         built = parts(job)
         encoder, info = job.encoder()
-        described = job.kg if built.kg is None else built.kg
+        card_kg = kg if built.kg is None else built.kg
+        source, objective = built.source, built.objective
         return Trainer(
-            config,
-            encoder,
-            built.source,
-            built.objective,
-            kg=described,
-            evaluator=evaluator,
-            dist_info=info,
+            config, encoder, source, objective, kg=card_kg, evaluator=evaluator, dist_info=info
         )
 
     compose.__doc__ = parts.__doc__

@@ -32,10 +32,11 @@ from termnorm.kg import KnowledgeGraph
 from termnorm.losses import DistillationLoss
 from termnorm.training.coder import CoderObjective, coder_sampler
 from termnorm.training.composition import Job, Parts, composition
-from termnorm.training.config import DistillWith, TrainConfig
+from termnorm.training.config import TrainConfig
 from termnorm.training.data import with_domain_terms
 from termnorm.training.kge_margin import kge_margin_objective, load_margin_kge
 from termnorm.training.model_card import OBJECTIVE_CARD_FILE
+from termnorm.training.objectives.distill import DistillWith
 from termnorm.training.parallel import ParallelBatch, ParallelSampler, parallel_names
 from termnorm.training.protocols import BatchSource, Encode, Objective
 from termnorm.training.sampler import Batch, KGSampler
@@ -237,4 +238,3 @@ def distill_parts(job: Job) -> Parts:
 
 
 distill_trainer = composition(distill_parts)
-"""A :class:`~termnorm.training.Trainer` for ``--loss distill`` (:func:`distill_parts`)."""

@@ -431,4 +431,3 @@ def kge_injection_parts(job: Job) -> Parts:
 
 
 kge_injection_trainer = composition(kge_injection_parts)
-"""A :class:`~termnorm.training.Trainer` for ``--loss kge-inject`` (:func:`kge_injection_parts`)."""

@@ -146,7 +146,6 @@ def kge_margin_parts(job: Job) -> Parts:
 
 
 kge_margin_trainer = composition(kge_margin_parts)
-"""A :class:`~termnorm.training.Trainer` for ``--loss ms-v3`` (:func:`kge_margin_parts`)."""
 
 
 def load_margin_kge(config: TrainConfig, kg: KnowledgeGraph) -> KGEVectors:

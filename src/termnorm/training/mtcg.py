@@ -35,11 +35,11 @@ from termnorm.encoders.implication import ImplicationHead
 from termnorm.losses.implication import ImplicationLoss, balanced_class_weights
 from termnorm.losses.margin_triplet import MarginTripletLoss
 from termnorm.training.composition import Job, Parts, composition
-from termnorm.training.config import ImplicationWeighting, NegativeKind
 from termnorm.training.mtcg_data import ConceptDictionary, MtcgItems, build_mtcg_items
 from termnorm.training.negatives.base import NegativeStrategy
 from termnorm.training.negatives.factory import build_negatives
 from termnorm.training.negatives.keyword import read_keyword_sets
+from termnorm.training.objectives.mtcg import ImplicationWeighting, NegativeKind
 from termnorm.training.protocols import Encode, Objective
 
 __all__ = [
@@ -262,4 +262,3 @@ def mtcg_parts(job: Job) -> Parts:
 
 
 mtcg_trainer = composition(mtcg_parts)
-"""A :class:`~termnorm.training.Trainer` for ``--loss mtcg`` (:func:`mtcg_parts`)."""

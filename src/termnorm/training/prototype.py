@@ -332,4 +332,3 @@ def prototype_parts(job: Job) -> Parts:
 
 
 prototype_trainer = composition(prototype_parts)
-"""A :class:`~termnorm.training.Trainer` for ``--batches prototype`` (:func:`prototype_parts`)."""

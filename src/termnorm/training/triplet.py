@@ -147,4 +147,3 @@ def triplet_parts(job: Job) -> Parts:
 
 
 triplet_trainer = composition(triplet_parts)
-"""A :class:`~termnorm.training.Trainer` for ``--loss triplet`` (:func:`triplet_parts`)."""

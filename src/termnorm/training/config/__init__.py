@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,35 +32,22 @@ from termnorm.training.config.shared import (
 )
 from termnorm.training.objectives.base import sections_read
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
 
     from termnorm.registry import Registry
-    from termnorm.training.objectives.coder import CoderLossConfig
-    from termnorm.training.objectives.distill import DistillConfig, DistillWith
-    from termnorm.training.objectives.kge_inject import InjectionConfig
-    from termnorm.training.objectives.mtcg import ImplicationWeighting, MtcgConfig, NegativeKind
-    from termnorm.training.objectives.triplet import TripletConfig
 
 __all__ = [
     "PROTOTYPE_LOSSES",
     "RUNTIME_KEYS",
     "BatchKind",
-    "CoderLossConfig",
-    "DistillConfig",
-    "DistillWith",
-    "ImplicationWeighting",
-    "InjectionConfig",
     "KGSamplerConfig",
     "LossKind",
-    "MtcgConfig",
-    "NegativeKind",
     "Precision",
     "PrototypeConfig",
     "SharedConfig",
     "TrainConfig",
     "TrainData",
-    "TripletConfig",
     "check_batch_shape",
 ]
 
@@ -201,26 +187,6 @@ class TrainConfig(SharedConfig):
             weight_decay=0.0,
         )
         return cls.from_dict({**base, **overrides}, "TrainConfig.paper")
-
-
-# the objectives' own sections and choices, in their modules (which import this package's)
-_OWN = {
-    "CoderLossConfig": "coder",
-    "DistillConfig": "distill",
-    "DistillWith": "distill",
-    "InjectionConfig": "kge_inject",
-    "ImplicationWeighting": "mtcg",
-    "MtcgConfig": "mtcg",
-    "NegativeKind": "mtcg",
-    "TripletConfig": "triplet",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """An objective's own section or choice (:data:`_OWN`), imported on first use."""
-    if name in _OWN:
-        return getattr(importlib.import_module(f"termnorm.training.objectives.{_OWN[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _registry() -> Registry[Callable[..., Any]]:
