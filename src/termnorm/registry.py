@@ -147,9 +147,8 @@ class Registry(Generic[T]):
             raise ValueError(f"a {self.kind} named {entry.name!r} is already registered")
         if entry.options is not None and not hasattr(entry.options, "__dataclass_fields__"):
             raise ValueError(f"the options of {self.kind} {entry.name!r} must be a dataclass")
-        names = list(self._entries)
-        at = len(names) if before is None else names.index(self.resolve(before).name)
         entries = list(self._entries.values())
+        at = len(entries) if before is None else entries.index(self.resolve(before))
         entries.insert(at, entry)
         self._entries = {one.name: one for one in entries}
 

@@ -1,11 +1,8 @@
 """One composition for every objective: a :class:`~termnorm.training.Trainer` from the parts
-an objective builds.
-
-An objective's *parts function* ``(job: Job) -> Parts`` reads its data and builds its batch
-source and its objective, loading the base encoder with :meth:`Job.encoder` when it needs it
-(after its data: data errors come before the model). :func:`composition` makes it the
-composition function ``(config, kg, mentions, evaluator, dist_info) -> Trainer`` that the
-objectives' registry names (:data:`termnorm.training.objectives.OBJECTIVES`).
+an objective's *parts function* ``(job: Job) -> Parts`` builds (its batch source and objective,
+its data read before it loads the base encoder with :meth:`Job.encoder`, so that data errors
+come before the model); :func:`composition` makes it the composition function that
+:data:`termnorm.training.objectives.OBJECTIVES` names.
 """
 
 from __future__ import annotations
@@ -32,9 +29,8 @@ Composition = Callable[
 
 @dataclass
 class Job:
-    """What an objective's parts are built from: the run's config, its KG, the ``(text,
-    gold_ids)`` mentions of ``--train-data od`` and the process's DDP place (``None``: from
-    torchrun's environment)."""
+    """An objective's inputs: the config, the KG, the ``(text, gold_ids)`` mentions of
+    ``--train-data od`` and the process's DDP place (``None``: from torchrun's environment)."""
 
     config: TrainConfig
     kg: KnowledgeGraph
@@ -52,8 +48,7 @@ class Job:
 
 @dataclass(frozen=True)
 class Parts:
-    """An objective's batch source and objective, and the KG the model card describes
-    (``None``: the job's)."""
+    """The batch source, the objective and the KG the model card describes (``None``: the job's)."""
 
     source: BatchSource
     objective: Objective
@@ -61,8 +56,7 @@ class Parts:
 
 
 def composition(parts: Callable[[Job], Parts]) -> Composition:
-    """The composition function of the objective whose parts ``parts`` builds (its
-    docstring): a :class:`Trainer` of the config, the base encoder and the parts."""
+    """``(config, kg, mentions, evaluator, dist_info) -> Trainer`` of ``parts`` (its docstring)."""
 
     def compose(
         config: TrainConfig,
@@ -74,8 +68,7 @@ def composition(parts: Callable[[Job], Parts]) -> Composition:
         job = Job(config, kg, mentions, dist_info)
         built = parts(job)
         encoder, info = job.encoder()
-        card_kg = kg if built.kg is None else built.kg
-        source, objective = built.source, built.objective
+        card_kg, source, objective = built.kg or kg, built.source, built.objective
         return Trainer(
             config, encoder, source, objective, kg=card_kg, evaluator=evaluator, dist_info=info
         )
