@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import termnorm.search.spec as spec_module
+from termnorm.registry import Entry
 from termnorm.search.spec import PipelineSpec, option
 
 SEEN: dict[str, list[Any]] = {}
@@ -77,8 +78,8 @@ def _main(args: list[str]) -> str:
 def run(index: Path, work: Path, bert: Path) -> dict[str, Any]:
     from termnorm.search import stages
 
-    before_ranker = [s.name for s in stages.STAGES].index("ranker")  # rank train recalls it
-    stages.STAGES.insert(before_ranker, stages.Stage("dummy", "dummy", _dummy_stage))
+    # one registration, before the ranker (rank train recalls through it)
+    stages.STAGES.add(Entry("dummy", _dummy_stage, facts={"field": "dummy"}), before="ranker")
     import termnorm
 
     os.environ["FACE"] = "cli"

@@ -348,7 +348,7 @@ def test_the_objective_is_listed_with_its_options(capsys: pytest.CaptureFixture[
     code, out, _ = run_main(["train", "--help"], capsys)
     assert code == 0 and "mtcg, distill" in " ".join(out.split())  # the objective list
     code, _, err = run_main(["train", "--loss", "distil", "--help"], capsys)
-    assert code == 2 and "did you mean distill?" in " ".join(err.replace("│", " ").split())
+    assert code == 2 and "did you mean 'distill'?" in " ".join(err.replace("│", " ").split())
 
 
 def test_a_distilled_model_serves_normalize_map_and_the_service(

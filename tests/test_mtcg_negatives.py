@@ -10,7 +10,7 @@ import pytest
 
 from termnorm.errors import InputFormatError
 from termnorm.kg import KnowledgeGraph
-from termnorm.training.config import NegativeKind
+from termnorm.training import NegativeKind
 from termnorm.training.mtcg_data import ConceptDictionary, build_mtcg_items
 from termnorm.training.negatives import (
     OnlineNegatives,

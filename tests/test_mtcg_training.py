@@ -229,7 +229,7 @@ def test_an_online_run_resumes_with_its_mined_negatives(
 def test_mtcg_trainer_weighs_implication_classes_from_its_items(
     tiny_bert_path: Path, tiny_kg: KnowledgeGraph, tmp_path: Path
 ) -> None:
-    from termnorm.training.config import ImplicationWeighting
+    from termnorm.training import ImplicationWeighting
     from termnorm.training.mtcg import mtcg_trainer
 
     def objective(weighting: ImplicationWeighting) -> MtcgObjective:

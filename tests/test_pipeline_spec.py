@@ -18,12 +18,14 @@ import pytest
 
 from termnorm import api
 from termnorm.cli.main import main
+from termnorm.errors import UnknownNameError
+from termnorm.registry import Entry, Registry
 from termnorm.search import batch, stages
 from termnorm.search.build import build, clear_caches, resolve_strategy
 from termnorm.search.candidate import OverRecall, RowMatcher, RowResult
 from termnorm.search.query import DEFAULT_MAX_CHARS
 from termnorm.search.spec import RANK_MODES, PipelineSpec
-from termnorm.search.stages import Stage as LearnedStage
+from termnorm.search.stages import StageApply
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
 
@@ -191,18 +193,25 @@ class Tagged:
         return self.inner.normalize_rows(texts, k)
 
 
-def tag_stage(field: str) -> LearnedStage:
+def tag_stage(field: str) -> Entry[StageApply]:
     def apply(spec: Any, matcher: RowMatcher, space: Any, artifact: Any) -> RowMatcher:
         assert artifact == getattr(spec, field)
         return Tagged(matcher, f"{field}={artifact}")  # type: ignore[return-value]
 
-    return LearnedStage(field, field, apply)
+    return Entry(field, apply, facts={"field": field})
+
+
+def stage_registry(*entries: Entry[StageApply]) -> Registry[StageApply]:
+    registry: Registry[StageApply] = Registry("stage")
+    for entry in entries:
+        registry.add(entry)
+    return registry
 
 
 def test_build_applies_registered_stages_in_order(
     index_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(stages, "STAGES", [tag_stage("second"), tag_stage("first")])
+    monkeypatch.setattr(stages, "STAGES", stage_registry(tag_stage("second"), tag_stage("first")))
     both = build(TaggedSpec(index=index_dir, first="a", second="b"))
     assert both.name == "embedding-term>second=b>first=a"
     only = build(TaggedSpec(index=index_dir, first="a"))
@@ -214,17 +223,19 @@ def test_build_applies_registered_stages_in_order(
 def test_a_stage_of_a_field_the_spec_lacks_is_refused(
     index_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(stages, "STAGES", [tag_stage("first")])
+    monkeypatch.setattr(stages, "STAGES", stage_registry(tag_stage("first")))
     with pytest.raises(AttributeError, match="first"):
         build(PipelineSpec(index=index_dir))
 
 
 def test_the_registry_holds_the_three_learned_stages_in_query_order() -> None:
-    assert [(s.name, s.field) for s in stages.STAGES] == [
+    assert [(s.name, stages.stage_field(s)) for s in stages.STAGES] == [
         ("hybrid", "hybrid"),
         ("combiner", "combiner"),
         ("ranker", "ranker"),
     ]
+    with pytest.raises(UnknownNameError, match="Known: hybrid, combiner, ranker"):
+        stages.STAGES.resolve("rankr")
 
 
 NO_DOMAIN = SimpleNamespace(domain=None)

@@ -4,6 +4,7 @@ lazy import paths, entry-point plugins."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 from importlib.metadata import EntryPoint
 
 import pytest
@@ -47,6 +48,28 @@ def test_unknown_name_lists_the_known_ones_and_the_closest() -> None:
     assert "did you mean 'dictionary'?" in message
     assert "Known: dictionary, tagger" in message
     assert isinstance(caught.value, ValueError)
+
+
+def test_an_entry_added_before_another_takes_its_place_in_the_order() -> None:
+    reg: Registry[object] = Registry("stage")
+    for name in ("hybrid", "combiner", "ranker"):
+        reg.register(name, object())
+    reg.add(Entry("dummy", object()), before="ranker")
+    assert reg.names() == ["hybrid", "combiner", "dummy", "ranker"]
+    with pytest.raises(UnknownNameError, match="Known: hybrid, combiner, dummy, ranker"):
+        reg.add(Entry("late", object()), before="rankr")
+    assert "late" not in reg
+
+
+def test_names_that_are_str_enum_members_are_written_as_their_values() -> None:
+    class Kind(enum.StrEnum):
+        TRIPLET = "triplet"
+
+    reg: Registry[object] = Registry("objective", "--loss")
+    reg.register(Kind.TRIPLET, object())
+    assert reg.resolve("triplet").name is Kind.TRIPLET
+    with pytest.raises(UnknownNameError, match=r"did you mean 'triplet'\? Known: triplet$"):
+        reg.resolve("tripet")
 
 
 def test_a_taken_name_and_options_that_are_not_a_dataclass_are_refused() -> None:

@@ -14,12 +14,14 @@ from typing import Any, ClassVar
 
 import pytest
 
+import termnorm
 from _cli import TINY_TRAIN_ARGS, run_main
 from termnorm import api
+from termnorm.errors import UnknownNameError
 from termnorm.options import opt
 from termnorm.training import TrainConfig, TrainResult
 from termnorm.training.config.base import Section
-from termnorm.training.objectives import OBJECTIVES, Objective
+from termnorm.training.objectives import OBJECTIVES
 
 
 def test_train_with_dev_mentions_reports_and_keeps_the_best_model(
@@ -234,9 +236,9 @@ def test_an_unknown_objective_lists_the_known_ones(
     assert code == 2
     text = " ".join(re.sub("[│╭╮╰╯─]", " ", err).split())  # click's error box, unwrapped
     assert re.search(
-        r"unknown objective 'tripet' .*did you mean triplet\? Known objectives: ms, ms-v2", text
+        r"unknown objective 'tripet' .*did you mean 'triplet'\? Known: ms, ms-v2", text
     )
-    with pytest.raises(ValueError, match=r"unknown objective 'nope' .*Known objectives: .*mtcg"):
+    with pytest.raises(ValueError, match=r"unknown objective 'nope' .*Known: .*mtcg"):
         TrainConfig(loss="nope")
 
 
@@ -248,20 +250,36 @@ class _DummyConfig(Section):
     dummy_weight: float = opt(1.0, "The dummy objective's weight.", min=0.0)
 
 
-def test_a_registered_objective_brings_its_own_option(
-    tiny_kg_dir: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+@dataclasses.dataclass
+class _DummyRun:
+    """What the dummy objective composes: a run that reports the weight it was given."""
+
+    config: TrainConfig
+
+    def train(self, resume: bool = False) -> TrainResult:
+        weight = self.config.dummy.dummy_weight
+        return TrainResult(Path(str(self.config.out)), 0, final_metrics={"dummy_weight": weight})
+
+
+def _dummy_trainer(config: TrainConfig, *_: Any) -> _DummyRun:
+    """The dummy objective's composition function ``(config, kg, mentions, evaluator,
+    dist_info)``."""
+    return _DummyRun(config)
+
+
+def test_a_registered_objective_reaches_the_cli_and_the_api(
+    tiny_kg_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    OBJECTIVES.register(Objective("dummy", "tests.test_training_cli:_dummy", (_DummyConfig,)))
+    """One registration (a composition function and its options dataclass) and no other
+    edit: ``termnorm train --loss dummy --dummy-weight`` and ``termnorm.train`` run it."""
+    OBJECTIVES.register("dummy", _dummy_trainer, options=_DummyConfig, help="a test objective")
     try:
-        seen = _capture_config(monkeypatch)
         args = ["train", "--kg", str(tiny_kg_dir), "--out", str(tmp_path / "m")]
-        code, _, err = run_main([*args, "--loss", "dummy", "--dummy-weight", "2.5"], capsys)
+        code, out, err = run_main([*args, "--loss", "dummy", "--dummy-weight", "2.5"], capsys)
         assert code == 0, err
-        assert seen[0].loss == "dummy" and seen[0].get("dummy_weight") == 2.5
-        assert seen[0].dummy.dummy_weight == 2.5 and seen[0].to_dict()["dummy_weight"] == 2.5
+        assert json.loads(out) == {"out": str(tmp_path / "m"), "steps": 0, "dummy_weight": 2.5}
+        result = termnorm.train(kg=tiny_kg_dir, out=tmp_path / "a", loss="dummy", dummy_weight=1.5)
+        assert result.final_metrics == {"dummy_weight": 1.5}
         options, _ = _help(["--loss", "dummy"], capsys)
         assert "--dummy-weight" in options and "--od-ratio" not in options
         code, _, err = run_main([*args, "--loss", "dummy", "--dummy-weight", "-1"], capsys)
@@ -269,3 +287,5 @@ def test_a_registered_objective_brings_its_own_option(
     finally:
         OBJECTIVES.unregister("dummy")
     assert "dummy_weight" not in TrainConfig().to_dict()
+    with pytest.raises(UnknownNameError, match=r"unknown objective 'dummy' .*Known: ms, ms-v2"):
+        termnorm.train(kg=tiny_kg_dir, out=tmp_path / "b", loss="dummy")

@@ -135,13 +135,22 @@ class Registry(Generic[T]):
         self.add(entry)
         return entry
 
-    def add(self, entry: Entry[T]) -> None:
-        """Add ``entry`` (see :meth:`register`)."""
+    def add(self, entry: Entry[T], before: str | None = None) -> None:
+        """Add ``entry`` (see :meth:`register`), last or ``before`` the entry of that name
+        (where order matters, as for the search stages).
+
+        Raises:
+            ValueError: as :meth:`register`.
+            UnknownNameError: ``before`` is not registered.
+        """
         if entry.name in self._entries:
             raise ValueError(f"a {self.kind} named {entry.name!r} is already registered")
         if entry.options is not None and not hasattr(entry.options, "__dataclass_fields__"):
             raise ValueError(f"the options of {self.kind} {entry.name!r} must be a dataclass")
-        self._entries[entry.name] = entry
+        entries = list(self._entries.values())
+        at = len(entries) if before is None else entries.index(self.resolve(before))
+        entries.insert(at, entry)
+        self._entries = {one.name: one for one in entries}
 
     def unregister(self, name: str) -> None:
         """Remove ``name`` (a test's dummy, say); an unknown name is a ``KeyError``."""
@@ -161,7 +170,7 @@ class Registry(Generic[T]):
         where = f" ({self.flag})" if self.flag else ""
         raise UnknownNameError(
             f"unknown {self.kind} {str(name)!r}{where}"
-            + (f": did you mean {close[0]!r}?" if close else ".")
+            + (f": did you mean {str(close[0])!r}?" if close else ".")
             + f" Known: {', '.join(known)}"
         )
 

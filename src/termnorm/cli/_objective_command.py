@@ -28,9 +28,10 @@ from typer import _click as click
 
 from termnorm.cli._config_options import PlainHelpCommand, config_options, with_options
 from termnorm.options import flag_of, opt
+from termnorm.registry import Entry
 from termnorm.training.config import RUNTIME_KEYS
 from termnorm.training.config.shared import SharedConfig
-from termnorm.training.objectives import OBJECTIVES, Objective
+from termnorm.training.objectives import OBJECTIVES, reads_of, sections_of, sections_read
 
 __all__ = ["ObjectiveCommand"]
 
@@ -94,18 +95,21 @@ def loss_in(args: Sequence[str]) -> str | None:
     return None
 
 
-def options_of(objective: Objective | None) -> list[click.Parameter]:
+def options_of(objective: Entry[Any] | None) -> list[click.Parameter]:
     """Every option, those that ``objective`` does not read hidden (``None``: the general
     help, which shows the options every objective reads)."""
     params = _all_params()
-    own = set() if objective is None else {f for kind in objective.sections for f in _names(kind)}
-    reads = set() if objective is None else set(objective.reads)
-    sections = {f for kind in OBJECTIVES.sections() for f in _names(kind)}
+    own = (
+        set() if objective is None else {f for kind in sections_of(objective) for f in _names(kind)}
+    )
+    reads = set() if objective is None else set(reads_of(objective))
+    read_by_some = {name for entry in OBJECTIVES for name in reads_of(entry)}
+    sections = {f for kind in sections_read(OBJECTIVES) for f in _names(kind)}
     for param in params:
         name = str(param.name)
         if name in sections:
             shown = name in own
-        elif name in OBJECTIVES.reads():
+        elif name in read_by_some:
             shown = name in reads
         else:
             shown = objective is None or name not in _RUNTIME
@@ -123,7 +127,7 @@ def _all_params() -> list[click.Parameter]:
     if key not in _CACHE:
         options = [
             *config_options(SharedConfig),
-            *(p for kind in OBJECTIVES.sections() for p in config_options(kind)),
+            *(p for kind in sections_read(OBJECTIVES) for p in config_options(kind)),
             *config_options(_RunOptions),
         ]
         app = typer.Typer(add_completion=False)
@@ -137,7 +141,7 @@ def _names(kind: type) -> list[str]:
     return [f.name for f in dataclasses.fields(kind)]  # type: ignore[arg-type]
 
 
-def _closing_line(objective: Objective | None) -> str:
+def _closing_line(objective: Entry[Any] | None) -> str:
     """The help's last line: how to see an objective's options, or the runtime ones."""
     if objective is None:
         return (

@@ -12,15 +12,7 @@ from termnorm._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # pragma: no cover
     from termnorm.training.coder import CoderObjective, coder_trainer
-    from termnorm.training.config import (
-        BatchKind,
-        ImplicationWeighting,
-        LossKind,
-        NegativeKind,
-        Precision,
-        TrainConfig,
-        TrainData,
-    )
+    from termnorm.training.config import BatchKind, LossKind, Precision, TrainConfig, TrainData
     from termnorm.training.distributed import DistInfo, init_distributed
     from termnorm.training.hard_negatives import nearest_neighbours, nearest_texts
     from termnorm.training.kge_injection import (
@@ -32,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from termnorm.training.kge_margin import KGEMarginObjective, kge_margin_trainer
     from termnorm.training.model import load_base_encoder
     from termnorm.training.mtcg import MtcgObjective, MtcgSource, mtcg_trainer
+    from termnorm.training.objectives.mtcg import ImplicationWeighting, NegativeKind
     from termnorm.training.pipeline import pipelined_training
     from termnorm.training.protocols import BatchSource, Evaluator, Objective, TokenObjective
     from termnorm.training.prototype import PrototypeSource, prototype_trainer
@@ -85,7 +78,8 @@ __all__ = [
 
 _NAMES = {  # module: the names it gives
     "coder": "CoderObjective coder_trainer",
-    "config": "BatchKind ImplicationWeighting LossKind NegativeKind Precision TrainConfig TrainData",
+    "config": "BatchKind LossKind Precision TrainConfig TrainData",
+    "objectives.mtcg": "ImplicationWeighting NegativeKind",
     "distributed": "DistInfo init_distributed",
     "hard_negatives": "nearest_neighbours nearest_texts",
     "kge_injection": "InjectionObjective InjectionSource KGEInjector kge_injection_trainer",

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from pathlib import Path
 
 import torch
@@ -31,15 +30,13 @@ from termnorm.losses import (
     TransEMarginLoss,
     TransEMSLoss,
 )
+from termnorm.training.composition import Job, Parts, composition
 from termnorm.training.config import LossKind, TrainConfig
-from termnorm.training.data import MentionPair, with_domain_terms
-from termnorm.training.distributed import DistInfo
-from termnorm.training.model import load_base_encoder
-from termnorm.training.protocols import Evaluator, Objective
+from termnorm.training.data import with_domain_terms
+from termnorm.training.protocols import Objective
 from termnorm.training.sampler import Batch, KGSampler
-from termnorm.training.trainer import Trainer
 
-__all__ = ["CoderObjective", "coder_sampler", "coder_trainer"]
+__all__ = ["CoderObjective", "coder_parts", "coder_sampler", "coder_trainer"]
 
 logger = logging.getLogger(__name__)
 
@@ -144,21 +141,16 @@ def coder_sampler(config: TrainConfig, kg: KnowledgeGraph) -> KGSampler:
     )
 
 
-def coder_trainer(
-    config: TrainConfig,
-    kg: KnowledgeGraph,
-    mentions: Sequence[MentionPair] = (),
-    evaluator: Evaluator | None = None,
-    dist_info: DistInfo | None = None,
-) -> Trainer:
-    """A :class:`Trainer` for the CODER losses (``config.loss`` other than ``triplet`` and
+def coder_parts(job: Job) -> Parts:
+    """The parts of the CODER losses (``config.loss`` other than ``triplet`` and
     ``ms-v3``, see :mod:`termnorm.training.kge_margin`).
 
     ``mentions``: the ``(text, gold_ids)`` training mentions of ``--train-data od``; they
     become terms of their concepts. The model card describes the KG with them.
     """
-    kg = with_domain_terms(config, kg, mentions)  # data first: its errors come before the model
-    encoder, info = load_base_encoder(config, dist_info)  # seeds torch; the heads init below
+    config, kg = job.config, job.kg
+    kg = with_domain_terms(config, kg, job.mentions)  # data first: its errors come before the model
+    encoder = job.encoder()[0]  # seeds torch; the heads init below
     sampler = coder_sampler(config, kg)
     if LossKind(config.loss).relation and sampler.n_triplets == 0:
         logger.warning(
@@ -170,4 +162,7 @@ def coder_trainer(
         logger.warning("the KG has no semantic types: the STY loss is off")
     dim = int(encoder.model.config.hidden_size)
     objective = CoderObjective(dim, config, sampler.relation_labels, len(sampler.type_labels))
-    return Trainer(config, encoder, sampler, objective, kg=kg, evaluator=evaluator, dist_info=info)
+    return Parts(sampler, objective, kg)
+
+
+coder_trainer = composition(coder_parts)

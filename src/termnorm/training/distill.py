@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,19 +31,18 @@ from termnorm.encoders import TermEncoder
 from termnorm.kg import KnowledgeGraph
 from termnorm.losses import DistillationLoss
 from termnorm.training.coder import CoderObjective, coder_sampler
-from termnorm.training.config import DistillWith, TrainConfig
-from termnorm.training.data import MentionPair, with_domain_terms
-from termnorm.training.distributed import DistInfo
+from termnorm.training.composition import Job, Parts, composition
+from termnorm.training.config import TrainConfig
+from termnorm.training.data import with_domain_terms
 from termnorm.training.kge_margin import kge_margin_objective, load_margin_kge
-from termnorm.training.model import load_base_encoder
 from termnorm.training.model_card import OBJECTIVE_CARD_FILE
+from termnorm.training.objectives.distill import DistillWith
 from termnorm.training.parallel import ParallelBatch, ParallelSampler, parallel_names
-from termnorm.training.protocols import BatchSource, Encode, Evaluator, Objective
+from termnorm.training.protocols import BatchSource, Encode, Objective
 from termnorm.training.sampler import Batch, KGSampler
 from termnorm.training.teacher import resolve_teacher, teacher_vectors
-from termnorm.training.trainer import Trainer
 
-__all__ = ["DistillBatch", "DistillObjective", "DistillSource", "distill_trainer"]
+__all__ = ["DistillBatch", "DistillObjective", "DistillSource", "distill_parts", "distill_trainer"]
 
 logger = logging.getLogger(__name__)
 
@@ -189,14 +187,8 @@ def load_teacher(config: TrainConfig, device: torch.device) -> TermEncoder:
     return teacher
 
 
-def distill_trainer(
-    config: TrainConfig,
-    kg: KnowledgeGraph,
-    mentions: Sequence[MentionPair] = (),
-    evaluator: Evaluator | None = None,
-    dist_info: DistInfo | None = None,
-) -> Trainer:
-    """A :class:`Trainer` for ``--loss distill`` (module doc).
+def distill_parts(job: Job) -> Parts:
+    """The parts of ``--loss distill`` (module doc).
 
     ``mentions`` (``--train-data od``) join the KG sampler's terms of ``--distill-with``; the
     parallel pairs come from the KG's own names.
@@ -206,10 +198,11 @@ def distill_trainer(
         termnorm.errors.ArtifactMismatchError: a teacher of another dimension than the student,
             or a KGE trained on another KG (``--distill-with ms-v3``).
     """
+    config, kg = job.config, job.kg
     config.validate()
     names = parallel_names(kg)  # data first: its errors come before the models
-    sampler_kg = with_domain_terms(config, kg, mentions)
-    encoder, info = load_base_encoder(config, dist_info)  # seeds torch
+    sampler_kg = with_domain_terms(config, kg, job.mentions)
+    encoder, info = job.encoder()  # seeds torch
     dim = int(encoder.model.config.hidden_size)
     teacher = load_teacher(config, info.device)
     if int(teacher.model.config.hidden_size) != dim:
@@ -241,6 +234,7 @@ def distill_trainer(
         record["teacher"],
     )
     source: BatchSource = DistillSource(pairs, kg_sampler)
-    return Trainer(
-        config, encoder, source, objective, kg=sampler_kg, evaluator=evaluator, dist_info=info
-    )
+    return Parts(source, objective, sampler_kg)
+
+
+distill_trainer = composition(distill_parts)

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from termnorm.kg import KnowledgeGraph
-from termnorm.training.triplet_data import concept_key_map, mention_texts
+from termnorm.training.triplet_data import UNUSABLE, check_kept, concept_key_map, mention_texts
 
 __all__ = ["DOMAIN_SOURCE", "add_domain_terms"]
 
@@ -37,11 +37,9 @@ def add_domain_terms(
         ValueError: when no mention can be used (all composite, unlinkable or unknown to the KG).
     """
     kept, dropped = mention_texts(mentions, concept_key_map(kg))
-    if not kept:
-        raise ValueError(
-            "--train-data od found no usable training mention (all composite, unlinkable or "
-            f"unknown to the KG: {dict(dropped)}); check --mentions and --mentions-format"
-        )
+    check_kept(
+        "--train-data od", kept, dropped, UNUSABLE + "; check --mentions and --mentions-format"
+    )
     terms = kg.terms
     seen = set(zip(terms["concept_id"], terms["term"].str.lower(), strict=True))
     lang = terms.drop_duplicates("concept_id").set_index("concept_id")["lang"].to_dict()

@@ -50,17 +50,12 @@ from torch import nn
 
 from termnorm.encoders.markers import input_embeddings
 from termnorm.errors import ArtifactMismatchError
-from termnorm.kg import KnowledgeGraph
 from termnorm.kge import KGEVectors
 from termnorm.mentions.contexts import Passage, TermDictionary, mention_passages, read_corpus
-from termnorm.training.config import TrainConfig
-from termnorm.training.data import MentionPair
-from termnorm.training.distributed import DistInfo
+from termnorm.training.composition import Job, Parts, composition
 from termnorm.training.kge_margin import load_margin_kge
-from termnorm.training.model import load_base_encoder
 from termnorm.training.model_card import OBJECTIVE_CARD_FILE
-from termnorm.training.protocols import Encode, Evaluator, TokenObjective
-from termnorm.training.trainer import Trainer
+from termnorm.training.protocols import Encode, TokenObjective
 
 __all__ = [
     "INJECTION_DIR",
@@ -68,6 +63,7 @@ __all__ = [
     "InjectionObjective",
     "InjectionSource",
     "KGEInjector",
+    "kge_injection_parts",
     "kge_injection_trainer",
     "transformer_layers",
 ]
@@ -385,20 +381,15 @@ class InjectionSource:
         }
 
 
-def kge_injection_trainer(
-    config: TrainConfig,
-    kg: KnowledgeGraph,
-    mentions: Sequence[MentionPair] = (),
-    evaluator: Evaluator | None = None,
-    dist_info: DistInfo | None = None,
-) -> Trainer:
-    """A :class:`Trainer` for ``--loss kge-inject``: masked corpus passages + L_MLM + L_EL.
+def kge_injection_parts(job: Job) -> Parts:
+    """The parts of ``--loss kge-inject``: masked corpus passages + L_MLM + L_EL.
 
     Raises:
         ValueError: an ``--inject-layer`` outside the model's layers, too few passages.
         termnorm.errors.ArtifactMismatchError: a KGE trained on another KG, a model without
             a BERT-style layer stack.
     """
+    config, kg = job.config, job.kg
     config.validate()
     kge = load_margin_kge(config, kg)
     documents = read_corpus(config.corpus, config.corpus_format)
@@ -406,7 +397,7 @@ def kge_injection_trainer(
     passages = mention_passages(
         documents, dictionary, max_words=config.injection.passage_length // 2
     )
-    encoder, info = load_base_encoder(config, dist_info)
+    encoder = job.encoder()[0]
     n_layers = len(transformer_layers(encoder.model))
     if not 1 <= config.injection.inject_layer < n_layers:
         raise ValueError(
@@ -436,4 +427,7 @@ def kge_injection_trainer(
         },
     )
     logger.info("KGE injection: %s (dictionary %s)", source.stats(), dictionary.counts)
-    return Trainer(config, encoder, source, objective, kg=kg, evaluator=evaluator, dist_info=info)
+    return Parts(source, objective)
+
+
+kge_injection_trainer = composition(kge_injection_parts)

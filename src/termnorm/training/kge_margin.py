@@ -32,16 +32,20 @@ from termnorm.kg import KnowledgeGraph
 from termnorm.kge import KGEVectors, load_kge
 from termnorm.losses import MultiSimilarityV3Loss, kge_margins, label_pairs
 from termnorm.training.coder import coder_sampler
+from termnorm.training.composition import Job, Parts, composition
 from termnorm.training.config import TrainConfig
-from termnorm.training.data import MentionPair, with_domain_terms
-from termnorm.training.distributed import DistInfo
-from termnorm.training.model import load_base_encoder
+from termnorm.training.data import with_domain_terms
 from termnorm.training.model_card import OBJECTIVE_CARD_FILE
-from termnorm.training.protocols import Evaluator, Objective
+from termnorm.training.protocols import Objective
 from termnorm.training.sampler import Batch
-from termnorm.training.trainer import Trainer
 
-__all__ = ["KGEMarginObjective", "kge_margin_objective", "kge_margin_trainer", "load_margin_kge"]
+__all__ = [
+    "KGEMarginObjective",
+    "kge_margin_objective",
+    "kge_margin_parts",
+    "kge_margin_trainer",
+    "load_margin_kge",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -126,24 +130,22 @@ class KGEMarginObjective(Objective):
         (Path(folder) / OBJECTIVE_CARD_FILE).write_text(json.dumps(record, indent=2) + "\n")
 
 
-def kge_margin_trainer(
-    config: TrainConfig,
-    kg: KnowledgeGraph,
-    mentions: Sequence[MentionPair] = (),
-    evaluator: Evaluator | None = None,
-    dist_info: DistInfo | None = None,
-) -> Trainer:
-    """A :class:`Trainer` for ``--loss ms-v3``: the KG sampler (synonym groups) + MS v3.
+def kge_margin_parts(job: Job) -> Parts:
+    """The parts of ``--loss ms-v3``: the KG sampler (synonym groups) + MS v3.
 
     Raises: as :func:`load_margin_kge`.
     """
+    config, kg = job.config, job.kg
     config.validate()
     kge = load_margin_kge(config, kg)  # the KG as given: the one the KGE must have been trained on
-    kg = with_domain_terms(config, kg, mentions)  # mentions join known concepts only
-    encoder, info = load_base_encoder(config, dist_info)
+    kg = with_domain_terms(config, kg, job.mentions)  # mentions join known concepts only
+    job.encoder()  # the model after the data, before the objective (seeds torch)
     sampler = coder_sampler(config, kg)
     objective = kge_margin_objective(config, kge, sampler.concept_ids)
-    return Trainer(config, encoder, sampler, objective, kg=kg, evaluator=evaluator, dist_info=info)
+    return Parts(sampler, objective, kg)
+
+
+kge_margin_trainer = composition(kge_margin_parts)
 
 
 def load_margin_kge(config: TrainConfig, kg: KnowledgeGraph) -> KGEVectors:

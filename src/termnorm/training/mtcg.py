@@ -24,7 +24,7 @@ at start (and written on the model card).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -32,21 +32,24 @@ from typing import Any
 import torch
 
 from termnorm.encoders.implication import ImplicationHead
-from termnorm.kg import KnowledgeGraph
 from termnorm.losses.implication import ImplicationLoss, balanced_class_weights
 from termnorm.losses.margin_triplet import MarginTripletLoss
-from termnorm.training.config import ImplicationWeighting, NegativeKind, TrainConfig
-from termnorm.training.data import MentionPair
-from termnorm.training.distributed import DistInfo
-from termnorm.training.model import load_base_encoder
+from termnorm.training.composition import Job, Parts, composition
 from termnorm.training.mtcg_data import ConceptDictionary, MtcgItems, build_mtcg_items
 from termnorm.training.negatives.base import NegativeStrategy
 from termnorm.training.negatives.factory import build_negatives
 from termnorm.training.negatives.keyword import read_keyword_sets
-from termnorm.training.protocols import Encode, Evaluator, Objective
-from termnorm.training.trainer import Trainer
+from termnorm.training.objectives.mtcg import ImplicationWeighting, NegativeKind
+from termnorm.training.protocols import Encode, Objective
 
-__all__ = ["PAPER_OVERRIDES", "MtcgBatch", "MtcgObjective", "MtcgSource", "mtcg_trainer"]
+__all__ = [
+    "PAPER_OVERRIDES",
+    "MtcgBatch",
+    "MtcgObjective",
+    "MtcgSource",
+    "mtcg_parts",
+    "mtcg_trainer",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -206,14 +209,8 @@ class MtcgObjective(Objective):
         self.head.save(folder)
 
 
-def mtcg_trainer(
-    config: TrainConfig,
-    kg: KnowledgeGraph,
-    mentions: Sequence[MentionPair] = (),
-    evaluator: Evaluator | None = None,
-    dist_info: DistInfo | None = None,
-) -> Trainer:
-    """A :class:`Trainer` for ``--loss mtcg`` (module doc).
+def mtcg_parts(job: Job) -> Parts:
+    """The parts of ``--loss mtcg`` (module doc).
 
     ``mentions``: the ``(text, gold_ids)`` training mentions, whole (a composite mention is one
     pair with all its gold IDs; :func:`termnorm.training.data.training_mentions` reads them
@@ -223,6 +220,7 @@ def mtcg_trainer(
         ValueError: no training mentions, none usable, or a strategy that cannot run on this
             KG (``tree`` without hierarchy, ``keyword`` without vocabulary).
     """
+    config, kg, mentions = job.config, job.kg, job.mentions
     if not mentions:
         raise ValueError(
             "--loss mtcg trains on annotated mentions: pass --mentions FILE (e.g. the "
@@ -237,7 +235,7 @@ def mtcg_trainer(
     negatives = build_negatives(
         config.mtcg.negatives, kg, dictionary, data.items, k, config.seed, keywords
     )
-    encoder, info = load_base_encoder(config, dist_info)
+    encoder, info = job.encoder()
     shards = info.world_size * config.grad_accum
     source = MtcgSource(
         data, dictionary, negatives, config.mtcg.mention_batch, k, config.seed, shards
@@ -260,4 +258,7 @@ def mtcg_trainer(
     objective = MtcgObjective(
         hidden, config.mtcg.triplet_margin, config.mtcg.implication_weight, class_weights
     )
-    return Trainer(config, encoder, source, objective, kg=kg, evaluator=evaluator, dist_info=info)
+    return Parts(source, objective)
+
+
+mtcg_trainer = composition(mtcg_parts)

@@ -30,7 +30,7 @@ import numpy as np
 
 from termnorm.kg import KnowledgeGraph, id_key
 from termnorm.kge.embedders import term_key
-from termnorm.training.triplet_data import concept_key_map
+from termnorm.training.triplet_data import check_kept, concept_key_map
 
 __all__ = ["ConceptDictionary", "MtcgItem", "MtcgItems", "build_mtcg_items"]
 
@@ -147,11 +147,5 @@ def build_mtcg_items(
             continue
         seen.add((text, gold))
         items.extend(MtcgItem(text, c, gold, len(concepts)) for c in concepts)
-    if not items:
-        raise ValueError(
-            "--loss mtcg found no usable training mention (pass --mentions FILE with gold IDs "
-            f"of the KG; dropped: {dict(dropped)})"
-        )
-    for reason, n in sorted(dropped.items()):
-        logger.info("mtcg: %d training mentions dropped (%s)", n, reason)
+    check_kept("--loss mtcg", items, dropped, "pass --mentions FILE with gold IDs of the KG")
     return MtcgItems(items, len(seen), dropped)

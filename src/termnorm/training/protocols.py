@@ -15,15 +15,17 @@ A run is ``Trainer(config, encoder, source, objective, kg=..., evaluator=...)``:
   ``primary_metric``, the metric by which the best model is kept.
 
 The trainer owns everything else: optimizer and schedule, precision, freezing, DDP,
-checkpoints and resume, signals, the log, the model card. Each objective is a composition
-function ``(config, kg, mentions, evaluator, dist_info) -> Trainer`` in its own module
-(``coder``, ``kge_margin``, ``triplet``, ``mtcg``, ``kge_injection``, ``distill``; ``prototype`` for the
-prototype batches) that :func:`termnorm.training.run.build_trainer` picks by ``config.loss``.
+checkpoints and resume, signals, the log, the model card. Each objective's parts function
+``(job) -> Parts`` builds its batch source and objective in its own module (``coder``,
+``kge_margin``, ``triplet``, ``mtcg``, ``kge_injection``, ``distill``; ``prototype`` for the
+prototype batches), and :func:`termnorm.training.composition.composition` makes it the
+composition function ``(config, kg, mentions, evaluator, dist_info) -> Trainer`` that
+:func:`termnorm.training.run.build_trainer` picks by ``config.loss``.
 
-A new method is a new module with its batch source, its objective and its composition
-function, plus a module in :mod:`termnorm.training.objectives` declaring its
-:class:`~termnorm.training.config.base.Section` (its flags follow) and its ``Objective``, and
-one line in that package's registry — never an edit of the trainer.
+A new method is a new module with its batch source, its objective and its parts function, plus
+a module in :mod:`termnorm.training.objectives` holding its settings
+(:class:`~termnorm.training.config.base.Section`: its flags follow) and its entry, and one line
+in that package's registry — never an edit of the trainer.
 """
 
 from __future__ import annotations

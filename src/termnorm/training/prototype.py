@@ -46,17 +46,15 @@ from termnorm.mentions.contexts import (
     surface_key,
 )
 from termnorm.training.coder import CoderObjective
+from termnorm.training.composition import Job, Parts, composition
 from termnorm.training.config import LossKind, TrainConfig
-from termnorm.training.data import MentionPair, with_domain_terms
-from termnorm.training.distributed import DistInfo
+from termnorm.training.data import with_domain_terms
 from termnorm.training.hard_negatives import nearest_texts
 from termnorm.training.kge_margin import kge_margin_objective, load_margin_kge
-from termnorm.training.model import load_base_encoder
-from termnorm.training.protocols import Evaluator, Objective
+from termnorm.training.protocols import Objective
 from termnorm.training.sampler import Batch
-from termnorm.training.trainer import Trainer
 
-__all__ = ["PrototypeSource", "load_contexts", "prototype_trainer"]
+__all__ = ["PrototypeSource", "load_contexts", "prototype_parts", "prototype_trainer"]
 
 logger = logging.getLogger(__name__)
 
@@ -310,22 +308,17 @@ def prototype_source(config: TrainConfig, kg: KnowledgeGraph) -> PrototypeSource
     )
 
 
-def prototype_trainer(
-    config: TrainConfig,
-    kg: KnowledgeGraph,
-    mentions: Sequence[MentionPair] = (),
-    evaluator: Evaluator | None = None,
-    dist_info: DistInfo | None = None,
-) -> Trainer:
-    """A :class:`Trainer` for ``--batches prototype``: prototype batches + the MS loss of
+def prototype_parts(job: Job) -> Parts:
+    """The parts of ``--batches prototype``: prototype batches + the MS loss of
     ``config.loss`` (``ms``, ``ms-v2``, or ``ms-v3`` with ``--kge``).
 
     With ``--corpus`` the encoder gets the mention markers (two new tokens) first.
     """
+    config, kg = job.config, job.kg
     config.validate()
     kge = load_margin_kge(config, kg) if config.loss is LossKind.MS_V3 else None
-    kg = with_domain_terms(config, kg, mentions)
-    encoder, info = load_base_encoder(config, dist_info)
+    kg = with_domain_terms(config, kg, job.mentions)
+    encoder = job.encoder()[0]
     source = prototype_source(config, kg)
     if config.corpus:
         add_mention_markers(encoder)
@@ -335,4 +328,7 @@ def prototype_trainer(
     else:
         objective = CoderObjective(int(encoder.model.config.hidden_size), config, [], 0)
     logger.info("prototype batches: %s", source.stats())
-    return Trainer(config, encoder, source, objective, kg=kg, evaluator=evaluator, dist_info=info)
+    return Parts(source, objective, kg)
+
+
+prototype_trainer = composition(prototype_parts)

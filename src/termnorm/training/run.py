@@ -9,9 +9,10 @@ below indexing and search.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from termnorm.kg import KnowledgeGraph
+from termnorm.training.composition import Composition
 from termnorm.training.config import BatchKind, TrainConfig
 from termnorm.training.data import MentionPair, training_mentions
 from termnorm.training.distributed import DistInfo, cleanup, init_distributed
@@ -21,11 +22,6 @@ from termnorm.training.prototype import prototype_trainer
 from termnorm.training.trainer import Trainer, TrainResult
 
 __all__ = ["BATCH_COMPOSITIONS", "build_trainer", "run_training"]
-
-Composition = Callable[
-    [TrainConfig, KnowledgeGraph, Sequence[MentionPair], Evaluator | None, DistInfo | None],
-    Trainer,
-]
 
 BATCH_COMPOSITIONS: dict[BatchKind, Composition] = {BatchKind.PROTOTYPE: prototype_trainer}
 """Batch sources that replace a loss's own (``--batches``); the MS losses take any of them."""
@@ -53,9 +49,7 @@ def build_trainer(
         if config.kg is None:
             raise ValueError("the training config needs a KG folder (--kg) or a KG object")
         kg = KnowledgeGraph.load(config.kg)
-    compose = (
-        BATCH_COMPOSITIONS.get(config.batches) or OBJECTIVES.resolve(config.loss).composition()
-    )
+    compose = BATCH_COMPOSITIONS.get(config.batches) or OBJECTIVES.resolve(config.loss).load()
     return compose(config, kg, mentions, evaluator, dist_info)
 
 

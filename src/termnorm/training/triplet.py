@@ -20,28 +20,29 @@ the ones that map onto :class:`~termnorm.training.TrainConfig`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 import torch
 
-from termnorm.kg import KnowledgeGraph
 from termnorm.losses.batch_hard_triplet import BatchHardSoftMarginTripletLoss, TripletDistance
-from termnorm.training.config import TrainConfig
-from termnorm.training.data import MentionPair
-from termnorm.training.distributed import DistInfo
-from termnorm.training.model import load_base_encoder
-from termnorm.training.protocols import Encode, Evaluator, Objective
+from termnorm.training.composition import Job, Parts, composition
+from termnorm.training.protocols import Encode, Objective
 from termnorm.training.sampler import Batch
-from termnorm.training.trainer import Trainer
 from termnorm.training.triplet_data import (
     AnchorPositiveSampler,
     TripletCorpus,
     build_triplet_corpus,
 )
 
-__all__ = ["PAPER_OVERRIDES", "TripletObjective", "TripletSampler", "triplet_trainer"]
+__all__ = [
+    "PAPER_OVERRIDES",
+    "TripletObjective",
+    "TripletSampler",
+    "triplet_parts",
+    "triplet_trainer",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -126,27 +127,23 @@ class TripletObjective(Objective):
         return {"loss": loss, "triplet": loss.detach()}
 
 
-def triplet_trainer(
-    config: TrainConfig,
-    kg: KnowledgeGraph,
-    mentions: Sequence[MentionPair] = (),
-    evaluator: Evaluator | None = None,
-    dist_info: DistInfo | None = None,
-) -> Trainer:
-    """A :class:`Trainer` for ``--loss triplet``.
+def triplet_parts(job: Job) -> Parts:
+    """The parts of ``--loss triplet``.
 
     ``config``: ``train_data`` o|od, ``od_ratio``, ``texts_per_concept`` and ``k`` (batch = 2k
     texts) shape the batches. ``mentions``: the ``(text, gold_ids)`` training mentions of
     Train:OD (required there).
     """
+    config = job.config
     corpus = build_triplet_corpus(
-        kg, config.train_data, list(mentions) or None, config.triplet.od_ratio, config.seed
+        job.kg, config.train_data, list(job.mentions) or None, config.triplet.od_ratio, config.seed
     )
     logger.info("triplet corpus: %s", corpus.counts())
-    encoder, info = load_base_encoder(config, dist_info)
-    shards = info.world_size * config.grad_accum
+    shards = job.encoder()[1].world_size * config.grad_accum
     sampler = TripletSampler(
         corpus, 2 * config.k, config.triplet.texts_per_concept, config.seed, shards
     )
-    objective = TripletObjective()
-    return Trainer(config, encoder, sampler, objective, kg=kg, evaluator=evaluator, dist_info=info)
+    return Parts(sampler, TripletObjective())
+
+
+triplet_trainer = composition(triplet_parts)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,11 +33,13 @@ from termnorm.training.config import TrainData
 
 __all__ = [
     "DEFAULT_OD_RATIO",
+    "UNUSABLE",
     "AnchorPositiveSampler",
     "LabelledText",
     "TrainData",
     "TripletCorpus",
     "build_triplet_corpus",
+    "check_kept",
     "concept_key_map",
     "mention_texts",
     "repeat_to_ratio",
@@ -46,6 +48,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_OD_RATIO = 1.0 / 3.0
+UNUSABLE = "all composite, unlinkable or unknown to the KG"
+"""Why no mention of a Train:OD run was usable."""
 UNLINKABLE = frozenset({"-1", "CUI-LESS", "CUILESS", "NIL", ""})
 
 
@@ -92,6 +96,21 @@ def mention_texts(
         else:
             kept.append(LabelledText(text, keys[id_key(ids[0])], "D"))
     return kept, dropped
+
+
+def check_kept(who: str, kept: Sized, dropped: Mapping[str, int], why: str) -> None:
+    """Log each reason training mentions were dropped for (``dropped``: counts by reason).
+
+    Raises:
+        ValueError: ``kept`` is empty: ``who`` found no usable training mention, ``why`` and
+            the drop counts.
+    """
+    if not kept:
+        raise ValueError(
+            f"{who} found no usable training mention ({why}; dropped: {dict(dropped)})"
+        )
+    for reason, n in sorted(dropped.items()):
+        logger.info("%s: %d training mentions dropped (%s)", who, n, reason)
 
 
 def repeat_to_ratio(
@@ -168,13 +187,7 @@ def build_triplet_corpus(
     if mentions is None:
         raise ValueError("Train:OD needs annotated training mentions (--mentions FILE)")
     domain, dropped = mention_texts(mentions, concept_key_map(kg))
-    if not domain:
-        raise ValueError(
-            "Train:OD found no usable training mention (all composite, unlinkable or unknown "
-            f"to the KG: {dict(dropped)})"
-        )
-    for reason, n in sorted(dropped.items()):
-        logger.info("Train:OD: %d mentions dropped (%s)", n, reason)
+    check_kept("Train:OD", domain, dropped, UNUSABLE)
     repeated = repeat_to_ratio(domain, len(onto), ratio, seed)
     return TripletCorpus(onto + repeated, train_data, ratio, dropped)
 

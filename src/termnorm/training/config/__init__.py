@@ -2,8 +2,8 @@
 options (import-free: the CLI generates its flags from them at start-up).
 
 Every field of :class:`~termnorm.training.config.shared.SharedConfig` and of the sections
-(:mod:`.sampler`, :mod:`.coder`, :mod:`.prototype`, :mod:`.injection`, :mod:`.triplet`,
-:mod:`.mtcg`, :mod:`.distill`) is an option; field names are unique across them, so a flat dict — a
+(the batch sources' :mod:`.sampler` and :mod:`.prototype`, and each objective's own in its
+module of :mod:`termnorm.training.objectives`) is an option; field names are unique across them, so a flat dict — a
 ``--config`` file, ``termnorm.train(**overrides)``, a saved ``training_config.json`` — maps
 onto them by name (:meth:`TrainConfig.from_dict`, which refuses unknown keys naming the
 closest valid ones) and ``to_dict`` writes the same flat dict back. Each section checks its
@@ -20,10 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from termnorm.training.config.base import Section
-from termnorm.training.config.coder import CoderLossConfig
-from termnorm.training.config.distill import DistillConfig, DistillWith
-from termnorm.training.config.injection import InjectionConfig
-from termnorm.training.config.mtcg import ImplicationWeighting, MtcgConfig, NegativeKind
 from termnorm.training.config.prototype import PrototypeConfig
 from termnorm.training.config.sampler import KGSamplerConfig, check_batch_shape
 from termnorm.training.config.shared import (
@@ -34,30 +30,24 @@ from termnorm.training.config.shared import (
     SharedConfig,
     TrainData,
 )
-from termnorm.training.config.triplet import TripletConfig
+from termnorm.training.objectives.base import sections_read
 
 if TYPE_CHECKING:  # pragma: no cover
-    from termnorm.training.objectives.base import Registry
+    from collections.abc import Callable
+
+    from termnorm.registry import Registry
 
 __all__ = [
     "PROTOTYPE_LOSSES",
     "RUNTIME_KEYS",
     "BatchKind",
-    "CoderLossConfig",
-    "DistillConfig",
-    "DistillWith",
-    "ImplicationWeighting",
-    "InjectionConfig",
     "KGSamplerConfig",
     "LossKind",
-    "MtcgConfig",
-    "NegativeKind",
     "Precision",
     "PrototypeConfig",
     "SharedConfig",
     "TrainConfig",
     "TrainData",
-    "TripletConfig",
     "check_batch_shape",
 ]
 
@@ -81,7 +71,9 @@ class TrainConfig(SharedConfig):
         section at its defaults."""
         super().__post_init__()
         self.loss = _registry().resolve(self.loss).name
-        self._sections: dict[str, Section] = {kind.name: kind() for kind in _registry().sections()}
+        self._sections: dict[str, Section] = {
+            kind.name: kind() for kind in sections_read(_registry())
+        }
 
     def __getattr__(self, name: str) -> Any:
         """The section ``name`` (``config.sampler``)."""
@@ -197,7 +189,7 @@ class TrainConfig(SharedConfig):
         return cls.from_dict({**base, **overrides}, "TrainConfig.paper")
 
 
-def _registry() -> Registry:
+def _registry() -> Registry[Callable[..., Any]]:
     """The objectives registry (imported here: its modules import this package's)."""
     from termnorm.training.objectives import OBJECTIVES
 
@@ -207,7 +199,7 @@ def _registry() -> Registry:
 def _owners() -> dict[str, str | None]:
     """``{flat key: its section's name, None for a shared setting}``."""
     owners: dict[str, str | None] = {f.name: None for f in dataclasses.fields(SharedConfig)}
-    for kind in _registry().sections():
+    for kind in sections_read(_registry()):
         for f in dataclasses.fields(kind):  # type: ignore[arg-type]
             if f.name in owners:
                 raise TypeError(f"{kind.__name__}.{f.name} repeats the option of another field")

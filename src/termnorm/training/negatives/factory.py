@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from termnorm.kg import KnowledgeGraph
-from termnorm.training.config import NegativeKind
 from termnorm.training.mtcg_data import ConceptDictionary, MtcgItem
 from termnorm.training.negatives.base import NegativeStrategy, PooledNegatives, RandomNegatives
 from termnorm.training.negatives.keyword import keyword_pools
 from termnorm.training.negatives.online import OnlineNegatives
 from termnorm.training.negatives.tfidf import tfidf_pools
 from termnorm.training.negatives.tree import tree_pools
+from termnorm.training.objectives.mtcg import NegativeKind
 
 __all__ = ["build_negatives"]
 

@@ -6,13 +6,16 @@ from __future__ import annotations
 from termnorm.training.config.prototype import PrototypeConfig
 from termnorm.training.config.sampler import KGSamplerConfig
 from termnorm.training.config.shared import LossKind
-from termnorm.training.objectives.base import Objective
+from termnorm.training.objectives.base import objective
 
-__all__ = ["OBJECTIVE"]
+__all__ = ["ENTRY"]
 
-OBJECTIVE = Objective(
+ENTRY = objective(
     LossKind.MS_V3,
     "termnorm.training.kge_margin:kge_margin_trainer",
-    (KGSamplerConfig, PrototypeConfig),
-    ("kge", "batches", "corpus", "corpus_format"),
+    None,
+    KGSamplerConfig,
+    PrototypeConfig,
+    reads=("kge", "batches", "corpus", "corpus_format"),
+    help="the MS loss with per-pair margins from a KGE",
 )
