@@ -164,9 +164,24 @@ class RowAnswers:
 
 class OverRecall(RowAnswers):
     """A stage over a recall matcher (``self.recall``): its query limit and alternative IDs
-    are the recall's."""
+    are the recall's; it answers the recall's rows of ``max(k, k_c)`` candidates, reordered
+    by :meth:`rerank_rows`."""
 
     recall: RowMatcher
+    k_c: int
+
+    def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
+        """One :class:`RowResult` per input: the recall's rows, reordered and cut to ``k``."""
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        return self.rerank_rows(texts, self.recall.normalize_rows(texts, max(k, self.k_c)), k)
+
+    def rerank_rows(
+        self, texts: Sequence[object], recalled: Sequence[RowResult], k: int = 5
+    ) -> list[RowResult]:
+        """The stage alone: ``recalled`` (the recall's rows for ``texts``) reordered, cut to
+        ``k``; rows without candidates (refused, abstained) pass through as they are."""
+        raise NotImplementedError
 
     def identity(self) -> dict[str, Any]:
         """The class and name of this stage, and the recall stage's identity."""

@@ -23,12 +23,7 @@ import pandas as pd
 
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.graph import KnowledgeGraph
-from termnorm.search.candidate import (
-    TIE_DECIMALS,
-    Candidate,
-    RowAnswers,
-    RowResult,
-)
+from termnorm.search.candidate import TIE_DECIMALS, Candidate, RowAnswers, RowResult
 from termnorm.search.domain import SearchSpace
 from termnorm.search.identity import canonical
 from termnorm.search.lexical.tfidf import TfidfMatcher

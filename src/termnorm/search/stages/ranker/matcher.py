@@ -27,12 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from termnorm.search.candidate import (
-    Candidate,
-    OverRecall,
-    RowMatcher,
-    RowResult,
-)
+from termnorm.search.candidate import Candidate, OverRecall, RowMatcher, RowResult
 from termnorm.search.lexical.tfidf import TfidfMatcher
 from termnorm.search.space_matcher import abstained
 from termnorm.search.stages.combiner.model import candidate_features, reorder, tfidf_of
@@ -114,12 +109,6 @@ class RankedMatcher(OverRecall):
         self.theta = theta
         self.implication = implication
         self.name = f"{recall.name}+{ranker.name}[{self.mode.value}]"
-
-    def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
-        """One :class:`RowResult` per input, in order (module doc)."""
-        if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
-        return self.rerank_rows(texts, self.recall.normalize_rows(texts, max(k, self.k_c)), k)
 
     def rerank_rows(
         self, texts: Sequence[object], recalled: Sequence[RowResult], k: int = 5
