@@ -219,7 +219,7 @@ def test_a_lone_surrogate_does_not_stop_the_documents_pairs() -> None:
 def test_a_document_ab3p_cannot_read_is_expanded_nowhere_and_says_why(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    long_doc = DOC_B * 3  # keyed by its own text, as expand_in_context keys documents
+    long_doc = DOC_B * 3  # keyed by its own text, as expand_in_documents keys documents
 
     def detector(text: str) -> list[Abbreviation]:
         if text == long_doc:

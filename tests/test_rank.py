@@ -17,7 +17,7 @@ from termnorm.kg.keyword_mining import mine_chinese_procedure_keywords, mine_eng
 from termnorm.kg.keywords import KeywordVocabulary, builtin_keywords_path, read_keywords
 from termnorm.search.candidate import Candidate
 from termnorm.search.domain import SearchSpace
-from termnorm.search.stages.crossfit import TrainingData, TrainingDataSpec
+from termnorm.search.stages.crossfit import Query, TrainingData, TrainingDataSpec, recall_candidates
 from termnorm.search.stages.ranker.cross_encoder import KeywordCrossEncoder
 from termnorm.search.stages.ranker.fusion import (
     distances,
@@ -32,7 +32,6 @@ from termnorm.search.stages.ranker.keyword_mask import (
     keyword_attention_mask,
 )
 from termnorm.search.stages.ranker.texts import candidate_text
-from termnorm.search.stages.ranker.training import Query, recall_candidates
 
 VOCAB = KeywordVocabulary(
     frozenset({"kidney", "breast", "lower limb", "甲状腺"}),

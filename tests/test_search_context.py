@@ -26,7 +26,7 @@ from termnorm.search.context import (
     ContextMatcher,
     ExpansionChoice,
     ExpansionRule,
-    expand_in_context,
+    expand_in_documents,
     parse_expansion_rule,
 )
 from termnorm.search.file_spec import NormalizeFileSpec
@@ -177,11 +177,13 @@ def test_a_short_form_the_document_defines_wins_its_tie_with_the_dictionary(
 
 def test_expand_in_context_per_text_and_mode_none() -> None:
     texts = ["SD", "SD", "HTN"]
-    got = expand_in_context(texts, [DOCUMENT, None, DOCUMENT])
+    got = expand_in_documents(texts, [DOCUMENT, None, DOCUMENT])[0]
     assert got == [Expansion("Sugar diabetes", "SD"), Expansion("SD", None), Expansion("HTN", None)]
-    assert expand_in_context(texts, [DOCUMENT] * 3, "none") == [Expansion(t, None) for t in texts]
+    assert expand_in_documents(texts, [DOCUMENT] * 3, "none")[0] == [
+        Expansion(t, None) for t in texts
+    ]
     with pytest.raises(ValueError, match="3 texts but 1 contexts"):
-        expand_in_context(texts, [DOCUMENT])
+        expand_in_documents(texts, [DOCUMENT])
 
 
 # ---------------------------------------------------------------- eval normalize

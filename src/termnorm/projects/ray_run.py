@@ -1,17 +1,12 @@
 """``map run --engine ray``: a project's search on a pool of Ray actors, its writes in the driver.
 
-Each of ``workers`` actors builds the project's matcher once (``build(spec, synonyms)``,
-shipped to it by Ray: the builder must pickle — :func:`termnorm.api.project_matcher` does).
-The driver keeps :func:`~termnorm.projects.run.run_project`'s loop: it reads a batch of rows
-still to map, :class:`RayRowMatcher` cuts the batch's texts into one slice per actor, the
-actors search their slices at once, and the driver writes the whole batch in one
-transaction (the compare-and-set on each row's version). Only the driver touches the
-database, so resume after ``kill -9`` is as exact as the local engine's, and the answers are
-the local engine's (each text is searched by the same matcher, whatever slice it is in).
-
-The Ray session is :func:`termnorm.engines.ray_session`, the one ``normalize --engine ray``
-and index builds use: a local Ray with ``workers`` CPUs, or the cluster at ``address``
-(``ray://head:10001``, ``auto``), whose nodes must see the index at the same path.
+Each of ``workers`` actors builds the project's matcher once (``build(spec, synonyms)``: the
+builder must pickle, as :func:`termnorm.api.project_matcher` does). The driver keeps
+:func:`~termnorm.projects.run.run_project`'s loop; :class:`RayRowMatcher` cuts each batch's
+texts into one slice per actor, and only the driver writes the database, so resume and
+answers are the local engine's. The Ray session is :func:`termnorm.engines.ray_session`: a
+local Ray with ``workers`` CPUs, or the cluster at ``address`` (nodes must see the index at
+the same path).
 """
 
 from __future__ import annotations

@@ -1,22 +1,16 @@
 """``termnorm map run``: give every row still to map its top-k candidates, in batches.
 
-Resumable by construction: a batch is searched first, then written in one transaction (each
-row's candidates replaced and its state and version moved by a compare-and-set on the
-version), so an interrupted run — Ctrl-C, ``kill -9``, a crash — leaves every row either
-mapped or still to map, never half; running again maps what is left. A row a reviewer
-decided while its batch was being searched keeps the decision (its candidates are not
-written).
+Resumable by construction: a batch is searched, then written in one transaction (a
+compare-and-set on each row's version), so an interrupted run (Ctrl-C, ``kill -9``) leaves
+every row mapped or still to map, never half; running again maps the rest. A row a reviewer
+decided meanwhile keeps the decision.
 
-The matcher comes from ``build(spec, synonyms)``: the faces pass
-:func:`termnorm.api.project_matcher`, which is :func:`termnorm.search.build.build` of the
-project's spec, so a project maps its rows exactly as ``termnorm normalize`` with the same
-spec would, with the project's approved exact mappings added as domain synonyms
-(:func:`~termnorm.projects.decisions.learned_synonyms`). A strategy that searches domain
-synonyms waits for them: until the first approved mapping (and without a synonym file) the
-run searches the spec with no strategy named, which ``build`` resolves.
-
-Large lists: ``engine="ray"`` searches each batch on a pool of Ray actors while this process
-alone writes (:mod:`termnorm.projects.ray_run`), so resume stays exactly as above.
+The matcher is ``build(spec, synonyms)`` (the faces pass :func:`termnorm.api.project_matcher`:
+:func:`termnorm.search.build.build` of the project's spec, its approved exact mappings added
+as domain synonyms, :func:`~termnorm.projects.decisions.learned_synonyms`). A strategy that
+searches domain synonyms waits for the first of them: until then the spec is searched with
+no strategy named. ``engine="ray"`` searches each batch on Ray actors while this process
+alone writes (:mod:`termnorm.projects.ray_run`), so resume stays exact.
 """
 
 from __future__ import annotations

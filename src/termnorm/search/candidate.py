@@ -1,31 +1,23 @@
 """What every matcher returns, and the protocols evaluators and batch files rely on.
 
-A *matcher* is anything that maps query strings to ranked concepts: the embedding search
+A *matcher* maps query strings to ranked concepts: the embedding search
 (:class:`~termnorm.search.SpaceMatcher`: the plain normalizer, a strategy or a sieve) or a
-lexical baseline (exact match, TF-IDF, edit distance). Evaluators only see :class:`Matcher`,
-so all of them compare side by side; batch files need :class:`RowMatcher`.
+lexical baseline. Evaluators only see :class:`Matcher`; batch files need :class:`RowMatcher`.
 
-Ties between concepts follow one rule in every embedding matcher (:func:`rank_key`), the
-one the lexical dictionary applies too: scores compared rounded to :data:`TIE_DECIMALS`
-decimals, then the concept matched at its own name first, then the smaller ``concept_id``.
-A text shared by several concepts is typically one concept's name and another's synonym
-(MEDIC: "Aniridia" names MeSH D015783 and is a synonym of "Aniridia, type 2", C536372), and
-the concept it names is the better guess; the ID order only makes the rest deterministic.
+Ties follow one rule in every matcher (:func:`rank_key`): scores rounded to
+:data:`TIE_DECIMALS` decimals, then the concept matched at its own name first (a text shared
+by several concepts is typically one's name and another's synonym: MEDIC's "Aniridia"), then
+the smaller ``concept_id``.
 
-A :class:`Candidate` carries its provenance: the text that matched (``matched_term``),
-where that text lives (``source``: :attr:`Source.ONTOLOGY` for the index's terms,
-:attr:`Source.DOMAIN` for domain synonyms added at search time), the KG source of the term
-(``term_source``, e.g. ``"MeSH"``; the synonym file's name for domain synonyms), whether it
-is the concept's preferred name in the KG (``is_preferred``), the concept's
-``semantic_types`` and its vocabulary ``attributes`` (OMOP's ``vocabulary_id``,
-``concept_code``, ...; empty for most KGs). When a concept was matched through its mean vector (representation C)
-``matched_term`` is its name, ``is_preferred`` is true and ``term_source`` is empty.
-``expanded_from`` is the query's original text when the candidate was found through its
-abbreviation-expanded text (:mod:`termnorm.search.context`), else ``None``.
-After a ranker (:class:`~termnorm.search.rank.RankedMatcher`) ``recall_score`` is the
-recall stage's score (the cosine), ``ranker_score`` the ranker's probability and ``score``
-the score the candidates are ordered by (fused, ranker or recall, per its mode); without a
-ranker both are ``None``. ``Candidate.to_dict()`` is JSON-ready.
+A :class:`Candidate` carries its provenance: ``matched_term``, ``source``
+(:attr:`Source.ONTOLOGY`: the index's terms; :attr:`Source.DOMAIN`: domain synonyms),
+``term_source`` (the term's KG source, or the synonym file's name), ``is_preferred``,
+``semantic_types`` and vocabulary ``attributes`` (OMOP's ``vocabulary_id``, ...). A concept
+matched through its mean vector reports its name, preferred, with no ``term_source``.
+``expanded_from`` is the original text of an abbreviation-expanded query
+(:mod:`termnorm.search.context`). After a ranker (:class:`~termnorm.search.rank.RankedMatcher`)
+``recall_score`` is the recall cosine, ``ranker_score`` the ranker's probability and ``score``
+what the candidates are ordered by; without one both are ``None``.
 """
 
 from __future__ import annotations
@@ -172,9 +164,24 @@ class RowAnswers:
 
 class OverRecall(RowAnswers):
     """A stage over a recall matcher (``self.recall``): its query limit and alternative IDs
-    are the recall's."""
+    are the recall's; it answers the recall's rows of ``max(k, k_c)`` candidates, reordered
+    by :meth:`rerank_rows`."""
 
     recall: RowMatcher
+    k_c: int
+
+    def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
+        """One :class:`RowResult` per input: the recall's rows, reordered and cut to ``k``."""
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        return self.rerank_rows(texts, self.recall.normalize_rows(texts, max(k, self.k_c)), k)
+
+    def rerank_rows(
+        self, texts: Sequence[object], recalled: Sequence[RowResult], k: int = 5
+    ) -> list[RowResult]:
+        """The stage alone: ``recalled`` (the recall's rows for ``texts``) reordered, cut to
+        ``k``; rows without candidates (refused, abstained) pass through as they are."""
+        raise NotImplementedError
 
     def identity(self) -> dict[str, Any]:
         """The class and name of this stage, and the recall stage's identity."""

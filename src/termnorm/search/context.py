@@ -1,40 +1,24 @@
 """The mention in its document: search a mention and its abbreviation-expanded text, keep one.
 
 A mention whose document defines its short form ("bipolar affective disorder (BPAD)" …
-"BPAD") is expanded through the document's pairs
-(:mod:`termnorm.mentions.abbreviations`). The expanded text is not always the better query:
-domain synonyms may hold the short form itself ("DM" annotated as a training mention), and
-the expansion then moves the answer away from an exact hit. :class:`ContextMatcher` searches
-both texts with the one matcher it wraps (one ``normalize_rows`` call for all distinct
-texts) and keeps, per mention, the ranking that :class:`ExpansionRule` chooses:
+"BPAD") is expanded through the document's pairs (:mod:`termnorm.mentions.abbreviations`).
+The expansion is not always the better query: domain synonyms may hold the short form
+itself ("DM" annotated as a training mention). :class:`ContextMatcher` searches both texts
+with the matcher it wraps (one ``normalize_rows`` call for all distinct texts) and keeps,
+per mention, the ranking :class:`ExpansionRule` chooses: ``expanded`` always;
+``best`` (the default: no threshold to tune) the one whose top candidate scores higher;
+``original-first`` the original's when its top score reaches ``threshold``, else the
+expanded one's (a sieve).
 
-``expanded``
-    always the expanded text's ranking.
-``best`` (the default)
-    the ranking whose top candidate scores higher.
-``original-first``
-    a sieve: the original text's ranking when its top candidate scores at least
-    ``threshold`` (an exact or near-exact hit, e.g. a domain synonym holding the short form),
-    else the expanded text's.
+A tie (equal top scores to :data:`~termnorm.search.candidate.TIE_DECIMALS` decimals) goes to
+the document's definition under every rule: "CD" may name Celiac Disease in the dictionary,
+but the document's "Crohn disease (CD)" says what its author meant. Rankings are compared on
+the recall stage's scores (:func:`recall_top`), so a ranker never turns that choice around.
+The measured effect of each rule is in ``docs/results/abbreviations.md``.
 
-**A tie goes to the document's definition** under every rule: when the two top scores are
-equal after rounding to :data:`~termnorm.search.candidate.TIE_DECIMALS` decimals, the expanded
-ranking is kept. Scores are capped at 1.0, so a short form that is also a dictionary name
-("CD", Celiac Disease) and the expansion the document gives it ("Crohn disease (CD)") both
-match exactly; the document says which one its author meant, the dictionary does not.
-
-**Scores are the recall stage's** (:func:`recall_top`): after a ranker, a candidate's
-``score`` is a learned one and its ``recall_score`` what recall scored; the rankings are
-compared on the latter, so a ranker never turns the choice recall made (e.g. the document's
-definition of its short form) the other way.
-
-``best`` is the default because it has no threshold to tune; the measured effect of each rule
-is in ``docs/results/abbreviations.md`` (``benchmarks/abbreviations.py --rules``).
-
-A mention that nothing expanded is searched once and answered as is. The candidates of a
-ranking taken from the expanded text carry ``expanded_from`` (the mention's original text);
-``RowResult.error``/``abstained`` follow the chosen ranking. Rankings are never merged:
-each is :func:`~termnorm.search.top_concepts.rank_parts`' output for one query.
+A mention nothing expanded is searched once. Candidates of a ranking taken from the expanded
+text carry ``expanded_from`` (the original text); ``error``/``abstained`` follow the chosen
+ranking. Rankings are never merged.
 """
 
 from __future__ import annotations
@@ -65,7 +49,6 @@ __all__ = [
     "ContextRows",
     "ExpansionChoice",
     "ExpansionRule",
-    "expand_in_context",
     "expand_in_documents",
     "file_expansions",
     "parse_expansion_rule",
@@ -182,16 +165,6 @@ def expand_in_documents(
     ]
     unread = [abbreviations.unread(c) if c is not None else None for c in contexts]
     return expansions, unread
-
-
-def expand_in_context(
-    texts: Sequence[str],
-    contexts: Sequence[str | None],
-    mode: AbbreviationMode | str = AbbreviationMode.AB3P,
-) -> list[Expansion]:
-    """The expansions of :func:`expand_in_documents` (a document Ab3P could not read expands
-    nothing)."""
-    return expand_in_documents(texts, contexts, mode)[0]
 
 
 def file_expansions(

@@ -1,14 +1,10 @@
 """The search space: an ontology index plus, optionally, domain synonyms in their own backend.
 
-A :class:`SearchSpace` holds a :class:`~termnorm.index.TermIndex` (the ontology, target O:
-searched through the index's own backends, never re-encoded, never modified), the encoder
-for queries, and optional domain synonyms (target D) — annotated training mentions or a
-user's ``concept_id<TAB>text`` file — added with :meth:`SearchSpace.with_synonyms`: only the
-new texts go through the encoder (each distinct string once) and they are searched in their
-own backend (exact by default, or any :class:`~termnorm.index.Backend` through the index
-factory). OD searches both and merges the results.
-
-Each module (:mod:`termnorm.search.strategies`) is made of parts (:mod:`termnorm.search.parts`):
+A :class:`SearchSpace` holds a :class:`~termnorm.index.TermIndex` (target O: searched through
+its own backends, never re-encoded or modified), the query encoder and optional domain
+synonyms (target D: annotated mentions or a ``concept_id<TAB>text`` file) added by
+:meth:`SearchSpace.with_synonyms`, which encodes each distinct new text once into their own
+backend (exact by default). Each module is made of parts (:mod:`termnorm.search.parts`):
 
 =====  =============================================================================
 O-T    the index's term rows
@@ -16,18 +12,15 @@ O-C    the index's stored concept vectors
 D-T    the domain synonyms' rows
 D-C    per concept with domain synonyms, the L2-normalised mean of its synonyms' vectors
 OD-T   O-T's rows and D-T's rows
-OD-C   O-C's vectors, except for concepts with domain synonyms: for them the mean over their
-       ontology terms *and* domain synonyms (a concept without domain synonyms keeps its
-       O-C vector)
+OD-C   O-C's vectors, except for concepts with domain synonyms: the mean over their
+       ontology terms *and* domain synonyms
 =====  =============================================================================
 
-Means are computed once per space by :func:`termnorm.index.tables.concept_means`, from the
-stored vectors. Domain synonym IDs are matched to the index's concepts through
-:meth:`TermIndex.resolve_id <termnorm.index.TermIndex.resolve_id>` (``D005955`` finds
-``MESH:D005955``, alt IDs count too). Pairs whose ID is unknown, unlinkable (``-1``) or
-composite (several IDs), and empty texts, are dropped and counted in
-:attr:`SynonymReport.dropped` (nothing is dropped silently). Exact duplicate (concept, text)
-pairs are kept once.
+Means are computed once per space (:func:`termnorm.index.tables.concept_means`). Synonym IDs
+are resolved by :meth:`TermIndex.resolve_id <termnorm.index.TermIndex.resolve_id>`
+(``D005955`` finds ``MESH:D005955``, alt IDs count); unknown, unlinkable (``-1``) or
+composite IDs, empty texts and duplicate pairs are dropped and counted in
+:attr:`SynonymReport.dropped`.
 """
 
 from __future__ import annotations

@@ -111,15 +111,11 @@ class Part(ABC):
 class IndexTerms(Part):
     """The index's term rows, searched through the index's term backend (O-T).
 
-    When that backend is exact and the pre-scan fits (``onnx`` extra installed, an int8 layout
-    that is exact on this CPU, an int8 copy of at most
-    :data:`~termnorm.search.prescan.MAX_BYTES`), calls with a few queries (one user's query)
-    are answered through an int8 pre-scan with exact re-scoring: the exact search's rows,
-    scores equal up to float32 rounding (:mod:`termnorm.search.prescan`; 1 of 1,729 NCBI +
-    BC5CDR mentions swapped two concepts 1e-6 apart at ranks 3 and 4, as batch and single
-    searches can). A one-shot command does not pay for it: it is built at the second such
-    call, or at once by :meth:`prepare` (a service calls it before it says ready). It is
-    built once, under a lock, whatever the number of threads searching.
+    When that backend is exact and the pre-scan fits
+    (:func:`~termnorm.search.prescan.prescan_available`), calls with few queries are answered
+    by the int8 pre-scan with exact re-scoring (:mod:`termnorm.search.prescan`). It is built
+    once, under a lock, at the second such call (a one-shot command does not pay for it) or
+    at once by :meth:`prepare` (a service calls it before it says ready).
     """
 
     origin = Source.ONTOLOGY

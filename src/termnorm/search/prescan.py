@@ -31,12 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from termnorm.encoders.int8_kernel import (
-    Int8Kernel,
-    Int8KernelError,
-    int8_kernel,
-    stored_weights,
-)
+from termnorm.encoders.int8_kernel import Int8Kernel, Int8KernelError, int8_kernel, stored_weights
 from termnorm.encoders.runtime import onnx_model
 from termnorm.index.base import SearchResult
 from termnorm.index.exact import exact_search, select_topk

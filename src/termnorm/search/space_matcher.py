@@ -2,25 +2,19 @@
 
 A :class:`SpaceMatcher` searches a :class:`~termnorm.search.SearchSpace` as its
 :class:`SearchConfig` says: a module (O-T, O-C, D-T, D-C, OD-T, OD-C) or a sieve of two
-(:mod:`termnorm.search.sieve`, with its ``threshold``), an optional ``min_score`` and an
-optional :class:`~termnorm.search.filters.ConceptFilter`. The plain normalizer is the O-T
-(``mode="term"``) or O-C (``mode="concept"``) configuration (:class:`~termnorm.search.Normalizer`).
+(:mod:`termnorm.search.sieve`), an optional ``min_score`` and an optional
+:class:`~termnorm.search.filters.ConceptFilter`. The plain normalizer is its O-T or O-C
+configuration (:class:`~termnorm.search.Normalizer`).
 
-Contract (implements :class:`~termnorm.search.candidate.RowMatcher`):
-
-* Queries are validated (:mod:`termnorm.search.query`) and encoded once, whatever the
-  strategy; :meth:`SpaceMatcher.normalize_batch` raises :class:`QueryError` for the first bad
-  row, :meth:`SpaceMatcher.normalize_rows` returns one :class:`RowResult` per input with the
-  message in ``error`` instead (for files).
-* Each module's hits are ranked by :func:`~termnorm.search.top_concepts.rank_parts` (one concept
-  once, the tie rule of :func:`~termnorm.search.candidate.rank_key`, filters applied while
-  ranking). A filter that leaves at most :data:`RESTRICT_FRACTION` of a part's rows is
-  answered by an exact search over those rows only.
-* ``min_score``: candidates scoring below it are dropped (ranks renumbered); a valid query
-  left without any gets an empty list, and in :meth:`~SpaceMatcher.normalize_rows` the reason
-  in ``abstained`` (``"no concept scored >= 0.8"``).
-* :meth:`SpaceMatcher.configure` returns a matcher over the same space with some settings
-  changed (cheap: nothing is re-encoded or rebuilt).
+Contract (a :class:`~termnorm.search.candidate.RowMatcher`): queries are validated
+(:mod:`termnorm.search.query`) and encoded once whatever the strategy; ``normalize_batch``
+raises :class:`QueryError` for the first bad row, ``normalize_rows`` puts the message in the
+row's ``error``. Each module's hits are ranked by
+:func:`~termnorm.search.top_concepts.rank_parts` (a concept once, the tie rule, filters
+applied while ranking); a filter leaving at most :data:`RESTRICT_FRACTION` of a part's rows
+is answered by an exact search over those rows. Candidates below ``min_score`` are dropped
+(a valid query left without any says so in ``abstained``). :meth:`SpaceMatcher.configure`
+changes settings cheaply (nothing is re-encoded or rebuilt).
 """
 
 from __future__ import annotations

@@ -1,18 +1,14 @@
 """The training data of the learned stages: queries from annotated mentions, cross-fitted.
 
-Shared by the ranker (:mod:`termnorm.search.stages.ranker.training`), hybrid recall's weight
-(:mod:`termnorm.search.stages.hybrid.fit`) and the learned combiner
-(:mod:`termnorm.search.stages.combiner.model`). For every training mention with gold IDs the query
-texts are its text and, when its document defines a short form in it, its expanded text
-(inference searches both, :mod:`termnorm.search.context`).
+Shared by the ranker, hybrid recall's weight and the learned combiner. Each training mention
+with gold IDs gives its text and, when its document defines a short form in it, the expanded
+text (inference searches both, :mod:`termnorm.search.context`).
 
-**Cross-fitting.** When a synonym file is also a training-mention file (D-T + OD-T with the
-training split as domain synonyms), a training mention would find its own entry as an exact
-hit and a learned stage would learn from candidate lists easier than any it meets. Documents
-are then split into ``folds`` groups (seeded); the mentions of group g are searched in a space
-whose domain synonyms hold the mentions of the other groups only (plus any synonym file that
-is not a training file), so a mention never finds its own entry, nor one from its own
-document. A format without documents (``tsv``) is cross-fitted by mention.
+**Cross-fitting.** When a synonym file is also a training-mention file, a mention would find
+its own entry as an exact hit and a learned stage would learn from lists easier than any it
+meets. Documents are then split into ``folds`` seeded groups; the mentions of group g are
+searched with the domain synonyms of the other groups only (plus any synonym file that is
+not a training file). A format without documents (``tsv``) is cross-fitted by mention.
 """
 
 from __future__ import annotations

@@ -1,19 +1,16 @@
 """Fitting the learned combiner on cross-fitted training candidates: ``termnorm rank combine``.
 
-The training queries and their cross-fitting are :mod:`termnorm.search.stages.crossfit`'s.
-Each fold's recall stage (the strategy, or hybrid recall with a fitted card's weight) returns
-``k_c`` candidates per query; each candidate becomes a feature row
-(:func:`~termnorm.search.stages.combiner.model.candidate_features`, with the ranker's logit when a
-ranker is given) labelled 1 when it is one of the query's gold concepts. The logistic
-regression is fitted on all rows (:func:`~termnorm.search.stages.combiner.model.fit_combiner`); the
-card (a JSON file) holds its numbers, the recall configuration, the index identity and the
-training acc@1 of recall and of the combiner with the training ECE of the top candidate.
+Each fold's recall stage (:mod:`termnorm.search.stages.crossfit`) returns ``k_c`` candidates
+per query; each becomes a feature row
+(:func:`~termnorm.search.stages.combiner.model.candidate_features`, with the ranker's logit
+when a ranker is given) labelled 1 when it is a gold concept, and the logistic regression is
+fitted on all rows. The JSON card holds its numbers, the recall configuration, the index
+identity and the training acc@1 of recall and combiner, with the top candidate's ECE.
 
-**Stacking.** A ranker scores the mentions it trained on better than unseen ones, and a
-combiner fitted on those scores trusts it more than it should. A ranker trained with
-``--holdout F`` lists the documents it did not train on; the combiner is then fitted on the
-mentions of exactly those documents (their search still finds every other document's
-synonyms). A ranker without held-out documents is used in-sample, with a warning and
+**Stacking.** A ranker scores its own training mentions better than unseen ones, so a
+combiner fitted on them trusts it too much. A ranker trained with ``--holdout F`` lists the
+documents it did not train on, and the combiner is fitted on those documents' mentions only;
+a ranker without held-out documents is used in-sample, with a warning and
 ``ranker_in_sample: true`` on the card.
 """
 

@@ -48,11 +48,10 @@ class CombinedMatcher(OverRecall):
         """The recall stage's index."""
         return getattr(self.recall, "index", None)
 
-    def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
-        """One :class:`RowResult` per input: the recall's rows, reordered (module doc)."""
-        if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
-        recalled = self.recall.normalize_rows(texts, max(k, self.k_c))
+    def rerank_rows(
+        self, texts: Sequence[object], recalled: Sequence[RowResult], k: int = 5
+    ) -> list[RowResult]:
+        """``recalled`` reordered by the combiner's probability, cut to ``k`` (module doc)."""
         rows = [i for i, r in enumerate(recalled) if r.candidates]
         out = list(recalled)
         if not rows:

@@ -18,12 +18,11 @@ candidate gets the features of :data:`FEATURES`:
 ``ranker_logit``  logit of the ranker's probability (only when the combiner uses a ranker).
 
 The model is p = σ(b + Σ_j w_j·(x_j − μ_j)/σ_j) (features standardized on the training rows,
-L2-regularized logistic regression, scikit-learn). :class:`CombinedMatcher` orders the
-candidates by p; ``score`` is p (a probability, so ``min_score`` is a probability threshold),
-``recall_score`` the recall stage's score and ``ranker_score`` the ranker's probability
-(:class:`~termnorm.search.stages.combiner.matcher.CombinedMatcher`). The recall score is a feature: when the other features carry no signal (a ranker returning noise)
-the fitted weights leave them out and the order stays the recall order. The model is stored
-as plain numbers in a JSON card (:meth:`Combiner.to_dict`), no pickle.
+L2-regularized logistic regression, scikit-learn), stored as plain numbers in a JSON card
+(:meth:`Combiner.to_dict`), no pickle.
+:class:`~termnorm.search.stages.combiner.matcher.CombinedMatcher` orders candidates by p
+(``score``; ``min_score`` is then a probability threshold). The recall score is a feature:
+when the others carry no signal the weights leave them out and the recall order stays.
 """
 
 from __future__ import annotations

@@ -1,25 +1,15 @@
 """Hybrid recall (BioSyn, Sung et al. 2020): dense and sparse candidates, one list, one score.
 
-:class:`HybridMatcher` wraps a dense :class:`~termnorm.search.SpaceMatcher` (a module or a
-sieve) and a sparse matcher, the char 3-gram TF-IDF baseline
-(:class:`~termnorm.search.lexical.TfidfMatcher`) fitted over the same texts: the index's terms
-and, when the strategy searches them, the space's domain synonyms (:func:`space_kg`). For a query q:
-
-* the dense side returns its top ``k_dense`` concepts with their cosines, the sparse side its
-  top ``k_sparse`` concepts; the candidates are the union (a concept once);
-* every candidate c gets both scores: the dense score d(q, c) is the dense side's score when
-  it returned c, else the best cosine of c's texts (index terms, and domain synonyms when
-  the strategy searches them); the
-  sparse score s(q, c) is the best TF-IDF cosine of c's texts;
-* the hybrid score is h = w·d + (1 − w)·s (BioSyn's weighted sum; w = ``weight``, fitted on
-  training candidates by :func:`termnorm.search.stages.hybrid.fit.fit_hybrid`);
-* candidates are ordered by h, ties keeping the merged order (the dense side's order first:
-  a sieve's domain-synonym hit stays ahead of an ontology text that ties with it), the top
-  k returned with ``score`` = h; ``matched_term`` and its provenance are the dense side's (a
-  candidate only the sparse side found reports its best-cosine text); ``recall_score`` is d.
-
-The dense side's filter holds for sparse candidates too; ``min_score`` applies to h.
-Query problems (empty, too long) are the dense side's.
+:class:`HybridMatcher` wraps a dense :class:`~termnorm.search.SpaceMatcher` and a char 3-gram
+TF-IDF matcher (:class:`~termnorm.search.lexical.TfidfMatcher`) fitted over the same texts
+(:func:`space_kg`). For a query q, the candidates are the union of the dense top ``k_dense``
+and the sparse top ``k_sparse`` (a concept once, dense order first); each gets a dense score
+d (the dense side's, else the best cosine of the concept's texts) and a sparse score s (the
+best TF-IDF cosine of its texts), and they are ordered by h = w·d + (1 − w)·s (w fitted by
+:func:`termnorm.search.stages.hybrid.fit.fit_hybrid`), ties keeping the merged order.
+``score`` is h, ``recall_score`` d; ``matched_term`` and its provenance are the dense side's
+(a sparse-only candidate reports its best-cosine text). The dense side's filter holds for
+sparse candidates too, ``min_score`` applies to h, and query problems are the dense side's.
 """
 
 from __future__ import annotations
@@ -33,12 +23,7 @@ import pandas as pd
 
 from termnorm.index.term_index import TermIndex
 from termnorm.kg.graph import KnowledgeGraph
-from termnorm.search.candidate import (
-    TIE_DECIMALS,
-    Candidate,
-    RowAnswers,
-    RowResult,
-)
+from termnorm.search.candidate import TIE_DECIMALS, Candidate, RowAnswers, RowResult
 from termnorm.search.domain import SearchSpace
 from termnorm.search.identity import canonical
 from termnorm.search.lexical.tfidf import TfidfMatcher

@@ -8,13 +8,11 @@ final hidden states of [CLS], [PS] and [PT] to one logit; ``sigmoid(logit)`` is 
 probability that the candidate is the mention's concept. ``plain=True`` is the baseline
 without keyword tokens ("BERT-rank"): ``[CLS] mention [SEP] candidate [SEP]``, head on [CLS].
 
-It is initialised from any model folder :class:`~termnorm.encoders.TermEncoder` reads
-(default all-MiniLM-L6-v2): the transformer and its tokenizer, to which [PS] and [PT] are
-added as special tokens (their embeddings start as the [CLS] embedding). A saved ranker model
-is a folder with ``cross_encoder.json`` (plain or not, max length, dropout): a plain one is a
-standard sentence-transformers ``CrossEncoder`` folder (:mod:`.standard_folder`); a
-keyword-attentive one has ``model/`` (Hugging Face weights and tokenizer, the two tokens
-included) and ``head.safetensors``, the layout every ranker had before (still read).
+It starts from any model folder :class:`~termnorm.encoders.TermEncoder` reads (default
+all-MiniLM-L6-v2), [PS] and [PT] added as special tokens initialised as [CLS]. Saved, it is a
+folder with ``cross_encoder.json`` (plain or not, max length, dropout): a plain one is a
+sentence-transformers ``CrossEncoder`` folder (:mod:`.standard_folder`), a keyword-attentive
+one has ``model/`` (weights and tokenizer) and ``head.safetensors``.
 """
 
 from __future__ import annotations

@@ -1,23 +1,14 @@
 """What a learned score may not overrule: the recall stage's exact dictionary match.
 
-A ranker (or the combiner it carries) reorders the recall stage's top ``k_c`` candidates by
-a learned score. Where the recall stage already found the query *as written* in the
-dictionary, that score can only move the answer away from it: a learned score is a guess
-about a text, an exact match is the text. So the ranked order keeps one rule by
-construction:
+A learned score is a guess about a text; an exact match is the text. So when the recall
+stage's top candidate is an exact match of the query (:func:`is_exact_match`: the query
+equals, after :func:`~termnorm.search.lexical.normalize_text`, the matched text or the
+concept's name), it stays first whatever its learned score, the others following in the
+learned order (:func:`defer_to_exact`). Its ``score`` stays its learned score (a probability
+stays a probability), so a deferred ranking's scores are not sorted.
 
-* **exact match first**: when the recall stage's top candidate is an exact match of the
-  query (:func:`is_exact_match`: the query equals, after
-  :func:`~termnorm.search.lexical.normalize_text`, the text that matched or the concept's
-  name), that candidate stays first, whatever its learned score; the other candidates follow
-  in the learned order (:func:`defer_to_exact`). Its ``score`` stays its learned score (a
-  probability stays a probability), so the scores of a deferred ranking are not sorted.
-
-The document's own short form is kept by the same construction one level up: the choice
-between a mention's ranking as written and its abbreviation-expanded ranking
-(:class:`~termnorm.search.context.ExpansionChoice`) compares the recall stage's scores of
-ranked candidates, never their learned ones, so a ranker cannot turn
-the choice the recall stage made (a tie goes to the document's definition) the other way.
+The same holds one level up: :class:`~termnorm.search.context.ExpansionChoice` compares the
+recall scores of ranked candidates, never their learned ones.
 """
 
 from __future__ import annotations

@@ -1,31 +1,23 @@
 """Recall, then rank: any row matcher's candidates reordered by a trained ranker.
 
-:class:`RankedMatcher` is a :class:`~termnorm.search.candidate.RowMatcher` wrapping another
-one (the recall stage: a strategy, a sieve, the plain normalizer) and a
-:class:`~termnorm.search.rank.Ranker`. For each usable query it asks the recall stage for
-``k_c`` candidates (at least ``k``), scores them with the ranker (one batch per mention, see
-:meth:`Ranker.score_batch`) and orders them as ``mode`` says
-(:class:`~termnorm.search.stages.ranker.fusion.RankMode`): ``fused`` by
-s = w·sc + (1 − w)·sr (:func:`~termnorm.search.stages.ranker.fusion.fuse`), ``rank`` by the ranker's
-probability, ``recall`` in the recall order without running the ranker (the ablation
-baseline). Ties keep the recall order. In every mode a recall top that matches the query
-exactly stays first (:mod:`~termnorm.search.stages.ranker.deference`): a learned score never
-overrules an exact dictionary match. The top ``k`` are returned, ranks renumbered, each
-candidate keeping ``recall_score`` (the recall cosine), ``ranker_score`` and ``score`` (the
-score it was ordered by).
+:class:`RankedMatcher` wraps a recall :class:`~termnorm.search.candidate.RowMatcher` and a
+:class:`~termnorm.search.rank.Ranker`. For each usable query it recalls ``k_c`` candidates (at
+least ``k``), scores them with the ranker (one batch per mention) and orders them as ``mode``
+(:class:`~termnorm.search.stages.ranker.fusion.RankMode`) says: ``fused`` by
+s = w·sc + (1 − w)·sr (:func:`~termnorm.search.stages.ranker.fusion.fuse`), ``rank`` by the
+ranker's probability, ``recall`` in recall order without the ranker (the ablation baseline),
+``learned`` (the default when the ranker folder carries a combiner, else ``fused``) by the
+combiner's probability (:class:`~termnorm.search.stages.combiner.model.Combiner`), with
+``min_probability`` dropping candidates below it (a row left empty abstains, saying so).
+Ties keep the recall order, and a recall top that matches the query exactly stays first
+(:mod:`~termnorm.search.stages.ranker.deference`). The top ``k`` are returned, ranks
+renumbered, each keeping ``recall_score``, ``ranker_score`` and ``score`` (what it was
+ordered by).
 
-Mode ``learned`` (the default when the ranker folder carries a combiner, i.e. it was trained
-with ``--holdout``; otherwise ``fused``) orders by the combiner's probability that the
-candidate is correct (:class:`~termnorm.search.stages.combiner.model.Combiner` over the recall, lexical
-and ranker features); ``score`` is that probability and ``min_probability`` drops candidates
-below it (a row whose every candidate is dropped abstains, saying so).
-
-With an ``implication`` predictor (:class:`~termnorm.search.stages.ranker.implication.ImplicationLike`)
-each answered row also gets ``implication`` (x) and ``concept_ids``: the codes chosen by
-:func:`~termnorm.search.stages.ranker.fusion.select_codes` (top x for x < 3; for x = 3 the top 3 and
-every further candidate of the k_c scoring above ``theta``).
-
-Rows the recall stage refuses or abstains on are passed through as they are.
+With an ``implication`` predictor each answered row also gets ``implication`` (x) and
+``concept_ids``, the codes :func:`~termnorm.search.stages.ranker.fusion.select_codes` chooses
+(top x; for x = 3 also every further candidate scoring above ``theta``). Rows the recall
+stage refuses or abstains on pass through as they are.
 """
 
 from __future__ import annotations
@@ -35,12 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from termnorm.search.candidate import (
-    Candidate,
-    OverRecall,
-    RowMatcher,
-    RowResult,
-)
+from termnorm.search.candidate import Candidate, OverRecall, RowMatcher, RowResult
 from termnorm.search.lexical.tfidf import TfidfMatcher
 from termnorm.search.space_matcher import abstained
 from termnorm.search.stages.combiner.model import candidate_features, reorder, tfidf_of
@@ -122,12 +109,6 @@ class RankedMatcher(OverRecall):
         self.theta = theta
         self.implication = implication
         self.name = f"{recall.name}+{ranker.name}[{self.mode.value}]"
-
-    def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
-        """One :class:`RowResult` per input, in order (module doc)."""
-        if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
-        return self.rerank_rows(texts, self.recall.normalize_rows(texts, max(k, self.k_c)), k)
 
     def rerank_rows(
         self, texts: Sequence[object], recalled: Sequence[RowResult], k: int = 5

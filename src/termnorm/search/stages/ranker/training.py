@@ -31,36 +31,20 @@ from termnorm.search.stages.cards import fitted_index
 from termnorm.search.stages.crossfit import (
     Query,
     TrainingData,
-    build_queries,
     gold_hits,
     holdout_documents,
     load_training_data,
     recall_candidates,
     training_space,
 )
-from termnorm.search.stages.fit_spec import DEFAULT_FOLDS
 from termnorm.search.stages.ranker.cross_encoder import KeywordCrossEncoder
 from termnorm.search.stages.ranker.ranker import Ranker, save_ranker
 from termnorm.search.stages.ranker.texts import candidate_text
 from termnorm.search.stages.ranker.train_loop import RankPair, train_cross_encoder
-from termnorm.search.stages.ranker.train_spec import (
-    DEFAULT_HOLDOUT,
-    TRAIN_PAIR_LENGTH,
-    RankTrainSpec,
-)
+from termnorm.search.stages.ranker.train_spec import RankTrainSpec
 from termnorm.search.strategies import parse_strategy
 
-__all__ = [
-    "DEFAULT_FOLDS",
-    "DEFAULT_HOLDOUT",
-    "TRAIN_PAIR_LENGTH",
-    "Query",
-    "RankTrainSpec",
-    "build_queries",
-    "recall_candidates",
-    "train_ranker",
-    "training_pairs",
-]
+__all__ = ["train_ranker", "training_pairs"]
 
 logger = logging.getLogger(__name__)
 
