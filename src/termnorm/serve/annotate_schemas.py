@@ -72,7 +72,13 @@ class AnnotateIn(SpecOverrides):
     language: LanguageTag = Field(
         AUTO,
         description="The documents' language for the assertion rules (negated, hypothetical, "
-        "historical, family): en, fr, de, es or nl, or auto to detect it per document.",
+        "historical, family): en, fr, de, es or nl, or auto to detect it per document "
+        "(default: the service's --language).",
+    )
+    detectors: list[Name] | None = Field(
+        None,
+        description="The detectors that find the mentions (dictionary, tagger: the service's "
+        "--ner; default: the service's --detectors).",
     )
 
 
