@@ -83,7 +83,11 @@ def build_annotator(
 
     given = source or DetectorSource()
     factories = [DETECTORS.resolve(name).load() for name in spec.detectors]
-    made = list(detectors) if detectors else lambda: [make(spec, given) for make in factories]
+    made = (
+        list(detectors)
+        if detectors is not None
+        else lambda: [make(spec, given) for make in factories]
+    )
     extra = None if spec.rules is None else AssertionRules.from_file(spec.rules)
     return Annotator(
         spec.search,
@@ -117,8 +121,7 @@ def tagger_of_spec(spec: AnnotateSpec, source: DetectorSource) -> SpanTagger:
     under ``--runtime bf16``, in bfloat16."""
     from termnorm.encoders.runtime import Runtime
 
-    if spec.ner is None:  # AnnotateSpec refuses it; a hand-made call may not
-        raise ValueError("the tagger detector needs a span tagger folder: give ner=DIR (--ner)")
+    assert spec.ner is not None  # AnnotateSpec refuses the tagger without it
     return load_span_tagger(spec.ner, spec.search.threads, spec.search.runtime is Runtime.BF16)
 
 

@@ -111,6 +111,20 @@ class AnnotateSpec:
         """A copy with ``changes`` (field names), checked like a new spec."""
         return dataclasses.replace(self, **changes)
 
+    def runnable_detectors(self) -> list[str]:
+        """The detector names (registered, then the aliases) this spec could run instead of
+        its own: not the tagger without a tagger folder, say."""
+        from termnorm.annotate.detectors import DETECTORS
+
+        runnable = []
+        for name in [*DETECTORS.names(), *_ALIASES]:
+            try:
+                self.replace(detectors=(name,))
+            except ValueError:
+                continue
+            runnable.append(name)
+        return runnable
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (``search`` as :meth:`PipelineSpec.to_dict` writes it);
         :meth:`from_dict` reads it."""

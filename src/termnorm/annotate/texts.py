@@ -84,7 +84,7 @@ def annotate_texts(
     own = {f.name for f in dataclasses.fields(AnnotateSpec)} - {"search"}
     options = {name: spec.pop(name) for name in own & set(spec)}
     objects = None if detectors is None or isinstance(detectors, str) else list(detectors)
-    if objects and not all(isinstance(d, str) for d in objects):
+    if objects is not None and not (objects and all(isinstance(d, str) for d in objects)):
         if options.get("ner") is not None:
             raise ValueError("give ner= with a detector choice, or the detector objects alone")
     else:

@@ -198,7 +198,10 @@ def router(settings: ServeSettings) -> APIRouter:
     the answer's size are checked by the route, the body's bytes by the app's body limit);
     ``AnnotateOut`` is the answer's schema, built on the worker thread (``_answer``)."""
     body = annotate_model(
-        settings.max_documents, settings.max_document_chars, settings.max_annotate_k
+        settings.max_documents,
+        settings.max_document_chars,
+        settings.max_annotate_k,
+        settings.annotate.runnable_detectors(),
     )
     routes = APIRouter()
     routes.add_api_route(
