@@ -19,8 +19,8 @@ from tests._progress import record_bars, sigkill_after_parts
 
 from termnorm.annotate import batch, chunks
 from termnorm.annotate.batch import annotate_file
-from termnorm.annotate.chunks import AnnotateSettings
 from termnorm.annotate.formats import OutputFormat
+from termnorm.annotate.spec import AnnotateSpec
 from termnorm.errors import MissingExtraError
 from termnorm.io.output_lock import OutputBusyError, OutputLock
 from termnorm.io.resumable import PROGRESS_NAME, ResumableParts, ResumeError, work_dir
@@ -82,8 +82,8 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture()
-def spec(index_dir: Path, cache: Path) -> PipelineSpec:
-    return PipelineSpec(index=index_dir, min_score=0.99)
+def spec(index_dir: Path, cache: Path) -> AnnotateSpec:
+    return AnnotateSpec(PipelineSpec(index=index_dir, min_score=0.99))
 
 
 class Interrupt(RuntimeError):
@@ -115,7 +115,7 @@ def _output(out: Path, fmt: OutputFormat) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("fmt", list(OutputFormat))
 def test_an_interrupted_job_resumes_into_the_uninterrupted_output(
-    spec: PipelineSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: OutputFormat
+    spec: AnnotateSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: OutputFormat
 ) -> None:
     source = str(_write(tmp_path / "docs.jsonl", _docs(23, bad_every=7)))
     suffix = "" if fmt is OutputFormat.BRAT else f".{fmt.value}"
@@ -142,19 +142,19 @@ def test_an_interrupted_job_resumes_into_the_uninterrupted_output(
 
 
 def test_every_document_once_in_order_with_its_error_rows(
-    spec: PipelineSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spec: AnnotateSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lines = _docs(12, bad_every=4)
     lines[5] = json.dumps({"id": "long", "text": "asthma " * 40})
     source = str(_write(tmp_path / "docs.jsonl", lines))
     out = tmp_path / "out.jsonl"
-    settings = AnnotateSettings(max_document_chars=100)
+    spec = spec.replace(max_document_chars=100)
     _failing_after(monkeypatch, 1)
     with pytest.raises(Interrupt):
-        annotate_file(spec, source, out, settings=settings, chunk_docs=3, show_progress=False)
+        annotate_file(spec, source, out, chunk_docs=3, show_progress=False)
     monkeypatch.undo()
     monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
-    report = annotate_file(spec, source, out, settings=settings, chunk_docs=3, show_progress=False)
+    report = annotate_file(spec, source, out, chunk_docs=3, show_progress=False)
     rows = _rows(out)
     expected = [
         f"docs.jsonl:{i + 1}" if i % 4 == 3 else ("long" if i == 5 else f"d{i:03d}")
@@ -169,7 +169,7 @@ def test_every_document_once_in_order_with_its_error_rows(
 
 
 def test_a_changed_input_or_spec_is_refused_by_name(
-    spec: PipelineSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spec: AnnotateSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     src = _write(tmp_path / "docs.jsonl", _docs(9))
     out = tmp_path / "out.jsonl"
@@ -178,9 +178,14 @@ def test_a_changed_input_or_spec_is_refused_by_name(
         annotate_file(spec, str(src), out, chunk_docs=4, show_progress=False)
     _failing_after(monkeypatch, 99)
     with pytest.raises(ResumeError, match=r"settings\.min_score: 0\.99 → 0\.5.*--restart"):
-        annotate_file(spec.replace(min_score=0.5), str(src), out, show_progress=False)
+        annotate_file(
+            spec.replace(search=spec.search.replace(min_score=0.5)),
+            str(src),
+            out,
+            show_progress=False,
+        )
     with pytest.raises(ResumeError, match=r"k: 5 → 2"):
-        annotate_file(spec, str(src), out, settings=AnnotateSettings(k=2), show_progress=False)
+        annotate_file(spec.replace(k=2), str(src), out, show_progress=False)
     with pytest.raises(ResumeError, match=r"format: \"jsonl\" → \"pubtator\""):
         annotate_file(spec, str(src), out, fmt=OutputFormat.PUBTATOR, show_progress=False)
     _write(src, _docs(10))
@@ -191,7 +196,7 @@ def test_a_changed_input_or_spec_is_refused_by_name(
 
 
 def test_a_changed_folder_is_refused_by_its_files(
-    spec: PipelineSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spec: AnnotateSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "notes"
     folder.mkdir()
@@ -229,7 +234,7 @@ def test_the_cli_resumes_and_refuses_by_name(
     assert code == 0 and out.read_bytes() == first
 
 
-def test_an_out_that_cannot_take_the_format_is_refused(spec: PipelineSpec, tmp_path: Path) -> None:
+def test_an_out_that_cannot_take_the_format_is_refused(spec: AnnotateSpec, tmp_path: Path) -> None:
     src = str(_write(tmp_path / "docs.jsonl", _docs(2)))
     with pytest.raises(ValueError, match="is a folder; --format jsonl writes a file"):
         annotate_file(spec, src, tmp_path, show_progress=False)
@@ -239,7 +244,7 @@ def test_an_out_that_cannot_take_the_format_is_refused(spec: PipelineSpec, tmp_p
         annotate_file(spec, src, src, fmt=OutputFormat.BRAT, show_progress=False)
 
 
-def test_a_second_run_on_the_same_out_fails_at_once(spec: PipelineSpec, tmp_path: Path) -> None:
+def test_a_second_run_on_the_same_out_fails_at_once(spec: AnnotateSpec, tmp_path: Path) -> None:
     src = str(_write(tmp_path / "docs.jsonl", _docs(3)))
     out = tmp_path / "out.jsonl"
     with (
@@ -257,7 +262,7 @@ def test_a_second_run_on_the_same_out_fails_at_once(spec: PipelineSpec, tmp_path
 
 def test_ray_without_the_extra_or_without_out_is_refused_before_any_work(
     index_dir: Path,
-    spec: PipelineSpec,
+    spec: AnnotateSpec,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -274,7 +279,7 @@ def test_ray_without_the_extra_or_without_out_is_refused_before_any_work(
 
 
 def test_the_progress_bar_counts_documents_from_the_resumed_one(
-    spec: PipelineSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spec: AnnotateSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bars = record_bars(monkeypatch, batch)
     src = str(_write(tmp_path / "docs.jsonl", _docs(11)))
@@ -344,7 +349,7 @@ def test_killed_with_sigkill_the_same_command_finishes_every_document_once(
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TERMNORM_CACHE": str(cache)}
     args = ["annotate", str(src), "--index", str(index_dir), "--min-score", "0.99"]
     args += ["--chunk-docs", "5"]
-    spec = PipelineSpec(index=index_dir, min_score=0.99)
+    spec = AnnotateSpec(PipelineSpec(index=index_dir, min_score=0.99))
     annotate_file(spec, str(src), ref, chunk_docs=5, show_progress=False)  # uninterrupted
     cmd = [sys.executable, str(script), "{}", *args, "--out", str(out)]
     proc = subprocess.Popen([a.format("0.03") for a in cmd], env=env)
@@ -362,7 +367,7 @@ def test_killed_with_sigkill_the_same_command_finishes_every_document_once(
 @pytest.mark.slow  # Ray starts, and its actors import torch and load the index
 def test_ray_writes_the_local_engines_output_and_resumes_it(
     local_ray: None,
-    spec: PipelineSpec,
+    spec: AnnotateSpec,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -17,6 +17,7 @@ import typer
 from typer.testing import CliRunner
 
 from _cli import command_app
+from termnorm.annotate import detectors
 from termnorm.cli import eval_annotate_cmd, eval_cmd
 
 # GSC+ layout: PMID line, text line, then start<TAB>end<TAB>mention<TAB>HP:id; blank line
@@ -67,7 +68,7 @@ def gold(tmp_path: Path) -> Path:
 @pytest.fixture()
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeAnnotator:
     annotator = FakeAnnotator()
-    monkeypatch.setattr(eval_annotate_cmd, "_annotator", lambda spec, ner, detectors: annotator)
+    monkeypatch.setattr(detectors, "build_annotator", lambda spec: annotator)
     return annotator
 
 

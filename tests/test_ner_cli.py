@@ -11,7 +11,8 @@ import pytest
 import termnorm
 from _cli import run_main
 from _tagger_fixtures import DOCUMENTS, gscplus_text
-from termnorm.annotate.detectors import DetectorChoice, resolve_choice
+from termnorm.annotate.spec import AnnotateSpec
+from termnorm.errors import UnknownNameError
 
 TINY_FLAGS = [
     "--epochs", "40", "--batch-size", "3", "--learning-rate", "0.02",
@@ -123,11 +124,46 @@ def test_python_annotate_takes_ner_and_a_choice(tagger_dir: Path, index_dir: Pat
     ]
 
 
-def test_resolve_choice_defaults_and_refusals(tmp_path: Path) -> None:
-    assert resolve_choice(None, None) is DetectorChoice.DICTIONARY
-    assert resolve_choice(None, tmp_path) is DetectorChoice.TAGGER
-    assert resolve_choice("tagger", tmp_path) is DetectorChoice.TAGGER
-    with pytest.raises(ValueError, match="need a trained span tagger"):
-        resolve_choice("both", None)
-    with pytest.raises(ValueError, match="unknown detectors 'ner'"):
-        resolve_choice("ner", tmp_path)
+def test_detector_choice_defaults_aliases_and_refusals(tmp_path: Path) -> None:
+    assert AnnotateSpec().detectors == ("dictionary",)
+    assert AnnotateSpec(ner=tmp_path).detectors == ("tagger",)
+    assert AnnotateSpec(detectors="tagger", ner=tmp_path).detectors == ("tagger",)
+    assert AnnotateSpec(detectors="both", ner=tmp_path).detectors == ("dictionary", "tagger")
+    assert AnnotateSpec(detectors=["tagger,dictionary"], ner=tmp_path).detectors == (
+        "tagger",
+        "dictionary",
+    )
+    with pytest.raises(ValueError, match="needs a trained span tagger"):
+        AnnotateSpec(detectors="both")
+    with pytest.raises(
+        UnknownNameError,
+        match=r"unknown detector 'ner' \(--detectors\)\. Known: dictionary, tagger",
+    ):
+        AnnotateSpec(detectors="ner", ner=tmp_path)
+
+
+def test_the_service_and_spacy_run_the_tagger(
+    tagger_dir: Path, index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("fastapi")
+    from _serve_fixtures import serving
+
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+    wanted = [("migraine", "T:0005", "tagger"), ("heart attack", "T:0001", "tagger")]
+    with serving(index_dir, annotate=AnnotateSpec(ner=tagger_dir), min_score=0.99) as client:
+        body = {"documents": [{"id": "d", "text": TEXT}]}
+        answer = client.post("/v1/annotate", json=body)
+        both = client.post("/v1/annotate", json={**body, "detectors": ["both"]})
+    assert answer.status_code == 200, answer.text
+    rows = answer.json()["results"][0]["annotations"]
+    assert [(r["text"], r["concept_id"], r["detector"]) for r in rows] == wanted
+    assert {r["detector"] for r in both.json()["results"][0]["annotations"]} == {
+        "dictionary+tagger"
+    }
+
+    spacy = pytest.importorskip("spacy")
+    nlp = spacy.blank("en")
+    config = {"index": str(index_dir), "min_score": 0.99, "ner": str(tagger_dir)}
+    nlp.add_pipe("termnorm", config=config)
+    ents = nlp(TEXT).ents
+    assert [(e.text, e.kb_id_, e._.termnorm_annotation.detector) for e in ents] == wanted

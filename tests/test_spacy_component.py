@@ -102,12 +102,14 @@ def component_module() -> object:
     return importlib.import_module("termnorm.integrations.spacy_component")
 
 
-def test_the_config_is_the_spec_plus_k_label_and_language(
+def test_the_config_is_the_pipeline_and_annotate_specs_plus_label(
     component_module: object, index_dir: Path
 ) -> None:
+    from termnorm.annotate.spec import AnnotateSpec
     from termnorm.integrations.spacy_component import DEFAULT_CONFIG
 
-    assert set(DEFAULT_CONFIG) == set(PipelineSpec().to_dict()) | {"k", "label", "language"}
+    annotate = set(AnnotateSpec().to_dict()) - {"search"}
+    assert set(DEFAULT_CONFIG) == set(PipelineSpec().to_dict()) | annotate | {"label"}
     nlp = spacy.blank("en")
     config = {"index": str(index_dir), "strategy": "o-t", "k": 2}
     pipe = nlp.add_pipe("termnorm", config=config)

@@ -8,7 +8,7 @@ package: ``termnorm/__init__.py`` says how the two share the name.
 from termnorm.annotate.annotation import Annotation
 from termnorm.annotate.assertion import Assertion, assert_spans
 from termnorm.annotate.assertion_rules import AssertionRules
-from termnorm.annotate.detectors import DetectorChoice, select_detectors
+from termnorm.annotate.detectors import DETECTORS, DetectorSource, build_annotator
 from termnorm.annotate.dictionary import DictionaryDetector
 from termnorm.annotate.merge import merge_spans
 from termnorm.annotate.pipeline import (
@@ -19,6 +19,7 @@ from termnorm.annotate.pipeline import (
 )
 from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Detector, Span
+from termnorm.annotate.spec import AnnotateSpec
 from termnorm.annotate.tagger import SpanTagger
 from termnorm.annotate.texts import annotate_texts
 from termnorm.annotate.windows import (
@@ -32,12 +33,14 @@ from termnorm.annotate.windows import (
 __all__ = [
     "DEFAULT_MAX_DOCUMENT_CHARS",
     "DEFAULT_WINDOW_CHARS",
+    "DETECTORS",
+    "AnnotateSpec",
     "Annotation",
     "Annotator",
     "Assertion",
     "AssertionRules",
     "Detector",
-    "DetectorChoice",
+    "DetectorSource",
     "DictionaryDetector",
     "DocumentAnnotations",
     "DocumentError",
@@ -46,10 +49,10 @@ __all__ = [
     "Window",
     "annotate_texts",
     "assert_spans",
+    "build_annotator",
     "detect_in_windows",
     "max_chars_for_tokens",
     "merge_spans",
-    "select_detectors",
     "sentence_spans",
     "text_windows",
 ]

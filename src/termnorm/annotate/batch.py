@@ -18,7 +18,7 @@ and the output holds every document exactly once, in order:
 
 ``OUT`` appears (or changes) only when the run ends. The job is recorded: the source
 (:func:`source_identity`), the output format, the JSON Lines fields, the annotation settings
-(:class:`AnnotateSettings`), the pipeline spec and the matcher's identity; a run over another
+(:class:`~termnorm.annotate.spec.AnnotateSpec`), its pipeline spec and the matcher's identity; a run over another
 job is refused with :class:`~termnorm.io.resumable.ResumeError` naming what changed
 (``restart=True`` starts over). One run per output (the lock of ``OUT.parts/``).
 
@@ -42,12 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
-from termnorm.annotate.chunks import (
-    DEFAULT_CHUNK_DOCS,
-    AnnotateSettings,
-    annotate_chunk,
-    commit_chunk,
-)
+from termnorm.annotate.chunks import DEFAULT_CHUNK_DOCS, annotate_chunk, commit_chunk
 from termnorm.annotate.formats import (
     InputDocument,
     OutputFormat,
@@ -60,8 +55,8 @@ from termnorm.io.resumable import ResumableParts
 from termnorm.search.batch import input_identity
 
 if TYPE_CHECKING:
+    from termnorm.annotate.spec import AnnotateSpec
     from termnorm.search.build import SynonymNotice
-    from termnorm.search.spec import PipelineSpec
 
 __all__ = ["AnnotateReport", "annotate_file", "check_out", "source_identity"]
 
@@ -121,12 +116,11 @@ def check_out(source: str, out: Path, fmt: OutputFormat) -> None:
 
 
 def annotate_file(
-    spec: PipelineSpec,
+    spec: AnnotateSpec,
     source: str,
     out: str | Path,
     *,
     fmt: OutputFormat = OutputFormat.JSONL,
-    settings: AnnotateSettings | None = None,
     id_field: str = "id",
     text_field: str = "text",
     chunk_docs: int = DEFAULT_CHUNK_DOCS,
@@ -138,12 +132,12 @@ def annotate_file(
     notice: SynonymNotice | None = None,
 ) -> AnnotateReport:
     """Annotate the documents of ``source`` (a text, a file or a folder, as
-    :func:`~termnorm.annotate.formats.read_inputs` reads it) into ``out`` with the pipeline of
-    ``spec`` (module doc). ``engine="ray"`` runs ``workers`` Ray actors (on the cluster at
+    :func:`~termnorm.annotate.formats.read_inputs` reads it) into ``out`` as ``spec`` says
+    (module doc). ``engine="ray"`` runs ``workers`` Ray actors (on the cluster at
     ``address``). Raises :class:`~termnorm.io.resumable.ResumeError` for an unfinished job with
     other settings, :class:`~termnorm.io.output_lock.OutputBusyError` while another run writes
     ``out``, :class:`ValueError` for an ``out`` that cannot take ``fmt``."""
-    out, settings, engine = Path(out), settings or AnnotateSettings(), Engine(engine)
+    out, engine = Path(out), Engine(engine)
     if chunk_docs < 1:
         raise ValueError(f"chunk_docs must be at least 1, got {chunk_docs}")
     check_out(source, out, fmt)
@@ -154,20 +148,22 @@ def annotate_file(
         "format": fmt.value,
         "id_field": id_field,
         "text_field": text_field,
-        **settings.record(),
+        **spec.record(),
     }
     annotator: Annotator | None = None
     if engine is Engine.RAY:
         from termnorm.annotate.ray_batch import ray_job
 
-        spec, job["settings"] = ray_job(spec)
+        search, job["settings"] = ray_job(spec.search)
+        spec = spec.replace(search=search)
     else:
+        from termnorm.annotate.detectors import build_annotator
         from termnorm.search.build import build
 
-        matcher = build(spec, notice=notice)
-        job["settings"] = spec.resolved().to_dict()
+        matcher = build(spec.search, notice=notice)
+        job["settings"] = spec.search.resolved().to_dict()
         job["matcher"] = matcher.identity()
-        annotator = settings.annotator(spec, matcher)
+        annotator = build_annotator(spec, matcher=matcher)
     ext = "" if fmt is OutputFormat.BRAT else out.suffix
     parts = ResumableParts(out, job, ext, restart, option="--out")
     report = AnnotateReport(source, out, fmt.value, engine.value, resumed_from=parts.rows_done)
@@ -185,8 +181,7 @@ def annotate_file(
         if annotator is None:
             from termnorm.annotate.ray_batch import annotate_on_ray
 
-            work = (spec, settings, fmt)
-            annotate_on_ray(work, readers, chunk_docs, workers, address, parts, bar)
+            annotate_on_ray((spec, fmt), readers, chunk_docs, workers, address, parts, bar)
         else:
             _annotate_here(annotator, readers, fmt, chunk_docs, parts, bar)
         if fmt is OutputFormat.BRAT:

@@ -14,13 +14,12 @@ output.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from termnorm.annotate.formats import (
     InputDocument,
@@ -30,18 +29,13 @@ from termnorm.annotate.formats import (
     jsonl_rows,
     pubtator_lines,
 )
-from termnorm.annotate.languages import AUTO
-from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS, Annotator, DocumentAnnotations
-from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS
+from termnorm.annotate.pipeline import Annotator, DocumentAnnotations
 
 if TYPE_CHECKING:
     from termnorm.io.resumable import ResumableParts
-    from termnorm.search.candidate import RowMatcher
-    from termnorm.search.spec import PipelineSpec
 
 __all__ = [
     "DEFAULT_CHUNK_DOCS",
-    "AnnotateSettings",
     "DocumentCounts",
     "RenderedChunk",
     "annotate_chunk",
@@ -52,65 +46,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_CHUNK_DOCS = 256
 """Documents per committed chunk (what a kill can lose, and what a Ray actor gets at once)."""
-
-
-@dataclass(frozen=True)
-class AnnotateSettings:
-    """How each document is annotated, besides the pipeline spec: ``k`` candidates kept per
-    annotation, the detectors' ``window_chars``, the longest document accepted
-    (``max_document_chars``), an assertion ``rules`` TSV added to the shipped rules of each
-    document's language, the documents' ``language`` (``auto``: detected, a JSON Lines
-    document's ``lang`` wins), and the detectors (``detectors``: dictionary, tagger or both;
-    ``ner``: the span tagger's folder; :func:`~termnorm.annotate.detectors.select_detectors`)."""
-
-    k: int = 5
-    window_chars: int = DEFAULT_WINDOW_CHARS
-    max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS
-    rules: Path | None = None
-    ner: Path | None = None
-    detectors: str | None = None
-    language: str = AUTO
-
-    def annotator(self, spec: PipelineSpec, matcher: RowMatcher | None = None) -> Annotator:
-        """The :class:`Annotator` of ``spec`` with these settings (``matcher``: already
-        built; else the annotator builds it on its first document)."""
-        extra_rules = None
-        if self.rules is not None:
-            from termnorm.annotate.assertion_rules import AssertionRules
-
-            extra_rules = AssertionRules.from_file(self.rules)
-        from termnorm.annotate.detectors import select_detectors
-
-        chosen = select_detectors(self.detectors, self.ner, spec)
-        return Annotator(
-            spec,
-            chosen,
-            k=self.k,
-            max_chars=self.window_chars,
-            max_document_chars=self.max_document_chars,
-            matcher=matcher,
-            language=self.language,
-            extra_rules=extra_rules,
-        )
-
-    def record(self) -> dict[str, Any]:
-        """These settings as a job records them (the rules file and the tagger's card by
-        their content digests)."""
-        from termnorm.annotate.detectors import resolve_choice
-        from termnorm.training.tagger_folder import CARD_NAME
-
-        def digest(path: Path | None) -> str | None:  # a missing file: refused when loaded
-            if path is None or not path.is_file():
-                return None
-            return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-
-        tagger = None if self.ner is None else Path(self.ner) / CARD_NAME
-        return {
-            **dataclasses.asdict(self),
-            "rules": digest(self.rules),
-            "ner": digest(tagger),
-            "detectors": resolve_choice(self.detectors, self.ner).value,
-        }
 
 
 @dataclass

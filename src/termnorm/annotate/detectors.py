@@ -1,84 +1,134 @@
-"""Which detectors find the mentions: the dictionary, the trained span tagger, or both.
+"""The detectors, by name, and the one way every face assembles an annotator.
 
-:func:`select_detectors` is the one rule every face follows (``--ner DIR``,
-``--detectors dictionary|tagger|both``; ``ner=``, ``detectors=`` in Python): without a
-choice, the tagger when a tagger folder is given (alone: on NCBI-disease devel the union
-scored below the tagger at every level, docs/results/annotation.md) and the dictionary otherwise; ``tagger`` or
-``both`` without a tagger folder is refused. Loaded taggers are kept per folder (until its
-card changes) and thread setting, so repeated calls do not reload them.
+:data:`DETECTORS` is the registry of detectors (``--detectors``; entry-point group
+``termnorm.detectors``): an entry's target is a factory ``(spec, source) -> Detector`` of the
+:class:`~termnorm.annotate.spec.AnnotateSpec` and the :class:`DetectorSource` (the loaded
+index and extra synonym pairs a face already holds). A new detector is one module plus one
+``DETECTORS.register(...)`` line. :func:`build_annotator` is what the CLI, the library, batch
+files, Ray, the service and the spaCy component call. Loaded taggers are kept per folder
+(until its card changes) and thread setting, so repeated calls do not reload them.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from enum import Enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from termnorm.annotate.spans import Detector
-from termnorm.annotate.tagger import SpanTagger
+from termnorm.registry import Registry
 
 if TYPE_CHECKING:
-    from termnorm.search.spec import PipelineSpec
+    from termnorm.annotate.assertion_rules import AssertionRules
+    from termnorm.annotate.dictionary import DictionaryDetector
+    from termnorm.annotate.pipeline import Annotator
+    from termnorm.annotate.spec import AnnotateSpec
+    from termnorm.annotate.tagger import SpanTagger
+    from termnorm.index import TermIndex
+    from termnorm.search.candidate import RowMatcher
 
-__all__ = ["DetectorChoice", "load_span_tagger", "resolve_choice", "select_detectors"]
+__all__ = [
+    "DETECTORS",
+    "DetectorFactory",
+    "DetectorSource",
+    "build_annotator",
+    "dictionary_of_spec",
+    "load_span_tagger",
+    "tagger_of_spec",
+]
 
 _lock = threading.Lock()
 _taggers: dict[tuple[str, int, int | None, bool], SpanTagger] = {}
 
 
-class DetectorChoice(str, Enum):
-    """The detectors to run (``--detectors``)."""
+@dataclass(frozen=True)
+class DetectorSource:
+    """What a face already holds for its detectors: the loaded ``index`` (``None``: the
+    spec's, loaded when needed) and ``(concept_id, text)`` ``pairs`` the dictionary knows
+    besides the spec's synonym files."""
 
-    DICTIONARY = "dictionary"
-    TAGGER = "tagger"
-    BOTH = "both"
-
-
-def resolve_choice(choice: DetectorChoice | str | None, ner: str | Path | None) -> DetectorChoice:
-    """``choice`` checked against ``ner`` (module doc for the default and the refusal)."""
-    if choice is None:
-        return DetectorChoice.TAGGER if ner is not None else DetectorChoice.DICTIONARY
-    try:
-        chosen = DetectorChoice(choice)
-    except ValueError:
-        known = "|".join(c.value for c in DetectorChoice)
-        raise ValueError(f"unknown detectors {choice!r}; choose {known}") from None
-    if chosen is not DetectorChoice.DICTIONARY and ner is None:
-        raise ValueError(
-            f"detectors {chosen.value!r} need a trained span tagger: give its folder with "
-            "--ner DIR (ner=DIR), trained by 'termnorm ner train'"
-        )
-    return chosen
+    index: TermIndex | None = None
+    pairs: tuple[tuple[str, str], ...] = ()
 
 
-def select_detectors(
-    choice: DetectorChoice | str | None,
-    ner: str | Path | None,
-    spec: PipelineSpec,
-    dictionary: Callable[[], Detector] | None = None,
-) -> list[Detector]:
-    """The detectors of ``choice`` (:func:`resolve_choice`) for ``spec``, the dictionary
-    first: ``dictionary`` builds it when it is chosen (default
-    :func:`~termnorm.annotate.pipeline.default_detector` of ``spec``); the tagger runs with
-    the spec's ``threads`` and, under ``--runtime bf16``, in bfloat16."""
+DetectorFactory = Callable[["AnnotateSpec", DetectorSource], Detector]
+"""What a detector entry names: the detector of a spec and a source."""
+
+DETECTORS: Registry[DetectorFactory] = Registry("detector", "--detectors", "termnorm.detectors")
+"""The detectors by name (module doc)."""
+
+
+def build_annotator(
+    spec: AnnotateSpec,
+    source: DetectorSource | None = None,
+    *,
+    matcher: RowMatcher | None = None,
+    rules: AssertionRules | None = None,
+    detectors: Sequence[Detector] | None = None,
+) -> Annotator:
+    """The :class:`~termnorm.annotate.pipeline.Annotator` of ``spec``: its detectors (built
+    from :data:`DETECTORS` on the first document, in the order named), the ``rules`` file
+    added to each language's shipped rules (``rules``: these rules for every document
+    instead), windows, ``k`` and document limit. ``matcher``: the search already built (else
+    ``build(spec.search)`` on the first document); ``detectors``: detector objects to use
+    instead of the spec's names.
+
+    Raises:
+        UnknownNameError: a detector registered no more (an entry point uninstalled).
+    """
+    from termnorm.annotate.assertion_rules import AssertionRules
+    from termnorm.annotate.pipeline import Annotator
+
+    given = source or DetectorSource()
+    factories = [DETECTORS.resolve(name).load() for name in spec.detectors]
+    made = (
+        list(detectors)
+        if detectors is not None
+        else lambda: [make(spec, given) for make in factories]
+    )
+    extra = None if spec.rules is None else AssertionRules.from_file(spec.rules)
+    return Annotator(
+        spec.search,
+        made,
+        rules,
+        spec.k,
+        spec.window_chars,
+        max_document_chars=spec.max_document_chars,
+        matcher=matcher,
+        language=spec.language,
+        extra_rules=extra,
+    )
+
+
+def dictionary_of_spec(spec: AnnotateSpec, source: DetectorSource) -> DictionaryDetector:
+    """The dictionary detector (``"dictionary"``): the index's terms, the spec's synonym
+    files and the source's pairs, of the concepts the spec's filter lets through
+    (:func:`~termnorm.annotate.pipeline.dictionary_detector`)."""
+    from termnorm.annotate.pipeline import dictionary_detector, spec_filter
+    from termnorm.search.build import resolve_index
+
+    search = spec.search
+    index = source.index if source.index is not None else resolve_index(search.index)
+    return dictionary_detector(
+        index, search.synonyms, source.pairs, concept_filter=spec_filter(search)
+    )
+
+
+def tagger_of_spec(spec: AnnotateSpec, source: DetectorSource) -> SpanTagger:
+    """The span tagger of ``spec.ner`` (``"tagger"``), with the search's ``threads`` and,
+    under ``--runtime bf16``, in bfloat16."""
     from termnorm.encoders.runtime import Runtime
 
-    chosen = resolve_choice(choice, ner)
-    detectors: list[Detector] = []
-    if chosen is not DetectorChoice.TAGGER:
-        if dictionary is None:
-            from termnorm.annotate.pipeline import default_detector
+    assert spec.ner is not None  # AnnotateSpec refuses the tagger without it
+    return load_span_tagger(spec.ner, spec.search.threads, spec.search.runtime is Runtime.BF16)
 
-            detectors.append(default_detector(spec))
-        else:
-            detectors.append(dictionary())
-    if chosen is not DetectorChoice.DICTIONARY:
-        assert ner is not None  # resolve_choice refuses it
-        bf16 = spec.runtime is Runtime.BF16
-        detectors.append(load_span_tagger(ner, spec.threads, bf16))
-    return detectors
+
+DETECTORS.register(
+    "dictionary", dictionary_of_spec, help="the index's terms and the domain synonyms"
+)
+DETECTORS.register("tagger", tagger_of_spec, help="a trained span tagger (--ner DIR)")
 
 
 def load_span_tagger(
@@ -86,6 +136,7 @@ def load_span_tagger(
 ) -> SpanTagger:
     """The :class:`SpanTagger` of a tagger folder, loaded once per folder content (the
     card's modification time), thread setting and ``bf16``."""
+    from termnorm.annotate.tagger import SpanTagger
     from termnorm.training.tagger_folder import CARD_NAME
 
     folder = Path(path).resolve()

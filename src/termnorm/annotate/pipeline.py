@@ -37,7 +37,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -80,6 +80,7 @@ DEFAULT_MAX_DOCUMENT_CHARS = 1_000_000
 DICTIONARY_CACHE = "dictionaries"
 """Folder under the termnorm cache where compiled dictionaries are kept."""
 
+_DICTIONARIES_KEPT = 8  # per index: the service compiles one per synonym set and filter
 _lock = threading.Lock()
 _detectors: weakref.WeakKeyDictionary[TermIndex, dict[tuple[object, ...], DictionaryDetector]] = (
     weakref.WeakKeyDictionary()
@@ -128,8 +129,8 @@ def dictionary_detector(
     ``concept_filter`` (the spec's namespaces and semantic types: the dictionary finds no
     name of a concept the search could not return); compiled once per content under ``cache``
     (default: the termnorm cache's ``dictionaries/`` folder) and reused from there, and kept
-    in memory per index (until a synonym file changes), so a repeated call returns the same
-    detector. A filter naming what the index lacks raises
+    in memory per index (the last eight; until a synonym file changes), so a repeated call
+    returns the same detector. A filter naming what the index lacks raises
     :class:`~termnorm.search.filters.FilterError`."""
     from termnorm.paths import cache_dir
 
@@ -142,6 +143,8 @@ def dictionary_detector(
         per_index = _detectors.setdefault(index, {})
         if key not in per_index:
             per_index[key] = _compile_detector(index, files, given, folder, concept_filter)
+            while len(per_index) > _DICTIONARIES_KEPT:  # a service adding synonyms: the last
+                per_index.pop(next(iter(per_index)))
         return per_index[key]
 
 
@@ -174,7 +177,8 @@ def _compile_detector(
 class Annotator:
     """Annotates documents with the concepts of ``spec`` (module doc for the steps).
 
-    ``detectors``: default one :func:`default_detector`; ``rules``: the assertion rules of
+    ``detectors``: the detectors, or a function that makes them on the first document
+    (default: one :func:`default_detector`); ``rules``: the assertion rules of
     every document, whatever its language (default: the shipped rules of each document's
     language, :meth:`AssertionRules.for_language`); ``extra_rules``: rules added to the
     shipped ones of each language (a literal they share is replaced); ``language``: the
@@ -189,7 +193,7 @@ class Annotator:
     def __init__(
         self,
         spec: PipelineSpec,
-        detectors: Sequence[Detector] | None = None,
+        detectors: Sequence[Detector] | Callable[[], Sequence[Detector]] | None = None,
         rules: AssertionRules | None = None,
         k: int = 5,
         max_chars: int = DEFAULT_WINDOW_CHARS,
@@ -205,7 +209,7 @@ class Annotator:
             raise ValueError(f"k must be at least 1, got {k}")
         if max_document_chars < 1:
             raise ValueError(f"max_document_chars must be at least 1, got {max_document_chars}")
-        if detectors is not None and not detectors:
+        if detectors is not None and not callable(detectors) and not detectors:
             raise ValueError("detectors is empty: give at least one, or None for the dictionary")
         self.spec = spec
         self.rules = rules
@@ -214,14 +218,16 @@ class Annotator:
         self.k = k
         self.max_chars = max_chars
         self.max_document_chars = max_document_chars
-        self._detectors = list(detectors) if detectors is not None else None
+        self._make = detectors if callable(detectors) else None
+        self._detectors = None if detectors is None or callable(detectors) else list(detectors)
         self._matcher = matcher
 
     @property
     def detectors(self) -> list[Detector]:
         """The detectors (the default dictionary detector is built on first use)."""
         if self._detectors is None:
-            self._detectors = [default_detector(self.spec)]
+            made = self._make() if self._make is not None else [default_detector(self.spec)]
+            self._detectors = list(made)
         return self._detectors
 
     @property

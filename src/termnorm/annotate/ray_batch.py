@@ -21,12 +21,13 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from termnorm.annotate.chunks import AnnotateSettings, RenderedChunk, annotate_chunk, commit_chunk
+from termnorm.annotate.chunks import RenderedChunk, annotate_chunk, commit_chunk
 from termnorm.annotate.formats import InputDocument, OutputFormat
 from termnorm.engines import RayWorkerError, import_ray, map_on_actors, ray_session
 from termnorm.errors import TermnormError
 
 if TYPE_CHECKING:
+    from termnorm.annotate.spec import AnnotateSpec
     from termnorm.io.resumable import ResumableParts
     from termnorm.search.spec import PipelineSpec
 
@@ -47,12 +48,14 @@ class _ChunkWorker:
     """A Ray Data callable class: builds its annotator once, then renders each chunk of
     documents it is given (a batch of one chunk) and returns it as JSON text."""
 
-    def __init__(self, spec: PipelineSpec, settings: AnnotateSettings, fmt: str) -> None:
+    def __init__(self, spec: AnnotateSpec, fmt: str) -> None:
         # an error here (a bad rules file...) is reported by the first call: Ray reports a
         # failed constructor as a bare ActorDiedError, a failed call with its cause
         self.error: Exception | None = None
         try:
-            self.annotator = settings.annotator(spec)
+            from termnorm.annotate.detectors import build_annotator
+
+            self.annotator = build_annotator(spec)
         except (TermnormError, ValueError, OSError) as exc:
             self.error = exc
         self.fmt = OutputFormat(fmt)
@@ -75,7 +78,7 @@ class _ChunkWorker:
 
 
 def annotate_on_ray(
-    work: tuple[PipelineSpec, AnnotateSettings, OutputFormat],
+    work: tuple[AnnotateSpec, OutputFormat],
     readers: Sequence[Callable[[], InputDocument]],
     chunk_docs: int,
     workers: int,
@@ -84,11 +87,11 @@ def annotate_on_ray(
     bar: Any,
 ) -> None:
     """Annotate the documents of ``readers`` after ``parts.rows_done`` on ``workers`` actors
-    (``work``: the spec, settings and format each actor renders with) and commit their chunks
+    (``work``: the annotate spec and format each actor renders with) and commit their chunks
     into ``parts`` in order, counting them into ``bar``; :class:`RayWorkerError` naming the
     chunk when an actor could not render one (the chunks before it stay committed)."""
     ray = import_ray()
-    fmt = work[2]
+    spec, fmt = work
     starts = range(parts.rows_done, len(readers), chunk_docs)
     items = [
         {"index": n, "documents": json.dumps([read() for read in readers[s : s + chunk_docs]])}
@@ -99,7 +102,7 @@ def annotate_on_ray(
     pending: dict[int, RenderedChunk] = {}
     committed = 0
     with ray_session(ray, address, workers):
-        args = (work[0], work[1], fmt.value)
+        args = (spec, fmt.value)
         for done in map_on_actors(ray, items, _ChunkWorker, args, workers):
             n = int(done["index"])
             if done["error"]:

@@ -6,30 +6,26 @@ The keywords are those of :func:`termnorm.normalize`: ``index`` (a loaded
 :class:`~termnorm.index.TermIndex`, an index folder, or ``None`` for the default index),
 ``synonyms`` (a synonym file, a list of files, or ``(concept_id, text)`` pairs: added to the
 search AND to the dictionary detector) and the :class:`~termnorm.search.spec.PipelineSpec`
-fields (``min_score``, ``strategy``, ``ranker`` as a folder, ...). ``ner``: a span tagger
-folder (``termnorm ner train``); ``detectors``: ``"dictionary"``, ``"tagger"`` or ``"both"``
-(default: the tagger with ``ner``, the dictionary without), or the detector objects themselves.
-The built search, the compiled dictionary and the loaded tagger are cached (by ``build`` and by the dictionary cache), so repeated calls
-cost only the detection and the span searches.
+fields (``min_score``, ``strategy``, ``ranker`` as a folder, ...), plus the
+:class:`~termnorm.annotate.spec.AnnotateSpec` fields: ``ner`` (a span tagger folder,
+``termnorm ner train``), ``detectors`` (registered names: ``"dictionary"``, ``"tagger"``,
+``"both"``, a list; default: the tagger with ``ner``, the dictionary without; or the detector
+objects themselves), ``rules`` (a rules TSV added to the shipped ones, or
+:class:`~termnorm.annotate.assertion_rules.AssertionRules` used instead of them),
+``language``, ``max_chars`` (the window size), ``max_document_chars``. The built search, the
+compiled dictionary and the loaded tagger are cached (by ``build`` and by the dictionary
+cache), so repeated calls cost only the detection and the span searches.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from termnorm.annotate.annotation import Annotation
-from termnorm.annotate.detectors import DetectorChoice, select_detectors
-from termnorm.annotate.languages import AUTO
-from termnorm.annotate.pipeline import (
-    DEFAULT_MAX_DOCUMENT_CHARS,
-    Annotator,
-    dictionary_detector,
-    spec_filter,
-)
 from termnorm.annotate.spans import Detector
-from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS
 
 if TYPE_CHECKING:
     from termnorm.annotate.assertion_rules import AssertionRules
@@ -59,26 +55,25 @@ def annotate_texts(
     k: int = 5,
     *,
     synonyms: SynonymSources | None = None,
-    ner: str | Path | None = None,
-    detectors: Sequence[Detector] | DetectorChoice | str | None = None,
-    rules: AssertionRules | None = None,
-    language: str = AUTO,
-    max_chars: int = DEFAULT_WINDOW_CHARS,
-    max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
+    detectors: Sequence[Detector] | Sequence[str] | str | None = None,
+    rules: AssertionRules | str | Path | None = None,
+    max_chars: int | None = None,
     **spec: Any,
 ) -> list[Annotation] | list[list[Annotation]]:
     """The annotations of one text (a list), or of each of several texts (a list of lists;
     doc ids are the positions, ``"0"``, ``"1"``, ...).
 
-    ``spec``: :class:`~termnorm.search.spec.PipelineSpec` fields (an unknown one is a
-    ``TypeError``); ``ner`` and ``detectors``: the module doc; ``rules``, ``language`` (``"auto"``: detected per text; else
-    en, fr, de, es or nl for every text), ``max_chars``, ``max_document_chars``: as for
-    :class:`~termnorm.annotate.pipeline.Annotator`. Raises
+    ``spec``: :class:`~termnorm.search.spec.PipelineSpec` and
+    :class:`~termnorm.annotate.spec.AnnotateSpec` fields (an unknown one is a ``TypeError``;
+    an unknown detector an :class:`~termnorm.errors.UnknownNameError` listing the known
+    ones); the rest: the module doc. Raises
     :class:`~termnorm.annotate.pipeline.DocumentError` for a text that is not a ``str``
     (``bytes`` included), or is too long, naming it (its position in a list).
     """
+    from termnorm.annotate.detectors import DetectorSource, build_annotator
+    from termnorm.annotate.spec import AnnotateSpec
     from termnorm.mentions.synonyms import as_sources
-    from termnorm.search.build import build, resolve_index
+    from termnorm.search.build import build
     from termnorm.search.spec import PipelineSpec
 
     sources = as_sources(synonyms) if synonyms is not None else []
@@ -86,30 +81,26 @@ def annotate_texts(
     pairs = [pair for s in sources if not isinstance(s, str | Path) for pair in s]
     loaded = None if index is None or isinstance(index, str | Path) else index
     folder = index if loaded is None else loaded.path
-    pipeline = PipelineSpec(index=folder, synonyms=tuple(files), **spec)  # type: ignore[arg-type]
-    matcher = build(pipeline, loaded, synonyms=pairs or None)
-
-    def dictionary() -> Detector:
-        term_index = loaded if loaded is not None else resolve_index(pipeline.index)
-        return dictionary_detector(
-            term_index, pipeline.synonyms, pairs, concept_filter=spec_filter(pipeline)
-        )
-
-    if detectors is None or isinstance(detectors, str):
-        chosen = select_detectors(detectors, ner, pipeline, dictionary)
-    elif ner is not None:
-        raise ValueError("give ner= with a detector choice, or the detector objects alone")
+    own = {f.name for f in dataclasses.fields(AnnotateSpec)} - {"search"}
+    options = {name: spec.pop(name) for name in own & set(spec)}
+    objects = None if detectors is None or isinstance(detectors, str) else list(detectors)
+    if objects is not None and not (objects and all(isinstance(d, str) for d in objects)):
+        if options.get("ner") is not None:
+            raise ValueError("give ner= with a detector choice, or the detector objects alone")
     else:
-        chosen = list(detectors)
-    annotator = Annotator(
-        pipeline,
-        chosen,
-        rules,
-        k,
-        max_chars,
-        max_document_chars=max_document_chars,
-        matcher=matcher,
-        language=language,
+        options["detectors"], objects = detectors or (), None
+    if max_chars is not None:
+        options["window_chars"] = max_chars
+    if isinstance(rules, str | Path):
+        options["rules"], rules = Path(rules), None
+    pipeline = PipelineSpec(index=folder, synonyms=tuple(files), **spec)  # type: ignore[arg-type]
+    source = DetectorSource(loaded, tuple(pairs))
+    annotator = build_annotator(
+        AnnotateSpec(pipeline, k=k, **options),
+        source,
+        matcher=build(pipeline, loaded, synonyms=pairs or None),
+        rules=rules,
+        detectors=objects,  # type: ignore[arg-type]  # Detector objects, checked above
     )
     if isinstance(texts, str | bytes | bytearray) or not isinstance(texts, Sequence):
         return annotator.annotate(texts)  # type: ignore[arg-type]  # refused unless a str

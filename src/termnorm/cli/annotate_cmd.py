@@ -14,10 +14,7 @@ import typer
 
 from termnorm.annotate.chunks import DEFAULT_CHUNK_DOCS
 from termnorm.annotate.formats import OutputFormat
-from termnorm.annotate.languages import AUTO, parse_language
-from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS
-from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS
-from termnorm.cli._detectors import DetectorChoice, detectors_option, ner_option
+from termnorm.annotate.spec import AnnotateSpec
 from termnorm.cli._options import (
     json_option,
     ray_address_option,
@@ -66,7 +63,7 @@ def register(app: typer.Typer) -> None:
     """Attach ``annotate`` to ``app``."""
 
     @app.command("annotate", help=ANNOTATE_HELP)
-    @with_spec_options()
+    @with_spec_options(settings=[AnnotateSpec], exclude=("search",))
     def annotate(
         source: str = typer.Argument(..., help="A text, a .txt/JSONL/PubTator file or a folder."),
         out: Path | None = typer.Option(
@@ -75,33 +72,6 @@ def register(app: typer.Typer) -> None:
         format: OutputFormat = typer.Option(OutputFormat.JSONL, "--format", help="Output format."),
         id_field: str = typer.Option("id", "--id-field", help="Doc id field of JSON Lines."),
         text_field: str = typer.Option("text", "--text-field", help="Text field of JSON Lines."),
-        k: int = typer.Option(5, "-k", "--k", min=1, help="Candidates kept per annotation."),
-        window_chars: int = typer.Option(
-            DEFAULT_WINDOW_CHARS,
-            "--window-chars",
-            min=2,
-            help="Longest window (characters) the detectors read at once; windows end on "
-            "sentence boundaries and overlap, so a mention across an edge is found once.",
-        ),
-        max_document_chars: int = typer.Option(
-            DEFAULT_MAX_DOCUMENT_CHARS,
-            "--max-document-chars",
-            min=1,
-            help="Longest document accepted; a longer one is refused by its id.",
-        ),
-        rules: Path | None = typer.Option(
-            None,
-            "--rules",
-            help="Assertion trigger rules (TSV) added to the default ones (a literal they "
-            "share is replaced).",
-        ),
-        language: str = typer.Option(
-            AUTO,
-            "--language",
-            help="The documents' language for the assertion rules (negated, hypothetical, "
-            "historical, family): en, fr, de, es or nl (a tag like fr-CA is read as fr); "
-            'auto detects it per document. A JSON Lines document\'s own "lang" field wins.',
-        ),
         restart: bool = restart_option(),
         chunk_docs: int = typer.Option(
             DEFAULT_CHUNK_DOCS, "--chunk-docs", min=1, help="Documents per committed chunk."
@@ -114,40 +84,18 @@ def register(app: typer.Typer) -> None:
         ),
         workers: int = workers_option(),
         ray_address: str | None = ray_address_option("the index"),
-        ner: Path | None = ner_option(),
-        detectors: DetectorChoice | None = detectors_option(),
         json_out: bool = json_option(),
         **options: Any,
     ) -> None:
-        from termnorm.annotate.chunks import AnnotateSettings
-        from termnorm.annotate.detectors import resolve_choice
         from termnorm.cli.normalize_cmd import _announce_default_index
 
-        spec = spec_from_options(options)
+        spec = annotate_spec_from_options(options)
         if format is OutputFormat.BRAT and out is None:
             raise typer.BadParameter("--format brat writes a folder: give it with --out DIR")
         if engine is Engine.RAY and out is None:
             raise typer.BadParameter("--engine ray writes a batch job: give it with --out")
-        if spec.index is None:
+        if spec.search.index is None:
             _announce_default_index()
-        try:
-            resolve_choice(detectors, ner)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--detectors") from None
-        if language.strip().lower() != AUTO:
-            try:
-                parse_language(language)
-            except ValueError as exc:
-                raise typer.BadParameter(str(exc), param_hint="--language") from None
-        settings = AnnotateSettings(
-            k,
-            window_chars,
-            max_document_chars,
-            rules,
-            ner,
-            detectors.value if detectors else None,
-            language,
-        )
         if out is not None:
             from termnorm.annotate.batch import annotate_file
 
@@ -156,7 +104,6 @@ def register(app: typer.Typer) -> None:
                 source,
                 out,
                 fmt=format,
-                settings=settings,
                 id_field=id_field,
                 text_field=text_field,
                 chunk_docs=chunk_docs,
@@ -176,10 +123,11 @@ def register(app: typer.Typer) -> None:
             )
             _exit_when_refused_alone(source, report.documents, report.refused)
             return
+        from termnorm.annotate.detectors import build_annotator
         from termnorm.annotate.formats import read_inputs, source_is_text
         from termnorm.search.build import build
 
-        annotator = settings.annotator(spec, build(spec, notice=synonym_notice))
+        annotator = build_annotator(spec, matcher=build(spec.search, notice=synonym_notice))
         docs = read_inputs(source, id_field=id_field, text_field=text_field)
         if format is OutputFormat.JSONL and source_is_text(source) and not json_out:
             (doc,) = docs
@@ -196,6 +144,17 @@ def register(app: typer.Typer) -> None:
             err=True,
         )
         _exit_when_refused_alone(source, counts[0], counts[2])
+
+
+def annotate_spec_from_options(options: dict[str, Any], **search: Any) -> AnnotateSpec:
+    """The :class:`AnnotateSpec` of a command's generated options (its own fields, the rest
+    the pipeline spec's, plus ``search`` fields); a refusal (an unknown detector listing the
+    known ones, a tagger without ``--ner``) is a :class:`typer.BadParameter` naming it."""
+    own = {name: options.pop(name) for name in AnnotateSpec.__dataclass_fields__ if name in options}
+    try:
+        return AnnotateSpec(spec_from_options(options, **search), **own)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def _exit_when_refused_alone(source: str, documents: int, refused: int) -> None:

@@ -21,14 +21,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from termnorm.cli._detectors import (
-    DetectorChoice,
-    chosen_detectors,
-    detectors_option,
-    ner_option,
-)
+from termnorm.annotate.spec import AnnotateSpec
 from termnorm.cli._output import json_ready, print_json
-from termnorm.cli._strategy import spec_from_options, with_spec_options
+from termnorm.cli._strategy import with_spec_options
+from termnorm.cli.annotate_cmd import annotate_spec_from_options
 from termnorm.cli.eval_cmd import eval_app
 from termnorm.evaluation.metric_names import unprefixed
 from termnorm.mentions.mention import MentionFormat
@@ -36,7 +32,6 @@ from termnorm.mentions.mention import MentionFormat
 if TYPE_CHECKING:
     from termnorm.annotate.pipeline import Annotator
     from termnorm.evaluation.annotation import AnnotationLike
-    from termnorm.search.spec import PipelineSpec
 
 __all__ = ["annotate_cmd", "score_annotations"]
 
@@ -78,14 +73,8 @@ def score_annotations(
     return metrics
 
 
-def _annotator(spec: PipelineSpec, ner: Path | None, detectors: DetectorChoice | None) -> Annotator:
-    from termnorm.annotate.pipeline import Annotator
-
-    return Annotator(spec, chosen_detectors(spec, ner, detectors))
-
-
 @eval_app.command("annotate", epilog=_EXAMPLES)
-@with_spec_options(exclude=("index",))
+@with_spec_options(settings=[AnnotateSpec], exclude=("index", "search"))
 def annotate_cmd(
     gold: Path = typer.Argument(..., help="Annotated corpus with document text and offsets."),
     index: Path = typer.Option(..., "--index", help="Index folder whose concepts to find."),
@@ -93,20 +82,16 @@ def annotate_cmd(
         None, "--format", help="pubtator|gscplus|phenobert (detected when omitted)."
     ),
     json_out: bool = typer.Option(False, "--json", help="Print one flat JSON object."),
-    ner: Path | None = ner_option(),
-    detectors: DetectorChoice | None = detectors_option(),
     **options: Any,
 ) -> None:
     """Precision, recall and F1 of the annotations of GOLD's documents, at four levels."""
-    spec = spec_from_options(options, index=index)
-    annotator = _annotator(spec, ner, detectors)
-    metrics = unprefixed(score_annotations(gold, fmt, annotator), "annotate_")
-    if json_out:
-        from termnorm.annotate.detectors import resolve_choice
+    from termnorm.annotate.detectors import build_annotator
 
-        chosen = resolve_choice(detectors, ner).value
-        shown = {"gold": str(gold), "index": str(index), "ner": ner and str(ner)}
-        print_json({**shown, "detectors": chosen, **json_ready(metrics)})
+    spec = annotate_spec_from_options(options, index=index)
+    metrics = unprefixed(score_annotations(gold, fmt, build_annotator(spec)), "annotate_")
+    if json_out:
+        shown = {"gold": str(gold), "index": str(index), "ner": spec.ner and str(spec.ner)}
+        print_json({**shown, "detectors": spec.record()["detectors"], **json_ready(metrics)})
         return
     Console().print(_table(metrics, f"annotations of {gold.name} with {index}"))
 

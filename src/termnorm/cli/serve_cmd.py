@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from termnorm.annotate.spec import AnnotateSpec
 from termnorm.cli._options import DB_HELP
 from termnorm.cli._strategy import spec_from_options, with_spec_options
 from termnorm.serve.settings import DEFAULT_MAX_UPLOAD_BYTES, ServeSettings
@@ -48,10 +49,15 @@ _SPEC_HELP = {
 }
 """The spec options whose meaning the service extends (the project's defaults; a request's
 own strategy and min_score), and the project database's full help."""
-_NOT_OPTIONS = ("spec", "max_upload_bytes")
+_NOT_OPTIONS = ("spec", "max_upload_bytes", "search", "k")
 """The settings that are no option of their own: the spec is the spec options, the upload
-limit is ``--max-upload-mb``."""
-_SETTINGS = frozenset(f.name for f in dataclasses.fields(ServeSettings)) - {"spec"}
+limit is ``--max-upload-mb``, the annotate spec's search is the spec and its ``k`` a
+request's."""
+_SETTINGS = frozenset(f.name for f in dataclasses.fields(ServeSettings)) - {"spec", "annotate"}
+_ANNOTATE = frozenset(f.name for f in dataclasses.fields(AnnotateSpec)) - {
+    *_NOT_OPTIONS,
+    *_SETTINGS,
+}
 
 #: seconds a stopping server waits for requests in flight (uvicorn's graceful shutdown)
 SHUTDOWN_GRACE_S = 10
@@ -84,6 +90,7 @@ def register(app: typer.Typer) -> None:
         from termnorm.serve.server import server_options
 
         given = {name: options.pop(name) for name in _SETTINGS if name in options}
+        annotate = {name: options.pop(name) for name in _ANNOTATE if name in options}
         for origin in given["allow_origins"]:
             try:
                 normalize_origin(origin)
@@ -91,6 +98,10 @@ def register(app: typer.Typer) -> None:
                 raise typer.BadParameter(str(exc), param_hint="--allow-origin") from None
 
         spec = spec_from_options(options)
+        try:
+            annotate_spec = AnnotateSpec(**annotate)
+        except ValueError as exc:  # an unknown detector (the known listed), --ner missing
+            raise typer.BadParameter(str(exc)) from None
         project, project_db = given["project"], given["project_db"]
         if project is not None:  # a project not there is an error now, not at start-up
             from termnorm.projects.overview import pipeline_settings
@@ -111,6 +122,7 @@ def register(app: typer.Typer) -> None:
             synonyms=given.pop("synonym_store"),
             token=given.pop("token"),
             spec=spec,
+            annotate=annotate_spec,
             max_upload_bytes=int(max_upload_mb * (1 << 20)),
             **given,
         )

@@ -3,7 +3,7 @@
 ``nlp = spacy.blank("en"); nlp.add_pipe("termnorm", config={"index": "idx/hpo",
 "min_score": 0.8})`` needs no import of termnorm: the factory is registered through the
 ``spacy_factories`` entry point (pyproject), which imports this module. The component is a
-thin face over :class:`~termnorm.annotate.pipeline.Annotator` — the same detectors,
+thin face over :func:`~termnorm.annotate.detectors.build_annotator` — the same detectors,
 normalization, ``min_score`` drop and assertion flags as ``termnorm annotate`` — and writes
 what it found onto the ``Doc``:
 
@@ -17,11 +17,12 @@ what it found onto the ``Doc``:
   be read (Ab3P crashed on it or did not answer in time: its short forms were not expanded,
   the rest is annotated), ``None`` when they were read or none were looked for.
 
-Its config is generated from :class:`~termnorm.search.spec.PipelineSpec`'s fields (their
-JSON form, as ``PipelineSpec.to_dict`` writes them) plus ``k`` (candidates kept per
-annotation), ``label`` and ``language`` (the assertion rules' language, ``auto``: detected
-per document; ``span._.termnorm_annotation.assertion_language`` says which applied); an unknown key is refused by spaCy, a bad value by the spec. The
-config is the whole state, so ``nlp.to_disk`` / ``spacy.load`` round-trip it.
+Its config is generated from :class:`~termnorm.search.spec.PipelineSpec`'s fields and
+:class:`~termnorm.annotate.spec.AnnotateSpec`'s (their JSON form, as ``to_dict`` writes
+them: ``k``, ``detectors``, ``ner`` the span tagger's folder, ``rules``, ``language`` the
+assertion rules' language, ``auto``: detected per document, ``window_chars``,
+``max_document_chars``) plus ``label``; an unknown key is refused by spaCy, a bad value by
+the spec. The config is the whole state, so ``nlp.to_disk`` / ``spacy.load`` round-trip it.
 
 Offsets: an annotation's code-point offsets become a span through ``doc.char_span(...,
 alignment_mode="expand")`` (the tokens that cover it); one that cannot be aligned is logged
@@ -38,6 +39,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from termnorm.annotate.spec import AnnotateSpec
 from termnorm.errors import ArtifactMismatchError, MissingExtraError
 from termnorm.search.spec import PipelineSpec
 
@@ -72,12 +74,11 @@ EXTENSIONS = ("termnorm_concepts", "termnorm_annotation", *(f"termnorm_{f}" for 
 DOC_EXTENSIONS = ("termnorm_warning",)
 """The ``Doc`` extensions the component sets (``doc._.NAME``)."""
 
-_OWN = {"k": 5, "label": None, "language": "auto"}
+_OWN = {k: v for k, v in AnnotateSpec().to_dict().items() if k not in ("search", "detectors")}
+_OWN |= {"detectors": [], "label": None}  # no detectors: the tagger with ner, else the dictionary
 DEFAULT_CONFIG: dict[str, Any] = {**PipelineSpec().to_dict(), **_OWN}
-"""The config a bare ``add_pipe("termnorm")`` gets: every spec field's default (JSON form),
-``k`` (candidates kept per annotation), ``label`` (``None``: the top concept ID) and
-``language`` (the assertion rules' language: en, fr, de, es, nl, or ``auto`` to detect it
-per document)."""
+"""The config a bare ``add_pipe("termnorm")`` gets: every pipeline and annotate spec
+field's default (JSON form) and ``label`` (``None``: the top concept ID)."""
 
 
 def check_index(index: Path | None) -> None:
@@ -101,21 +102,14 @@ class TermnormComponent:
     the first document (the index, its encoder and the dictionary load then, once), but an
     ``index`` that is no index folder is refused at once (:func:`check_index`)."""
 
-    def __init__(
-        self,
-        name: str,
-        spec: PipelineSpec,
-        k: int = 5,
-        label: str | None = None,
-        language: str = "auto",
-    ) -> None:
-        from termnorm.annotate.pipeline import Annotator
+    def __init__(self, name: str, spec: AnnotateSpec, label: str | None = None) -> None:
+        from termnorm.annotate.detectors import build_annotator
 
-        check_index(spec.index)
+        check_index(spec.search.index)
         _register_extensions()
         self.name = name
         self.label = label
-        self.annotator: Annotator = Annotator(spec, k=k, language=language)
+        self.annotator: Annotator = build_annotator(spec)
 
     def __call__(self, doc: Doc) -> Doc:
         """``doc`` with its entities, their extensions and its warning set (module doc)."""
@@ -187,14 +181,15 @@ def _register_extensions() -> None:
 
 
 def make_component(nlp: Language, name: str, **config: Any) -> TermnormComponent:
-    """spaCy's factory of the ``termnorm`` component: ``config`` holds the spec's fields
-    (their JSON form), ``k``, ``label`` and ``language`` (:data:`DEFAULT_CONFIG`); a bad
-    value is the spec's (or the annotator's) ``ValueError`` naming its option."""
-    k = int(config.pop("k"))
+    """spaCy's factory of the ``termnorm`` component: ``config`` holds the pipeline and
+    annotate specs' fields (their JSON form) and ``label`` (:data:`DEFAULT_CONFIG`); a bad
+    value is the spec's ``ValueError`` naming its option (an unknown detector's lists the
+    known ones)."""
     label = config.pop("label")
-    language = str(config.pop("language"))
-    spec = PipelineSpec.from_dict(config, "the termnorm component's config")
-    return TermnormComponent(name, spec, k=k, label=label, language=language)
+    own = {name: config.pop(name) for name in _OWN if name in config}
+    where = "the termnorm component's config"
+    spec = AnnotateSpec.from_dict({**own, "search": config}, where)
+    return TermnormComponent(name, spec, label=label)
 
 
 def _factory_signature() -> inspect.Signature:

@@ -12,7 +12,8 @@ An annotation is the JSON row ``termnorm annotate`` writes
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StrictStr, StringConstraints, create_model
 
@@ -72,7 +73,13 @@ class AnnotateIn(SpecOverrides):
     language: LanguageTag = Field(
         AUTO,
         description="The documents' language for the assertion rules (negated, hypothetical, "
-        "historical, family): en, fr, de, es or nl, or auto to detect it per document.",
+        "historical, family): en, fr, de, es or nl, or auto to detect it per document "
+        "(default: the service's --language).",
+    )
+    detectors: list[Name] | None = Field(
+        None,
+        description="The detectors that find the mentions (dictionary, tagger: the service's "
+        "--ner; default: the service's --detectors).",
     )
 
 
@@ -149,10 +156,14 @@ class AnnotateOut(BaseModel):
     results: list[DocumentResult]
 
 
-def annotate_model(max_documents: int, max_document_chars: int, max_k: int) -> type[AnnotateIn]:
+def annotate_model(
+    max_documents: int, max_document_chars: int, max_k: int, detectors: Sequence[str]
+) -> type[AnnotateIn]:
     """``AnnotateIn`` with one service's limits stated in its schema (at most
-    ``max_documents`` documents, ``k`` at most ``max_k``); ``max_document_chars`` is said,
-    not validated: a longer document is its own error, not the request's."""
+    ``max_documents`` documents, ``k`` at most ``max_k``, the ``detectors`` it can run);
+    ``max_document_chars`` is said, not validated: a longer document is its own error, not
+    the request's."""
+    one_of: Any = Literal.__getitem__(tuple(detectors))  # one of these names
     return create_model(
         "AnnotateIn",
         __base__=AnnotateIn,
@@ -170,4 +181,5 @@ def annotate_model(max_documents: int, max_document_chars: int, max_k: int) -> t
             Count,
             Field(5, ge=1, le=max_k, description=f"Candidates kept per annotation (1 to {max_k})."),
         ),
+        detectors=(list[one_of] | None, AnnotateIn.model_fields["detectors"]),  # type: ignore[valid-type]
     )

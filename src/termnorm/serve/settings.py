@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from termnorm.annotate.spec import AnnotateSpec
 from termnorm.options import check_bounds, opt
 from termnorm.search.spec import PipelineSpec
 
@@ -48,11 +49,15 @@ class ServeSettings:
     ``synonyms`` are read-only synonym files, as ``termnorm normalize --synonyms``, added at
     start-up before the store's); a request replaces only :data:`OVERRIDABLE` of it. A
     micro-batch is encoded when it holds ``batch_texts`` texts or its first text has waited
-    ``batch_wait_ms``. ``project``: a mapping project whose review page (``/review``,
+    ``batch_wait_ms``. ``annotate``: the annotate spec every ``POST /v1/annotate`` starts
+    from (its detectors, tagger folder, assertion rules and language, windows; its
+    ``search`` is ``spec`` and its ``max_document_chars`` this one's, set here); a request
+    may choose its ``k``, ``language`` and ``detectors``. ``project``: a mapping project whose review page (``/review``,
     serve/routes/review.py) the service serves, from the database ``project_db``.
     """
 
     spec: PipelineSpec = field(default_factory=PipelineSpec)
+    annotate: AnnotateSpec = field(default_factory=AnnotateSpec)
     synonym_store: Path | None = opt(
         None,
         'JSONL store of domain synonyms ({"concept_id": ..., "text": ...} per line): '
@@ -179,6 +184,10 @@ class ServeSettings:
         for name in ("allow_hosts", "allow_origins"):  # a list given is kept as a tuple
             object.__setattr__(self, name, tuple(getattr(self, name)))
         check_bounds(self, label=str)
+        annotate = self.annotate.replace(
+            search=self.spec, max_document_chars=self.max_document_chars
+        )
+        object.__setattr__(self, "annotate", annotate)
         if self.queue_texts < self.max_batch:
             raise ValueError(
                 f"queue_texts ({self.queue_texts}) must be >= max_batch ({self.max_batch}), "

@@ -36,9 +36,8 @@ from termnorm.serve.settings import OVERRIDABLE, ServeSettings
 from termnorm.serve.synonym_store import StoreContents, append_synonym_store, read_synonym_store
 
 if TYPE_CHECKING:
-    from termnorm.annotate.dictionary import DictionaryDetector
     from termnorm.annotate.pipeline import Annotator
-    from termnorm.search.filters import ConceptFilter
+    from termnorm.annotate.spec import AnnotateSpec
     from termnorm.serve.batching import MicroBatcher
 
 __all__ = ["ServiceRuntime", "ServiceState", "load_space", "model_name", "public_spec"]
@@ -123,13 +122,8 @@ class ServiceState:
         self.space = space
         self.synonyms_skipped = synonyms_skipped  # torn store lines skipped at start
         self._matchers: OrderedDict[PipelineSpec, RowMatcher] = OrderedDict()
-        self._annotators: OrderedDict[tuple[PipelineSpec, int, str], Annotator] = OrderedDict()
-        self._detectors: tuple[SearchSpace | None, dict[ConceptFilter, DictionaryDetector]] = (
-            None,
-            {},
-        )
+        self._annotators: OrderedDict[AnnotateSpec, Annotator] = OrderedDict()
         self._lock = threading.Lock()
-        self._compiling = threading.Lock()  # one dictionary compiled at a time
 
     # ------------------------------------------------------------------ reading
     def info(self) -> dict[str, Any]:
@@ -229,25 +223,37 @@ class ServiceState:
 
         return self._kept(self._matchers, spec, make)
 
-    def annotator(self, spec: PipelineSpec, k: int, language: str = "auto") -> Annotator:
-        """The :class:`~termnorm.annotate.pipeline.Annotator` of a request's ``spec``, ``k``
-        and assertion ``language`` (a small LRU, as :meth:`pipeline`): :meth:`matcher`'s search (422 naming a
-        field that is not usable) and :meth:`detector`'s dictionary, documents up to
-        the settings' ``max_document_chars``."""
-        from termnorm.annotate.pipeline import Annotator
+    def annotate_spec(self, search: PipelineSpec, changes: Mapping[str, Any]) -> AnnotateSpec:
+        """The service's annotate spec over a request's ``search`` with its ``changes``
+        (``k``, ``language``, ``detectors``); :class:`~termnorm.serve.errors.ApiError` (422)
+        for detectors that are unknown (listing the known ones) or need what the service
+        lacks (the tagger without ``--ner``)."""
+        try:
+            return self.settings.annotate.replace(search=search, **changes)
+        except ValueError as exc:
+            raise ApiError(422, ["body", "detectors"], str(exc), "value_error") from None
+
+    def annotator(self, spec: AnnotateSpec) -> Annotator:
+        """The :class:`~termnorm.annotate.pipeline.Annotator` of a request's ``spec`` (a
+        small LRU, as :meth:`pipeline`; :func:`~termnorm.annotate.detectors.build_annotator`):
+        :meth:`matcher`'s search (422 naming a field that is not usable) and the detectors,
+        the dictionary of the current space's index and domain synonyms (the spec's synonym
+        files, the store's and those added since) built now."""
+        from termnorm.annotate.detectors import DetectorSource, build_annotator
 
         def make(space: SearchSpace) -> Annotator:
-            matcher = self.matcher(spec)  # first: a filter naming what the index lacks is a 422
-            return Annotator(
-                spec,
-                [self.detector(space, spec)],
-                k=k,
-                max_document_chars=self.settings.max_document_chars,
-                matcher=matcher,
-                language=language,
+            matcher = self.matcher(spec.search)  # first: a filter naming what the index lacks
+            domain = space.domain
+            pairs = (
+                () if domain is None else tuple(zip(domain.concept_ids, domain.texts, strict=True))
             )
+            source = DetectorSource(space.index, pairs)
+            search = spec.search.replace(synonyms=())  # in the space's domain already
+            made = build_annotator(spec.replace(search=search), source, matcher=matcher)
+            made.detectors  # noqa: B018  # built on this thread, not on the first document's
+            return made
 
-        return self._kept(self._annotators, (spec, k, language), make)
+        return self._kept(self._annotators, spec, make)
 
     def _kept(self, cache: OrderedDict[K, V], key: K, make: Callable[[SearchSpace], V]) -> V:
         """``cache[key]``, else ``make`` of the current space, kept in ``cache`` (the
@@ -265,35 +271,6 @@ class ServiceState:
                 while len(cache) > _MATCHERS_KEPT:
                     cache.popitem(last=False)
         return made
-
-    def detector(self, space: SearchSpace, spec: PipelineSpec) -> DictionaryDetector:
-        """The dictionary detector of ``space`` for ``spec``: the index's terms and the
-        space's domain synonyms (the spec's synonym files, the store's and those added since)
-        of the concepts ``spec``'s filter lets through (as ``termnorm annotate`` restricts
-        its dictionary), compiled once per space and filter (through the dictionary cache on
-        disk, keyed by the names' digest)."""
-        from termnorm.annotate.dictionary import DictionaryDetector
-        from termnorm.annotate.pipeline import DICTIONARY_CACHE, spec_filter
-        from termnorm.paths import cache_dir
-
-        concept_filter = spec_filter(spec)
-        with self._compiling:
-            if self._detectors[0] is not space:
-                self._detectors = (space, {})
-            known = self._detectors[1]
-            if concept_filter not in known:
-                domain = space.domain
-                pairs = (
-                    []
-                    if domain is None
-                    else list(zip(domain.concept_ids, domain.texts, strict=True))
-                )
-                mask = concept_filter.mask(space.columns)
-                concepts = None if mask is None else set(space.index.concepts["concept_id"][mask])
-                known[concept_filter] = DictionaryDetector.from_index(
-                    space.index, pairs, cache_dir() / DICTIONARY_CACHE, concepts
-                )
-            return known[concept_filter]
 
     # ------------------------------------------------------------------ writing
     def resolve(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:

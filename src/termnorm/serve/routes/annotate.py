@@ -5,7 +5,8 @@ candidate with its vocabulary attributes from the served index).
 A request's annotator is the service's spec with the request's overridable fields
 (:data:`~termnorm.serve.settings.OVERRIDABLE`), through the same search as
 ``/v1/normalize`` (``ServiceState.matcher``) and the dictionary of the current space,
-built once per spec and ``k`` (``ServiceState.annotator``; the first request after a start
+built once per annotate spec (the service's, with the request's ``k``, ``language`` and
+``detectors``; ``ServiceState.annotator``; the first request after a start
 or an added synonym compiles the space's dictionary, or reads it from the dictionary cache).
 It runs on a worker thread, at most ``annotate_workers`` requests at once (the others wait
 their turn: threads of Python work take the interpreter from the event loop); its span
@@ -182,8 +183,9 @@ async def annotate(
             "too_large",
         )
     given = body.model_dump(include=set(OVERRIDABLE), exclude_unset=True)
-    spec = state.request_spec(given)
-    annotator = await run_in_threadpool(state.annotator, spec, body.k, body.language)
+    own = body.model_dump(include={"language", "detectors"}, exclude_unset=True, exclude_none=True)
+    spec = state.annotate_spec(state.request_spec(given), {"k": body.k, **own})
+    annotator = await run_in_threadpool(state.annotator, spec)
     encode = queued_encoder(batcher, asyncio.get_running_loop(), wait_when_full=False)
     index = state.space.index
     work = functools.partial(sending, encode, _answer, annotator, body, index, settings)
@@ -196,7 +198,10 @@ def router(settings: ServeSettings) -> APIRouter:
     the answer's size are checked by the route, the body's bytes by the app's body limit);
     ``AnnotateOut`` is the answer's schema, built on the worker thread (``_answer``)."""
     body = annotate_model(
-        settings.max_documents, settings.max_document_chars, settings.max_annotate_k
+        settings.max_documents,
+        settings.max_document_chars,
+        settings.max_annotate_k,
+        settings.annotate.runnable_detectors(),
     )
     routes = APIRouter()
     routes.add_api_route(
