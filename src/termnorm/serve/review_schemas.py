@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, JsonValue, StrictBool, StrictStr
 
+from termnorm.projects.decisions import DecisionRecord
 from termnorm.serve.schemas import (
     NOT_BLANK,
     Count,
@@ -15,6 +16,7 @@ from termnorm.serve.schemas import (
     Name,
     _Strict,
     attributes_field,
+    record_model,
 )
 
 __all__ = [
@@ -80,28 +82,22 @@ class ReviewCandidateOut(_Strict):
     )
 
 
-class DecisionOut(_Strict):
-    """One decision of the row's audit trail (or the one just made)."""
+DecidedOut = record_model(
+    DecisionRecord,
+    "DecidedOut",
+    "The decision just made, with the row's ``code``, ``state`` and ``version`` after it.",
+    base=_Strict,
+    types={"created_at": str},
+)
 
-    id: int
-    action: str
-    reviewer: str
-    concept_id: str | None
-    concept_name: str | None
-    predicate: str | None
-    confidence: float | None
-    comment: str | None
-    row_version: int
-    created_at: str
-    replaces_decision_id: int | None
-
-
-class DecidedOut(DecisionOut):
-    """The decision just made, with the row's ``code``, ``state`` and ``version`` after it."""
-
-    code: str
-    state: str
-    version: int
+DecisionOut = record_model(
+    DecisionRecord,
+    "DecisionOut",
+    "One decision of the row's audit trail (or the one just made).",
+    base=_Strict,
+    exclude={"code", "state", "version"},
+    types={"created_at": str},
+)
 
 
 class LeaseOut(_Strict):
@@ -123,7 +119,7 @@ class RowOut(_Strict):
     retired: bool
     map_error: str | None
     candidates: list[ReviewCandidateOut]
-    decisions: list[DecisionOut]
+    decisions: list[DecisionOut]  # type: ignore[valid-type]  # built by record_model
     lease: LeaseOut | None = None
 
 

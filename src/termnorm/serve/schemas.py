@@ -12,7 +12,9 @@ before any work, and the OpenAPI page states the limits.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeVar
+import dataclasses
+from collections.abc import Collection, Mapping
+from typing import Annotated, Any, Literal, TypeVar, get_type_hints
 
 from pydantic import (
     BaseModel,
@@ -51,6 +53,7 @@ __all__ = [
     "TextResult",
     "attributes_field",
     "error_body",
+    "record_model",
     "request_models",
     "stating_multi",
 ]
@@ -121,6 +124,37 @@ Name = Annotated[
 class _Strict(BaseModel):
     # strict: no coercion (``false`` is not a score, ``"5"`` not a k), as the schema says
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def record_model(
+    record: type,
+    name: str,
+    doc: str,
+    *,
+    base: type[BaseModel] = BaseModel,
+    only: Collection[str] | None = None,
+    exclude: Collection[str] = (),
+    types: Mapping[str, Any] | None = None,
+    descriptions: Mapping[str, str] | None = None,
+) -> type[BaseModel]:
+    """The response model ``name`` (described by ``doc``) of dataclass ``record``'s fields,
+    in the record's order and all required: a record's shape is written once, in the record.
+
+    ``only``/``exclude``: the fields the answer keeps/leaves out; ``types``: a field's JSON
+    type where it differs from the record's (a ``datetime`` written as ISO text), and the
+    fields the answer adds (last); ``descriptions``: fields' descriptions on the OpenAPI page.
+    """
+    hints, types, descriptions = get_type_hints(record), types or {}, descriptions or {}
+    names = [
+        f.name
+        for f in dataclasses.fields(record)
+        if (only is None or f.name in only) and f.name not in exclude
+    ]
+    fields: dict[str, Any] = {
+        field: (types.get(field, hints.get(field)), Field(description=descriptions.get(field)))
+        for field in [*names, *(added for added in types if added not in names)]
+    }
+    return create_model(name, __base__=base, __doc__=doc, **fields)
 
 
 ATTRIBUTES_EXAMPLE = {
