@@ -20,6 +20,8 @@ from termnorm.projects import init_project
 
 GOLDEN = Path(__file__).parent / "data" / "golden" / "record_schemas.json"
 RECORDS = [
+    "QueueRowOut",
+    "RowOut",
     "DecisionOut",
     "AnnotateOut",
     "AnnotationOut",
