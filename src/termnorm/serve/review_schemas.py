@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, JsonValue, StrictBool, StrictStr
 
 from termnorm.projects.decisions import DecisionRecord
+from termnorm.projects.rows import QueueEntry, RowView
 from termnorm.serve.schemas import (
     NOT_BLANK,
     Count,
@@ -46,22 +47,18 @@ class ReviewerOut(_Strict):
     lease_minutes: float
 
 
-class QueueRowOut(_Strict):
-    """A row of the queue: its top candidate and priority (frequency × uncertainty)."""
-
-    code: str
-    text: str
-    version: int
-    frequency: float | None
-    concept_id: str | None
-    score: float | None
-    priority: float
+QueueRowOut = record_model(
+    QueueEntry,
+    "QueueRowOut",
+    "A row of the queue: its top candidate and priority (frequency × uncertainty).",
+    base=_Strict,
+)
 
 
 class QueueOut(_Strict):
     """The next rows open to this reviewer, and how many there are in all."""
 
-    rows: list[QueueRowOut]
+    rows: list[QueueRowOut]  # type: ignore[valid-type]  # built by record_model
     total: int
     flagged: bool
 
@@ -107,20 +104,17 @@ class LeaseOut(_Strict):
     expires_at: str
 
 
-class RowOut(_Strict):
-    """A row as a reviewer sees it; ``version`` is what a decision must name."""
-
-    code: str
-    text: str
-    frequency: float | None
-    context: dict[str, object] | None
-    state: str
-    version: int
-    retired: bool
-    map_error: str | None
-    candidates: list[ReviewCandidateOut]
-    decisions: list[DecisionOut]  # type: ignore[valid-type]  # built by record_model
+class _Leased(_Strict):
     lease: LeaseOut | None = None
+
+
+RowOut = record_model(
+    RowView,
+    "RowOut",
+    "A row as a reviewer sees it; ``version`` is what a decision must name.",
+    base=_Leased,
+    types={"candidates": list[ReviewCandidateOut], "decisions": list[DecisionOut]},  # type: ignore[valid-type]
+)
 
 
 class NextIn(_Strict):
@@ -135,7 +129,7 @@ class NextIn(_Strict):
 class NextOut(_Strict):
     """The row leased (``null``: the queue is empty for this reviewer)."""
 
-    row: RowOut | None
+    row: RowOut | None  # type: ignore[valid-type]  # built by record_model
 
 
 _DECISION_RULES: list[JsonValue] = [
@@ -192,5 +186,5 @@ class ConflictOut(_Strict):
     """409: nothing was written; ``row`` is the row now (changed), ``lease`` who holds it."""
 
     detail: list[ErrorItem]
-    row: RowOut | None = None
+    row: RowOut | None = None  # type: ignore[valid-type]  # built by record_model
     lease: LeaseOut | None = None
