@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from termnorm.search.candidate import SCORE_DECIMALS
+from termnorm.search.domain import SynonymReport
 from termnorm.search.query import DEFAULT_MAX_CHARS
 
 __all__ = [
@@ -325,15 +326,13 @@ class SynonymsIn(_Strict):
     pairs: list[SynonymPair] = Field(min_length=1, max_length=DEFAULT_MAX_BATCH)
 
 
-class SynonymsOut(BaseModel):
+SynonymsOut = record_model(
+    SynonymReport,
+    "SynonymsOut",
     """What was added: ``kept`` new pairs, ``encoded_texts`` distinct new texts encoded,
-    ``dropped`` by reason (duplicates), and how many domain synonyms the space now has."""
-
-    read: int
-    kept: int
-    encoded_texts: int
-    dropped: dict[str, int]
-    total: int
+    ``dropped`` by reason (duplicates), and how many domain synonyms the space now has.""",
+    types={"dropped": dict[str, int], "total": int},
+)
 
 
 class HealthOut(BaseModel):
