@@ -20,6 +20,7 @@ from termnorm.projects import init_project
 
 GOLDEN = Path(__file__).parent / "data" / "golden" / "record_schemas.json"
 RECORDS = [
+    "LeaseOut",
     "SynonymsOut",
     "QueueRowOut",
     "RowOut",
