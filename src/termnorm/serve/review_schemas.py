@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, JsonValue, StrictBool, StrictStr
 
 from termnorm.projects.decisions import DecisionRecord
+from termnorm.projects.leases import LeasedRow
 from termnorm.projects.rows import QueueEntry, RowView
 from termnorm.serve.schemas import (
     NOT_BLANK,
@@ -97,15 +98,18 @@ DecisionOut = record_model(
 )
 
 
-class LeaseOut(_Strict):
-    """Who reviews the row, until when (ISO 8601, UTC)."""
-
-    reviewer: str
-    expires_at: str
+LeaseOut = record_model(
+    LeasedRow,
+    "LeaseOut",
+    "Who reviews the row, until when (ISO 8601, UTC).",
+    base=_Strict,
+    exclude={"row"},
+    types={"expires_at": str},
+)
 
 
 class _Leased(_Strict):
-    lease: LeaseOut | None = None
+    lease: LeaseOut | None = None  # type: ignore[valid-type]  # built by record_model
 
 
 RowOut = record_model(
@@ -187,4 +191,4 @@ class ConflictOut(_Strict):
 
     detail: list[ErrorItem]
     row: RowOut | None = None  # type: ignore[valid-type]  # built by record_model
-    lease: LeaseOut | None = None
+    lease: LeaseOut | None = None  # type: ignore[valid-type]  # built by record_model
