@@ -24,7 +24,11 @@ from termnorm.projects import init_project
 from termnorm.serve.schemas import record_model
 
 GOLDEN = Path(__file__).parent / "data" / "golden" / "record_schemas.json"
-RECORDS = [
+RECORDS = [  # and the request bodies that state one service's limits
+    "AnnotateIn",
+    "NormalizeIn",
+    "SynonymPair",
+    "SynonymsIn",
     "LeaseOut",
     "SynonymsOut",
     "QueueRowOut",
