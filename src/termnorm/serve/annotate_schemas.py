@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field, StrictStr, StringConstraints, create_model
+from pydantic import BaseModel, Field, StrictStr, StringConstraints
 
 from termnorm.annotate.annotation import Annotation
 from termnorm.annotate.languages import AUTO
@@ -25,6 +25,7 @@ from termnorm.serve.schemas import (
     SpecOverrides,
     _Strict,
     attributes_field,
+    narrowed,
     record_model,
 )
 from termnorm.serve.settings import DEFAULT_MAX_ANNOTATE_K, DEFAULT_MAX_DOCUMENTS
@@ -146,10 +147,8 @@ def annotate_model(max_documents: int, max_document_chars: int, max_k: int) -> t
     """``AnnotateIn`` with one service's limits stated in its schema (at most
     ``max_documents`` documents, ``k`` at most ``max_k``); ``max_document_chars`` is said,
     not validated: a longer document is its own error, not the request's."""
-    return create_model(
-        "AnnotateIn",
-        __base__=AnnotateIn,
-        __doc__=AnnotateIn.__doc__,
+    return narrowed(
+        AnnotateIn,
         documents=(
             list[DocumentIn],
             Field(

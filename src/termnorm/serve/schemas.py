@@ -54,6 +54,7 @@ __all__ = [
     "TextResult",
     "attributes_field",
     "error_body",
+    "narrowed",
     "record_model",
     "request_models",
     "stating_multi",
@@ -389,10 +390,8 @@ def request_models(
     """``NormalizeIn`` and ``SynonymsIn`` with one service's limits in their schema: at most
     ``max_batch`` texts (pairs) of at most ``max_chars`` characters, ``k`` at most ``max_k``."""
     text = _text(max_chars)
-    normalize_in = create_model(
-        "NormalizeIn",
-        __base__=NormalizeIn,
-        __doc__=NormalizeIn.__doc__,
+    normalize_in = narrowed(
+        NormalizeIn,
         texts=(
             list[text],  # type: ignore[valid-type]
             Field(
@@ -404,13 +403,9 @@ def request_models(
         ),
         k=(Count, Field(5, ge=1, le=max_k, description=f"Concepts per text (1 to {max_k}).")),
     )
-    pair = create_model(
-        "SynonymPair", __base__=SynonymPair, __doc__=SynonymPair.__doc__, text=(text, ...)
-    )
-    synonyms_in = create_model(
-        "SynonymsIn",
-        __base__=SynonymsIn,
-        __doc__=SynonymsIn.__doc__,
+    pair = narrowed(SynonymPair, text=(text, ...))
+    synonyms_in = narrowed(
+        SynonymsIn,
         pairs=(
             list[pair],  # type: ignore[valid-type]
             Field(min_length=1, max_length=max_batch, description=f"1 to {max_batch} pairs."),
@@ -419,7 +414,14 @@ def request_models(
     return normalize_in, synonyms_in
 
 
+M = TypeVar("M", bound=BaseModel)
 S = TypeVar("S", bound=SpecOverrides)
+
+
+def narrowed(model: type[M], **fields: Any) -> type[M]:
+    """``model`` under its own name and description with ``fields`` (``name=(type, Field)``)
+    declared anew: one service's limits stated in a request body's schema."""
+    return create_model(model.__name__, __base__=model, __doc__=model.__doc__, **fields)
 
 
 def stating_multi(model: type[S], ranked: bool) -> type[S]:
@@ -429,10 +431,8 @@ def stating_multi(model: type[S], ranked: bool) -> type[S]:
     if ranked:
         return model
     field = model.model_fields["multi"]
-    return create_model(
-        model.__name__,
-        __base__=model,
-        __doc__=model.__doc__,
+    return narrowed(
+        model,
         multi=(
             StrictBool,
             Field(
