@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, StrictStr, StringConstraints, create_model
+from pydantic import BaseModel, Field, StrictStr, StringConstraints
 
+from termnorm.annotate.annotation import Annotation
 from termnorm.annotate.languages import AUTO
 from termnorm.serve.schemas import (
     Count,
@@ -25,6 +26,8 @@ from termnorm.serve.schemas import (
     SpecOverrides,
     _Strict,
     attributes_field,
+    narrowed,
+    record_model,
 )
 from termnorm.serve.settings import DEFAULT_MAX_ANNOTATE_K, DEFAULT_MAX_DOCUMENTS
 
@@ -92,40 +95,31 @@ class RankedConceptOut(BaseModel):
     attributes: dict[str, str] = attributes_field()
 
 
-class ProvenanceOut(BaseModel):
-    """Where an annotation comes from."""
+_PROVENANCE = {
+    "detector": 'The detector(s) that found the span ("dictionary").',
+    "matched_term": "The index term or synonym the concept matched.",
+    "expanded_from": "The span's text when the document's own abbreviation was expanded.",
+    "assertion_language": "The language whose assertion rules set the flags (en, fr, de, es, nl).",
+    "assertion_language_source": "Where that language came from: declared, detected or "
+    "fallback (English).",
+}
 
-    detector: str = Field(description='The detector(s) that found the span ("dictionary").')
-    matched_term: str = Field(description="The index term or synonym the concept matched.")
-    expanded_from: str | None = Field(
-        description="The span's text when the document's own abbreviation was expanded."
-    )
-    assertion_language: str = Field(
-        description="The language whose assertion rules set the flags (en, fr, de, es, nl)."
-    )
-    assertion_language_source: str = Field(
-        description="Where that language came from: declared, detected or fallback (English)."
-    )
+ProvenanceOut = record_model(
+    Annotation,
+    "ProvenanceOut",
+    "Where an annotation comes from.",
+    only=_PROVENANCE,
+    descriptions=_PROVENANCE,
+)
 
-
-class AnnotationOut(BaseModel):
+AnnotationOut = record_model(
+    Annotation,
+    "AnnotationOut",
     """A concept mention: ``text == document[start:end]`` (code-point offsets), the chosen
-    concept, its assertion flags and ranked candidates (the CLI's JSON Lines row)."""
-
-    doc_id: str
-    start: int
-    end: int
-    text: str
-    concept_id: str
-    name: str
-    score: Score
-    detector: str
-    negated: bool
-    hypothetical: bool
-    historical: bool
-    family: bool
-    candidates: list[RankedConceptOut]
-    provenance: ProvenanceOut
+    concept, its assertion flags and ranked candidates (the CLI's JSON Lines row).""",
+    exclude=set(_PROVENANCE) - {"detector"},
+    types={"score": Score, "candidates": list[RankedConceptOut], "provenance": ProvenanceOut},
+)
 
 
 class DocumentResult(BaseModel):
@@ -133,7 +127,7 @@ class DocumentResult(BaseModel):
     ``truncated``), or why it has none (``error``)."""
 
     doc_id: str
-    annotations: list[AnnotationOut]
+    annotations: list[AnnotationOut]  # type: ignore[valid-type]  # built by record_model
     error: str | None = None
     warning: str | None = Field(
         None,
@@ -164,10 +158,8 @@ def annotate_model(
     ``max_document_chars`` is said, not validated: a longer document is its own error, not
     the request's."""
     one_of: Any = Literal.__getitem__(tuple(detectors))  # one of these names
-    return create_model(
-        "AnnotateIn",
-        __base__=AnnotateIn,
-        __doc__=AnnotateIn.__doc__,
+    return narrowed(
+        AnnotateIn,
         documents=(
             list[DocumentIn],
             Field(

@@ -8,6 +8,9 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, JsonValue, StrictBool, StrictStr
 
+from termnorm.projects.decisions import DecisionRecord
+from termnorm.projects.leases import LeasedRow
+from termnorm.projects.rows import QueueEntry, RowView
 from termnorm.serve.schemas import (
     NOT_BLANK,
     Count,
@@ -15,6 +18,7 @@ from termnorm.serve.schemas import (
     Name,
     _Strict,
     attributes_field,
+    record_model,
 )
 
 __all__ = [
@@ -44,22 +48,18 @@ class ReviewerOut(_Strict):
     lease_minutes: float
 
 
-class QueueRowOut(_Strict):
-    """A row of the queue: its top candidate and priority (frequency × uncertainty)."""
-
-    code: str
-    text: str
-    version: int
-    frequency: float | None
-    concept_id: str | None
-    score: float | None
-    priority: float
+QueueRowOut = record_model(
+    QueueEntry,
+    "QueueRowOut",
+    "A row of the queue: its top candidate and priority (frequency × uncertainty).",
+    base=_Strict,
+)
 
 
 class QueueOut(_Strict):
     """The next rows open to this reviewer, and how many there are in all."""
 
-    rows: list[QueueRowOut]
+    rows: list[QueueRowOut]  # type: ignore[valid-type]  # built by record_model
     total: int
     flagged: bool
 
@@ -80,51 +80,45 @@ class ReviewCandidateOut(_Strict):
     )
 
 
-class DecisionOut(_Strict):
-    """One decision of the row's audit trail (or the one just made)."""
+DecidedOut = record_model(
+    DecisionRecord,
+    "DecidedOut",
+    "The decision just made, with the row's ``code``, ``state`` and ``version`` after it.",
+    base=_Strict,
+    types={"created_at": str},
+)
 
-    id: int
-    action: str
-    reviewer: str
-    concept_id: str | None
-    concept_name: str | None
-    predicate: str | None
-    confidence: float | None
-    comment: str | None
-    row_version: int
-    created_at: str
-    replaces_decision_id: int | None
-
-
-class DecidedOut(DecisionOut):
-    """The decision just made, with the row's ``code``, ``state`` and ``version`` after it."""
-
-    code: str
-    state: str
-    version: int
+DecisionOut = record_model(
+    DecisionRecord,
+    "DecisionOut",
+    "One decision of the row's audit trail (or the one just made).",
+    base=_Strict,
+    exclude={"code", "state", "version"},
+    types={"created_at": str},
+)
 
 
-class LeaseOut(_Strict):
-    """Who reviews the row, until when (ISO 8601, UTC)."""
+LeaseOut = record_model(
+    LeasedRow,
+    "LeaseOut",
+    "Who reviews the row, until when (ISO 8601, UTC).",
+    base=_Strict,
+    exclude={"row"},
+    types={"expires_at": str},
+)
 
-    reviewer: str
-    expires_at: str
+
+class _Leased(_Strict):
+    lease: LeaseOut | None = None  # type: ignore[valid-type]  # built by record_model
 
 
-class RowOut(_Strict):
-    """A row as a reviewer sees it; ``version`` is what a decision must name."""
-
-    code: str
-    text: str
-    frequency: float | None
-    context: dict[str, object] | None
-    state: str
-    version: int
-    retired: bool
-    map_error: str | None
-    candidates: list[ReviewCandidateOut]
-    decisions: list[DecisionOut]
-    lease: LeaseOut | None = None
+RowOut = record_model(
+    RowView,
+    "RowOut",
+    "A row as a reviewer sees it; ``version`` is what a decision must name.",
+    base=_Leased,
+    types={"candidates": list[ReviewCandidateOut], "decisions": list[DecisionOut]},  # type: ignore[valid-type]
+)
 
 
 class NextIn(_Strict):
@@ -139,7 +133,7 @@ class NextIn(_Strict):
 class NextOut(_Strict):
     """The row leased (``null``: the queue is empty for this reviewer)."""
 
-    row: RowOut | None
+    row: RowOut | None  # type: ignore[valid-type]  # built by record_model
 
 
 _DECISION_RULES: list[JsonValue] = [
@@ -196,5 +190,5 @@ class ConflictOut(_Strict):
     """409: nothing was written; ``row`` is the row now (changed), ``lease`` who holds it."""
 
     detail: list[ErrorItem]
-    row: RowOut | None = None
-    lease: LeaseOut | None = None
+    row: RowOut | None = None  # type: ignore[valid-type]  # built by record_model
+    lease: LeaseOut | None = None  # type: ignore[valid-type]  # built by record_model

@@ -12,7 +12,9 @@ before any work, and the OpenAPI page states the limits.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeVar
+import dataclasses
+from collections.abc import Collection, Mapping
+from typing import Annotated, Any, Literal, TypeVar, get_type_hints
 
 from pydantic import (
     BaseModel,
@@ -27,6 +29,7 @@ from pydantic import (
 )
 
 from termnorm.search.candidate import SCORE_DECIMALS
+from termnorm.search.domain import SynonymReport
 from termnorm.search.query import DEFAULT_MAX_CHARS
 
 __all__ = [
@@ -51,6 +54,8 @@ __all__ = [
     "TextResult",
     "attributes_field",
     "error_body",
+    "narrowed",
+    "record_model",
     "request_models",
     "stating_multi",
 ]
@@ -121,6 +126,37 @@ Name = Annotated[
 class _Strict(BaseModel):
     # strict: no coercion (``false`` is not a score, ``"5"`` not a k), as the schema says
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def record_model(
+    record: type,
+    name: str,
+    doc: str,
+    *,
+    base: type[BaseModel] = BaseModel,
+    only: Collection[str] | None = None,
+    exclude: Collection[str] = (),
+    types: Mapping[str, Any] | None = None,
+    descriptions: Mapping[str, str] | None = None,
+) -> type[BaseModel]:
+    """The response model ``name`` (described by ``doc``) of dataclass ``record``'s fields,
+    in the record's order and all required: a record's shape is written once, in the record.
+
+    ``only``/``exclude``: the fields the answer keeps/leaves out; ``types``: a field's JSON
+    type where it differs from the record's (a ``datetime`` written as ISO text), and the
+    fields the answer adds (last); ``descriptions``: fields' descriptions on the OpenAPI page.
+    """
+    hints, types, descriptions = get_type_hints(record), types or {}, descriptions or {}
+    names = [
+        f.name
+        for f in dataclasses.fields(record)
+        if (only is None or f.name in only) and f.name not in exclude
+    ]
+    fields: dict[str, Any] = {
+        field: (types.get(field, hints.get(field)), Field(description=descriptions.get(field)))
+        for field in [*names, *(added for added in types if added not in names)]
+    }
+    return create_model(name, __base__=base, __doc__=doc, **fields)
 
 
 ATTRIBUTES_EXAMPLE = {
@@ -291,15 +327,13 @@ class SynonymsIn(_Strict):
     pairs: list[SynonymPair] = Field(min_length=1, max_length=DEFAULT_MAX_BATCH)
 
 
-class SynonymsOut(BaseModel):
+SynonymsOut = record_model(
+    SynonymReport,
+    "SynonymsOut",
     """What was added: ``kept`` new pairs, ``encoded_texts`` distinct new texts encoded,
-    ``dropped`` by reason (duplicates), and how many domain synonyms the space now has."""
-
-    read: int
-    kept: int
-    encoded_texts: int
-    dropped: dict[str, int]
-    total: int
+    ``dropped`` by reason (duplicates), and how many domain synonyms the space now has.""",
+    types={"dropped": dict[str, int], "total": int},
+)
 
 
 class HealthOut(BaseModel):
@@ -356,10 +390,8 @@ def request_models(
     """``NormalizeIn`` and ``SynonymsIn`` with one service's limits in their schema: at most
     ``max_batch`` texts (pairs) of at most ``max_chars`` characters, ``k`` at most ``max_k``."""
     text = _text(max_chars)
-    normalize_in = create_model(
-        "NormalizeIn",
-        __base__=NormalizeIn,
-        __doc__=NormalizeIn.__doc__,
+    normalize_in = narrowed(
+        NormalizeIn,
         texts=(
             list[text],  # type: ignore[valid-type]
             Field(
@@ -371,13 +403,9 @@ def request_models(
         ),
         k=(Count, Field(5, ge=1, le=max_k, description=f"Concepts per text (1 to {max_k}).")),
     )
-    pair = create_model(
-        "SynonymPair", __base__=SynonymPair, __doc__=SynonymPair.__doc__, text=(text, ...)
-    )
-    synonyms_in = create_model(
-        "SynonymsIn",
-        __base__=SynonymsIn,
-        __doc__=SynonymsIn.__doc__,
+    pair = narrowed(SynonymPair, text=(text, ...))
+    synonyms_in = narrowed(
+        SynonymsIn,
         pairs=(
             list[pair],  # type: ignore[valid-type]
             Field(min_length=1, max_length=max_batch, description=f"1 to {max_batch} pairs."),
@@ -386,7 +414,14 @@ def request_models(
     return normalize_in, synonyms_in
 
 
+M = TypeVar("M", bound=BaseModel)
 S = TypeVar("S", bound=SpecOverrides)
+
+
+def narrowed(model: type[M], **fields: Any) -> type[M]:
+    """``model`` under its own name and description with ``fields`` (``name=(type, Field)``)
+    declared anew: one service's limits stated in a request body's schema."""
+    return create_model(model.__name__, __base__=model, __doc__=model.__doc__, **fields)
 
 
 def stating_multi(model: type[S], ranked: bool) -> type[S]:
@@ -396,10 +431,8 @@ def stating_multi(model: type[S], ranked: bool) -> type[S]:
     if ranked:
         return model
     field = model.model_fields["multi"]
-    return create_model(
-        model.__name__,
-        __base__=model,
-        __doc__=model.__doc__,
+    return narrowed(
+        model,
         multi=(
             StrictBool,
             Field(

@@ -5,7 +5,7 @@ file)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query
 from starlette.concurrency import run_in_threadpool
@@ -69,12 +69,12 @@ async def add_synonyms(
     body: SynonymsIn,
     state: ServiceState = Depends(ready_state),
     batcher: MicroBatcher = Depends(app_batcher),
-) -> SynonymsOut:
+) -> Any:
     """Add domain synonyms to the running space (only the new texts are encoded) and to
     the store file, so a restart keeps them. Needs the bearer token."""
     resolved = state.resolve([(p.concept_id, p.text) for p in body.pairs])
     report = await batcher.run_exclusive(lambda: state.add_synonyms(resolved))
-    return SynonymsOut(**report.to_dict(), total=state.domain_size())  # type: ignore[arg-type]
+    return SynonymsOut(**report.to_dict(), total=state.domain_size())
 
 
 def router(settings: ServeSettings) -> APIRouter:
