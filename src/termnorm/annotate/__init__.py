@@ -5,54 +5,29 @@ historical, family). ``termnorm.annotate(text, index=...)`` is the function
 package: ``termnorm/__init__.py`` says how the two share the name.
 """
 
-from termnorm.annotate.annotation import Annotation
-from termnorm.annotate.assertion import Assertion, assert_spans
-from termnorm.annotate.assertion_rules import AssertionRules
-from termnorm.annotate.detectors import DETECTORS, DetectorSource, build_annotator
-from termnorm.annotate.dictionary import DictionaryDetector
-from termnorm.annotate.merge import merge_spans
-from termnorm.annotate.pipeline import (
-    DEFAULT_MAX_DOCUMENT_CHARS,
-    Annotator,
-    DocumentAnnotations,
-    DocumentError,
-)
-from termnorm.annotate.sentences import sentence_spans
-from termnorm.annotate.spans import Detector, Span
-from termnorm.annotate.spec import AnnotateSpec
-from termnorm.annotate.tagger import SpanTagger
-from termnorm.annotate.texts import annotate_texts
-from termnorm.annotate.windows import (
-    DEFAULT_WINDOW_CHARS,
-    Window,
-    detect_in_windows,
-    max_chars_for_tokens,
-    text_windows,
-)
+from __future__ import annotations
 
-__all__ = [
-    "DEFAULT_MAX_DOCUMENT_CHARS",
-    "DEFAULT_WINDOW_CHARS",
-    "DETECTORS",
-    "AnnotateSpec",
-    "Annotation",
-    "Annotator",
-    "Assertion",
-    "AssertionRules",
-    "Detector",
-    "DetectorSource",
-    "DictionaryDetector",
-    "DocumentAnnotations",
-    "DocumentError",
-    "Span",
-    "SpanTagger",
-    "Window",
-    "annotate_texts",
-    "assert_spans",
-    "build_annotator",
-    "detect_in_windows",
-    "max_chars_for_tokens",
-    "merge_spans",
-    "sentence_spans",
-    "text_windows",
-]
+from termnorm._lazy import lazy_dir, lazy_getattr
+
+# the submodule that defines each public name: resolved on first use, so importing the
+# package (the root does, to free the name ``termnorm.annotate`` for the function) loads none
+_LAZY = {
+    "annotation": "Annotation",
+    "assertion": "Assertion assert_spans",
+    "assertion_rules": "AssertionRules",
+    "detectors": "DETECTORS DetectorSource build_annotator",
+    "dictionary": "DictionaryDetector",
+    "merge": "merge_spans",
+    "pipeline": "DEFAULT_MAX_DOCUMENT_CHARS Annotator DocumentAnnotations DocumentError",
+    "sentences": "sentence_spans",
+    "spans": "Detector Span",
+    "spec": "AnnotateSpec",
+    "tagger": "SpanTagger",
+    "texts": "annotate_texts",
+    "windows": "DEFAULT_WINDOW_CHARS Window detect_in_windows max_chars_for_tokens text_windows",
+}
+_WHERE = {name: module for module, names in _LAZY.items() for name in names.split()}
+
+__all__ = sorted(_WHERE)
+__getattr__ = lazy_getattr(__name__, _WHERE)
+__dir__ = lazy_dir(__all__)
