@@ -83,6 +83,62 @@ def test_pseudo_triggers_hide_the_triggers_inside_them(text: str, mention: str) 
     assert flags(text, mention) == [PLAIN]
 
 
+@pytest.mark.parametrize(
+    ("text", "mention", "expected"),
+    [
+        ("Possible hypertension.", "hypertension", HYPOTHETICAL),
+        ("Probable viral pharyngitis.", "pharyngitis", HYPOTHETICAL),
+        ("Likely community acquired pneumonia.", "pneumonia", HYPOTHETICAL),
+        ("Questionable seizure activity overnight.", "seizure", HYPOTHETICAL),
+        ("CT concerning for appendicitis.", "appendicitis", HYPOTHETICAL),
+        ("Suspected pulmonary embolism.", "pulmonary embolism", HYPOTHETICAL),
+        ("Diabetic nephropathy suspected.", "Diabetic nephropathy", HYPOTHETICAL),  # backward
+        ("Meningitis cannot be ruled out.", "Meningitis", HYPOTHETICAL),
+        ("Cannot rule out sepsis.", "sepsis", HYPOTHETICAL),
+        ("Malignancy not excluded.", "Malignancy", HYPOTHETICAL),
+        ("Pulmonary embolism was excluded.", "Pulmonary embolism", NEGATED),
+        ("Pneumonia less likely.", "Pneumonia", NEGATED),
+        ("Hypokalemia resolved.", "Hypokalemia", HISTORICAL),  # resolved: no longer present
+        ("Her rash has resolved.", "rash", HISTORICAL),
+        ("Resolution of the pleural effusion.", "pleural effusion", HISTORICAL),
+        ("Lymphoma in remission.", "Lymphoma", HISTORICAL),
+    ],
+)
+def test_hedges_and_post_modifiers_flag_their_mention(
+    text: str, mention: str, expected: Assertion
+) -> None:
+    assert flags(text, mention) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("text", "mentions", "expected"),
+    [
+        ("No change in hypertension.", ("hypertension",), [PLAIN]),
+        ("Patient resolved to continue metformin for diabetes.", ("diabetes",), [PLAIN]),
+        ("Hypokalemia not resolved.", ("Hypokalemia",), [PLAIN]),  # still present
+        ("Edema partially resolved.", ("Edema",), [PLAIN]),
+        ("Patients with diabetes were excluded from the study.", ("diabetes",), [PLAIN]),
+        ("Follow up as soon as possible for the anemia.", ("anemia",), [PLAIN]),
+        # the cause is the hedge, not the symptom it explains
+        ("Cough likely due to reflux.", ("Cough", "reflux"), [PLAIN, HYPOTHETICAL]),
+        # a comma before "suspected" keeps it from reaching back to the finding before it
+        ("Fever, suspected pneumonia.", ("Fever", "pneumonia"), [PLAIN, HYPOTHETICAL]),
+        # a termination trigger ends a post-modifier's scope
+        ("Asthma while hypokalemia resolved.", ("Asthma", "hypokalemia"), [PLAIN, HISTORICAL]),
+        # a post-modifier reaches at most four words back
+        (
+            "Anemia with chronic kidney disease and nausea resolved.",
+            ("Anemia", "nausea"),
+            [PLAIN, HISTORICAL],
+        ),
+    ],
+)
+def test_hedge_false_friends_and_scope_limits(
+    text: str, mentions: tuple[str, ...], expected: list[Assertion]
+) -> None:
+    assert flags(text, *mentions) == expected
+
+
 def test_semicolon_ends_the_negation_and_history_follows() -> None:
     text = "Patient denies chest pain; history of MI."
     assert flags(text, "chest pain", "MI") == [NEGATED, HISTORICAL]
