@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -93,6 +95,7 @@ def test_pseudo_triggers_hide_the_triggers_inside_them(text: str, mention: str) 
         ("CT concerning for appendicitis.", "appendicitis", HYPOTHETICAL),
         ("Suspected pulmonary embolism.", "pulmonary embolism", HYPOTHETICAL),
         ("Diabetic nephropathy suspected.", "Diabetic nephropathy", HYPOTHETICAL),  # backward
+        ("Diabetic nephropathy suspected.", "nephropathy", HYPOTHETICAL),  # HPO's span
         ("Meningitis cannot be ruled out.", "Meningitis", HYPOTHETICAL),
         ("Cannot rule out sepsis.", "sepsis", HYPOTHETICAL),
         ("Malignancy not excluded.", "Malignancy", HYPOTHETICAL),
@@ -287,3 +290,38 @@ def test_a_rule_file_without_the_header_is_refused(tmp_path: Path) -> None:
 def test_a_missing_rule_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=r"no assertion rule file at .*nope\.tsv"):
         AssertionRules.from_file(tmp_path / "nope.tsv")
+
+
+def _assertion_eval() -> ModuleType:
+    """``benchmarks/assertion_eval.py``, loaded as a module."""
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "assertion_eval.py"
+    spec = importlib.util.spec_from_file_location("assertion_eval_bench", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_assertion_table_scores_each_flag_per_rule_set() -> None:
+    bench = _assertion_eval()
+    rows = [
+        ("en", "Possible hypertension.", "hypertension", frozenset({"hypothetical"})),
+        ("en", "Hypokalemia resolved.", "Hypokalemia", frozenset({"historical"})),
+        ("en", "Denies cough.", "cough", frozenset({"negated"})),
+    ]
+    runs = {"shipped": AssertionRules.default(), "empty": AssertionRules(())}
+    _, _, shipped, empty = bench.notes_table(rows, runs)
+    assert shipped == "| shipped | 1.00 / 1.00 | 1.00 / 1.00 | 1.00 / 1.00 | - / - |"
+    assert empty == "| empty | - / 0.00 | - / 0.00 | - / 0.00 | - / - |"
+
+
+def test_the_note_sentences_cover_every_flag_and_plain_mentions() -> None:
+    rows = _assertion_eval().read_sentences(_assertion_eval().NOTES)
+    assert len(rows) >= 60
+    assert set().union(*(row[3] for row in rows)) == {
+        "negated",
+        "hypothetical",
+        "historical",
+        "family",
+    }
+    assert sum(not row[3] for row in rows) >= 15
