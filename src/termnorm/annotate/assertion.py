@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from termnorm.annotate.assertion_rules import AssertionRule, AssertionRules, Category, Direction
 from termnorm.annotate.sentences import sentence_spans
@@ -43,7 +43,6 @@ from termnorm.annotate.spans import Span
 
 __all__ = ["Assertion", "assert_spans"]
 
-# fallback sentence end: a run of . ; ? ! followed by white space (or the end of the text)
 _WORD = re.compile(r"\w+")
 
 
@@ -57,13 +56,8 @@ class Assertion:
     family: bool = False
 
     def as_dict(self) -> dict[str, bool]:
-        """The four flags by name, for JSON output."""
-        return {
-            "negated": self.negated,
-            "hypothetical": self.hypothetical,
-            "historical": self.historical,
-            "family": self.family,
-        }
+        """The four flags by name, in field order, for JSON output."""
+        return asdict(self)
 
 
 _FLAG = {
