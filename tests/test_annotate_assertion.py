@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -81,6 +83,63 @@ def test_flags_follow_the_context_rules(text: str, mention: str, expected: Asser
 )
 def test_pseudo_triggers_hide_the_triggers_inside_them(text: str, mention: str) -> None:
     assert flags(text, mention) == [PLAIN]
+
+
+@pytest.mark.parametrize(
+    ("text", "mention", "expected"),
+    [
+        ("Possible hypertension.", "hypertension", HYPOTHETICAL),
+        ("Probable viral pharyngitis.", "pharyngitis", HYPOTHETICAL),
+        ("Likely community acquired pneumonia.", "pneumonia", HYPOTHETICAL),
+        ("Questionable seizure activity overnight.", "seizure", HYPOTHETICAL),
+        ("CT concerning for appendicitis.", "appendicitis", HYPOTHETICAL),
+        ("Suspected pulmonary embolism.", "pulmonary embolism", HYPOTHETICAL),
+        ("Diabetic nephropathy suspected.", "Diabetic nephropathy", HYPOTHETICAL),  # backward
+        ("Diabetic nephropathy suspected.", "nephropathy", HYPOTHETICAL),  # HPO's span
+        ("Meningitis cannot be ruled out.", "Meningitis", HYPOTHETICAL),
+        ("Cannot rule out sepsis.", "sepsis", HYPOTHETICAL),
+        ("Malignancy not excluded.", "Malignancy", HYPOTHETICAL),
+        ("Pulmonary embolism was excluded.", "Pulmonary embolism", NEGATED),
+        ("Pneumonia less likely.", "Pneumonia", NEGATED),
+        ("Hypokalemia resolved.", "Hypokalemia", HISTORICAL),  # resolved: no longer present
+        ("Her rash has resolved.", "rash", HISTORICAL),
+        ("Resolution of the pleural effusion.", "pleural effusion", HISTORICAL),
+        ("Lymphoma in remission.", "Lymphoma", HISTORICAL),
+    ],
+)
+def test_hedges_and_post_modifiers_flag_their_mention(
+    text: str, mention: str, expected: Assertion
+) -> None:
+    assert flags(text, mention) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("text", "mentions", "expected"),
+    [
+        ("No change in hypertension.", ("hypertension",), [PLAIN]),
+        ("Patient resolved to continue metformin for diabetes.", ("diabetes",), [PLAIN]),
+        ("Hypokalemia not resolved.", ("Hypokalemia",), [PLAIN]),  # still present
+        ("Edema partially resolved.", ("Edema",), [PLAIN]),
+        ("Patients with diabetes were excluded from the study.", ("diabetes",), [PLAIN]),
+        ("Follow up as soon as possible for the anemia.", ("anemia",), [PLAIN]),
+        # the cause is the hedge, not the symptom it explains
+        ("Cough likely due to reflux.", ("Cough", "reflux"), [PLAIN, HYPOTHETICAL]),
+        # a comma before "suspected" keeps it from reaching back to the finding before it
+        ("Fever, suspected pneumonia.", ("Fever", "pneumonia"), [PLAIN, HYPOTHETICAL]),
+        # a termination trigger ends a post-modifier's scope
+        ("Asthma while hypokalemia resolved.", ("Asthma", "hypokalemia"), [PLAIN, HISTORICAL]),
+        # a post-modifier reaches at most four words back
+        (
+            "Anemia with chronic kidney disease and nausea resolved.",
+            ("Anemia", "nausea"),
+            [PLAIN, HISTORICAL],
+        ),
+    ],
+)
+def test_hedge_false_friends_and_scope_limits(
+    text: str, mentions: tuple[str, ...], expected: list[Assertion]
+) -> None:
+    assert flags(text, *mentions) == expected
 
 
 def test_semicolon_ends_the_negation_and_history_follows() -> None:
@@ -231,3 +290,38 @@ def test_a_rule_file_without_the_header_is_refused(tmp_path: Path) -> None:
 def test_a_missing_rule_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=r"no assertion rule file at .*nope\.tsv"):
         AssertionRules.from_file(tmp_path / "nope.tsv")
+
+
+def _assertion_eval() -> ModuleType:
+    """``benchmarks/assertion_eval.py``, loaded as a module."""
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "assertion_eval.py"
+    spec = importlib.util.spec_from_file_location("assertion_eval_bench", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_assertion_table_scores_each_flag_per_rule_set() -> None:
+    bench = _assertion_eval()
+    rows = [
+        ("en", "Possible hypertension.", "hypertension", frozenset({"hypothetical"})),
+        ("en", "Hypokalemia resolved.", "Hypokalemia", frozenset({"historical"})),
+        ("en", "Denies cough.", "cough", frozenset({"negated"})),
+    ]
+    runs = {"shipped": AssertionRules.default(), "empty": AssertionRules(())}
+    _, _, shipped, empty = bench.notes_table(rows, runs)
+    assert shipped == "| shipped | 1.00 / 1.00 | 1.00 / 1.00 | 1.00 / 1.00 | - / - |"
+    assert empty == "| empty | - / 0.00 | - / 0.00 | - / 0.00 | - / - |"
+
+
+def test_the_note_sentences_cover_every_flag_and_plain_mentions() -> None:
+    rows = _assertion_eval().read_sentences(_assertion_eval().NOTES)
+    assert len(rows) >= 60
+    assert set().union(*(row[3] for row in rows)) == {
+        "negated",
+        "hypothetical",
+        "historical",
+        "family",
+    }
+    assert sum(not row[3] for row in rows) >= 15

@@ -18,11 +18,16 @@ Conventions of the shipped rules:
   "ruled out X" is **negated**. NegEx calls "rule out" a *possible* negation; with no
   "possible" flag we fold it into hypothetical, as the work-up is in the future.
 - "X is unlikely" is negated (backward), as in negspacy's clinical termset.
+- Hedges ("possible", "probable", "likely", "suspected", "concern for", "cannot be ruled
+  out", "X not excluded") are **hypothetical**, as the work-up has not settled them; a
+  post-modifier ("X suspected", "X resolved") reaches at most four words back, and a comma
+  before "suspected" keeps it from reaching back at all ("Fever, suspected pneumonia").
+- "X resolved" / "resolution of X" / "X in remission" is **historical** (present before,
+  not now), not negated; "not resolved" and "partially resolved" assert nothing.
 
 Scope and limits: sentence-level pattern rules, no syntax (a trigger reaches every span in
 its scope, whatever the sentence structure: "Mother reports that the patient has a fever"
-is stopped only because "reports" is a termination trigger); English only; uncertainty
-("possible", "probable") is not flagged. Sentences are the room's
+is stopped only because "reports" is a termination trigger). Sentences are the room's
 (:func:`termnorm.annotate.sentences.sentence_spans`) unless the caller gives its own.
 """
 
@@ -30,7 +35,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from termnorm.annotate.assertion_rules import AssertionRule, AssertionRules, Category, Direction
 from termnorm.annotate.sentences import sentence_spans
@@ -38,7 +43,6 @@ from termnorm.annotate.spans import Span
 
 __all__ = ["Assertion", "assert_spans"]
 
-# fallback sentence end: a run of . ; ? ! followed by white space (or the end of the text)
 _WORD = re.compile(r"\w+")
 
 
@@ -52,13 +56,8 @@ class Assertion:
     family: bool = False
 
     def as_dict(self) -> dict[str, bool]:
-        """The four flags by name, for JSON output."""
-        return {
-            "negated": self.negated,
-            "hypothetical": self.hypothetical,
-            "historical": self.historical,
-            "family": self.family,
-        }
+        """The four flags by name, in field order, for JSON output."""
+        return asdict(self)
 
 
 _FLAG = {

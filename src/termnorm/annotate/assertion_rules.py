@@ -141,7 +141,7 @@ class AssertionRules:
     def default(cls) -> AssertionRules:
         """The shipped English rules (``termnorm/annotate/data/context_rules.tsv``), read
         once per process (the rules are immutable)."""
-        return _default_rules()
+        return _language_rules(RuleLanguage.EN)
 
     @classmethod
     def for_language(cls, language: RuleLanguage | str) -> AssertionRules:
@@ -173,16 +173,8 @@ class AssertionRules:
 
 
 @functools.cache
-def _default_rules() -> AssertionRules:
-    """The shipped rules, read on first use."""
-    return AssertionRules.from_file(default_rules_path())
-
-
-@functools.cache
 def _language_rules(language: RuleLanguage) -> AssertionRules:
     """The shipped rules of ``language``, read on first use."""
-    if language is RuleLanguage.EN:
-        return _default_rules()
     return AssertionRules.from_file(rules_path(language))
 
 
