@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from _cli import run_main
 from _progress import record_bars, sigkill_after_parts
-
 from termnorm.annotate import batch, chunks
 from termnorm.annotate.batch import annotate_file
 from termnorm.annotate.formats import OutputFormat

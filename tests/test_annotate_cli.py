@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from _cli import run_main
 
 DONE_WHEN = "Patient denies heart attack; history of asthma."

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from _cli import run_main
 
 TEXT = (

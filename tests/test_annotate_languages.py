@@ -9,8 +9,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from _cli import run_main
 
+from _cli import run_main
 from termnorm.annotate.assertion_rules import AssertionRules, rules_path
 from termnorm.annotate.formats import read_inputs
 from termnorm.annotate.languages import (

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _progress import record_bars, sigkill_after_parts
 
+from _progress import record_bars, sigkill_after_parts
 from termnorm.io.resumable import PROGRESS_NAME, ResumeError, work_dir
 from termnorm.search import Normalizer
 from termnorm.search.batch import normalize_file

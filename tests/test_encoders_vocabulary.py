@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from _cli import run_main
 
+from _cli import run_main
 from termnorm.encoders import Pooling, TermEncoder
 from termnorm.encoders.vocabulary import (
     CARD_NAME,

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from _cli import TINY_TRAIN_ARGS, run_main
 
+from _cli import TINY_TRAIN_ARGS, run_main
 from termnorm.encoders import TermEncoder
 from termnorm.encoders.implication import (
     IMPLICATION_DIR,
