@@ -31,7 +31,7 @@ def require_benchmarks(*parts: str) -> Path:
     return path
 
 
-def build_tiny_bert(folder: Path, seed: int = 0) -> Path:
+def build_tiny_bert(folder: Path, seed: int = 0, hidden_size: int = 32) -> Path:
     """Write a randomly initialised BERT + char-level tokenizer to ``folder``."""
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
@@ -48,7 +48,7 @@ def build_tiny_bert(folder: Path, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     config = BertConfig(
         vocab_size=len(vocab),
-        hidden_size=32,
+        hidden_size=hidden_size,
         num_hidden_layers=2,
         num_attention_heads=2,
         intermediate_size=64,

@@ -12,7 +12,9 @@ import pytest
 import torch
 
 from _cli import run_main
+from conftest import build_tiny_bert
 from termnorm.encoders import TermEncoder, default_model_path
+from termnorm.encoders.folder import prompt_config
 from termnorm.errors import ArtifactMismatchError
 from termnorm.kg import KnowledgeGraph
 from termnorm.losses import DistillationLoss
@@ -247,6 +249,51 @@ def test_teacher_vectors_are_pooled_unnormalised_and_cached(
 
 
 # ----------------------------------------------------------------------------- training
+def test_a_teacher_of_its_own_is_cached_once_and_learnt_by_a_prompted_student(
+    tiny_bert_path: Path, parallel_kg: KnowledgeGraph, tmp_path: Path, _cache: Path
+) -> None:
+    """``--teacher`` another model than the student (MiniLM teaching multilingual-e5): the
+    targets are the teacher's vectors of the English names, read without the student's prompt
+    and cached once; the student (with a prompt) moves toward them."""
+    teacher_path = build_tiny_bert(tmp_path / "teacher", seed=7)
+    student_path = TermEncoder.load(tiny_bert_path, device="cpu").save(tmp_path / "student")
+    (student_path / "config_sentence_transformers.json").write_text(
+        json.dumps(prompt_config("query: "))
+    )
+    names = parallel_names(parallel_kg)
+    teacher = TermEncoder.load(teacher_path, pooling="mean", max_length=16, device="cpu")
+    target = teacher_vectors(teacher, names.pivots, cache=False)  # [20, d]: no prompt
+    student = TermEncoder.load(student_path, pooling="mean", max_length=16, device="cpu")
+    assert student.prompt == "query: " and teacher.prompt == ""
+    before = np.mean((student.embed(names.pivots).detach().numpy() - target) ** 2)
+    out = tmp_path / "distilled"
+    config = _config(student_path, out, teacher=teacher_path, steps=12)
+    trainer = build_trainer(config, kg=parallel_kg)
+    np.testing.assert_allclose(trainer.objective.teacher.numpy(), target, rtol=0, atol=1e-6)
+    trainer.train()
+    assert len(list((_cache / "distill-teacher").glob("*.npy"))) == 1
+    build_trainer(config.replace(out=tmp_path / "again", steps=1, warmup=0), kg=parallel_kg)
+    assert len(list((_cache / "distill-teacher").glob("*.npy"))) == 1  # read, not encoded
+    trained = TermEncoder.load(out, pooling="mean", max_length=16, device="cpu")
+    assert trained.prompt == "query: "
+    after = np.mean((trained.embed(names.pivots).detach().numpy() - target) ** 2)
+    assert after < before / 2, (before, after)
+    card = json.loads((out / "objective.json").read_text())
+    assert card["teacher"] == str(teacher_path)
+    assert card["teacher_fingerprint"] == teacher.fingerprint
+
+
+def test_a_teacher_of_another_dimension_is_refused(
+    tiny_bert_path: Path, parallel_kg: KnowledgeGraph, tmp_path: Path
+) -> None:
+    wide = build_tiny_bert(tmp_path / "wide", hidden_size=48)
+    config = _config(tiny_bert_path, tmp_path / "out", teacher=wide)
+    with pytest.raises(
+        ArtifactMismatchError, match=r"48 dimensions, the student .* 32: the student"
+    ):
+        build_trainer(config, kg=parallel_kg)
+
+
 def test_distillation_keeps_english_and_moves_translations_to_it(
     tiny_bert_path: Path, parallel_kg: KnowledgeGraph, tmp_path: Path
 ) -> None:

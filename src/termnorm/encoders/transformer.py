@@ -44,6 +44,7 @@ from termnorm.encoders.folder import (
 from termnorm.encoders.forward import Forward, TorchForward, build_forward, set_threads
 from termnorm.encoders.markers import marker_ids, mention_mask
 from termnorm.encoders.pooling import Pooling, pool
+from termnorm.encoders.prompting import prompted as prompt_texts
 from termnorm.encoders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryCache
 from termnorm.encoders.runtime import Runtime
 from termnorm.errors import ArtifactMismatchError
@@ -322,8 +323,7 @@ class TermEncoder:
 
     def prompted(self, texts: Sequence[str]) -> list[str]:
         """``texts`` as the model reads them: each after the folder's default prompt."""
-        prompt = self.prompt
-        return [prompt + t for t in texts] if prompt else list(texts)
+        return prompt_texts(self.prompt, texts)
 
     def pooling_mask(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """The tokens each row is pooled over ``[B, T]``: the attention mask, or a marked

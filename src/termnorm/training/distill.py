@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from termnorm.encoders import TermEncoder
+from termnorm.errors import ArtifactMismatchError
 from termnorm.kg import KnowledgeGraph
 from termnorm.losses import DistillationLoss
 from termnorm.training.coder import CoderObjective, coder_sampler
@@ -206,12 +207,11 @@ def distill_parts(job: Job) -> Parts:
     dim = int(encoder.model.config.hidden_size)
     teacher = load_teacher(config, info.device)
     if int(teacher.model.config.hidden_size) != dim:
-        from termnorm.errors import ArtifactMismatchError
-
         raise ArtifactMismatchError(
             f"the teacher {teacher.path} has vectors of {teacher.model.config.hidden_size} "
-            f"dimensions, the student {config.base_model or 'default'} {dim}: pass --teacher "
-            "the model the student was made from"
+            f"dimensions, the student {config.base_model or 'default'} {dim}: the student "
+            f"learns the teacher's vectors, so pass a --teacher of {dim} dimensions (or the "
+            "model the student was made from)"
         )
     vectors = teacher_vectors(teacher, names.pivots, config.encode_batch)
     record = {

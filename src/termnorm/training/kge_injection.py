@@ -49,6 +49,7 @@ import torch
 from torch import nn
 
 from termnorm.encoders.markers import input_embeddings
+from termnorm.encoders.prompting import tokenize_prompted
 from termnorm.errors import ArtifactMismatchError
 from termnorm.kge import KGEVectors
 from termnorm.mentions.contexts import Passage, TermDictionary, mention_passages, read_corpus
@@ -259,6 +260,8 @@ class InjectionSource:
         per_batch: passages per batch.
         mlm_probability: share of tokens drawn for masking.
         seed: base seed.
+        prompt: the encoder folder's default prompt, put before every passage (its tokens
+            are never a mention's nor masked; offsets stay the passage's).
     """
 
     def __init__(
@@ -270,6 +273,7 @@ class InjectionSource:
         per_batch: int = 6,
         mlm_probability: float = 0.15,
         seed: int = 0,
+        prompt: str = "",
     ) -> None:
         if not getattr(tokenizer, "is_fast", False):
             raise ArtifactMismatchError(
@@ -280,8 +284,10 @@ class InjectionSource:
         self.per_batch, self.p, self.seed = per_batch, mlm_probability, seed
         self.mask_id = int(tokenizer.mask_token_id)
         self.vocab = len(tokenizer)
-        enc = tokenizer(
+        enc = tokenize_prompted(
+            tokenizer,
             [p.text for p in passages],
+            prompt,
             truncation=True,
             max_length=length,
             return_offsets_mapping=True,
@@ -413,6 +419,7 @@ def kge_injection_parts(job: Job) -> Parts:
         config.injection.passages_per_batch,
         config.injection.mlm_probability,
         config.seed,
+        encoder.prompt,
     )
     objective = InjectionObjective(
         int(encoder.model.config.hidden_size),

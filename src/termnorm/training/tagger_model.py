@@ -3,6 +3,11 @@ pieces, and the base it starts from.
 
 ``logits = W · dropout(BERT(x)) + b``, ``[B, T, len(LABELS)]``; trained with the token-level
 cross-entropy over the labelled word pieces (special tokens are ignored).
+
+A base folder's default prompt (multilingual-e5's ``"query: "``) is not applied: the tagger
+classifies the word pieces of sliding chunks, where a prompt would open the first chunk only,
+and it is trained and run the same way, without it (:mod:`termnorm.encoders.prompting`
+refuses a prompt with overflowing chunks).
 """
 
 from __future__ import annotations

@@ -9,10 +9,11 @@ probability that the candidate is the mention's concept. ``plain=True`` is the b
 without keyword tokens ("BERT-rank"): ``[CLS] mention [SEP] candidate [SEP]``, head on [CLS].
 
 It starts from any model folder :class:`~termnorm.encoders.TermEncoder` reads (default
-all-MiniLM-L6-v2), [PS] and [PT] added as special tokens initialised as [CLS]. Saved, it is a
-folder with ``cross_encoder.json`` (plain or not, max length, dropout): a plain one is a
-sentence-transformers ``CrossEncoder`` folder (:mod:`.standard_folder`), a keyword-attentive
-one has ``model/`` (weights and tokenizer) and ``head.safetensors``.
+all-MiniLM-L6-v2), [PS] and [PT] added as special tokens initialised as [CLS]; the folder's
+default prompt, when it has one, goes before the mention and the candidate. Saved, it is a
+folder with ``cross_encoder.json`` (plain or not, max length, dropout, the prompt): a plain
+one is a sentence-transformers ``CrossEncoder`` folder (:mod:`.standard_folder`), a
+keyword-attentive one has ``model/`` (weights and tokenizer) and ``head.safetensors``.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class KeywordCrossEncoder(nn.Module):
         plain: bool = False,
         max_length: int = DEFAULT_PAIR_LENGTH,
         dropout: float = 0.1,
+        prompt: str = "",
     ) -> None:
         super().__init__()
         if not plain and keywords is None:
@@ -71,6 +73,7 @@ class KeywordCrossEncoder(nn.Module):
         self.keywords = keywords
         self.plain = plain
         self.max_length = max_length
+        self.prompt = prompt
         self.dropout = nn.Dropout(dropout)
         self.head = nn.Linear(int(model.config.hidden_size), 1)
 
@@ -109,7 +112,7 @@ class KeywordCrossEncoder(nn.Module):
                 cls_id = int(tokenizer.cls_token_id or 0)
                 weights[old:] = weights[cls_id]
         torch.manual_seed(seed)
-        return cls(model, tokenizer, keywords, plain, max_length, dropout)
+        return cls(model, tokenizer, keywords, plain, max_length, dropout, folder.prompt)
 
     # ------------------------------------------------------------------ forward
     def tokenize(
@@ -118,7 +121,13 @@ class KeywordCrossEncoder(nn.Module):
         """The padded pair tensors (:func:`~termnorm.search.stages.ranker.keyword_mask.encode_pairs`) on
         the ranker's device."""
         batch = encode_pairs(
-            self.tokenizer, mentions, candidates, self.max_length, self.keywords, not self.plain
+            self.tokenizer,
+            mentions,
+            candidates,
+            self.max_length,
+            self.keywords,
+            not self.plain,
+            self.prompt,
         )
         return {k: v.to(self.device) for k, v in batch.items()}
 
@@ -179,7 +188,13 @@ class KeywordCrossEncoder(nn.Module):
         else:
             head = {k: v.detach().cpu().contiguous() for k, v in self.head.state_dict().items()}
             save_file(head, str(folder / HEAD_FILE))
-        config = {"plain": self.plain, "max_length": self.max_length, "dropout": self.dropout.p}
+        config: dict[str, object] = {
+            "plain": self.plain,
+            "max_length": self.max_length,
+            "dropout": self.dropout.p,
+        }
+        if self.prompt:  # the base folder's prompt goes on with the weights trained with it
+            config["prompt"] = self.prompt
         (folder / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n")
         return folder
 
@@ -218,6 +233,7 @@ class KeywordCrossEncoder(nn.Module):
             bool(config["plain"]),
             int(config["max_length"]),
             float(config.get("dropout", 0.1)),
+            str(config.get("prompt", "")),
         )
         head = read_dense_head(folder) if standard else load_file(str(folder / HEAD_FILE))
         ranker.head.load_state_dict(head)

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import torch
 from transformers import PreTrainedTokenizerBase
 
+from termnorm.encoders.prompting import tokenize_prompted
 from termnorm.errors import ArtifactMismatchError
 from termnorm.kg.keywords import KeywordVocabulary
 
@@ -99,12 +100,15 @@ def encode_pairs(
     max_length: int,
     keywords: KeywordVocabulary | None = None,
     keyword_tokens: bool = True,
+    prompt: str = "",
 ) -> dict[str, torch.Tensor]:
     """Padded tensors of ``(mentions[i], candidates[i])`` pairs (module doc).
 
     Returns ``input_ids``, ``attention_mask`` (``[B, T]``), ``token_type_ids`` when the
     tokenizer makes them, and with ``keyword_tokens`` the bool ``site`` and ``type`` flags
     ``[B, T]``. Pairs are truncated (longest first) to ``max_length`` tokens in all.
+    ``prompt`` (the base model folder's default prompt) goes before the mention and before
+    the candidate, as the bi-encoder reads each; keyword spans are found in the texts as given.
 
     Raises:
         ArtifactMismatchError: ``keyword_tokens`` with a tokenizer lacking [PS]/[PT], or a
@@ -118,8 +122,10 @@ def encode_pairs(
             "save the model's tokenizer with a current transformers"
         )
     extra = len(KEYWORD_TOKENS) if keyword_tokens else 0
-    encoded = tokenizer(
+    encoded = tokenize_prompted(
+        tokenizer,
         list(mentions),
+        prompt,
         list(candidates),
         truncation="longest_first",
         max_length=max_length - extra,
