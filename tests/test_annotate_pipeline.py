@@ -171,6 +171,8 @@ def test_annotation_round_trips_through_its_dict() -> None:
         "detector": "dictionary+tagger",
         "matched_term": "asthma",
         "expanded_from": None,
+        "expansion": None,
+        "expansion_source": None,
         "assertion_language": "de",
         "assertion_language_source": "declared",
     }

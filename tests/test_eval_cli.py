@@ -123,6 +123,8 @@ def test_neighbors_compares_indexes(
         "expanded_from",
         "recall_score",
         "ranker_score",
+        "expansion",
+        "expansion_source",
     }
     # "heart attack" is a term of T:0001, so the best score is its own cosine, 1 (float16
     # storage moves a score by at most 2**-11)

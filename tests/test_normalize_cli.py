@@ -91,6 +91,8 @@ def test_normalize_terms_json(index_dir: Path, capsys: pytest.CaptureFixture[str
         "expanded_from",
         "recall_score",
         "ranker_score",
+        "expansion",
+        "expansion_source",
     }
     assert first[0]["source"] == "ontology" and first[0]["term_source"] == "tiny"
 

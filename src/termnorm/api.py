@@ -153,7 +153,7 @@ def get_normalizer(
     (``mode="concept"``) with the index's own encoder, run by ``runtime``; ``model`` as in
     :func:`search_space`."""
     spec, loaded, _, _ = _spec(
-        index, None, None, {"mode": mode, "runtime": runtime, "model": model}
+        index, None, None, {"mode": mode, "runtime": runtime, "model": model, "shorthand": "none"}
     )
     return cast(SpaceMatcher, build(spec, loaded))
 
@@ -191,6 +191,7 @@ class AnswerOptions(TypedDict, total=False):
     theta: float
     multi: bool
     implication: str | Path | None
+    shorthand: str
 
 
 Context = str | Sequence[str | None] | None

