@@ -164,6 +164,20 @@ def test_lower_rooms_never_import_upper_rooms() -> None:
     assert not offenders, "\n".join(offenders)
 
 
+def test_annotate_never_imports_training() -> None:
+    """The tagger's inference lives in annotate/, its training in training/; what both need
+    (the network, its folder, the chunking, the BIO scheme) lives in encoders/ below both.
+    ``TYPE_CHECKING`` imports count too: a reader would follow them."""
+    offenders = [
+        f"{module}:{line} imports {target}"
+        for module in MODULES
+        if _room(module) == "annotate"
+        for target, line in {*GRAPH[module], *_imports(module, module_level=True)}
+        if _room(target) == "training"
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
 def _cycles(graph: dict[str, list[tuple[str, int]]]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan, iterative)."""
     index: dict[str, int] = {}

@@ -4,6 +4,7 @@ it finds its training mentions, the folder and its refusal, and the detector on 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,8 @@ from transformers import AutoTokenizer
 
 from _tagger_fixtures import DOCUMENTS, gscplus_text
 from conftest import require_benchmarks
-from termnorm.annotate.tagger import SpanTagger
-from termnorm.encoders.transformer import default_model_path
-from termnorm.errors import ArtifactMismatchError, InputFormatError
-from termnorm.training.span_tagger import span_scores, train_span_tagger
-from termnorm.training.tagger_bio import (
+from termnorm.annotate.tagger import SpanTagger, predict_spans
+from termnorm.encoders.bio import (
     IGNORE,
     LABELS,
     B,
@@ -26,6 +24,10 @@ from termnorm.training.tagger_bio import (
     decode_bio,
     disjoint_spans,
 )
+from termnorm.encoders.token_tagger import CARD_NAME, TrainedTagger, load_tagger, save_tagger
+from termnorm.encoders.transformer import default_model_path
+from termnorm.errors import ArtifactMismatchError, InputFormatError
+from termnorm.training.span_tagger import span_scores, train_span_tagger
 from termnorm.training.tagger_config import TaggerTrainConfig
 from termnorm.training.tagger_data import (
     TaggedDocument,
@@ -33,7 +35,6 @@ from termnorm.training.tagger_data import (
     read_tagged_documents,
     tagged_chunks,
 )
-from termnorm.training.tagger_folder import CARD_NAME, TrainedTagger, load_tagger, save_tagger
 
 
 # ------------------------------------------------------------------ BIO tags
@@ -151,7 +152,13 @@ def trained(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> P
     corpus.write_text(gscplus_text(DOCUMENTS), encoding="utf-8")
     out = tmp_path_factory.mktemp("ner") / "tagger"
     folder, result = train_tagger_from_files(
-        [corpus], out, "gscplus", config=TINY_CONFIG, model_path=tiny_bert_path, progress=False
+        [corpus],
+        out,
+        "gscplus",
+        config=TINY_CONFIG,
+        model_path=tiny_bert_path,
+        progress=False,
+        predict=predict_spans,
     )
     assert result.losses[-1] < result.losses[0] / 10
     return folder
@@ -271,10 +278,32 @@ def test_a_folder_that_is_not_a_tagger_is_refused(trained: Path, tmp_path: Path)
 
 def test_training_with_dev_documents_keeps_the_best_epoch(tiny_bert_path: Path) -> None:
     config = TaggerTrainConfig(epochs=3, batch_size=4, max_length=64, stride=16, patience=1)
-    result = train_span_tagger(DOCUMENTS, DOCUMENTS[:1], config, tiny_bert_path, progress=False)
+    result = train_span_tagger(
+        DOCUMENTS, DOCUMENTS[:1], config, tiny_bert_path, progress=False, predict=predict_spans
+    )
     assert 1 <= result.epochs_run <= 3 and len(result.dev) == result.epochs_run
     f1s = [d["f1"] for d in result.dev]
     assert result.best_dev["f1"] == max(f1s) and f1s.index(max(f1s)) == result.best_epoch - 1
+
+
+def test_dev_scoring_tags_the_dev_documents_with_the_predictor_it_is_given(
+    tiny_bert_path: Path,
+) -> None:
+    """Training never imports the annotate room: the face hands it the predictor."""
+    calls: list[list[str]] = []
+
+    def gold(
+        model: object, tokenizer: object, texts: Sequence[str], *_: int
+    ) -> list[list[tuple[int, int]]]:
+        calls.append(list(texts))
+        return [list(DOCUMENTS[0].spans)]
+
+    config = TaggerTrainConfig(epochs=2, batch_size=4, max_length=64, stride=16, patience=5)
+    result = train_span_tagger(
+        DOCUMENTS, DOCUMENTS[:1], config, tiny_bert_path, False, predict=gold
+    )
+    assert calls == [[DOCUMENTS[0].text]] * 2
+    assert [d["f1"] for d in result.dev] == [1.0, 1.0] and result.best_epoch == 1
 
 
 def test_span_scores_are_exact_span_micro_averages() -> None:
@@ -300,5 +329,7 @@ def test_ncbi_train_documents_read_with_their_mentions() -> None:
 
 def test_a_time_budget_stops_training_after_the_step_that_passes_it(tiny_bert_path: Path) -> None:
     config = TaggerTrainConfig(epochs=5, batch_size=2, max_length=64, stride=16, max_minutes=1e-9)
-    result = train_span_tagger(DOCUMENTS, DOCUMENTS[:1], config, tiny_bert_path, progress=False)
+    result = train_span_tagger(
+        DOCUMENTS, DOCUMENTS[:1], config, tiny_bert_path, progress=False, predict=predict_spans
+    )
     assert result.epochs_run == 1 and result.chunks_seen == 2 and len(result.dev) == 1

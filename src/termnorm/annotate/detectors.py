@@ -137,7 +137,7 @@ def load_span_tagger(
     """The :class:`SpanTagger` of a tagger folder, loaded once per folder content (the
     card's modification time), thread setting and ``bf16``."""
     from termnorm.annotate.tagger import SpanTagger
-    from termnorm.training.tagger_folder import CARD_NAME
+    from termnorm.encoders.token_tagger import CARD_NAME
 
     folder = Path(path).resolve()
     card = folder / CARD_NAME

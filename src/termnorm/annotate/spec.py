@@ -146,7 +146,7 @@ class AnnotateSpec:
     def record(self) -> dict[str, Any]:
         """These settings, less the search, as a job records them (the rules file and the
         tagger's card by their content digests)."""
-        from termnorm.training.tagger_folder import CARD_NAME
+        from termnorm.encoders.token_tagger import CARD_NAME
 
         def digest(path: Path | None) -> str | None:  # a missing file: refused when loaded
             if path is None or not path.is_file():

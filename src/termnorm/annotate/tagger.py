@@ -1,16 +1,25 @@
-"""The trained span tagger as a :class:`~termnorm.annotate.spans.Detector` (name ``"tagger"``).
+"""The span tagger's inference, and the tagger as a detector (name ``"tagger"``).
+
+The network, its folder and the chunking are model-level (:mod:`termnorm.encoders.token_tagger`,
+shared with ``training/``, whose dev scoring gets :func:`predict_spans` from the face).
+
+:func:`predict_spans`: a text longer than ``max_length`` word pieces is cut by the tokenizer
+into chunks that overlap by ``stride`` pieces; each word piece takes the prediction of the
+chunk where it is farthest from a chunk edge (the most context on both sides), then the
+text's tags are decoded once (:func:`termnorm.encoders.bio.decode_bio`). Chunks of all texts
+are run in batches of ``batch_size``, without gradients.
 
 :class:`SpanTagger` reads a folder ``termnorm ner train`` wrote
-(:func:`termnorm.training.tagger_folder.load_tagger`). :meth:`SpanTagger.detect` cuts the
+(:func:`termnorm.encoders.token_tagger.load_tagger`). :meth:`SpanTagger.detect` cuts the
 text into sentence-bounded windows sized for the tagger's word-piece length
 (:func:`~termnorm.annotate.windows.text_windows` with
 :func:`~termnorm.annotate.windows.max_chars_for_tokens`), tags all distinct windows in
 batches (a window still too long for the model is cut into overlapping chunks,
-:mod:`termnorm.training.tagger_predict`), and keeps a mention seen by two windows once by the
+:func:`predict_spans`), and keeps a mention seen by two windows once by the
 rule of :func:`~termnorm.annotate.windows.detect_in_windows`. Spans are code-point offsets
 into the text given (``text[start:end]`` is the span, whatever its line ends, emoji, NBSP or
 combining marks), an ``I`` without ``B`` starts a span, and spans are trimmed of whitespace
-(:func:`termnorm.training.tagger_bio.decode_bio`). Tagger spans name no concept.
+(:func:`~termnorm.encoders.bio.decode_bio`). Tagger spans name no concept.
 
 Torch's intra-op threads are ``threads`` only while the tagger predicts (``None``: torch's
 setting), as :class:`~termnorm.search.stages.ranker.ranker.Ranker` does. With ``bf16`` (the
@@ -23,18 +32,20 @@ the same spans on 40 of 40).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from termnorm.annotate.spans import Span
 from termnorm.annotate.windows import detect_in_windows, max_chars_for_tokens, text_windows
+from termnorm.encoders.bio import decode_bio
 
 if TYPE_CHECKING:
     import torch
 
-    from termnorm.training.tagger_folder import TrainedTagger
+    from termnorm.encoders.token_tagger import TokenTagger, TrainedTagger
 
-__all__ = ["SpanTagger"]
+__all__ = ["SpanTagger", "predict_spans"]
 
 DEFAULT_BATCH_SIZE = 16
 
@@ -80,7 +91,7 @@ class SpanTagger:
     ) -> SpanTagger:
         """The tagger of a ``termnorm ner train`` folder; refused with
         :class:`~termnorm.errors.ArtifactMismatchError` when it is not one."""
-        from termnorm.training.tagger_folder import load_tagger
+        from termnorm.encoders.token_tagger import load_tagger
 
         return cls(load_tagger(path, device), threads, batch_size, bf16)
 
@@ -100,7 +111,6 @@ class SpanTagger:
         """The spans of each text, all texts tagged in batches (no windows: a text longer
         than the model reads is cut into overlapping chunks)."""
         from termnorm.encoders.forward import torch_threads
-        from termnorm.training.tagger_predict import predict_spans
 
         t = self.tagger
         with torch_threads(self.threads), _autocast(self.device_type, self.bf16):
@@ -111,6 +121,69 @@ class SpanTagger:
             [Span(start, end, text[start:end], self.name) for start, end in spans]
             for text, spans in zip(texts, offsets, strict=True)
         ]
+
+
+def predict_spans(
+    model: TokenTagger,
+    tokenizer: Any,
+    texts: Sequence[str],
+    max_length: int,
+    stride: int,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> list[list[tuple[int, int]]]:
+    """The predicted mention spans of each text (code-point offsets, sorted; module doc)."""
+    from termnorm.encoders.token_tagger import encode_chunks
+
+    if not texts:
+        return []
+    enc = encode_chunks(tokenizer, texts, max_length, stride)
+    ids: list[list[int]] = enc["input_ids"]
+    tags = _chunk_tags(model, tokenizer, ids, batch_size)
+    best: list[dict[tuple[int, int], tuple[int, int]]] = [{} for _ in texts]
+    for chunk, sample in enumerate(enc["overflow_to_sample_mapping"]):
+        length = len(ids[chunk])
+        for position, offset in enumerate(enc["offset_mapping"][chunk]):
+            offset = (int(offset[0]), int(offset[1]))
+            if offset[0] == offset[1]:
+                continue
+            margin = min(position, length - 1 - position)
+            known = best[sample].get(offset)
+            if known is None or margin > known[0]:
+                best[sample][offset] = (margin, tags[chunk][position])
+    out = []
+    for text, pieces in zip(texts, best, strict=True):
+        offsets = sorted(pieces)
+        out.append(decode_bio([pieces[o][1] for o in offsets], offsets, text))
+    return out
+
+
+def _chunk_tags(
+    model: TokenTagger, tokenizer: Any, ids: list[list[int]], batch_size: int
+) -> list[list[int]]:
+    """The argmax tag of every word piece of every chunk (model in eval mode meanwhile)."""
+    import torch
+
+    device = next(model.parameters()).device
+    pad = int(tokenizer.pad_token_id or 0)
+    training = model.training
+    model.eval()
+    tags: list[list[int]] = []
+    try:
+        with torch.inference_mode():
+            for first in range(0, len(ids), batch_size):
+                batch = ids[first : first + batch_size]
+                width = max(len(row) for row in batch)
+                input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
+                mask = torch.zeros((len(batch), width), dtype=torch.long)
+                for i, row in enumerate(batch):
+                    input_ids[i, : len(row)] = torch.tensor(row)
+                    mask[i, : len(row)] = 1
+                logits = model(input_ids.to(device), mask.to(device))
+                best = logits.argmax(-1).cpu().tolist()
+                tags.extend(best[i][: len(row)] for i, row in enumerate(batch))
+    finally:
+        model.train(training)
+    return tags
 
 
 def _autocast(device_type: str, bf16: bool) -> contextlib.AbstractContextManager[object]:

@@ -62,11 +62,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Train a token-classification head (BIO tags) on the encoder from the mentions'
         character offsets, and write the tagger folder with its card."""
+        from termnorm.annotate.tagger import predict_spans
         from termnorm.training.span_tagger import train_tagger_from_files
 
         config = TaggerTrainConfig(**fields)
         folder, _ = train_tagger_from_files(
-            mentions, out, fmt, dev or [], config, model, overwrite=overwrite
+            mentions, out, fmt, dev or [], config, model, overwrite=overwrite, predict=predict_spans
         )
         card = json.loads((folder / "tagger.json").read_text(encoding="utf-8"))
         if json_out:

@@ -1,18 +1,20 @@
 """Train the span tagger: BIO tags over word pieces, a linear head on a transformer.
 
-:func:`train_span_tagger` fine-tunes a :class:`~termnorm.training.tagger_model.TokenTagger`
+:func:`train_span_tagger` fine-tunes a :class:`~termnorm.encoders.token_tagger.TokenTagger`
 on labelled chunks of the training documents
 (:func:`~termnorm.training.tagger_data.tagged_chunks`) with AdamW (encoder and head at their
 own rates, biases and LayerNorm not decayed), a linear warm-up then decay, the token
 cross-entropy, chunks shuffled each epoch by the seed. After each epoch the dev documents,
-when there are any, are tagged and scored by exact-span F1 (:func:`span_scores`); the best
+when there are any, are tagged by the ``predict`` the caller gives (the faces pass
+:func:`termnorm.annotate.tagger.predict_spans`: inference lives in ``annotate/``, above this
+room) and scored by exact-span F1 (:func:`span_scores`); the best
 epoch's weights are kept and training stops after ``patience`` epochs without a better F1.
 Without dev documents every epoch runs and the last weights are kept. ``max_minutes`` ends
 training early, after the step that passes it (the last epoch then counts the chunks seen).
 
 :func:`train_tagger_from_files` is what ``termnorm ner train`` runs: read the corpora, hold
 out ``dev_fraction`` of the training documents unless dev corpora are given, train, and
-write the folder (:func:`~termnorm.training.tagger_folder.save_tagger`) with its card.
+write the folder (:func:`~termnorm.encoders.token_tagger.save_tagger`) with its card.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import copy
 import logging
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,12 +33,13 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from termnorm._artifacts import file_sha256, prepare_output
+from termnorm.encoders.bio import IGNORE, LABELS
 from termnorm.encoders.fingerprint import model_fingerprint
 from termnorm.encoders.forward import torch_threads
+from termnorm.encoders.token_tagger import TokenTagger, save_tagger
 from termnorm.encoders.transformer import default_model_path
 from termnorm.mentions import MentionFormat
 from termnorm.training.optim import build_scheduler
-from termnorm.training.tagger_bio import IGNORE, LABELS
 from termnorm.training.tagger_config import TaggerTrainConfig
 from termnorm.training.tagger_data import (
     TaggedChunk,
@@ -45,11 +48,18 @@ from termnorm.training.tagger_data import (
     read_tagged_documents,
     tagged_chunks,
 )
-from termnorm.training.tagger_folder import save_tagger
-from termnorm.training.tagger_model import TaggerBase, TokenTagger, load_base
-from termnorm.training.tagger_predict import predict_spans
+from termnorm.training.tagger_model import TaggerBase, load_base
 
-__all__ = ["TaggerTrainResult", "span_scores", "train_span_tagger", "train_tagger_from_files"]
+__all__ = [
+    "SpanPredictor",
+    "TaggerTrainResult",
+    "span_scores",
+    "train_span_tagger",
+    "train_tagger_from_files",
+]
+
+SpanPredictor = Callable[[TokenTagger, Any, Sequence[str], int, int], list[list[tuple[int, int]]]]
+"""``predict(model, tokenizer, texts, max_length, stride)``: each text's spans (sorted)."""
 
 logger = logging.getLogger(__name__)
 
@@ -95,9 +105,11 @@ def train_span_tagger(
     config: TaggerTrainConfig | None = None,
     model_path: str | Path | None = None,
     progress: bool = True,
+    *,
+    predict: SpanPredictor,
 ) -> TaggerTrainResult:
     """Fine-tune a tagger on ``train`` (module doc); ``model_path``: the base model folder
-    (default all-MiniLM-L6-v2). Seeded: the same inputs and seed give the same weights on
+    (default all-MiniLM-L6-v2); ``predict`` tags the dev documents after each epoch. Seeded: the same inputs and seed give the same weights on
     one machine and thread count."""
     config = config or TaggerTrainConfig()
     if not train:
@@ -115,7 +127,7 @@ def train_span_tagger(
             len(chunks),
             max_length,
         )
-        result = _fit(model, base, chunks, dev, config, max_length, progress)
+        result = _fit(model, base, chunks, dev, config, max_length, progress, predict)
     result.seconds = time.monotonic() - started
     return result
 
@@ -128,6 +140,7 @@ def _fit(
     config: TaggerTrainConfig,
     max_length: int,
     progress: bool,
+    predict: SpanPredictor,
 ) -> TaggerTrainResult:
     steps_per_epoch = -(-len(chunks) // config.batch_size)
     optimizer = _optimizer(model, config)
@@ -175,9 +188,7 @@ def _fit(
             if out_of_time:
                 break
             continue
-        found = predict_spans(
-            model, base.tokenizer, [d.text for d in dev], max_length, config.stride
-        )
+        found = predict(model, base.tokenizer, [d.text for d in dev], max_length, config.stride)
         scores = span_scores([d.spans for d in dev], found)
         result.dev.append(scores)
         logger.info(
@@ -246,6 +257,8 @@ def train_tagger_from_files(
     model_path: str | Path | None = None,
     overwrite: bool = False,
     progress: bool = True,
+    *,
+    predict: SpanPredictor,
 ) -> tuple[Path, TaggerTrainResult]:
     """Read the corpora, train (module doc) and write the tagger folder ``out``; the folder
     and the result. ``out`` is checked before any work (never an input, never a non-empty
@@ -258,7 +271,7 @@ def train_tagger_from_files(
     else:
         train, held = holdout_split(documents, config.dev_fraction, config.seed)
     base_path = Path(model_path) if model_path is not None else default_model_path()
-    result = train_span_tagger(train, held, config, base_path, progress)
+    result = train_span_tagger(train, held, config, base_path, progress, predict=predict)
     card = {
         "max_length": result.max_length,
         "stride": config.stride,

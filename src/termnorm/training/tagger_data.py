@@ -4,13 +4,13 @@ labelled word-piece chunks.
 :func:`read_tagged_documents` reads any corpus whose format carries document text
 (:data:`termnorm.mentions.documents.DOCUMENT_FORMATS`: PubTator, GSC+, PhenoBERT); gold
 spans are the mentions' offsets trimmed of whitespace, overlapping ones resolved to the
-longer (:func:`~termnorm.training.tagger_bio.disjoint_spans`). A mention whose offsets do
+longer (:func:`~termnorm.encoders.bio.disjoint_spans`). A mention whose offsets do
 not index into its document's text is an error naming its file and line.
 
 :func:`tagged_chunks` cuts each document with the tokenizer into chunks of at most
 ``max_length`` word pieces overlapping by ``stride`` (the same cut as prediction,
-:func:`~termnorm.training.tagger_predict.encode_chunks`) and labels each chunk's pieces
-(:func:`~termnorm.training.tagger_bio.bio_tags`); a mention cut by a chunk edge starts
+:func:`~termnorm.encoders.token_tagger.encode_chunks`) and labels each chunk's pieces
+(:func:`~termnorm.encoders.bio.bio_tags`); a mention cut by a chunk edge starts
 again with ``B`` in the next chunk.
 """
 
@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from termnorm.encoders.bio import bio_tags, disjoint_spans
+from termnorm.encoders.token_tagger import encode_chunks
 from termnorm.errors import EmptyResultError, InputFormatError
 from termnorm.mentions import MentionFormat, read_documents, read_mentions
-from termnorm.training.tagger_bio import bio_tags, disjoint_spans
-from termnorm.training.tagger_predict import encode_chunks
 
 __all__ = [
     "TaggedChunk",

@@ -1,13 +1,5 @@
-"""The span tagger's network: a transformer encoder and a linear BIO head over its word
-pieces, and the base it starts from.
-
-``logits = W · dropout(BERT(x)) + b``, ``[B, T, len(LABELS)]``; trained with the token-level
-cross-entropy over the labelled word pieces (special tokens are ignored).
-
-A base folder's default prompt (multilingual-e5's ``"query: "``) is not applied: the tagger
-classifies the word pieces of sliding chunks, where a prompt would open the first chunk only,
-and it is trained and run the same way, without it (:mod:`termnorm.encoders.prompting`
-refuses a prompt with overflowing chunks).
+"""The base a span tagger starts from: a model folder's transformer and fast tokenizer (the
+network and its folder: :mod:`termnorm.encoders.token_tagger`, below training and annotate).
 """
 
 from __future__ import annotations
@@ -15,34 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-from torch import nn
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from termnorm.encoders.folder import read_model_folder
 from termnorm.encoders.transformer import declared_max_length, lowercase_inputs
 from termnorm.errors import ArtifactMismatchError
-from termnorm.training.tagger_bio import LABELS
 
-__all__ = ["TaggerBase", "TokenTagger", "load_base"]
-
-
-class TokenTagger(nn.Module):
-    """A transformer with a linear token-classification head (``len(labels)`` outputs)."""
-
-    def __init__(
-        self, encoder: PreTrainedModel, labels: tuple[str, ...] = LABELS, dropout: float = 0.1
-    ) -> None:
-        super().__init__()
-        self.encoder = encoder
-        self.labels = labels
-        self.dropout = nn.Dropout(dropout)
-        self.classifier = nn.Linear(int(encoder.config.hidden_size), len(labels))
-
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """Logits ``[B, T, len(labels)]`` of each word piece."""
-        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask)
-        return self.classifier(self.dropout(hidden.last_hidden_state))  # type: ignore[no-any-return]
+__all__ = ["TaggerBase", "load_base"]
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""BIO tags over word pieces, from gold character spans and back.
+"""BIO tags over word pieces, from gold character spans and back: the span tagger's label
+scheme, shared by its training (:func:`bio_tags`) and its inference (:func:`decode_bio`).
 
 Labels (:data:`LABELS`): ``O`` outside a mention, ``B`` the first word piece of a mention,
 ``I`` a following word piece of the same mention. Offsets are the fast tokenizer's offset

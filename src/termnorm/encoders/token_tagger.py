@@ -1,4 +1,15 @@
-"""A trained span tagger folder: the encoder, the head, the labels and a card.
+"""A trained span tagger's model folder: the token-classification network, the tokenizer's
+chunking it is trained and run with, and the folder format (written and read here).
+
+This is model-level, below both of its users: ``training/`` (rank 6) writes the folder and
+cuts training texts with :func:`encode_chunks`; ``annotate/`` (rank 9) loads it and predicts
+spans (:func:`termnorm.annotate.tagger.predict_spans`). Neither imports the other.
+
+:class:`TokenTagger`: ``logits = W · dropout(BERT(x)) + b``, ``[B, T, len(LABELS)]``. A base
+folder's default prompt (multilingual-e5's ``"query: "``) is not applied: the tagger
+classifies the word pieces of sliding chunks, where a prompt would open the first chunk only,
+and it is trained and run the same way, without it (:mod:`termnorm.encoders.prompting`
+refuses a prompt with overflowing chunks).
 
 Folder layout (written atomically by :func:`save_tagger`)::
 
@@ -17,6 +28,7 @@ to train one.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -24,14 +36,23 @@ from typing import Any
 
 import torch
 from safetensors.torch import load_file, save_file
-from transformers import AutoModel, AutoTokenizer, PreTrainedTokenizerBase
+from torch import nn
+from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from termnorm._artifacts import atomic_dir, read_versioned_card, write_card
 from termnorm._version import __version__
+from termnorm.encoders.bio import LABELS
 from termnorm.errors import ArtifactMismatchError
-from termnorm.training.tagger_model import TokenTagger
 
-__all__ = ["CARD_NAME", "TAGGER_FORMAT", "TrainedTagger", "load_tagger", "save_tagger"]
+__all__ = [
+    "CARD_NAME",
+    "TAGGER_FORMAT",
+    "TokenTagger",
+    "TrainedTagger",
+    "encode_chunks",
+    "load_tagger",
+    "save_tagger",
+]
 
 CARD_NAME = "tagger.json"
 TAGGER_FORMAT = 1
@@ -39,6 +60,41 @@ KIND = "span-tagger"
 ENCODER_DIR = "encoder"
 HEAD_FILE = "head.safetensors"
 MAKE = "termnorm ner train --mentions CORPUS --out TAGGER"
+
+
+class TokenTagger(nn.Module):
+    """A transformer with a linear token-classification head (``len(labels)`` outputs)."""
+
+    def __init__(
+        self, encoder: PreTrainedModel, labels: tuple[str, ...] = LABELS, dropout: float = 0.1
+    ) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.labels = labels
+        self.dropout = nn.Dropout(dropout)
+        self.classifier = nn.Linear(int(encoder.config.hidden_size), len(labels))
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Logits ``[B, T, len(labels)]`` of each word piece."""
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask)
+        return self.classifier(self.dropout(hidden.last_hidden_state))  # type: ignore[no-any-return]
+
+
+def encode_chunks(tokenizer: Any, texts: Sequence[str], max_length: int, stride: int) -> Any:
+    """The tokenizer's chunks of ``texts`` (``BatchEncoding`` with ``input_ids``,
+    ``attention_mask``, ``offset_mapping`` and ``overflow_to_sample_mapping``), unpadded:
+    at most ``max_length`` word pieces each, consecutive chunks sharing ``stride``."""
+    if not 0 <= stride < max_length - 2:
+        raise ValueError(f"stride must be in [0, max_length - 2), got {stride} for {max_length}")
+    return tokenizer(
+        list(texts),
+        truncation=True,
+        max_length=max_length,
+        stride=stride,
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+        return_token_type_ids=False,
+    )
 
 
 @dataclass
