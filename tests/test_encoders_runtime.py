@@ -348,6 +348,25 @@ def test_default_build_runtime_is_int8_with_onnxruntime(
     assert "termnorm[onnx]" in caplog.text
 
 
+def test_the_base_install_has_the_int8_runtime() -> None:
+    """The Quick start's install builds the default index with onnx-int8, not torch fp32."""
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    names = {d.split(">")[0].split("=")[0].strip() for d in project["dependencies"]}
+    assert {"onnxruntime", "onnx"} <= names
+
+
+def test_onnx_threads_sleep_when_idle(bert_copy: Path) -> None:
+    """Idle pool threads do not spin (spinning doubled a build's CPU time on a busy machine)."""
+    encoder = TermEncoder.load(bert_copy, device="cpu")
+    forward = forward_mod.OnnxForward(onnx_export.onnx_graph(encoder, quantized=True), threads=2)
+    options = forward.session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert options.intra_op_num_threads == 2
+
+
 def test_int8_graph_is_reused_while_the_fingerprint_matches(
     bert_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

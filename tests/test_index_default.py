@@ -112,3 +112,20 @@ def test_the_default_index_is_refused_before_it_is_built(
     ):
         default.default_index_folder(show_progress=False)
     assert builds == []  # no KG built, nothing encoded
+
+
+def test_the_build_runs_on_one_thread_and_leaves_torch_as_it_was(
+    builds: list[int], tiny_bert_path: Path
+) -> None:
+    """One intra-op thread encodes the most texts per CPU-second (module constant's note)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        encoder = default._build_encoder()
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    options = encoder._forward.session.get_session_options()  # type: ignore[attr-defined]
+    assert options.intra_op_num_threads == default.BUILD_THREADS == 1

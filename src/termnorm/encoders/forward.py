@@ -120,6 +120,10 @@ class OnnxForward:
         options.inter_op_num_threads = 1
         if threads is not None:
             options.intra_op_num_threads = threads
+        # idle pool threads sleep instead of spinning: spinning doubled the CPU time of an
+        # index build on a busy 2-core machine and halved its speed (1,520 vs 830 texts per
+        # CPU-second, 500 vs 305 texts/s)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3  # errors only
         self.graph = graph
         self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])

@@ -418,13 +418,10 @@ class TermEncoder:
         out = np.empty((n, self.dimension), dtype=np.float32)
         if n == 0:
             return out
-        tokens = self.tokenizer(
-            self.prompted(texts), truncation=True, max_length=self.max_length, padding=False
-        )
+        ids, type_ids = self._token_ids(self.prompted(texts))
         names = ["input_ids", "attention_mask"]
-        if "token_type_ids" in tokens:
+        if type_ids is not None:
             names.append("token_type_ids")
-        ids = tokens["input_ids"]
         lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=n)
         order = np.argsort(lengths, kind="stable")
         pad_id = self.tokenizer.pad_token_id or 0
@@ -452,8 +449,8 @@ class TermEncoder:
                     cols = slice(width - length, width) if left else slice(0, length)
                     arrays["input_ids"][row, cols] = ids[i]
                     arrays["attention_mask"][row, cols] = 1
-                    if "token_type_ids" in arrays:
-                        arrays["token_type_ids"][row, cols] = tokens["token_type_ids"][i]
+                    if type_ids is not None:
+                        arrays["token_type_ids"][row, cols] = type_ids[i]
                 out[idx] = forward(arrays)
                 bar.update(len(idx))
                 if on_batch is not None:
@@ -463,6 +460,21 @@ class TermEncoder:
             if was_training:
                 self.model.train()
         return out
+
+    def _token_ids(self, texts: list[str]) -> tuple[list[list[int]], list[list[int]] | None]:
+        """Token ids of ``texts`` truncated to :attr:`max_length`, and their token type ids
+        (``None`` when the model takes none). A fast tokenizer's backend is called directly:
+        the same ids without building a Python ``BatchEncoding`` (a third of the time)."""
+        wants_types = "token_type_ids" in self.tokenizer.model_input_names
+        backend = getattr(self.tokenizer, "backend_tokenizer", None)
+        if backend is None:
+            tokens = self.tokenizer(texts, truncation=True, max_length=self.max_length)
+            return tokens["input_ids"], tokens.get("token_type_ids") if wants_types else None
+        backend.enable_truncation(self.max_length, direction=self.tokenizer.truncation_side)
+        backend.no_padding()
+        encodings = backend.encode_batch(texts)
+        ids = [e.ids for e in encodings]
+        return ids, [e.type_ids for e in encodings] if wants_types else None
 
     def _padded(self, rows: int, width: int, names: list[str]) -> dict[str, np.ndarray]:
         """Contiguous ``[rows, width]`` int64 views of the reused buffer, one per input."""

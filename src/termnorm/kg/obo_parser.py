@@ -77,6 +77,8 @@ def _unquote(value: str, path: Path, number: int) -> tuple[str, str]:
 
 def strip_trailers(value: str) -> str:
     """Remove a trailing ``! comment`` and ``{modifiers}`` that are outside quotes."""
+    if "!" not in value and "{" not in value:  # most values: nothing to strip
+        return value.strip()
     in_quote = escaped = False
     brace = -1
     for i, ch in enumerate(value):
