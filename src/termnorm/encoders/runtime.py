@@ -137,7 +137,7 @@ def default_build_runtime() -> Runtime:
     if all(importlib.util.find_spec(p) is not None for p in ("onnx", "onnxruntime")):
         return Runtime.ONNX_INT8
     logger.warning(
-        "building the index with torch fp32; pip install 'termnorm[onnx]' builds it about "
-        "twice as fast (int8 ONNX Runtime)"
+        "building the index with torch fp32: ONNX Runtime is missing from this install "
+        "(pip install 'termnorm[onnx]' restores it; the int8 runtime builds about twice as fast)"
     )
     return Runtime.TORCH
