@@ -196,7 +196,7 @@ def _print_table(annotations: list[Annotation]) -> None:
     table = Table()
     for name, justify in (("start", "right"), ("end", "right"), ("text", "left")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for name in ("concept", "name", "score", "flags", "detector"):
+    for name in ("concept", "name", "score", "flags", "modifiers", "detector"):
         table.add_column(name, justify="right" if name == "score" else "left")
     for a in annotations:
         flags = ",".join(
@@ -211,6 +211,7 @@ def _print_table(annotations: list[Annotation]) -> None:
             a.name,
             f"{a.score:.4f}",
             flags,
+            ", ".join(a.modifiers),
             a.detector,
         )
     if not annotations:
