@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -134,4 +135,50 @@ def test_modifiers_reach_the_json_row_brat_and_the_service_schema() -> None:
     assert "#1\tAnnotatorNotes T1\tHP:0001251 Ataxia; modifiers: HP:0012825 Mild\n" in brat_ann(
         [found]
     )
-    assert AnnotationOut.model_validate(row).modifiers == ("HP:0012825 Mild",)  # type: ignore[attr-defined]
+    assert AnnotationOut.model_validate(row).modifiers == ["HP:0012825 Mild"]  # type: ignore[attr-defined]
+
+
+def test_the_service_reports_modifiers_and_a_request_may_ask_for_all(hpo_index: Path) -> None:
+    pytest.importorskip("fastapi")
+    from _serve_fixtures import serving
+
+    documents = [{"id": "d", "text": "Autosomal dominant inheritance of mild ataxia."}]
+    with serving(hpo_index, token="t0ken") as client:
+        default = client.post("/v1/annotate", json={"documents": documents, "min_score": 0.99})
+        every = client.post(
+            "/v1/annotate", json={"documents": documents, "min_score": 0.99, "findings": "all"}
+        )
+        wrong = client.post("/v1/annotate", json={"documents": documents, "findings": "some"})
+    (row,) = default.json()["results"][0]["annotations"]
+    assert (row["text"], row["modifiers"]) == ("ataxia", ["HP:0012825 Mild"])
+    assert every.status_code == 200, every.text
+    rows = every.json()["results"][0]["annotations"]
+    assert [(r["concept_id"], r["modifiers"]) for r in rows] == [
+        ("HP:0000006", []),
+        ("HP:0012825", []),
+        ("HP:0001251", []),
+    ]
+    assert wrong.status_code == 422 and "phenotypes" in wrong.text
+
+
+def test_the_cli_shows_modifiers_and_takes_findings(
+    hpo_index: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from _cli import run_main
+
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("COLUMNS", "200")
+    base = ["--index", str(hpo_index), "--min-score", "0.99"]
+    code, out, _ = run_main(["annotate", "She has mild ataxia.", *base], capsys)
+    assert code == 0 and "modifiers" in out and "HP:0012825 Mild" in out
+    code, out, _ = run_main(
+        ["annotate", "She has mild ataxia.", *base, "--findings", "all", "--json"], capsys
+    )
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and [(r["concept_id"], r["modifiers"]) for r in rows] == [
+        ("HP:0012825", []),
+        ("HP:0001251", []),
+    ]

@@ -196,8 +196,10 @@ def _print_table(annotations: list[Annotation]) -> None:
     table = Table()
     for name, justify in (("start", "right"), ("end", "right"), ("text", "left")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    qualified = any(a.modifiers for a in annotations)  # a modifiers column only then
     for name in ("concept", "name", "score", "flags", "modifiers", "detector"):
-        table.add_column(name, justify="right" if name == "score" else "left")
+        if name != "modifiers" or qualified:
+            table.add_column(name, justify="right" if name == "score" else "left")
     for a in annotations:
         flags = ",".join(
             f for f in ("negated", "hypothetical", "historical", "family") if getattr(a, f)
@@ -211,7 +213,7 @@ def _print_table(annotations: list[Annotation]) -> None:
             a.name,
             f"{a.score:.4f}",
             flags,
-            ", ".join(a.modifiers),
+            *([", ".join(a.modifiers)] if qualified else []),
             a.detector,
         )
     if not annotations:
