@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import exact_index_of
 from termnorm.annotate.annotation import Annotation
 from termnorm.annotate.modifiers import Findings, qualify
 from termnorm.annotate.pipeline import Annotator
 from termnorm.annotate.sentences import sentence_spans
-from termnorm.kg import KnowledgeGraph
 from termnorm.search.spec import PipelineSpec
 
 Found = tuple[str, str, tuple[str, ...]]
@@ -33,9 +33,6 @@ CONCEPTS = {
 @pytest.fixture(scope="module")
 def hpo_index(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An exact index of eight HPO concepts typed by branch, as the HPO loader types them."""
-    from termnorm import api
-
-    folder = tmp_path_factory.mktemp("hpo")
     concepts = [
         {"concept_id": cid, "name": name, "semantic_types": [kind], "alt_ids": []}
         for cid, (name, kind) in CONCEPTS.items()
@@ -44,14 +41,7 @@ def hpo_index(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) ->
         {"concept_id": cid, "term": name, "lang": "en", "source": "hpo", "is_preferred": True}
         for cid, (name, _) in CONCEPTS.items()
     ]
-    kg = KnowledgeGraph.from_records(concepts, terms, [])
-    kg_dir = kg.save(folder / "kg", card={"sources": [{"format": "fixture"}]})
-    built = api.build_index(
-        kg_dir, tiny_bert_path, pooling="mean", backend="exact", out=folder / "idx",
-        show_progress=False,
-    )  # fmt: skip
-    assert built.path is not None
-    return built.path
+    return exact_index_of(tmp_path_factory.mktemp("hpo"), tiny_bert_path, concepts, terms)
 
 
 @pytest.fixture()
@@ -161,22 +151,31 @@ def test_the_service_reports_modifiers_and_a_request_may_ask_for_all(hpo_index: 
     assert wrong.status_code == 422 and "phenotypes" in wrong.text
 
 
-def test_the_cli_shows_modifiers_and_takes_findings(
+@pytest.fixture()
+def cli(
     hpo_index: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:
+) -> Callable[..., tuple[int, str]]:
+    """``termnorm annotate TEXT ARGS`` over the HPO index: (exit code, stdout)."""
     from _cli import run_main
 
     monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("COLUMNS", "200")
-    base = ["--index", str(hpo_index), "--min-score", "0.99"]
-    code, out, _ = run_main(["annotate", "She has mild ataxia.", *base], capsys)
+
+    def run(text: str, *args: str) -> tuple[int, str]:
+        given = ["annotate", text, "--index", str(hpo_index), "--min-score", "0.99", *args]
+        code, out, _ = run_main(given, capsys)
+        return code, out
+
+    return run
+
+
+def test_the_cli_shows_modifiers_and_takes_findings(cli: Callable[..., tuple[int, str]]) -> None:
+    code, out = cli("She has mild ataxia.")
     assert code == 0 and "modifiers" in out and "HP:0012825 Mild" in out
-    code, out, _ = run_main(
-        ["annotate", "She has mild ataxia.", *base, "--findings", "all", "--json"], capsys
-    )
+    code, out = cli("She has mild ataxia.", "--findings", "all", "--json")
     rows = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and [(r["concept_id"], r["modifiers"]) for r in rows] == [
         ("HP:0012825", []),
