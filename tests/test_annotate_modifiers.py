@@ -181,3 +181,34 @@ def test_the_cli_shows_modifiers_and_takes_findings(cli: Callable[..., tuple[int
         ("HP:0012825", []),
         ("HP:0001251", []),
     ]
+
+
+def test_the_python_api_takes_findings(
+    hpo_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import termnorm
+
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+    text = "She has mild ataxia."
+    (found,) = termnorm.annotate(text, index=hpo_index, min_score=0.99)
+    assert (found.concept_id, found.modifiers) == ("HP:0001251", ("HP:0012825 Mild",))
+    every = termnorm.annotate(text, index=hpo_index, min_score=0.99, findings="all")
+    assert [a.concept_id for a in every] == ["HP:0012825", "HP:0001251"]
+
+
+def test_the_spacy_component_takes_findings(
+    hpo_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spacy = pytest.importorskip("spacy")
+    import importlib
+
+    importlib.import_module("termnorm.integrations.spacy_component")  # registers the factory
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+    config = {"index": str(hpo_index), "min_score": 0.99}
+    nlp = spacy.blank("en")
+    nlp.add_pipe("termnorm", config=config)
+    (ent,) = nlp("She has mild ataxia.").ents
+    assert (ent.text, ent._.termnorm_annotation.modifiers) == ("ataxia", ("HP:0012825 Mild",))
+    every = spacy.blank("en")
+    every.add_pipe("termnorm", config={**config, "findings": "all"})
+    assert [e.text for e in every("She has mild ataxia.").ents] == ["mild", "ataxia"]
