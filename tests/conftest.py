@@ -10,6 +10,7 @@ import os
 import string
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -130,6 +131,23 @@ def make_tiny_kg() -> KnowledgeGraph:
             )
     relations = [{"head": h, "relation": r, "tail": t} for h, r, t in TINY_RELATIONS]
     return KnowledgeGraph.from_records(concepts, terms, relations)
+
+
+def exact_index_of(
+    folder: Path, bert: Path, concepts: list[dict[str, Any]], terms: list[dict[str, Any]]
+) -> Path:
+    """An exact index (mean pooling) under ``folder`` of the KG of these concept and term
+    records (no relations), encoded by ``bert``."""
+    from termnorm import api
+
+    kg_dir = KnowledgeGraph.from_records(concepts, terms, []).save(
+        folder / "kg", card={"sources": [{"format": "fixture"}]}
+    )
+    built = api.build_index(
+        kg_dir, bert, pooling="mean", backend="exact", out=folder / "idx", show_progress=False
+    )
+    assert built.path is not None
+    return built.path
 
 
 @pytest.fixture()

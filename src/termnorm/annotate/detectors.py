@@ -99,6 +99,7 @@ def build_annotator(
         matcher=matcher,
         language=spec.language,
         extra_rules=extra,
+        findings=spec.findings,
     )
 
 

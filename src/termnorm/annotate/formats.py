@@ -272,13 +272,15 @@ FLAG_ATTRIBUTES = (
 
 def brat_ann(annotations: Sequence[Annotation]) -> str:
     """The ``.ann`` standoff of one document: ``T<n>\\tConcept start end\\ttext``,
-    ``#<n>\\tAnnotatorNotes T<n>\\tconcept_id name``, and ``A<m>\\tNegated T<n>`` (also
+    ``#<n>\\tAnnotatorNotes T<n>\\tconcept_id name`` (then ``; modifiers: HP:0012825 Mild``
+    when modifiers qualify it), and ``A<m>\\tNegated T<n>`` (also
     ``Hypothetical``, ``Historical``, ``Family``) for each flag set."""
     lines = []
     attribute = 0
     for n, a in enumerate(annotations, start=1):
         lines.append(f"T{n}\tConcept {a.start} {a.end}\t{_flat(a.text)}")
-        lines.append(f"#{n}\tAnnotatorNotes T{n}\t{a.concept_id} {_flat(a.name)}")
+        mods = f"; modifiers: {', '.join(a.modifiers)}" if a.modifiers else ""
+        lines.append(f"#{n}\tAnnotatorNotes T{n}\t{a.concept_id} {_flat(a.name)}{_flat(mods)}")
         for field, name in FLAG_ATTRIBUTES:
             if getattr(a, field):
                 attribute += 1

@@ -14,7 +14,10 @@
 4. **assert** — the ConText flags of each kept span over :func:`sentence_spans`, with the
    rules of the document's language (:func:`~termnorm.annotate.languages.choose_language`:
    the document's ``lang``, else the annotator's ``language``, else detected, else English);
-5. :class:`Annotation`\\ s sorted by ``(start, end)``.
+5. **qualify** — with ``findings="phenotypes"`` (the default), HPO's modifiers become
+   attributes of the finding next to them and its other non-phenotype branches are dropped
+   (:func:`~termnorm.annotate.modifiers.qualify`);
+6. :class:`Annotation`\\ s sorted by ``(start, end)``.
 
 **The normalizer decides the concept, a name it is written as goes first.** The candidates
 come from the spec's search alone (strategy, synonyms, ranker, ``min_score``: one
@@ -42,10 +45,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from termnorm.annotate.annotation import Annotation, RankedConcept
-from termnorm.annotate.assertion import assert_spans
+from termnorm.annotate.assertion import Assertion, assert_spans
 from termnorm.annotate.dictionary import DictionaryDetector
 from termnorm.annotate.languages import AUTO, LanguageChoice, choose_language, parse_language
 from termnorm.annotate.merge import merge_spans
+from termnorm.annotate.modifiers import Findings, qualify
 from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.spans import Detector, Span
 from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS, detect_in_windows
@@ -183,7 +187,7 @@ class Annotator:
     language, :meth:`AssertionRules.for_language`); ``extra_rules``: rules added to the
     shipped ones of each language (a literal they share is replaced); ``language``: the
     documents' language (``"auto"``: detected per document; a document's own ``lang``
-    wins); ``k``: candidates kept per annotation;
+    wins); ``findings``: which concepts are findings (:class:`Findings`); ``k``: candidates kept per annotation;
     ``max_chars``: window size of the detectors; ``max_document_chars``: the longest
     document accepted. ``matcher``: the row matcher to use instead of ``build(spec)``
     (tests, or a caller that built it already). Building is lazy: the matcher and the
@@ -202,6 +206,7 @@ class Annotator:
         matcher: RowMatcher | None = None,
         language: str = AUTO,
         extra_rules: AssertionRules | None = None,
+        findings: Findings = Findings.PHENOTYPES,
     ) -> None:
         if language.strip().lower() != AUTO:
             parse_language(language)  # an empty tag is refused here, not per document
@@ -215,6 +220,7 @@ class Annotator:
         self.rules = rules
         self.extra_rules = extra_rules
         self.language = language
+        self.findings = Findings(findings)
         self.k = k
         self.max_chars = max_chars
         self.max_document_chars = max_document_chars
@@ -264,13 +270,17 @@ class Annotator:
             if result is not None
         ]
         choice = self.language_of(text, lang)
+        sentences = sentence_spans(text)
         assertions = assert_spans(
-            text, [span for span, _ in kept], self.rules_of(choice), sentences=sentence_spans(text)
+            text, [span for span, _ in kept], self.rules_of(choice), sentences=sentences
         )
         annotations = [
-            _annotation(doc_id, span, result, flags.as_dict(), choice)
+            _annotation(doc_id, span, result, flags, choice)
             for (span, result), flags in zip(kept, assertions, strict=True)
         ]
+        if self.findings is Findings.PHENOTYPES:
+            types = [result.candidates[0].semantic_types for _, result in kept]
+            annotations = qualify(text, annotations, types, sentences)
         return DocumentAnnotations(doc_id, annotations, warning=_join(warning, _unruled(choice)))
 
     def language_of(self, text: str, lang: str | None = None) -> LanguageChoice:
@@ -383,7 +393,7 @@ def _join(*warnings: str | None) -> str | None:
 
 
 def _annotation(
-    doc_id: str, span: Span, result: RowResult, flags: dict[str, bool], choice: LanguageChoice
+    doc_id: str, span: Span, result: RowResult, flags: Assertion, choice: LanguageChoice
 ) -> Annotation:
     top = result.candidates[0]
     return Annotation(
@@ -402,5 +412,8 @@ def _annotation(
         expansion_source=top.expansion_source,
         assertion_language=choice.language.value,
         assertion_language_source=choice.source.value,
-        **flags,
+        negated=flags.negated,
+        hypothetical=flags.hypothetical,
+        historical=flags.historical,
+        family=flags.family,
     )

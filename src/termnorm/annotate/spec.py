@@ -4,6 +4,7 @@ It embeds the search's :class:`~termnorm.search.spec.PipelineSpec` (``search``) 
 detectors (names in :data:`~termnorm.annotate.detectors.DETECTORS`; ``both`` and a
 comma-separated list are read too) and their settings (``ner``: the span tagger's folder),
 the assertion rules (``rules`` added to the shipped ones of the documents' ``language``),
+which concepts are findings (``findings``: HPO's modifiers qualify the phenotype next to them),
 the detectors' ``window_chars``, the longest document (``max_document_chars``) and ``k``
 candidates kept per annotation. Every face builds its annotator from one
 (:func:`~termnorm.annotate.detectors.build_annotator`); the CLI generates its options from
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from termnorm.annotate.languages import AUTO, parse_language
+from termnorm.annotate.modifiers import Findings
 from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS
 from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS
 from termnorm.options import check_bounds, flag_of, opt, options_from_dict, options_to_dict
@@ -94,6 +96,13 @@ class AnnotateSpec:
         "family): en, fr, de, es or nl (a tag like fr-CA is read as fr); auto detects it per "
         'document. A JSON Lines document\'s own "lang" field wins.',
     )
+    findings: Findings = opt(
+        Findings.PHENOTYPES,
+        "Which concepts are findings. phenotypes: HPO's clinical modifiers (mild, severe, "
+        "progressive, onset...) and frequency become the modifiers of the finding next to "
+        "them, its other non-phenotype branches (mode of inheritance, blood group, past "
+        "medical history, biospecimen) are not reported; all: every concept found is a finding.",
+    )
 
     def __post_init__(self) -> None:
         """Coerce plain values (a path as a string, ``"dictionary,tagger"``) and refuse what
@@ -103,6 +112,13 @@ class AnnotateSpec:
             if isinstance(value := getattr(self, name), str):
                 object.__setattr__(self, name, Path(value))
         object.__setattr__(self, "detectors", detector_names(self.detectors, self.ner))
+        try:
+            object.__setattr__(self, "findings", Findings(self.findings))
+        except ValueError:
+            known = ", ".join(f.value for f in Findings)
+            raise ValueError(
+                f"{flag_of('findings')}: {self.findings!r} is not one of {known}"
+            ) from None
         check_bounds(self)
         if self.language.strip().lower() != AUTO:
             try:

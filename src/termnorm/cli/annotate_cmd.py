@@ -35,7 +35,7 @@ SOURCE is the text itself, a .txt file, a folder of .txt files (doc id = file st
 
 Mentions are found by a dictionary of the index's terms and the --synonyms files and, with --ner, by a trained span tagger (--detectors picks), then each is normalized (the abbreviations the document defines are expanded); a mention whose candidates all score below --min-score is not a concept and is dropped. The normalizer decides the concept, not the dictionary.
 
-Output: JSON Lines (default: one annotation per line, with doc_id, start, end, text, concept_id, name, score, detector, the flags, the top-k candidates and provenance), PubTator, or BRAT standoff (one .txt and .ann per document in the --out folder). Without --out, a literal text is shown as a table, other sources as JSON Lines (or PubTator) on stdout.
+Output: JSON Lines (default: one annotation per line, with doc_id, start, end, text, concept_id, name, score, detector, the flags, the modifiers (over HPO: the clinical modifiers and frequency that qualify the finding, --findings), the top-k candidates and provenance), PubTator, or BRAT standoff (one .txt and .ann per document in the --out folder). Without --out, a literal text is shown as a table, other sources as JSON Lines (or PubTator) on stdout.
 
 With --out the run is a resumable batch job: the documents are annotated in chunks (--chunk-docs), each finished chunk kept in OUT.parts/ beside the output; after an interruption (even kill -9) run the same command again and it goes on where it stopped, every document in the output exactly once (--restart starts over; another source, format or search option is refused by name). OUT appears when the run ends. --engine ray maps the chunks over --workers Ray actors (each loads the index once) with the same output; --ray-address connects to a running cluster.
 
@@ -196,8 +196,10 @@ def _print_table(annotations: list[Annotation]) -> None:
     table = Table()
     for name, justify in (("start", "right"), ("end", "right"), ("text", "left")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for name in ("concept", "name", "score", "flags", "detector"):
-        table.add_column(name, justify="right" if name == "score" else "left")
+    qualified = any(a.modifiers for a in annotations)  # a modifiers column only then
+    for name in ("concept", "name", "score", "flags", "modifiers", "detector"):
+        if name != "modifiers" or qualified:
+            table.add_column(name, justify="right" if name == "score" else "left")
     for a in annotations:
         flags = ",".join(
             f for f in ("negated", "hypothetical", "historical", "family") if getattr(a, f)
@@ -211,6 +213,7 @@ def _print_table(annotations: list[Annotation]) -> None:
             a.name,
             f"{a.score:.4f}",
             flags,
+            *([", ".join(a.modifiers)] if qualified else []),
             a.detector,
         )
     if not annotations:

@@ -1,5 +1,6 @@
-"""``termnorm eval annotate GOLD --index … [spec options] [--json]``: concepts found in the
-gold's documents, scored against its mentions.
+"""``termnorm eval annotate GOLD [--index …] [spec options] [--json]``: concepts found in the
+gold's documents, scored against its mentions, with ``termnorm annotate``'s defaults (the
+built-in HPO index without ``--index``; HPO's phenotypes as findings, ``--findings``).
 
 Reads the documents (:func:`termnorm.mentions.read_documents`) and the gold mentions with
 their offsets (:func:`termnorm.mentions.read_mentions`; PubTator, GSC+, PhenoBERT), annotates
@@ -38,7 +39,7 @@ __all__ = ["annotate_cmd", "score_annotations"]
 _EXAMPLES = """
 Examples:
 
-  termnorm eval annotate ../shared/benchmarks/hpo_gscplus/GSCplus_dev_gold.tsv --index idx/hpo
+  termnorm eval annotate ../shared/benchmarks/hpo_gscplus/GSCplus_dev_gold.tsv
 
   termnorm eval annotate NCBIdevelopset_corpus.txt --index idx/medic --min-score 0.8 --json
 """
@@ -77,7 +78,12 @@ def score_annotations(
 @with_spec_options(settings=[AnnotateSpec], exclude=("index", "search"))
 def annotate_cmd(
     gold: Path = typer.Argument(..., help="Annotated corpus with document text and offsets."),
-    index: Path = typer.Option(..., "--index", help="Index folder whose concepts to find."),
+    index: Path | None = typer.Option(
+        None,
+        "--index",
+        help="Index folder whose concepts to find (default: the built-in HPO index, as "
+        "termnorm annotate).",
+    ),
     fmt: MentionFormat | None = typer.Option(
         None, "--format", help="pubtator|gscplus|phenobert (detected when omitted)."
     ),
@@ -86,14 +92,26 @@ def annotate_cmd(
 ) -> None:
     """Precision, recall and F1 of the annotations of GOLD's documents, at four levels."""
     from termnorm.annotate.detectors import build_annotator
+    from termnorm.cli.normalize_cmd import _announce_default_index
 
     spec = annotate_spec_from_options(options, index=index)
+    if index is None:
+        _announce_default_index()
     metrics = unprefixed(score_annotations(gold, fmt, build_annotator(spec)), "annotate_")
+    shown_index = "the default index" if index is None else str(index)
     if json_out:
-        shown = {"gold": str(gold), "index": str(index), "ner": spec.ner and str(spec.ner)}
-        print_json({**shown, "detectors": spec.record()["detectors"], **json_ready(metrics)})
+        shown = {
+            "gold": str(gold),
+            "index": index and str(index),
+            "ner": spec.ner and str(spec.ner),
+        }
+        record = spec.record()
+        print_json(
+            {**shown, "detectors": record["detectors"], "findings": record["findings"]}
+            | json_ready(metrics)
+        )
         return
-    Console().print(_table(metrics, f"annotations of {gold.name} with {index}"))
+    Console().print(_table(metrics, f"annotations of {gold.name} with {shown_index}"))
 
 
 def _table(metrics: dict[str, float], title: str) -> Table:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, StrictStr, StringConstraints
 
 from termnorm.annotate.annotation import Annotation
 from termnorm.annotate.languages import AUTO
+from termnorm.annotate.modifiers import Findings
 from termnorm.serve.schemas import (
     Count,
     Name,
@@ -84,6 +85,13 @@ class AnnotateIn(SpecOverrides):
         description="The detectors that find the mentions (dictionary, tagger: the service's "
         "--ner; default: the service's --detectors).",
     )
+    findings: Findings | None = Field(
+        None,
+        strict=False,  # the enum's JSON values, "phenotypes" or "all"
+        description="Which concepts are findings: phenotypes (HPO's clinical modifiers and "
+        "frequency qualify the finding next to them, its other non-phenotype branches are not "
+        "reported) or all (default: the service's --findings).",
+    )
 
 
 class RankedConceptOut(BaseModel):
@@ -118,9 +126,18 @@ AnnotationOut = record_model(
     Annotation,
     "AnnotationOut",
     """A concept mention: ``text == document[start:end]`` (code-point offsets), the chosen
-    concept, its assertion flags and ranked candidates (the CLI's JSON Lines row).""",
+    concept, its assertion flags, modifiers and ranked candidates (the CLI's JSON Lines row).""",
     exclude=set(_PROVENANCE) - {"detector"},
-    types={"score": Score, "candidates": list[RankedConceptOut], "provenance": ProvenanceOut},
+    types={
+        "score": Score,
+        "modifiers": list[str],
+        "candidates": list[RankedConceptOut],
+        "provenance": ProvenanceOut,
+    },
+    descriptions={
+        "modifiers": 'The concepts that qualify this one ("HP:0012825 Mild": HPO\'s clinical '
+        "modifiers and frequency next to it, with the findings setting phenotypes)."
+    },
 )
 
 

@@ -183,7 +183,9 @@ async def annotate(
             "too_large",
         )
     given = body.model_dump(include=set(OVERRIDABLE), exclude_unset=True)
-    own = body.model_dump(include={"language", "detectors"}, exclude_unset=True, exclude_none=True)
+    own = body.model_dump(
+        include={"language", "detectors", "findings"}, exclude_unset=True, exclude_none=True
+    )
     spec = state.annotate_spec(state.request_spec(given), {"k": body.k, **own})
     annotator = await run_in_threadpool(state.annotator, spec)
     encode = queued_encoder(batcher, asyncio.get_running_loop(), wait_when_full=False)
