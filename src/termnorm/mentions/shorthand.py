@@ -14,7 +14,8 @@ tuned on data): letters and digits (hyphens allowed inside), at most
 * a digit mixed with letters ("T2dm", "Hb1c"),
 * a single letter hyphenated to the rest ("a-fib", "v-tach"),
 
-or the token is in the list exactly as written ("Abd", "aPTT"). A shaped token is looked up
+or the token is in the list exactly as written ("Abd", "aPTT"). A single character never is
+("T" of "T:0004", "D" of "vitamin D": a label, not shorthand). A shaped token is looked up
 as written, then folded (upper case, hyphens dropped: "a-fib" → "AFIB"). A long form
 ("Hypertension", "diabetes") has lower-case letters and is not in the list as written, so it
 is never expanded; neither is a short form whose long form the text already contains.
@@ -79,6 +80,8 @@ class ShorthandList(NamedTuple):
     def lookup(self, token: str) -> tuple[str, ...]:
         """The long forms of ``token`` when it counts as shorthand (module doc), else ``()``:
         as written first, else through its folded form."""
+        if len(token) < 2:  # a lone letter or digit: a label, an ID's prefix, "vitamin D"
+            return ()
         if token in self.senses:
             return self.senses[token]
         if not looks_like_shorthand(token):

@@ -39,6 +39,8 @@ class ShorthandMatcher(OverRecall):
         self.recall = recall
         self.shorthand = shorthand
         self.name = recall.name
+        # the wrapped ranker's multi-code predictor, if any: a file gets its columns
+        self.implication = getattr(recall, "implication", None)
 
     def identity(self) -> dict[str, Any]:
         """The wrapped matcher's identity and the shorthand list's name."""
