@@ -22,12 +22,7 @@ import numpy as np
 import pandas as pd
 
 from termnorm.errors import EmptyResultError
-from termnorm.evaluation.embedding import (
-    ConceptVector,
-    Embedder,
-    EmbeddingEvaluator,
-    seeded_split,
-)
+from termnorm.evaluation.embedding import ConceptVector, Embedder, EmbeddingEvaluator, seeded_split
 from termnorm.evaluation.linkpred_compare import (
     EncoderTailScorer,
     RelationScorer,

@@ -97,6 +97,7 @@ class EncoderTailScorer:
         model: Embedder,
         kg: KnowledgeGraph,
         vectors: ConceptVector | str = ConceptVector.NAME,
+        *,
         head: RelationScorer | None = None,
     ) -> None:
         path = getattr(model, "path", None)
