@@ -92,3 +92,19 @@ def test_a_head_of_another_width_is_refused() -> None:
     ev = LinkPredictionEvaluator(kg, RelationHead(["r"], N + 2), triplets=all_triplets(kg))
     with pytest.raises(ArtifactMismatchError, match="8-d vectors but the model gives 6-d"):
         ev(paired_encoder())
+
+
+def test_a_held_out_triplet_absent_from_the_kg_ranks_first_when_filtered() -> None:
+    """The KG was split: (H0, r, T0) is held out, so filtering has no known tail to remove,
+    and the target must not count as its own tie (rank 1, not 1.5)."""
+    kg = kg_from(
+        {
+            f"{x}{i}": (f"{'head' if x == 'H' else 'tail'} {i}", [], [])
+            for x in "HT"
+            for i in range(N)
+        },
+        [(f"H{i}", "r", f"T{i}") for i in range(1, N)],
+    )
+    held_out = pd.DataFrame([{"head": "H0", "relation": "r", "tail": "T0"}])
+    ev = LinkPredictionEvaluator(kg, RelationHead(["r"], N), triplets=held_out)
+    assert ev(paired_encoder())["linkpred_mr"] == 1.0

@@ -66,7 +66,9 @@ def test_hybrid_weight_orders_the_merged_list() -> None:
     dense = build_strategy(_space(), "o-t")
     hybrid = HybridMatcher(dense, HybridConfig(weight=1.0, k_dense=2, k_sparse=2))
     assert hybrid.normalize("neuroblastomas", k=1)[0].concept_id == "X:1"  # dense alone
-    sparse_led = hybrid.with_weight(0.2)
+    sparse_led = HybridMatcher(
+        dense, HybridConfig(weight=0.2, k_dense=2, k_sparse=2), hybrid.sparse
+    )
     assert sparse_led.normalize("neuroblastomas", k=1)[0].concept_id == "X:4"
     ranks = [c.rank for c in sparse_led.normalize("neuroblastomas", k=3)]
     assert ranks == [1, 2, 3]

@@ -27,15 +27,6 @@ from termnorm.training.config.base import flag_of
 
 T = TypeVar("T")
 
-__all__ = [
-    "PlainHelpCommand",
-    "cli_type",
-    "config_options",
-    "options_of",
-    "with_config_options",
-    "with_options",
-]
-
 
 class PlainHelpCommand(TyperCommand):
     """A command whose ``--help`` is click's plain layout: long option names wrap onto their

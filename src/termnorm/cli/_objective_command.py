@@ -33,8 +33,6 @@ from termnorm.training.config import RUNTIME_KEYS
 from termnorm.training.config.shared import SharedConfig
 from termnorm.training.objectives import OBJECTIVES, reads_of, sections_of, sections_read
 
-__all__ = ["ObjectiveCommand"]
-
 _LOSS_FLAGS = ("--loss", "--objective")
 # devices, speed, logging, checkpoints: every objective's, named in its help's closing line
 _RUNTIME = (RUNTIME_KEYS - {"steps"}) | {"encode_batch"}

@@ -23,20 +23,6 @@ from termnorm.encoders.runtime import RUNTIME_HELP as _RUNTIME_HELP
 from termnorm.encoders.runtime import THREADS_HELP as _THREADS_HELP
 from termnorm.io.decoding import DEFAULT_ENCODING
 
-__all__ = [
-    "DB_HELP",
-    "RUNTIME_HELP",
-    "db_option",
-    "encoding_option",
-    "json_option",
-    "overwrite_option",
-    "ray_address_option",
-    "restart_option",
-    "threads_option",
-    "use_threads",
-    "workers_option",
-]
-
 RUNTIME_HELP = escape(_RUNTIME_HELP)
 """``--runtime``'s help (:data:`termnorm.encoders.runtime.RUNTIME_HELP`), escaped."""
 

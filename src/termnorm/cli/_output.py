@@ -14,8 +14,6 @@ from typing import Any
 
 import typer
 
-__all__ = ["json_ready", "print_json", "print_report"]
-
 
 def _is_count(key: str) -> bool:
     return key == "n" or key.startswith("n_") or key == "folds"

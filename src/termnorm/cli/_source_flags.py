@@ -27,8 +27,6 @@ from termnorm.cli._config_options import cli_type, option_names
 from termnorm.kg.formats import FORMATS
 from termnorm.registry import Registry
 
-__all__ = ["SourceFlag", "flag_values", "options_for", "source_flag_params", "source_flags"]
-
 
 @dataclass(frozen=True, eq=False)  # hashed by identity: a key of flag_values
 class SourceFlag:

@@ -20,8 +20,6 @@ from termnorm.cli._config_options import with_config_options
 from termnorm.cli._options import RUNTIME_HELP
 from termnorm.search.spec import PipelineSpec
 
-__all__ = ["spec_from_options", "synonym_notice", "with_spec_options"]
-
 
 def with_spec_options(
     exclude: Iterable[str] = (),

@@ -23,9 +23,7 @@ from termnorm.cli._strategy import spec_from_options, synonym_notice, with_spec_
 from termnorm.evaluation.metric_names import unprefixed
 from termnorm.evaluation.options import NormalizationOptions
 from termnorm.mentions.abbreviations import AbbreviationMode
-from termnorm.mentions.composite import CompositeRule
 from termnorm.mentions.mention import MentionFormat
-from termnorm.search.lexical.kinds import LexicalKind
 
 if TYPE_CHECKING:
     from termnorm.search.candidate import Matcher
@@ -64,22 +62,17 @@ def ks_up_to(k: int) -> tuple[int, ...]:
     return tuple(sorted({x for x in STANDARD_KS if x <= k} | {k}))
 
 
-def _check_sources(
-    paths: list[Path],
-    index: Path | None,
-    baseline: LexicalKind | None,
-    kg: Path | None,
-    zero_shot: bool,
-) -> None:
-    if zero_shot:
-        if index is not None:
+def _check_sources(paths: list[Path], job: NormalizationOptions) -> None:
+    """``BadParameter`` unless ``job`` names one thing to score, with what it needs."""
+    if job.zero_shot:
+        if job.index is not None:
             raise typer.BadParameter("--zero-shot searches each fold's targets; drop --index")
         return
     if len(paths) != 1:
         raise typer.BadParameter("give one MENTIONS file (several only with --zero-shot)")
-    if (index is None) == (baseline is None):
+    if (job.index is None) == (job.baseline is None):
         raise typer.BadParameter("give either --index INDEX_DIR or --baseline KIND --kg KG_DIR")
-    if baseline is not None and kg is None:
+    if job.baseline is not None and job.kg is None:
         raise typer.BadParameter("--baseline needs --kg KG_DIR (the KG to match against)")
 
 
@@ -187,10 +180,10 @@ def normalize_cmd(
 ) -> None:
     """acc@k and MRR of an index, a baseline or a model (zero-shot) on annotated mentions."""
     job = options_of(NormalizationOptions, fields)
-    index, baseline, kg, model = job.index, job.baseline, job.kg, job.model
+    index = job.index
     options = {name: value for name, value in fields.items() if name not in _JOB_FIELDS}
-    _check_sources(mentions, index, baseline, kg, job.zero_shot)
-    spec = spec_from_options(options, index=index, model=model if index is not None else None)
+    _check_sources(mentions, job)
+    spec = spec_from_options(options, index=index, model=job.model if index is not None else None)
     if spec.ranker is not None and index is None:
         raise typer.BadParameter("--ranker reorders an index's candidates: give --index")
     if job.zero_shot and job.abbreviations is AbbreviationMode.AB3P:
@@ -201,45 +194,25 @@ def normalize_cmd(
             "search an index: give --index"
         )
     ks = ks_up_to(job.k)
-    if job.zero_shot:
-        metrics, info = _run_zero_shot(
-            mentions, ks, baseline, model, job.pooling, job.predictions, spec
-        )
-    else:
-        metrics, info = _run_single(
-            mentions[0],
-            job.fmt,
-            ks,
-            spec,
-            baseline,
-            kg,
-            job.composite_rule,
-            job.predictions,
-            job.abbreviations,
-        )
+    run = _run_zero_shot if job.zero_shot else _run_single
+    metrics, info = run(mentions, job, ks, spec)
     _emit(metrics, ks, json_out, info)
 
 
 def _run_single(
-    path: Path,
-    fmt: MentionFormat | None,
-    ks: tuple[int, ...],
-    spec: PipelineSpec,
-    baseline: LexicalKind | None,
-    kg: Path | None,
-    composite_rule: CompositeRule,
-    predictions: Path | None,
-    abbreviations: AbbreviationMode | None = None,
+    paths: list[Path], job: NormalizationOptions, ks: tuple[int, ...], spec: PipelineSpec
 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Metrics and run facts of ``job`` on the one mention file ``paths[0]``."""
     from termnorm.evaluation.normalization import NormalizationEvaluator
     from termnorm.mentions import detect_format, read_mentions
     from termnorm.search.context import file_expansions
 
-    fmt = fmt or detect_format(path)
+    path, baseline, kg = paths[0], job.baseline, job.kg
+    fmt = job.fmt or detect_format(path)
     mentions = read_mentions(path, fmt)
-    abbr_mode, expansions = file_expansions(path, fmt, mentions, abbreviations)
+    abbr_mode, expansions = file_expansions(path, fmt, mentions, job.abbreviations)
     evaluator = NormalizationEvaluator(
-        mentions, ks, composite_rule=composite_rule, expansions=expansions
+        mentions, ks, composite_rule=job.composite_rule, expansions=expansions
     )
     recorder = None
     matcher: Matcher
@@ -258,8 +231,8 @@ def _run_single(
         assert baseline is not None and kg is not None  # _check_sources
         matcher = make_lexical_matcher(baseline, KnowledgeGraph.load(kg))
     report = evaluator.evaluate(matcher)
-    if predictions is not None:
-        report.write_predictions(predictions)
+    if job.predictions is not None:
+        report.write_predictions(job.predictions)
     info = {"datasets": [str(path)], "format": fmt.value, "matcher": matcher.name, "ks": list(ks)}
     info["abbreviations"] = abbr_mode.value
     metrics = unprefixed(report.metrics, evaluator.prefix)
@@ -284,17 +257,13 @@ def _multi_code(report: Any, recorder: Any) -> dict[str, float]:
 
 
 def _run_zero_shot(
-    folds: list[Path],
-    ks: tuple[int, ...],
-    baseline: LexicalKind | None,
-    model: Path | None,
-    pooling: str | None,
-    predictions: Path | None,
-    spec: PipelineSpec,
+    folds: list[Path], job: NormalizationOptions, ks: tuple[int, ...], spec: PipelineSpec
 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Metrics (mean over folds) and run facts of ``job`` on the zero-shot ``folds``."""
     from termnorm.evaluation.zero_shot import ZeroShotEvaluator
 
     evaluator = ZeroShotEvaluator(folds, ks)
+    baseline, model = job.baseline, job.model
     if baseline is not None:
         from termnorm.search.lexical import make_lexical_matcher
 
@@ -305,12 +274,12 @@ def _run_zero_shot(
         from termnorm.encoders import TermEncoder
 
         encoder = TermEncoder.load(
-            model, pooling=pooling, runtime=spec.runtime, threads=spec.threads
+            model, pooling=job.pooling, runtime=spec.runtime, threads=spec.threads
         )
         report = evaluator.evaluate(encoder)
         matcher_name = f"embedding ({model or 'default model'})"
-    if predictions is not None:
-        report.write_predictions(predictions)
+    if job.predictions is not None:
+        report.write_predictions(job.predictions)
     prefix = f"{evaluator.name}_"
     info: dict[str, Any] = {
         "datasets": [str(f) for f in folds],

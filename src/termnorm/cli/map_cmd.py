@@ -63,16 +63,15 @@ INIT_HELP = {
 """``map init``'s help texts where a project adds to ``normalize``'s."""
 
 
+def _source_option(help: str) -> Any:
+    """``--source FILE``: a code list that exists."""
+    return typer.Option(..., "--source", exists=True, dir_okay=False, help=help)
+
+
 @with_spec_options(help=INIT_HELP)
 def init(
     project: str = typer.Argument(..., help="Project name (letters, digits, _ . -)."),
-    source: Path = typer.Option(
-        ...,
-        "--source",
-        exists=True,
-        dir_okay=False,
-        help="The code list: CSV, TSV, JSONL or Parquet.",
-    ),
+    source: Path = _source_option("The code list: CSV, TSV, JSONL or Parquet."),
     code_column: str = typer.Option(
         ..., "--code-column", help="Column of the source codes (unique)."
     ),
@@ -243,13 +242,7 @@ def _export_command() -> Any:
 
 def apply_cmd(
     project: str = typer.Argument(..., help="Project name."),
-    source: Path = typer.Option(
-        ...,
-        "--source",
-        exists=True,
-        dir_okay=False,
-        help="The new version of the code list (same columns).",
-    ),
+    source: Path = _source_option("The new version of the code list (same columns)."),
     db: str | None = db_option(),
     json_out: bool = json_option(),
 ) -> None:

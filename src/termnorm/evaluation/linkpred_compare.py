@@ -32,11 +32,37 @@ import torch
 
 from termnorm.errors import ArtifactMismatchError, EmptyResultError
 from termnorm.evaluation.embedding import ConceptVector, Embedder, concept_vectors
-from termnorm.evaluation.link_prediction import rank_metrics
 from termnorm.evaluation.relation_classification import triplets_of
 from termnorm.kg import KnowledgeGraph
 
-__all__ = ["EncoderTailScorer", "LinkPredComparison", "TailScorer", "compare_link_prediction"]
+__all__ = [
+    "EncoderTailScorer",
+    "LinkPredComparison",
+    "RelationScorer",
+    "TailScorer",
+    "compare_link_prediction",
+    "rank_metrics",
+]
+
+HITS_AT = (1, 3, 10)
+
+
+class RelationScorer(Protocol):
+    """What link prediction needs from a relation head (``losses.RelationHead`` has it)."""
+
+    labels: list[str]
+
+    def score(self, h: torch.Tensor, rel_idx: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        """S_rel for heads ``[B, d]`` with relation indices ``[B]`` against tails ``[N, d]``."""
+        ...
+
+
+def rank_metrics(ranks: np.ndarray) -> dict[str, float]:
+    """hits@1/3/10, MR and MRR of 1-based (possibly fractional) ranks."""
+    out = {f"hits@{k}": float((ranks <= k).mean()) for k in HITS_AT}
+    out["mr"] = float(ranks.mean())
+    out["mrr"] = float((1.0 / ranks).mean())
+    return out
 
 
 class TailScorer(Protocol):
@@ -58,7 +84,8 @@ class TailScorer(Protocol):
 
 class EncoderTailScorer:
     """An encoder's concept vectors (preferred names, or the mean of synonyms) scored by its
-    relation head S_rel(h, r, t) (CODER's cos(M_rᵀ e_h, e_t), or the TransE-like head).
+    relation head S_rel(h, r, t) (CODER's cos(M_rᵀ e_h, e_t), or the TransE-like head):
+    ``head``, else the one saved in the model's folder.
 
     Raises:
         ArtifactMismatchError: the model folder has no relation head, or one for vectors
@@ -70,28 +97,23 @@ class EncoderTailScorer:
         model: Embedder,
         kg: KnowledgeGraph,
         vectors: ConceptVector | str = ConceptVector.NAME,
+        *,
+        head: RelationScorer | None = None,
     ) -> None:
         path = getattr(model, "path", None)
-        if path is None or not (Path(path) / "relations" / "config.json").is_file():
-            raise ArtifactMismatchError(
-                f"{path or 'this model'} has no relation head (relations/); train one with "
-                "'termnorm train --loss coder' (or transe), or compare KGEs only"
-            )
-        from termnorm.losses.relation_head import RelationHead
-
-        self.head = RelationHead.load(Path(path))
+        self.head = head if head is not None else _saved_head(path)
         ids, vecs, mask = concept_vectors(kg, model, vectors)
         dim = getattr(self.head, "dim", vecs.shape[1])
         if dim != vecs.shape[1]:
             raise ArtifactMismatchError(
-                f"the relation head of {path} works on {dim}-d vectors but the model gives "
-                f"{vecs.shape[1]}-d ones"
+                f"the relation head of {path or 'this model'} works on {dim}-d vectors but the "
+                f"model gives {vecs.shape[1]}-d ones; use the model folder it was trained with"
             )
         self.row = {cid: i for i, cid in enumerate(ids) if mask[i]}
         self.vectors = torch.from_numpy(vecs)
         self.labels: Sequence[str] = list(self.head.labels)
         self.label_index = {label: i for i, label in enumerate(self.labels)}
-        self.name = f"encoder {Path(path).name} (relation head)"
+        self.name = f"encoder {Path(path or '').name or 'in memory'} (relation head)"
 
     def concepts(self) -> set[str]:
         """Concepts with an embeddable name."""
@@ -106,6 +128,18 @@ class EncoderTailScorer:
         c = self.vectors[[self.row[x] for x in candidates]]  # [N, d]
         with torch.no_grad():
             return self.head.score(h, r, c).float().cpu().numpy()
+
+
+def _saved_head(path: str | Path | None) -> RelationScorer:
+    """The relation head in ``path/relations/``; :class:`ArtifactMismatchError` without one."""
+    if path is None or not (Path(path) / "relations" / "config.json").is_file():
+        raise ArtifactMismatchError(
+            f"{path or 'this model'} has no relation head (relations/); train one with "
+            "'termnorm train --loss coder' (or transe), or compare KGEs only"
+        )
+    from termnorm.losses.relation_head import RelationHead
+
+    return RelationHead.load(Path(path))
 
 
 @dataclass

@@ -6,8 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["member", "nonzero"]
-
 
 def member(sorted_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """Which of ``ids`` are in ``sorted_ids`` (sorted, unique): a boolean array like ``ids``."""

@@ -11,8 +11,6 @@ from importlib import metadata
 
 from termnorm.errors import MissingExtraError
 
-__all__ = ["pykeen_device", "quiet_pykeen", "require_pykeen"]
-
 # Loggers whose warnings say nothing a termnorm user can act on: torch_max_mem warns on every
 # evaluation on CPU that CPU memory is "not considered safe" for its batch-size search.
 _QUIET_LOGGERS = ("torch_max_mem",)

@@ -167,14 +167,6 @@ class HybridMatcher(RowAnswers):
             "dense": self.dense.identity(),
         }
 
-    def with_weight(self, weight: float) -> HybridMatcher:
-        """The same matcher (sparse side shared) with another weight."""
-        out = HybridMatcher.__new__(HybridMatcher)
-        out.__dict__.update(self.__dict__)
-        out.config = replace(self.config, weight=weight)
-        out.name = f"hybrid({self.dense.name}+tfidf,w={weight:g})"
-        return out
-
     def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
         """One :class:`RowResult` per input, in order (module doc)."""
         if k < 1:
