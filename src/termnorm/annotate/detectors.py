@@ -106,15 +106,21 @@ def build_annotator(
 def dictionary_of_spec(spec: AnnotateSpec, source: DetectorSource) -> DictionaryDetector:
     """The dictionary detector (``"dictionary"``): the index's terms, the spec's synonym
     files and the source's pairs, of the concepts the spec's filter lets through
-    (:func:`~termnorm.annotate.pipeline.dictionary_detector`)."""
+    (:func:`~termnorm.annotate.pipeline.dictionary_detector`); with ``spec.spelling``, it
+    also reads misspellings of their words (:mod:`termnorm.annotate.fuzzy`)."""
     from termnorm.annotate.pipeline import dictionary_detector, spec_filter
     from termnorm.search.build import resolve_index
 
     search = spec.search
     index = source.index if source.index is not None else resolve_index(search.index)
-    return dictionary_detector(
+    detector = dictionary_detector(
         index, search.synonyms, source.pairs, concept_filter=spec_filter(search)
     )
+    if not spec.spelling:
+        return detector
+    from termnorm.annotate.fuzzy import reading_misspellings
+
+    return reading_misspellings(detector, [*index.terms["term"], *(t for _, t in source.pairs)])
 
 
 def tagger_of_spec(spec: AnnotateSpec, source: DetectorSource) -> SpanTagger:
