@@ -149,7 +149,7 @@ class FuzzyDictionaryDetector(DictionaryDetector):
         return cls(detector, SpellingCorrector(words, detector.compiled.vocab, english_words()))
 
     def detect(self, text: str) -> list[Span]:
-        """Every name in ``text``, misspelled words read as corrected (:meth:`query`)."""
+        """Every name in ``text``, misspelled words read as corrected (the span's ``query``)."""
         return [self._queried(span) for span in super().detect(text)]
 
     def _content_tokens(self, text: str) -> tuple[list[int], list[int], list[int]]:
