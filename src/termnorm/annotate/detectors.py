@@ -22,7 +22,6 @@ from termnorm.registry import Registry
 
 if TYPE_CHECKING:
     from termnorm.annotate.assertion_rules import AssertionRules
-    from termnorm.annotate.dictionary import DictionaryDetector
     from termnorm.annotate.pipeline import Annotator
     from termnorm.annotate.spec import AnnotateSpec
     from termnorm.annotate.tagger import SpanTagger
@@ -103,18 +102,34 @@ def build_annotator(
     )
 
 
-def dictionary_of_spec(spec: AnnotateSpec, source: DetectorSource) -> DictionaryDetector:
+def dictionary_of_spec(spec: AnnotateSpec, source: DetectorSource) -> Detector:
     """The dictionary detector (``"dictionary"``): the index's terms, the spec's synonym
     files and the source's pairs, of the concepts the spec's filter lets through
-    (:func:`~termnorm.annotate.pipeline.dictionary_detector`)."""
+    (:func:`~termnorm.annotate.pipeline.dictionary_detector`); with ``spec.spelling``, it
+    also reads misspellings of their words (:mod:`termnorm.annotate.fuzzy`), with
+    ``spec.shorthand_spans`` the shorthand whose sense is one of its names
+    (:mod:`termnorm.annotate.shorthand_spans`; the search's list, none under
+    ``shorthand="none"``)."""
     from termnorm.annotate.pipeline import dictionary_detector, spec_filter
     from termnorm.search.build import resolve_index
+    from termnorm.search.stages.shorthand import SHORTHAND_OFF
 
     search = spec.search
     index = source.index if source.index is not None else resolve_index(search.index)
-    return dictionary_detector(
+    detector = dictionary_detector(
         index, search.synonyms, source.pairs, concept_filter=spec_filter(search)
     )
+    if spec.spelling:
+        from termnorm.annotate.fuzzy import reading_misspellings
+
+        names = [*index.terms["term"], *(t for _, t in source.pairs)]
+        detector = reading_misspellings(detector, names)
+    if not spec.shorthand_spans or search.shorthand == SHORTHAND_OFF:
+        return detector
+    from termnorm.annotate.shorthand_spans import ShorthandSpans
+    from termnorm.mentions.shorthand import shorthand_list
+
+    return ShorthandSpans(detector, shorthand_list(search.shorthand))
 
 
 def tagger_of_spec(spec: AnnotateSpec, source: DetectorSource) -> SpanTagger:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import replace
 from typing import TypeVar
 
 from termnorm.annotate.spans import Span
@@ -102,7 +103,8 @@ def _merge_identical(group: list[Span]) -> Span:
     detector = join_detectors(item.detector for item in group)
     ordered = sorted(group, key=lambda item: _detector_rank(item.detector))
     ids = tuple(dict.fromkeys(cid for item in ordered for cid in item.concept_ids))
-    return Span(first.start, first.end, first.text, detector, ids)
+    query = next((item.query for item in ordered if item.query), "")
+    return replace(first, detector=detector, concept_ids=ids, query=query)
 
 
 def _detector_rank(name: str) -> tuple[int, str]:

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from termnorm.annotate.annotation import Annotation, RankedConcept
 from termnorm.annotate.assertion import Assertion, assert_spans
 from termnorm.annotate.dictionary import DictionaryDetector
+from termnorm.annotate.fuzzy import spelled
 from termnorm.annotate.languages import AUTO, LanguageChoice, choose_language, parse_language
 from termnorm.annotate.merge import merge_spans
 from termnorm.annotate.modifiers import Findings, qualify
@@ -345,14 +346,14 @@ class Annotator:
         abbreviations could not be read (``None``: read)."""
         from termnorm.search.context import ContextMatcher
 
-        distinct = list(dict.fromkeys(span.text for span in spans))
+        distinct = list(dict.fromkeys(span.query or span.text for span in spans))
         results, unread = ContextMatcher(self.matcher).answer_in_context(
             distinct, [text] * len(distinct), self.k
         )
         by_text = dict(zip(distinct, results, strict=True))
         out: list[RowResult | None] = []
         for span in spans:
-            result = by_text[span.text]
+            result = spelled(by_text[span.query or span.text], span)
             if result.error is not None:
                 logger.warning("span %r dropped: %s", span.text, result.error)
             out.append(named_first(result, span.concept_ids) if result.candidates else None)

@@ -7,7 +7,7 @@ combining marks and NBSP included. A detector never rewrites the text it reports
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 __all__ = ["Detector", "Span"]
@@ -17,13 +17,16 @@ __all__ = ["Detector", "Span"]
 class Span:
     """``text[start:end]``, found by ``detector`` (``"dictionary"``, ``"tagger"``, or both
     joined by ``+`` after merging); ``concept_ids``: the concepts whose dictionary term
-    matched (empty for a tagger span, which names no concept)."""
+    matched (empty for a tagger span, which names no concept); ``query``: the text the
+    normalizer searches instead of ``text`` (a misspelling corrected,
+    :mod:`termnorm.annotate.fuzzy`; empty: ``text`` itself)."""
 
     start: int
     end: int
     text: str
     detector: str
     concept_ids: tuple[str, ...] = ()
+    query: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if not 0 <= self.start < self.end:

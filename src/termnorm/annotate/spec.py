@@ -96,6 +96,17 @@ class AnnotateSpec:
         "family): en, fr, de, es or nl (a tag like fr-CA is read as fr); auto detects it per "
         'document. A JSON Lines document\'s own "lang" field wins.',
     )
+    spelling: bool = opt(
+        False,
+        "The dictionary also reads a misspelled word (5+ letters, not an English word) as the "
+        "one name word within one edit of it (headake: headache); needs termnorm[spelling].",
+    )
+    shorthand_spans: bool = opt(
+        False,
+        "The dictionary also finds shorthand (HTN, T2DM, SOB: capitals or letters with digits, "
+        "in the --shorthand list, not a common English word) when a sense of it is one of "
+        "its names; the normalizer expands it. None with --shorthand none.",
+    )
     findings: Findings = opt(
         Findings.PHENOTYPES,
         "Which concepts are findings. phenotypes: HPO's clinical modifiers (mild, severe, "

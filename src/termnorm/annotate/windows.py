@@ -21,6 +21,7 @@ offsets and keeps each mention once (the rule is in its docstring).
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import replace
 from typing import NamedTuple
 
 from termnorm.annotate.merge import select_disjoint
@@ -142,7 +143,7 @@ def _shift(text: str, span: Span, window: Window, name: str) -> Span:
             f"window that has {text[start : min(end, window.end)]!r} there: a detector must "
             "report offsets into the text it is given, unchanged"
         )
-    return Span(start, end, span.text, span.detector, span.concept_ids)
+    return replace(span, start=start, end=end)
 
 
 def _check_sizes(max_chars: int, overlap_sentences: int, overlap_chars: int | None) -> int:
