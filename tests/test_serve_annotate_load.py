@@ -49,21 +49,26 @@ def _post(url: str, body: dict[str, Any]) -> dict[str, Any]:
         return json.loads(answer.read())  # type: ignore[no-any-return]
 
 
-def test_health_answers_while_an_annotate_answer_is_built(
-    index_dir: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("owner", "name"),
+    [(annotate_route, "with_attributes"), (Annotator, "annotate_many")],
+    ids=["answer_built", "documents_annotated"],
+)
+def test_health_answers_while_an_annotate_request_works(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch, owner: Any, name: str
 ) -> None:
-    """The answer's rows are held half-built (a very large answer, made slow on purpose):
-    ``/v1/health`` must answer before they are released; built on the event loop, it
-    could not."""
-    building, release = threading.Event(), threading.Event()
-    real = annotate_route.with_attributes
+    """The request is held inside its work (the answer's rows half-built, a very large
+    answer made slow on purpose; or the library's annotation of its documents):
+    ``/v1/health`` must answer before it is released; run on the event loop, it could not."""
+    working, release = threading.Event(), threading.Event()
+    real = getattr(owner, name)
 
-    def held(candidates: Any, index: Any) -> Any:
-        building.set()
+    def held(*args: Any) -> Any:
+        working.set()
         release.wait(30)
-        return real(candidates, index)
+        return real(*args)
 
-    monkeypatch.setattr(annotate_route, "with_attributes", held)
+    monkeypatch.setattr(owner, name, held)
     answers: dict[str, Any] = {}
     with live_server(create_app(index_dir)) as url:
         body = _documents(TEXT, min_score=0.99)
@@ -72,7 +77,7 @@ def test_health_answers_while_an_annotate_answer_is_built(
         )
         worker.start()
         try:
-            assert building.wait(30), "the annotate request did not reach its answer"
+            assert working.wait(30), f"the annotate request did not reach {name}"
             with urllib.request.urlopen(f"{url}/v1/health", timeout=10) as health:
                 assert (health.status, json.loads(health.read())) == (200, {"status": "alive"})
             assert "a" not in answers  # health answered first
@@ -124,41 +129,6 @@ def test_annotate_requests_take_turns_on_the_workers(
                 worker.join(30)
     assert peak[0] == 1 and len(answers) == 2
     assert all(a["results"][0]["annotations"][0]["text"] == "asthma" for a in answers)
-
-
-def test_health_answers_while_documents_are_annotated(
-    index_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The annotation itself is held (the library's ``annotate_many``): ``/v1/health`` must
-    answer before it is released; run on the event loop, it could not."""
-    annotating, release = threading.Event(), threading.Event()
-    real = Annotator.annotate_many
-
-    def held(self: Annotator, docs: Any) -> Any:
-        annotating.set()
-        release.wait(30)
-        return real(self, docs)
-
-    monkeypatch.setattr(Annotator, "annotate_many", held)
-    answers: dict[str, Any] = {}
-    with live_server(create_app(index_dir)) as url:
-        body = _documents(TEXT, min_score=0.99)
-        worker = threading.Thread(
-            target=lambda: answers.update(a=_post(f"{url}/v1/annotate", body))
-        )
-        worker.start()
-        try:
-            assert annotating.wait(30), "the annotate request did not reach the annotator"
-            with urllib.request.urlopen(f"{url}/v1/health", timeout=10) as health:
-                assert (health.status, json.loads(health.read())) == (200, {"status": "alive"})
-            assert "a" not in answers  # health answered first
-        finally:
-            release.set()
-            worker.join(30)
-    assert [a["text"] for a in answers["a"]["results"][0]["annotations"]] == [
-        "heart attack",
-        "asthma",
-    ]
 
 
 NOTES = [
