@@ -204,7 +204,7 @@ def _answer(
 
 
 def annotate_slots(request: Request) -> CapacityLimiter:
-    """The app's limit of annotate requests worked on at once (``annotate_workers``), made
+    """The app's limit of annotate answers built at once (``annotate_workers``), made
     on its first use (on the event loop, as the limiter needs)."""
     slots = getattr(request.app.state, "annotate_slots", None)
     if slots is None:
