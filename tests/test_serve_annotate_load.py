@@ -206,6 +206,16 @@ def test_micro_batching_off_annotates_each_request_alone(
     assert sorted(calls) == [[f"r{i}"] for i in range(len(NOTES))]
 
 
+def test_a_full_document_queue_answers_503_with_retry_after(index_dir: Path) -> None:
+    with serving(index_dir, max_batch=1, queue_texts=1) as client:
+        answer = client.post("/v1/annotate", json=_documents("asthma", "heart attack"))
+        assert client.post("/v1/annotate", json=_documents("asthma")).status_code == 200
+    assert answer.status_code == 503 and answer.headers["Retry-After"] == "1"
+    (item,) = answer.json()["detail"]
+    assert item["loc"] == ["body", "documents"] and item["type"] == "queue_full"
+    assert item["msg"].startswith("the annotate queue is full (0 documents waiting, 2 more")
+
+
 @pytest.fixture(scope="module")
 def client(index_dir: Path) -> Iterator[TestClient]:
     with serving(index_dir, max_annotate_k=3, max_annotations=1) as client:

@@ -53,14 +53,15 @@ _sender: ContextVar[Send | None] = ContextVar("termnorm_sender", default=None)
 
 
 class QueueFullError(RuntimeError):
-    """The encoding queue is full: retry after ``retry_after`` seconds."""
+    """The encoding (or annotate) queue is full: retry after ``retry_after`` seconds;
+    ``items``: what it holds, the request's field (``texts``, ``documents``)."""
 
     def __init__(
         self, queued: int, asked: int, limit: int, retry_after: int, what: str = "encoding"
     ) -> None:
-        items = "texts" if what == "encoding" else "documents"
+        self.items = "texts" if what == "encoding" else "documents"
         super().__init__(
-            f"the {what} queue is full ({queued} {items} waiting, {asked} more asked, "
+            f"the {what} queue is full ({queued} {self.items} waiting, {asked} more asked, "
             f"limit {limit}): retry after {retry_after} s"
         )
         self.retry_after = retry_after

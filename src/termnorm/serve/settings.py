@@ -74,15 +74,9 @@ class ServeSettings:
     batch_texts: int = opt(64, "Texts per micro-batch (one forward pass).", min=1)
     batch_wait_ms: float = opt(5.0, "Longest wait to fill a micro-batch.", min=0.0)
     micro_batching: bool = opt(
-        True,
-        "Encode the texts (annotate the documents) of concurrent requests together (off: "
-        "each on its own).",
+        True, "Batch the texts and documents of concurrent requests (off: each on its own)."
     )
-    queue_texts: int = opt(
-        1024,
-        "Most texts waiting to be encoded (and documents to be annotated); more answer 503.",
-        min=1,
-    )
+    queue_texts: int = opt(1024, "Most texts (or documents) waiting; more answer 503.", min=1)
     max_upload_bytes: int = opt(
         DEFAULT_MAX_UPLOAD_BYTES,
         "Largest body of a file upload (POST /v1/normalize/file); larger answer 413.",
@@ -126,8 +120,7 @@ class ServeSettings:
     annotate_workers: int = opt(
         2,
         "POST /v1/annotate answers built at once, each on a thread (the others wait their "
-        "turn; the documents of concurrent requests are annotated together on one): more "
-        "threads of Python work slow the event loop, /v1/health included.",
+        "turn): more threads of Python work slow the event loop, /v1/health included.",
         min=1,
     )
     max_answer_mb: float = opt(

@@ -65,15 +65,7 @@ if TYPE_CHECKING:
     from termnorm.annotate.spec import AnnotateSpec
     from termnorm.index import TermIndex
 
-__all__ = [
-    "ANNOTATE_PATH",
-    "BATCH_DOCUMENTS",
-    "annotate",
-    "annotate_batch",
-    "document_batcher",
-    "document_problem",
-    "router",
-]
+__all__ = ["ANNOTATE_PATH", "annotate", "document_batcher", "document_problem", "router"]
 
 logger = logging.getLogger(__name__)
 
