@@ -88,7 +88,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         (415, "A JSON body sent without 'Content-Type: application/json'."),
         (421, "The Host header does not name this server (see --allow-host)."),
         (422, "A field is not valid (named in loc)."),
-        (503, "Loading, or the encoding queue is full (see Retry-After)."),
+        (503, "Loading, or the encoding or annotate queue is full (see Retry-After)."),
     )
 }
 
