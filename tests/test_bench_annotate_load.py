@@ -1,11 +1,15 @@
-"""benchmarks/annotate_load.py: its documents and figures, and a short run against a real
-server over the tiny index (annotate answered, health probed, no 5xx)."""
+"""benchmarks/annotate_load.py: its documents and figures, the rows beside the batch path,
+and a short run against a real server over the tiny index (annotate answered, health
+probed, no 5xx)."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import importlib.util
+import os
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -50,6 +54,35 @@ def test_summarize_counts_and_percentiles() -> None:
     assert (figures["status_5xx"], figures["transport_errors"]) == (1, 1)
     assert figures["health_failed"] == 1 and figures["health_max_ms"] == 3.0
     assert figures["health_p50_ms"] == 2.0
+
+
+def test_rows_put_each_level_beside_the_batch_path() -> None:
+    levels = [
+        {"clients": 1, "annotate_requests_per_s": 10.0, "annotate_p50_ms": 90.0},
+        {"clients": 8, "annotate_requests_per_s": 25.0, "annotate_p50_ms": 300.0},
+    ]
+    for level, cpu in zip(levels, (80.0, 40.0), strict=True):
+        level.update(annotate_p99_ms=2 * level["annotate_p50_ms"], health_p99_ms=5.0)
+        level["cpu_ms_per_request"] = cpu
+    batch = {"documents_per_s": 20.0, "cpu_ms_per_document": 40.0}
+    rows = _script().compare(levels, batch)
+    assert [(r["clients"], r["vs_batch"], r["cpu_vs_batch"]) for r in rows] == [
+        (1, 0.5, 0.5),
+        (8, 1.25, 1.0),
+    ]
+    assert rows[1]["p99_ms"] == 600.0 and rows[0]["requests_per_s"] == 10.0
+
+
+def test_client_counts_and_cpu_seconds() -> None:
+    bench = _script()
+    assert bench.client_counts("1,8,32") == [1, 8, 32] and bench.client_counts("4") == [4]
+    with pytest.raises(argparse.ArgumentTypeError, match=r"positive numbers, e\.g\. 1,8,32"):
+        bench.client_counts("1,0")
+    before = bench.cpu_seconds(os.getpid())
+    end = time.process_time() + 0.2
+    while time.process_time() < end:  # burn 0.2 s of CPU
+        pass
+    assert bench.cpu_seconds(os.getpid()) - before >= 0.15
 
 
 @pytest.mark.slow  # ~20 s on the shared 2-core machine (index build, server start, 2 s load)

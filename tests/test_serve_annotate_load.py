@@ -1,10 +1,13 @@
-"""``POST /v1/annotate`` cannot stall the service nor answer without bound: its answer is
-built off the event loop (``/v1/health`` answers meanwhile), ``k`` is capped, a document's
-annotations past ``max_annotations`` are cut (``truncated``), an answer past
-``max_answer_mb`` is refused (413); and every face writes scores to 6 decimals."""
+"""``POST /v1/annotate`` cannot stall the service nor answer without bound: its documents
+are annotated and its answer built off the event loop (``/v1/health`` answers meanwhile),
+the documents of concurrent requests are annotated together (one batch, the answers those
+of requests sent one by one), ``k`` is capped, a document's annotations past
+``max_annotations`` are cut (``truncated``), an answer past ``max_answer_mb`` is refused
+(413); and every face writes scores to 6 decimals."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -17,10 +20,12 @@ import pytest
 
 pytest.importorskip("fastapi")
 
+import httpx
 from fastapi.testclient import TestClient
 
-from _serve_fixtures import cached_tiny_index, live_server, serving
+from _serve_fixtures import LOCAL, cached_tiny_index, live_server, serving
 from termnorm import api
+from termnorm.annotate.pipeline import Annotator
 from termnorm.serve import create_app
 from termnorm.serve.routes import annotate as annotate_route
 
@@ -44,21 +49,26 @@ def _post(url: str, body: dict[str, Any]) -> dict[str, Any]:
         return json.loads(answer.read())  # type: ignore[no-any-return]
 
 
-def test_health_answers_while_an_annotate_answer_is_built(
-    index_dir: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("owner", "name"),
+    [(annotate_route, "with_attributes"), (Annotator, "annotate_many")],
+    ids=["answer_built", "documents_annotated"],
+)
+def test_health_answers_while_an_annotate_request_works(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch, owner: Any, name: str
 ) -> None:
-    """The answer's rows are held half-built (a very large answer, made slow on purpose):
-    ``/v1/health`` must answer before they are released; built on the event loop, it
-    could not."""
-    building, release = threading.Event(), threading.Event()
-    real = annotate_route.with_attributes
+    """The request is held inside its work (the answer's rows half-built, a very large
+    answer made slow on purpose; or the library's annotation of its documents):
+    ``/v1/health`` must answer before it is released; run on the event loop, it could not."""
+    working, release = threading.Event(), threading.Event()
+    real = getattr(owner, name)
 
-    def held(candidates: Any, index: Any) -> Any:
-        building.set()
+    def held(*args: Any) -> Any:
+        working.set()
         release.wait(30)
-        return real(candidates, index)
+        return real(*args)
 
-    monkeypatch.setattr(annotate_route, "with_attributes", held)
+    monkeypatch.setattr(owner, name, held)
     answers: dict[str, Any] = {}
     with live_server(create_app(index_dir)) as url:
         body = _documents(TEXT, min_score=0.99)
@@ -67,7 +77,7 @@ def test_health_answers_while_an_annotate_answer_is_built(
         )
         worker.start()
         try:
-            assert building.wait(30), "the annotate request did not reach its answer"
+            assert working.wait(30), f"the annotate request did not reach {name}"
             with urllib.request.urlopen(f"{url}/v1/health", timeout=10) as health:
                 assert (health.status, json.loads(health.read())) == (200, {"status": "alive"})
             assert "a" not in answers  # health answered first
@@ -119,6 +129,91 @@ def test_annotate_requests_take_turns_on_the_workers(
                 worker.join(30)
     assert peak[0] == 1 and len(answers) == 2
     assert all(a["results"][0]["annotations"][0]["text"] == "asthma" for a in answers)
+
+
+NOTES = [
+    TEXT,
+    "No asthma.",
+    "Mother had a heart attack.",
+    "Asthma; asthma again.",
+    "nothing to find here",
+    "History of heart attack and asthma.",
+]
+
+
+def _concurrent_answers(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch, **options: Any
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[list[str]]]:
+    """The answers to :data:`NOTES` sent one by one, then all at once (two documents a
+    request: the note and one that is not text), and the document ids of each
+    ``annotate_many`` call made for the concurrent requests."""
+    app = create_app(index_dir, **options)
+    calls: list[list[str]] = []
+    real = Annotator.annotate_many
+
+    def counted(self: Annotator, docs: Any) -> Any:
+        docs = list(docs)
+        calls.append([doc[0] for doc in docs])
+        return real(self, docs)
+
+    def body(i: int, note: str) -> dict[str, Any]:
+        documents = [{"id": f"r{i}", "text": note}, {"id": f"r{i}-bad", "text": "a\x00b"}]
+        return {"documents": documents, "min_score": 0.99}
+
+    async def scenario() -> tuple[list[httpx.Response], list[httpx.Response]]:
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url=LOCAL) as client:
+                for _ in range(600):  # loading
+                    if (await client.get("/v1/ready")).status_code == 200:
+                        break
+                    await asyncio.sleep(0.05)
+                one_by_one = [
+                    await client.post("/v1/annotate", json=body(i, note))
+                    for i, note in enumerate(NOTES)
+                ]
+                monkeypatch.setattr(Annotator, "annotate_many", counted)
+                together = await asyncio.gather(
+                    *(client.post("/v1/annotate", json=body(i, n)) for i, n in enumerate(NOTES))
+                )
+        return one_by_one, list(together)
+
+    one_by_one, together = asyncio.run(scenario())
+    assert all(a.status_code == 200 for a in [*one_by_one, *together]), together[0].text
+    return [a.json() for a in one_by_one], [a.json() for a in together], calls
+
+
+def test_the_documents_of_concurrent_requests_are_annotated_together(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six requests at once are one ``annotate_many`` call of their six readable documents
+    (the one that is not text never reaches it), and each request gets the answer it gets
+    alone."""
+    alone, together, calls = _concurrent_answers(index_dir, monkeypatch, batch_wait_ms=500.0)
+    assert together == alone
+    assert len(calls) == 1 and sorted(calls[0]) == sorted(f"r{i}" for i in range(len(NOTES)))
+    first = together[0]["results"]
+    assert [a["text"] for a in first[0]["annotations"]] == ["heart attack", "asthma"]
+    assert first[1]["error"].startswith("document 'r0-bad': binary data, not text")
+    assert [a["negated"] for a in together[1]["results"][0]["annotations"]] == [True]
+
+
+def test_micro_batching_off_annotates_each_request_alone(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alone, together, calls = _concurrent_answers(index_dir, monkeypatch, micro_batching=False)
+    assert together == alone
+    assert sorted(calls) == [[f"r{i}"] for i in range(len(NOTES))]
+
+
+def test_a_full_document_queue_answers_503_with_retry_after(index_dir: Path) -> None:
+    with serving(index_dir, max_batch=1, queue_texts=1) as client:
+        answer = client.post("/v1/annotate", json=_documents("asthma", "heart attack"))
+        assert client.post("/v1/annotate", json=_documents("asthma")).status_code == 200
+    assert answer.status_code == 503 and answer.headers["Retry-After"] == "1"
+    (item,) = answer.json()["detail"]
+    assert item["loc"] == ["body", "documents"] and item["type"] == "queue_full"
+    assert item["msg"].startswith("the annotate queue is full (0 documents waiting, 2 more")
 
 
 @pytest.fixture(scope="module")

@@ -88,7 +88,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         (415, "A JSON body sent without 'Content-Type: application/json'."),
         (421, "The Host header does not name this server (see --allow-host)."),
         (422, "A field is not valid (named in loc)."),
-        (503, "Loading, or the encoding queue is full (see Retry-After)."),
+        (503, "Loading, or the encoding or annotate queue is full (see Retry-After)."),
     )
 }
 
@@ -157,20 +157,25 @@ def create_app(
 
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Start the micro-batcher and load the index in the background; stop both at the end."""
+    """Start the micro-batchers and load the index in the background; stop them at the end."""
     settings, runtime = app.state.settings, app.state.runtime
     batcher = _batcher(settings, runtime, app.state.metrics)
     runtime.batcher = batcher
+    runtime.documents = annotate.document_batcher(settings, batcher)
     batcher.start()
+    runtime.documents.start()
     loading = asyncio.get_running_loop().create_task(_load(settings, runtime))
     try:
         yield
     finally:
         loading.cancel()
+        await runtime.documents.stop()
         await batcher.stop()
 
 
-def _batcher(settings: ServeSettings, runtime: ServiceRuntime, metrics: Metrics) -> MicroBatcher:
+def _batcher(
+    settings: ServeSettings, runtime: ServiceRuntime, metrics: Metrics
+) -> MicroBatcher[str, Any]:
     def encode(texts: list[str]) -> Any:  # on the encoding thread: no request's sender
         assert runtime.state is not None
         return runtime.state.space.encode_queries(texts)

@@ -1,6 +1,8 @@
-"""Dynamic micro-batching: texts of concurrent requests are encoded together.
+"""Dynamic micro-batching: the texts (or documents) of concurrent requests are worked on
+together.
 
-A :class:`MicroBatcher` keeps a bounded queue of requests waiting to be encoded. Its worker
+A :class:`MicroBatcher` keeps a bounded queue of requests waiting to be encoded (the
+service's second one, of documents, annotates them: ``POST /v1/annotate``). Its worker
 takes the first waiting request, then waits until the queue holds ``max_texts`` texts or
 ``max_wait_s`` has passed since it started collecting, and encodes the requests it took
 (whole requests, in arrival order, at most ``max_texts`` texts unless one request alone is
@@ -32,7 +34,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -41,6 +43,8 @@ __all__ = ["MicroBatcher", "QueueFullError", "QueuedEncoder", "queued_encoder", 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+Item = TypeVar("Item")
+Rows = TypeVar("Rows")  # the rows of a batch's items, in order, sliced per request
 Send = Callable[[list[str]], np.ndarray]
 """Texts to their vectors ``[n, d]`` through the batcher (:func:`queued_encoder`)."""
 
@@ -49,48 +53,55 @@ _sender: ContextVar[Send | None] = ContextVar("termnorm_sender", default=None)
 
 
 class QueueFullError(RuntimeError):
-    """The encoding queue is full: retry after ``retry_after`` seconds."""
+    """The encoding (or annotate) queue is full: retry after ``retry_after`` seconds;
+    ``items``: what it holds, the request's field (``texts``, ``documents``)."""
 
-    def __init__(self, queued: int, asked: int, limit: int, retry_after: int) -> None:
+    def __init__(
+        self, queued: int, asked: int, limit: int, retry_after: int, what: str = "encoding"
+    ) -> None:
+        self.items = "texts" if what == "encoding" else "documents"
         super().__init__(
-            f"the encoding queue is full ({queued} texts waiting, {asked} more asked, "
+            f"the {what} queue is full ({queued} {self.items} waiting, {asked} more asked, "
             f"limit {limit}): retry after {retry_after} s"
         )
         self.retry_after = retry_after
 
 
 @dataclass
-class _Job:
-    texts: list[str]
-    future: asyncio.Future[np.ndarray]
+class _Job(Generic[Item, Rows]):
+    texts: list[Item]
+    future: asyncio.Future[Rows]
 
 
-class MicroBatcher:
+class MicroBatcher(Generic[Item, Rows]):
     """Encode the texts of concurrent callers together; see the module docstring.
 
-    ``encode`` maps texts to vectors ``[n, d]`` in order; ``on_batch(n_texts)`` is called per
-    encoded batch (metrics). Use inside a running event loop: :meth:`start`, then
-    :meth:`encode` from any task, then :meth:`stop`.
+    ``encode`` maps texts to vectors ``[n, d]`` in order (or any items to their rows, which
+    slice as a list does: ``what`` names the queue in its errors, e.g. ``"annotate"``);
+    ``on_batch(n_texts)`` is called per encoded batch (metrics). Use inside a running event
+    loop: :meth:`start`, then :meth:`encode` from any task, then :meth:`stop`.
     """
 
     def __init__(
         self,
-        encode: Callable[[list[str]], np.ndarray],
+        encode: Callable[[list[Item]], Rows],
         max_texts: int = 64,
         max_wait_s: float = 0.005,
         max_queued: int = 1024,
         on_batch: Callable[[int], None] | None = None,
+        what: str = "encoding",
     ) -> None:
         self._encode = encode
         self.max_texts = max_texts
         self.max_wait_s = max_wait_s
         self.max_queued = max_queued
+        self.what = what
         self._on_batch = on_batch
-        self._queue: deque[_Job] = deque()
+        self._queue: deque[_Job[Item, Rows]] = deque()
         self._queued = 0
         self._wake: asyncio.Event | None = None
         self._worker: asyncio.Task[None] | None = None
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="termnorm-encode")
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"termnorm-{what}")
 
     @property
     def queued(self) -> int:
@@ -116,14 +127,14 @@ class MicroBatcher:
         self._queued = 0
         self._thread.shutdown(wait=True)
 
-    async def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors of ``texts`` ``[len(texts), d]``, encoded with other callers' texts;
-        :class:`QueueFullError` at once when the queue has no room for them."""
+    async def encode(self, texts: Sequence[Item]) -> Rows:
+        """Vectors of ``texts`` ``[len(texts), d]`` (the rows of the items), encoded with
+        other callers' texts; :class:`QueueFullError` at once when the queue has no room."""
         if self._wake is None:
             raise RuntimeError("MicroBatcher.start() was not called")
         if self._queued + len(texts) > self.max_queued:
-            raise QueueFullError(self._queued, len(texts), self.max_queued, retry_after=1)
-        job = _Job(list(texts), asyncio.get_running_loop().create_future())
+            raise QueueFullError(self._queued, len(texts), self.max_queued, 1, self.what)
+        job: _Job[Item, Rows] = _Job(list(texts), asyncio.get_running_loop().create_future())
         self._queue.append(job)
         self._queued += len(job.texts)
         self._wake.set()
@@ -167,10 +178,10 @@ class MicroBatcher:
             start = 0
             for job in jobs:
                 end = start + len(job.texts)
-                _settle(job, vectors[start:end], None)
+                _settle(job, vectors[start:end], None)  # type: ignore[index]  # rows slice
                 start = end
 
-    async def _encode_alone(self, jobs: list[_Job]) -> None:
+    async def _encode_alone(self, jobs: list[_Job[Item, Rows]]) -> None:
         """Encode each job of a failed batch on its own: only the jobs that fail alone get
         the error, so one bad request never fails the others."""
         loop = asyncio.get_running_loop()
@@ -187,7 +198,7 @@ class MicroBatcher:
                 self._on_batch(len(job.texts))
             _settle(job, vectors, None)
 
-    def _take(self) -> list[_Job]:
+    def _take(self) -> list[_Job[Item, Rows]]:
         """Whole jobs from the front: at least one, then while they fit in ``max_texts``."""
         jobs = [self._queue.popleft()]
         size = len(jobs[0].texts)
@@ -199,7 +210,7 @@ class MicroBatcher:
         return jobs
 
 
-def _settle(job: _Job, vectors: np.ndarray | None, error: BaseException | None) -> None:
+def _settle(job: _Job[Any, Any], vectors: Any, error: BaseException | None) -> None:
     """Give ``job`` its vectors or its error, unless its caller went away."""
     if job.future.done():
         return
@@ -210,7 +221,9 @@ def _settle(job: _Job, vectors: np.ndarray | None, error: BaseException | None) 
 
 
 def queued_encoder(
-    batcher: MicroBatcher, loop: asyncio.AbstractEventLoop, wait_when_full: bool = True
+    batcher: MicroBatcher[str, np.ndarray],
+    loop: asyncio.AbstractEventLoop,
+    wait_when_full: bool = True,
 ) -> Send:
     """An ``encode(texts)`` for worker threads that goes through ``batcher`` on ``loop``,
     offering the texts again (after a growing wait) while the queue is full, or, without

@@ -164,7 +164,7 @@ def add_error_handlers(app: FastAPI) -> None:
     async def queue_full(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, QueueFullError)
         headers = {"Retry-After": str(exc.retry_after)}
-        return ApiError(503, ["body", "texts"], str(exc), "queue_full", headers).response()
+        return ApiError(503, ["body", exc.items], str(exc), "queue_full", headers).response()
 
     async def store_failed(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, SynonymStoreError)

@@ -74,9 +74,9 @@ class ServeSettings:
     batch_texts: int = opt(64, "Texts per micro-batch (one forward pass).", min=1)
     batch_wait_ms: float = opt(5.0, "Longest wait to fill a micro-batch.", min=0.0)
     micro_batching: bool = opt(
-        True, "Encode the texts of concurrent requests together (off: each on its own)."
+        True, "Batch the texts and documents of concurrent requests (off: each on its own)."
     )
-    queue_texts: int = opt(1024, "Most texts waiting to be encoded; more answer 503.", min=1)
+    queue_texts: int = opt(1024, "Most texts (or documents) waiting; more answer 503.", min=1)
     max_upload_bytes: int = opt(
         DEFAULT_MAX_UPLOAD_BYTES,
         "Largest body of a file upload (POST /v1/normalize/file); larger answer 413.",
@@ -119,8 +119,8 @@ class ServeSettings:
     )
     annotate_workers: int = opt(
         2,
-        "POST /v1/annotate requests worked on at once, each on a thread (the others wait "
-        "their turn): more threads of Python work slow the event loop, /v1/health included.",
+        "POST /v1/annotate answers built at once, each on a thread (the others wait their "
+        "turn): more threads of Python work slow the event loop, /v1/health included.",
         min=1,
     )
     max_answer_mb: float = opt(

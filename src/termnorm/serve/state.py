@@ -63,11 +63,12 @@ def model_name(folder: Path) -> str:
 @dataclass
 class ServiceRuntime:
     """What the app's lifespan sets up (``app.state.runtime``): the loaded state, or why
-    loading failed, and the micro-batcher."""
+    loading failed, the micro-batcher of texts and that of annotate's documents."""
 
     state: ServiceState | None = None
     error: str | None = None
-    batcher: MicroBatcher | None = None
+    batcher: MicroBatcher[str, Any] | None = None
+    documents: MicroBatcher[Any, Any] | None = None
 
     def public_error(self) -> str | None:
         """Why loading failed, as anonymous clients read it: the server's absolute paths

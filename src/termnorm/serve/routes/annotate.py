@@ -8,9 +8,16 @@ A request's annotator is the service's spec with the request's overridable field
 built once per annotate spec (the service's, with the request's ``k``, ``language`` and
 ``detectors``; ``ServiceState.annotator``; the first request after a start
 or an added synonym compiles the space's dictionary, or reads it from the dictionary cache).
-It runs on a worker thread, at most ``annotate_workers`` requests at once (the others wait
-their turn: threads of Python work take the interpreter from the event loop); its span
-searches are encoded by the micro-batcher, a full queue refused at once (503).
+
+**Concurrent requests are annotated together, as a batch job does.** Their documents wait in
+the service's micro-batcher of documents (:func:`document_batcher`: up to
+:data:`BATCH_DOCUMENTS` a batch, ``batch_wait_ms`` to fill it, ``queue_texts`` documents
+waiting at most: a full queue is refused at once, 503); its one thread annotates a batch
+with the library's batch entry point, ``Annotator.annotate_many`` (:func:`annotate_batch`),
+whose span searches are encoded by the texts' micro-batcher. Each request's answer is then
+built on a worker thread, at most ``annotate_workers`` at once (threads of Python work take
+the interpreter from the event loop). Nothing of a request runs on the event loop
+(``/v1/health``, the other requests).
 
 Limits: documents per request (the schema, 422), ``k`` (``max_annotate_k``, 422),
 characters of all documents together (413, before any work), characters per document (that
@@ -20,16 +27,18 @@ document's bad content (too long, binary, a lone surrogate) is reported in its o
 and the others are annotated.
 
 The whole answer, its JSON included, is built on the worker thread and sent as bytes, so
-the event loop (``/v1/health``, the other requests) never waits for a large answer.
+the event loop never waits for a large answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import json
 import logging
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from anyio import CapacityLimiter, to_thread
@@ -47,19 +56,24 @@ from termnorm.serve.annotate_schemas import (
 from termnorm.serve.attributes import with_attributes
 from termnorm.serve.batching import MicroBatcher, queued_encoder, sending
 from termnorm.serve.errors import ApiError
-from termnorm.serve.routes.deps import app_batcher, app_settings, ready_state, with_limits
+from termnorm.serve.routes.deps import app_documents, app_settings, ready_state, with_limits
 from termnorm.serve.schemas import stating_multi
 from termnorm.serve.settings import OVERRIDABLE, ServeSettings
 from termnorm.serve.state import ServiceState
 
 if TYPE_CHECKING:
+    from termnorm.annotate.spec import AnnotateSpec
     from termnorm.index import TermIndex
 
-__all__ = ["ANNOTATE_PATH", "annotate", "document_problem", "router"]
+__all__ = ["ANNOTATE_PATH", "annotate", "document_batcher", "document_problem", "router"]
 
 logger = logging.getLogger(__name__)
 
 ANNOTATE_PATH = "/v1/annotate"
+BATCH_DOCUMENTS = 64
+"""Documents of concurrent requests annotated in one batch (a request's are never split)."""
+
+Document = tuple[str, str, "str | None"]  # (id, text, lang)
 
 # Control characters no text holds (binary data): C0 but tab, line feed, vertical tab, form
 # feed and carriage return; DEL; C1 but NEL (U+0085, a line break).
@@ -85,16 +99,40 @@ def document_problem(text: str) -> str | None:
     return None
 
 
-def _annotate_all(annotator: Annotator, body: AnnotateIn) -> list[DocumentAnnotations]:
-    """Each document's annotations, or its own error (the others go on)."""
-    results = []
-    for doc in body.documents:
-        problem = document_problem(doc.text)
-        if problem is not None:
-            results.append(DocumentAnnotations(doc.id, [], f"document {doc.id!r}: {problem}"))
-        else:
-            results.extend(annotator.annotate_many([(doc.id, doc.text, doc.lang)]))
+def annotate_batch(jobs: Sequence[tuple[Annotator, Document]]) -> list[DocumentAnnotations]:
+    """Each ``(annotator, document)``'s annotations, in order: the documents of one annotator
+    that follow each other in one ``annotate_many`` call (the batch path's entry point: it
+    refuses a bad document in its own result and goes on with the others)."""
+    results: list[DocumentAnnotations] = []
+    for annotator, group in itertools.groupby(jobs, key=lambda job: job[0]):
+        results.extend(annotator.annotate_many([document for _, document in group]))
     return results
+
+
+def document_batcher(
+    settings: ServeSettings, texts: MicroBatcher[str, Any]
+) -> MicroBatcher[tuple[Annotator, Document], list[DocumentAnnotations]]:
+    """The micro-batcher of annotate's documents (module doc), whose span searches are
+    encoded through ``texts`` (waiting while its queue is full: the documents were let in).
+    Made on the event loop the service runs on; ``micro_batching`` off: each request alone."""
+    loop = asyncio.get_running_loop()
+    work = functools.partial(sending, queued_encoder(texts, loop), annotate_batch)
+    on = settings.micro_batching
+    return MicroBatcher(
+        work,
+        max_texts=BATCH_DOCUMENTS if on else 1,
+        max_wait_s=settings.batch_wait_ms / 1000 if on else 0.0,
+        max_queued=settings.queue_texts,
+        what="annotate",
+    )
+
+
+def _prepared(
+    state: ServiceState, spec: AnnotateSpec, body: AnnotateIn
+) -> tuple[Annotator, list[str | None]]:
+    """The annotator of ``spec`` and why each document of ``body`` is not a document's
+    text (``None``: it is; on a worker thread: the texts may be long)."""
+    return state.annotator(spec), [document_problem(doc.text) for doc in body.documents]
 
 
 def _annotation(annotation: Annotation, index: TermIndex) -> dict[str, Any]:
@@ -124,14 +162,17 @@ def _answer_too_large(settings: ServeSettings, done: int, total: int, k: int) ->
 
 
 def _answer(
-    annotator: Annotator, body: AnnotateIn, index: TermIndex, settings: ServeSettings
+    results: list[DocumentAnnotations],
+    strategy: str,
+    body: AnnotateIn,
+    index: TermIndex,
+    settings: ServeSettings,
 ) -> bytes:
-    """The ``AnnotateOut`` JSON of ``body`` (on a worker thread): each document's first
-    ``max_annotations`` annotations (``truncated`` when it had more); :class:`ApiError` 413
-    as soon as the answer grows past ``settings.max_answer_bytes``. Each annotation is
-    validated and written on its own (``AnnotationOut``): one large document is never one
-    long call that holds the interpreter from the event loop."""
-    results = _annotate_all(annotator, body)
+    """The ``AnnotateOut`` JSON of ``body``'s ``results`` (on a worker thread): each
+    document's first ``max_annotations`` annotations (``truncated`` when it had more);
+    :class:`ApiError` 413 as soon as the answer grows past ``settings.max_answer_bytes``.
+    Each annotation is validated and written on its own (``AnnotationOut``): one large
+    document is never one long call that holds the interpreter from the event loop."""
     most, documents, size = settings.max_annotations, [], 0
     for done, result in enumerate(results, 1):
         truncated = len(result.annotations) > most
@@ -151,11 +192,11 @@ def _answer(
             "truncated": truncated,
         }
         documents.append(_json_object(document, "annotations", rows))
-    return _json_object({"strategy": annotator.matcher.name, "k": body.k}, "results", documents)
+    return _json_object({"strategy": strategy, "k": body.k}, "results", documents)
 
 
 def annotate_slots(request: Request) -> CapacityLimiter:
-    """The app's limit of annotate requests worked on at once (``annotate_workers``), made
+    """The app's limit of annotate answers built at once (``annotate_workers``), made
     on its first use (on the event loop, as the limiter needs)."""
     slots = getattr(request.app.state, "annotate_slots", None)
     if slots is None:
@@ -167,7 +208,7 @@ def annotate_slots(request: Request) -> CapacityLimiter:
 async def annotate(
     body: AnnotateIn,
     state: ServiceState = Depends(ready_state),
-    batcher: MicroBatcher = Depends(app_batcher),
+    batcher: MicroBatcher[Any, Any] = Depends(app_documents),
     settings: ServeSettings = Depends(app_settings),
     slots: CapacityLimiter = Depends(annotate_slots),
 ) -> Response:
@@ -187,10 +228,21 @@ async def annotate(
         include={"language", "detectors", "findings"}, exclude_unset=True, exclude_none=True
     )
     spec = state.annotate_spec(state.request_spec(given), {"k": body.k, **own})
-    annotator = await run_in_threadpool(state.annotator, spec)
-    encode = queued_encoder(batcher, asyncio.get_running_loop(), wait_when_full=False)
-    index = state.space.index
-    work = functools.partial(sending, encode, _answer, annotator, body, index, settings)
+    annotator, problems = await run_in_threadpool(_prepared, state, spec, body)
+    readable = [
+        (annotator, (doc.id, doc.text, doc.lang))
+        for doc, problem in zip(body.documents, problems, strict=True)
+        if problem is None
+    ]
+    annotated = iter(await batcher.encode(readable) if readable else [])
+    results = [
+        next(annotated)
+        if problem is None
+        else DocumentAnnotations(doc.id, [], f"document {doc.id!r}: {problem}")
+        for doc, problem in zip(body.documents, problems, strict=True)
+    ]
+    strategy, index = annotator.matcher.name, state.space.index
+    work = functools.partial(_answer, results, strategy, body, index, settings)
     answer = await to_thread.run_sync(work, limiter=slots)  # annotate_workers at once
     return Response(answer, media_type="application/json")
 

@@ -26,6 +26,7 @@ from termnorm.serve.state import ServiceRuntime, ServiceState
 __all__ = [
     "RETRY_LOADING",
     "app_batcher",
+    "app_documents",
     "app_runtime",
     "app_settings",
     "authorized",
@@ -58,10 +59,16 @@ def ready_state(runtime: ServiceRuntime = Depends(app_runtime)) -> ServiceState:
     return runtime.state
 
 
-def app_batcher(runtime: ServiceRuntime = Depends(app_runtime)) -> MicroBatcher:
+def app_batcher(runtime: ServiceRuntime = Depends(app_runtime)) -> MicroBatcher[str, Any]:
     """The micro-batcher (started with the app)."""
     assert runtime.batcher is not None
     return runtime.batcher
+
+
+def app_documents(runtime: ServiceRuntime = Depends(app_runtime)) -> MicroBatcher[Any, Any]:
+    """The micro-batcher of annotate's documents (started with the app)."""
+    assert runtime.documents is not None
+    return runtime.documents
 
 
 _bearer = HTTPBearer(auto_error=False, description="The token given at start (--token).")
