@@ -100,6 +100,7 @@ def build_annotator(
         extra_rules=extra,
         findings=spec.findings,
         short_forms=spec.short_forms,
+        coordination=spec.coordination,
     )
 
 

@@ -330,6 +330,14 @@ class DictionaryDetector:
             spans.append(Span(start, end, text[start:end], self.name, concept_ids))
         return sorted(spans)
 
+    def lookup(self, text: str) -> tuple[str, ...]:
+        """The concepts of which the whole of ``text`` is a name (its words in any order, as
+        :meth:`detect` matches them); ``()`` when it is none."""
+        ids = self._content_tokens(text)[2]
+        if not ids or _BLOCK in ids:
+            return ()
+        return self._entries.get(tuple(sorted(ids)), ())
+
     def _content_tokens(self, text: str) -> tuple[list[int], list[int], list[int]]:
         """Starts, ends and key ids of the content tokens of ``text``; a key in no name and a
         barrier are :data:`_BLOCK`."""

@@ -4,7 +4,8 @@ It embeds the search's :class:`~termnorm.search.spec.PipelineSpec` (``search``) 
 detectors (names in :data:`~termnorm.annotate.detectors.DETECTORS`; ``both`` and a
 comma-separated list are read too) and their settings (``ner``: the span tagger's folder),
 the dictionary's recall rules (``variants``: a word read as the name word it inflects;
-``short_forms``: the short forms a document defines), the assertion rules (``rules`` added
+``coordination``: the conjuncts of "palmar and plantar pits"; ``short_forms``: the short
+forms a document defines), the assertion rules (``rules`` added
 to the shipped ones of the documents' ``language``),
 which concepts are findings (``findings``: HPO's modifiers qualify the phenotype next to them),
 the detectors' ``window_chars``, the longest document (``max_document_chars``) and ``k``
@@ -114,6 +115,12 @@ class AnnotateSpec:
         "Dictionary: read a text word that no name holds as the name word it inflects or "
         "derives (nevi as nevus, phalanges as phalanx, ataxic as ataxia), when that word is in "
         "a name.",
+    )
+    coordination: bool = opt(
+        False,
+        "Dictionary: find each conjunct of a coordination that shares a part with a found "
+        "name (palmar and plantar pits: palmar pits; hypoplastic nails and teeth: hypoplastic "
+        "teeth), its span running across the conjunction.",
     )
     short_forms: bool = opt(
         False,
