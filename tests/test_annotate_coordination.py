@@ -92,7 +92,7 @@ class _QueryDetector:
     def detect(self, text: str) -> list[Span]:
         start = text.index("the cardiac event")
         end = start + len("the cardiac event")
-        return [Span(start, end, text[start:end], self.name, (), "heart attack")]
+        return [Span(start, end, text[start:end], self.name, (), "heart attack", "coordination")]
 
 
 def test_the_normalizer_reads_a_span_by_its_query(
@@ -102,6 +102,7 @@ def test_the_normalizer_reads_a_span_by_its_query(
     annotator = Annotator(PipelineSpec(index=index_dir, min_score=0.99), [_QueryDetector()])
     (found,) = annotator.annotate("He had the cardiac event.")
     assert (found.text, found.concept_id) == ("the cardiac event", "T:0001")
+    assert (found.expansion, found.expansion_source) == ("heart attack", "coordination")
 
 
 def test_a_list_gives_its_items_only_when_each_makes_a_name(

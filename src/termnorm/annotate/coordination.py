@@ -18,21 +18,25 @@ conjunction: "palmar and plantar pits" is palmar pits, "otic and renal anomalies
 anomaly, "branchial, otic and renal anomalies" branchial anomaly (GSC+); NCBI-disease gives
 "breast and ovarian cancer" one span with both concepts, which the first conjunct's span
 meets. The span's ``query`` is the name so made ("palmar pits"): the normalizer reads it
-instead of the span's text. The span overlaps the conjunct found whole, and both are kept.
+instead of the span's text, and its candidates name it with :data:`COORDINATION_SOURCE`. The span overlaps the conjunct found whole, and both are kept.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence, Set
+from dataclasses import replace
 
 from termnorm.annotate.dictionary import DictionaryDetector
 from termnorm.annotate.spans import Span
 from termnorm.annotate.tokens import Token, tokenize
 
-__all__ = ["CONJUNCTIONS", "coordination_spans"]
+__all__ = ["CONJUNCTIONS", "COORDINATION_SOURCE", "coordination_spans"]
 
 CONJUNCTIONS = frozenset({"and", "or"})
 """Words that join the conjuncts of a coordination (case aside)."""
+
+COORDINATION_SOURCE = "coordination"
+"""What a conjunct's candidates name as the source of the name they were searched as."""
 
 
 def coordination_spans(
@@ -69,7 +73,8 @@ def coordination_spans(
                 continue  # a list whose every item makes a name, or none of it
             for start, end, query, ids in named:
                 if (start, end) not in out:
-                    out[start, end] = Span(start, end, text[start:end], span.detector, ids, query)
+                    conjunct = Span(start, end, text[start:end], span.detector, ids, query)
+                    out[start, end] = replace(conjunct, query_source=COORDINATION_SOURCE)
     taken = {(s.start, s.end) for s in spans}
     return sorted(s for key, s in out.items() if key not in taken)
 
