@@ -66,7 +66,8 @@ def test_the_spec_round_trips_through_json_and_refuses_unknown_keys(tmp_path: Pa
     assert data["detectors"] == ["dictionary", "tagger"] and data["search"]["min_score"] == 0.9
     assert AnnotateSpec.from_dict(data) == spec
     with pytest.raises(
-        ValueError, match=r"unknown option\(s\) windows for an annotate spec; known: detectors"
+        ValueError,
+        match=r"unknown option\(s\) windows for an annotate spec; known: coordination, detectors",
     ):
         AnnotateSpec.from_dict({"windows": 3})
     with pytest.raises(ValueError, match="--window-chars must be at least 2"):

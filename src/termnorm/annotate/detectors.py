@@ -99,13 +99,16 @@ def build_annotator(
         language=spec.language,
         extra_rules=extra,
         findings=spec.findings,
+        short_forms=spec.short_forms,
+        coordination=spec.coordination,
     )
 
 
 def dictionary_of_spec(spec: AnnotateSpec, source: DetectorSource) -> Detector:
     """The dictionary detector (``"dictionary"``): the index's terms, the spec's synonym
     files and the source's pairs, of the concepts the spec's filter lets through
-    (:func:`~termnorm.annotate.pipeline.dictionary_detector`); with ``spec.spelling``, it
+    (:func:`~termnorm.annotate.pipeline.dictionary_detector`), with the spec's matching
+    rules (``variants``); with ``spec.spelling``, it
     also reads misspellings of their words (:mod:`termnorm.annotate.fuzzy`), with
     ``spec.shorthand_spans`` the shorthand whose sense is one of its names
     (:mod:`termnorm.annotate.shorthand_spans`; the search's list, none under
@@ -119,6 +122,7 @@ def dictionary_of_spec(spec: AnnotateSpec, source: DetectorSource) -> Detector:
     detector = dictionary_detector(
         index, search.synonyms, source.pairs, concept_filter=spec_filter(search)
     )
+    detector = detector.with_rules(variants=spec.variants)
     if spec.spelling:
         from termnorm.annotate.fuzzy import reading_misspellings
 

@@ -10,13 +10,18 @@ way into its content tokens; a token whose key is in no name, and a sentence or 
 window grows one token at a time while the window stays under ``max_len`` — the longest
 name that holds each of its keys — and every window's sorted key tuple is looked up. A name
 therefore matches its tokens in any order, but only over consecutive content tokens (stop
-words and punctuation between them are allowed: "Kidneys, polycystic" and "disease of the
-kidney" match). Work per text is at most (content tokens × longest name) lookups, and far
+words and punctuation between them are allowed, a list's comma aside: "Kidneys: polycystic"
+and "disease of the kidney" match). Work per text is at most (content tokens × longest name) lookups, and far
 less in practice; memory is one tuple per distinct name. Measured on a shared 2-core
 machine: 1 M synthetic names of 1–6 words compile in ~23 s to ~0.7 GB (process peak), and a
 250-word text whose every word is a name word (the worst case) takes ~3.5 ms; HPO's
 phenotype names (58 k) run at ~1,300–2,400 GSC+ abstracts/s in one process
 (``benchmarks/annotate_speed.py``).
+
+**A list's comma ends a match**: a comma between two words of the text (not "1,25") blocks
+every window, as a sentence end does, so the items of a list are not read as one name in
+another order ("long philtrum, thin upper lip" is not "Thin philtrum"). A name written with
+a comma ("Kidneys, polycystic") still matches its words in any order without it.
 
 **Overlaps.** Where matched windows overlap, the longest in characters is kept; between two
 of equal length, the one that starts first. An ambiguous name keeps all its concepts.
@@ -43,6 +48,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import weakref
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -51,21 +57,28 @@ from typing import TYPE_CHECKING, Any
 
 from termnorm._artifacts import atomic_dir, write_card
 from termnorm.annotate.spans import Span
-from termnorm.annotate.tokens import BARRIERS, acronym_key, content_key, tokenize
+from termnorm.annotate.tokens import BARRIERS, Token, acronym_key, content_key, tokenize
+from termnorm.annotate.variants import RULES_DIGEST, variant_keys
 from termnorm.errors import ArtifactMismatchError
 
 if TYPE_CHECKING:
     from termnorm.index import TermIndex
     from termnorm.kg import KnowledgeGraph
 
-__all__ = ["CompiledDictionary", "DictionaryDetector", "compile_names", "name_keys"]
+__all__ = [
+    "CompiledDictionary",
+    "DictionaryDetector",
+    "compile_names",
+    "merge_variants",
+    "name_keys",
+]
 
 logger = logging.getLogger(__name__)
 
 CARD_NAME = "dictionary.json"
 ENTRIES_NAME = "entries.json"
 FORMAT_VERSION = 1
-KEY_RULES = 3  # raise when tokenize/content_key change what a key is: old caches are rebuilt
+KEY_RULES = 4  # raise when tokenize/content_key change what a key is: old caches are rebuilt
 MIN_NAME_CHARS = 3
 _BLOCK = -1  # a text token no window may hold
 _REBUILD = "delete the folder and build the detector again (it is a cache of the names)"
@@ -81,17 +94,20 @@ def name_keys(name: str) -> tuple[str, ...]:
     return tuple(k for k in keys if k)
 
 
-@dataclass
+@dataclass(eq=False)
 class CompiledDictionary:
     """Names compiled for matching: ``vocab`` (key -> id), ``entries`` (sorted key-id tuple
     -> sorted concept IDs), ``max_len`` (key id -> token count of the longest name holding
-    it), ``skipped`` (reason -> names left out) and ``card`` (what built it)."""
+    it), ``skipped`` (reason -> names left out), ``card`` (what built it) and
+    ``variant_pairs`` (key id, key id of a name word that is one of its variants:
+    :mod:`termnorm.annotate.variants`)."""
 
     vocab: dict[str, int]
     entries: dict[tuple[int, ...], tuple[str, ...]]
     max_len: list[int]
     skipped: dict[str, int] = field(default_factory=dict)
     card: dict[str, Any] = field(default_factory=dict)
+    variant_pairs: list[tuple[int, int]] = field(default_factory=list)
 
 
 def compile_names(pairs: Iterable[tuple[str, str]]) -> CompiledDictionary:
@@ -99,6 +115,7 @@ def compile_names(pairs: Iterable[tuple[str, str]]) -> CompiledDictionary:
     vocab: dict[str, int] = {}
     found: dict[tuple[int, ...], set[str]] = {}
     skipped: Counter[str] = Counter()
+    words: set[str] = set()
     for concept_id, name in pairs:
         if len(name.strip()) < MIN_NAME_CHARS and acronym_key(name.strip()) is None:
             skipped["short"] += 1
@@ -109,8 +126,40 @@ def compile_names(pairs: Iterable[tuple[str, str]]) -> CompiledDictionary:
             continue
         ids = tuple(sorted(vocab.setdefault(k, len(vocab)) for k in keys))
         found.setdefault(ids, set()).add(concept_id)
+        words.update(t.text for t in tokenize(name) if t.word)
     entries = {ids: tuple(sorted(cids)) for ids, cids in found.items()}
-    return CompiledDictionary(vocab, entries, _max_len(entries, len(vocab)), dict(skipped))
+    variant_pairs = sorted(
+        {
+            (vocab[own], vocab[k])
+            for word in words
+            if (own := content_key(word)) in vocab
+            for k in variant_keys(word)
+            if k in vocab
+        }
+    )
+    max_len = _max_len(entries, len(vocab))
+    return CompiledDictionary(vocab, entries, max_len, dict(skipped), variant_pairs=variant_pairs)
+
+
+def merge_variants(compiled: CompiledDictionary) -> CompiledDictionary:
+    """``compiled`` with each name word and the name words that are its variants
+    (``variant_pairs``) under one key id, the names that then share their keys merged."""
+    parent = list(range(len(compiled.vocab)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = i = parent[parent[i]]
+        return i
+
+    for a, b in compiled.variant_pairs:
+        parent[root(a)] = root(b)
+    found: dict[tuple[int, ...], set[str]] = {}
+    for ids, cids in compiled.entries.items():
+        found.setdefault(tuple(sorted(map(root, ids))), set()).update(cids)
+    entries = {ids: tuple(sorted(cids)) for ids, cids in found.items()}
+    vocab = {key: root(i) for key, i in compiled.vocab.items()}
+    max_len = _max_len(entries, len(parent))
+    return CompiledDictionary(vocab, entries, max_len, compiled.skipped, compiled.card)
 
 
 def _max_len(entries: Iterable[tuple[int, ...]], n_keys: int) -> list[int]:
@@ -120,6 +169,25 @@ def _max_len(entries: Iterable[tuple[int, ...]], n_keys: int) -> list[int]:
         for i in ids:
             out[i] = max(out[i], len(ids))
     return out
+
+
+_MERGED: weakref.WeakKeyDictionary[CompiledDictionary, CompiledDictionary]
+_MERGED = weakref.WeakKeyDictionary()
+
+
+def _merged(compiled: CompiledDictionary) -> CompiledDictionary:
+    """:func:`merge_variants` of ``compiled``, made once per compiled dictionary."""
+    if compiled not in _MERGED:
+        _MERGED[compiled] = merge_variants(compiled)
+    return _MERGED[compiled]
+
+
+def _list_comma(text: str, token: Token) -> bool:
+    """Whether ``token`` is a comma that is not between two digits ("1,25-dihydroxy")."""
+    if token.text != ",":
+        return False
+    before, after = text[token.start - 1 : token.start], text[token.end : token.end + 1]
+    return not (before.isdigit() and after.isdigit())
 
 
 def _read_json(folder: Path, name: str) -> dict[str, Any]:
@@ -151,11 +219,25 @@ class DictionaryDetector:
 
     name = "dictionary"
 
-    def __init__(self, compiled: CompiledDictionary) -> None:
+    def __init__(self, compiled: CompiledDictionary, variants: bool = False) -> None:
+        """``variants``: a text word no name holds is read as the name word it inflects or
+        derives (:mod:`termnorm.annotate.variants`)."""
         self.compiled = compiled
-        self._vocab = compiled.vocab
-        self._entries = compiled.entries
-        self._max_len = compiled.max_len
+        self.variants = variants
+        self._ruled: dict[bool, DictionaryDetector] = {}
+        matched = _merged(compiled) if variants else compiled
+        self._vocab = matched.vocab
+        self._entries = matched.entries
+        self._max_len = matched.max_len
+
+    def with_rules(self, variants: bool = False) -> DictionaryDetector:
+        """This dictionary with the given matching rules (its names shared, not copied), one
+        detector per compiled dictionary and rules, so what is kept per detector stays."""
+        if variants == self.variants:
+            return self
+        if variants not in self._ruled:
+            self._ruled[variants] = DictionaryDetector(self.compiled, variants)
+        return self._ruled[variants]
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -173,12 +255,15 @@ class DictionaryDetector:
         card = {
             "format_version": FORMAT_VERSION,
             "key_rules": KEY_RULES,
+            "variant_rules": RULES_DIGEST,
             "names_sha256": _digest(names),
             "synonyms_sha256": _digest(synonyms),
             "source": source or {},
         }
         key = hashlib.sha256(
-            json.dumps([card[k] for k in ("key_rules", "names_sha256", "synonyms_sha256")]).encode()
+            json.dumps(
+                [card[k] for k in ("key_rules", "variant_rules", "names_sha256", "synonyms_sha256")]
+            ).encode()
         ).hexdigest()[:16]
         folder = Path(cache) / key if cache is not None else None
         if folder is not None and (folder / CARD_NAME).is_file():
@@ -245,6 +330,14 @@ class DictionaryDetector:
             spans.append(Span(start, end, text[start:end], self.name, concept_ids))
         return sorted(spans)
 
+    def lookup(self, text: str) -> tuple[str, ...]:
+        """The concepts of which the whole of ``text`` is a name (its words in any order, as
+        :meth:`detect` matches them); ``()`` when it is none."""
+        ids = self._content_tokens(text)[2]
+        if not ids or _BLOCK in ids:
+            return ()
+        return self._entries.get(tuple(sorted(ids)), ())
+
     def _content_tokens(self, text: str) -> tuple[list[int], list[int], list[int]]:
         """Starts, ends and key ids of the content tokens of ``text``; a key in no name and a
         barrier are :data:`_BLOCK`."""
@@ -261,7 +354,11 @@ class DictionaryDetector:
                     if key is None:
                         continue
                     key_id = vocab.get(key, _BLOCK)
-            elif token.text in BARRIERS:
+                if key_id == _BLOCK and self.variants:
+                    key_id = next(
+                        (vocab[k] for k in variant_keys(token.text) if k in vocab), _BLOCK
+                    )
+            elif token.text in BARRIERS or _list_comma(text, token):
                 key_id = _BLOCK
             else:
                 continue
@@ -297,7 +394,9 @@ class DictionaryDetector:
         by_id = sorted(compiled.vocab, key=compiled.vocab.__getitem__)
         rows = [[list(ids), list(cids)] for ids, cids in compiled.entries.items()]
         with atomic_dir(folder) as tmp:
-            (tmp / ENTRIES_NAME).write_text(json.dumps({"keys": by_id, "entries": rows}))
+            pairs = [list(pair) for pair in compiled.variant_pairs]
+            data = {"keys": by_id, "entries": rows, "variant_pairs": pairs}
+            (tmp / ENTRIES_NAME).write_text(json.dumps(data))
             write_card(tmp, CARD_NAME, {**compiled.card, "skipped": compiled.skipped})
         return Path(folder)
 
@@ -318,4 +417,5 @@ class DictionaryDetector:
         entries = {tuple(ids): tuple(cids) for ids, cids in data["entries"]}
         skipped = dict(card.pop("skipped", {}))
         max_len = _max_len(entries, len(vocab))
-        return cls(CompiledDictionary(vocab, entries, max_len, skipped, card))
+        pairs = [(a, b) for a, b in data["variant_pairs"]]
+        return cls(CompiledDictionary(vocab, entries, max_len, skipped, card, pairs))

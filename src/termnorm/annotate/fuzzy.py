@@ -139,7 +139,7 @@ class FuzzyDictionaryDetector(DictionaryDetector):
     ``query``."""
 
     def __init__(self, detector: DictionaryDetector, corrector: SpellingCorrector) -> None:
-        super().__init__(detector.compiled)
+        super().__init__(detector.compiled, detector.variants)
         self.corrector = corrector
 
     @classmethod
@@ -183,12 +183,16 @@ def reading_misspellings(
 
 def spelled(result: RowResult, span: Span) -> RowResult:
     """``result`` (the normalizer's answer to ``span.query``) with each candidate naming the
-    span's text, the corrected text and :data:`SPELLING_SOURCE`; ``result`` itself when the
-    span was searched as written."""
+    span's text, the corrected text and :data:`SPELLING_SOURCE` (or the span's
+    ``query_source``); ``result`` itself when the span was searched as written."""
     if not span.query:
         return result
     named = [
-        c._replace(expanded_from=span.text, expansion=span.query, expansion_source=SPELLING_SOURCE)
+        c._replace(
+            expanded_from=span.text,
+            expansion=span.query,
+            expansion_source=span.query_source or SPELLING_SOURCE,
+        )
         for c in result.candidates
     ]
     return result._replace(candidates=named)

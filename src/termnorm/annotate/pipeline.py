@@ -46,12 +46,14 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from termnorm.annotate.annotation import Annotation, RankedConcept
 from termnorm.annotate.assertion import Assertion, assert_spans
+from termnorm.annotate.coordination import coordination_spans
 from termnorm.annotate.dictionary import DictionaryDetector
 from termnorm.annotate.fuzzy import spelled
 from termnorm.annotate.languages import AUTO, LanguageChoice, choose_language, parse_language
 from termnorm.annotate.merge import merge_spans
 from termnorm.annotate.modifiers import Findings, qualify
 from termnorm.annotate.sentences import sentence_spans
+from termnorm.annotate.short_forms import short_form_spans
 from termnorm.annotate.spans import Detector, Span
 from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS, detect_in_windows
 from termnorm.errors import DocumentError
@@ -208,6 +210,8 @@ class Annotator:
         language: str = AUTO,
         extra_rules: AssertionRules | None = None,
         findings: Findings = Findings.PHENOTYPES,
+        short_forms: bool = False,
+        coordination: bool = False,
     ) -> None:
         if language.strip().lower() != AUTO:
             parse_language(language)  # an empty tag is refused here, not per document
@@ -222,6 +226,8 @@ class Annotator:
         self.extra_rules = extra_rules
         self.language = language
         self.findings = Findings(findings)
+        self.short_forms = short_forms
+        self.coordination = coordination
         self.k = k
         self.max_chars = max_chars
         self.max_document_chars = max_document_chars
@@ -314,13 +320,24 @@ class Annotator:
                 yield DocumentAnnotations(doc_id, [], str(exc))
 
     def find_spans(self, text: str) -> list[Span]:
-        """Every detector's spans over ``text``'s windows, merged (steps 1 of the module)."""
+        """Every detector's spans over ``text``'s windows, merged (steps 1 of the module);
+        with ``short_forms``, the short forms of found long forms too
+        (:func:`~termnorm.annotate.short_forms.short_form_spans`); with ``coordination``, the
+        conjuncts that share a part with a found name
+        (:func:`~termnorm.annotate.coordination.coordination_spans`)."""
         found = [
             span
             for detector in self.detectors
             for span in detect_in_windows(text, detector, max_chars=self.max_chars)
         ]
-        return merge_spans(found)
+        merged = merge_spans(found)
+        if self.short_forms:
+            merged = merge_spans([*merged, *short_form_spans(text, merged)])
+        if self.coordination:  # conjuncts overlap the names they share a part with: kept
+            dictionaries = [d for d in self.detectors if isinstance(d, DictionaryDetector)]
+            merged += [s for d in dictionaries for s in coordination_spans(d, text, merged)]
+            merged.sort()
+        return merged
 
     def _check(self, text: object, doc_id: str) -> None:
         if isinstance(text, bytes | bytearray):

@@ -19,7 +19,9 @@ class Span:
     joined by ``+`` after merging); ``concept_ids``: the concepts whose dictionary term
     matched (empty for a tagger span, which names no concept); ``query``: the text the
     normalizer searches instead of ``text`` (a misspelling corrected,
-    :mod:`termnorm.annotate.fuzzy`; empty: ``text`` itself)."""
+    :mod:`termnorm.annotate.fuzzy`; a coordination's conjunct read as the name it makes,
+    :mod:`termnorm.annotate.coordination`; empty: ``text`` itself); ``query_source``: the
+    rule that made ``query``, named in the provenance (empty: spelling)."""
 
     start: int
     end: int
@@ -27,6 +29,7 @@ class Span:
     detector: str
     concept_ids: tuple[str, ...] = ()
     query: str = field(default="", compare=False)
+    query_source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if not 0 <= self.start < self.end:

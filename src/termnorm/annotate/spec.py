@@ -3,7 +3,10 @@
 It embeds the search's :class:`~termnorm.search.spec.PipelineSpec` (``search``) and adds the
 detectors (names in :data:`~termnorm.annotate.detectors.DETECTORS`; ``both`` and a
 comma-separated list are read too) and their settings (``ner``: the span tagger's folder),
-the assertion rules (``rules`` added to the shipped ones of the documents' ``language``),
+the dictionary's recall rules (``variants``: a word read as the name word it inflects;
+``coordination``: the conjuncts of "palmar and plantar pits"; ``short_forms``: the short
+forms a document defines), the assertion rules (``rules`` added
+to the shipped ones of the documents' ``language``),
 which concepts are findings (``findings``: HPO's modifiers qualify the phenotype next to them),
 the detectors' ``window_chars``, the longest document (``max_document_chars``) and ``k``
 candidates kept per annotation. Every face builds its annotator from one
@@ -106,6 +109,23 @@ class AnnotateSpec:
         "The dictionary also finds shorthand (HTN, T2DM, SOB: capitals or letters with digits, "
         "in the --shorthand list, not a common English word) when a sense of it is one of "
         "its names; the normalizer expands it. None with --shorthand none.",
+    )
+    variants: bool = opt(
+        True,
+        "Dictionary: read a text word that no name holds as the name word it inflects or "
+        "derives (nevi as nevus, phalanges as phalanx, ataxic as ataxia), when that word is in "
+        "a name.",
+    )
+    coordination: bool = opt(
+        False,
+        "Dictionary: find each conjunct of a coordination that shares a part with a found "
+        "name (palmar and plantar pits: palmar pits; hypoplastic nails and teeth: hypoplastic "
+        "teeth), its span running across the conjunction.",
+    )
+    short_forms: bool = opt(
+        False,
+        "Find the short forms the document defines (Ab3P) wherever it uses them, when the "
+        "long form is itself a found mention: myotonic dystrophy (DM) ... DM patients.",
     )
     findings: Findings = opt(
         Findings.PHENOTYPES,

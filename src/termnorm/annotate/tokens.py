@@ -40,7 +40,9 @@ alike (whitespace of any kind separates tokens and belongs to none).
    ``-y`` and ``-ity`` have no fixed pair ("renal" is not "ren"), and ``-ence`` / ``-ency``
    -> ``-ent`` turns descriptions that are not conditions into names ("APRT-deficient"
    cells meet "APRT deficiency", "recurrent" meets "Recurrence"; on NCBI-disease devel it
-   added 14 false spans and 2 true ones).
+   added 14 false spans and 2 true ones). Pairs that hold only for some words (``-ic`` ->
+   ``-y``, Latin plurals) are the dictionary's word variants instead, each taken only where
+   the other word is a name's (:mod:`termnorm.annotate.variants`).
 
 **Acronyms** (:func:`acronym_key`) keep their case: a name's word written as an acronym ("MI",
 "WAS", "RB1") matches only a text word written the same way, so the common words that short

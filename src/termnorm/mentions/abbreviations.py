@@ -67,6 +67,7 @@ __all__ = [
     "expand",
     "parse_abbreviation_mode",
     "short_form_map",
+    "short_form_pattern",
 ]
 
 logger = logging.getLogger(__name__)
@@ -265,16 +266,22 @@ def short_form_map(abbreviations: Iterable[Abbreviation]) -> dict[str, str]:
     return {sf: abbr.long_form for sf, abbr in best.items()}
 
 
+def short_form_pattern(short_forms: Iterable[str]) -> re.Pattern[str] | None:
+    """One pattern matching each of ``short_forms`` as a whole token (module doc), the
+    longest first; ``None`` when there is none."""
+    forms = sorted(set(short_forms), key=lambda sf: (-len(sf), sf))
+    if not forms:
+        return None
+    alternation = "|".join(re.escape(sf) for sf in forms)
+    return re.compile(f"{_BOUNDARY_BEFORE}(?:{alternation}){_BOUNDARY_AFTER}")
+
+
 class _Expander:
     """One document's pairs, compiled into one alternation (longest short form first)."""
 
     def __init__(self, pairs: Mapping[str, str]) -> None:
         self.pairs = {sf: lf for sf, lf in pairs.items() if sf.strip() and lf.strip()}
-        self.pattern: re.Pattern[str] | None = None
-        if self.pairs:
-            forms = sorted(self.pairs, key=lambda sf: (-len(sf), sf))
-            alternation = "|".join(re.escape(sf) for sf in forms)
-            self.pattern = re.compile(f"{_BOUNDARY_BEFORE}(?:{alternation}){_BOUNDARY_AFTER}")
+        self.pattern = short_form_pattern(self.pairs)
 
     def __call__(self, text: str) -> Expansion:
         if self.pattern is None:
