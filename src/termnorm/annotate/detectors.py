@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 _lock = threading.Lock()
-_taggers: dict[tuple[str, int, int | None, bool], SpanTagger] = {}
+_taggers: dict[tuple[str, int, int | None, bool, bool], SpanTagger] = {}
 
 
 @dataclass(frozen=True)
@@ -138,11 +138,14 @@ def dictionary_of_spec(spec: AnnotateSpec, source: DetectorSource) -> Detector:
 
 def tagger_of_spec(spec: AnnotateSpec, source: DetectorSource) -> SpanTagger:
     """The span tagger of ``spec.ner`` (``"tagger"``), with the search's ``threads`` and,
-    under ``--runtime bf16``, in bfloat16."""
+    under ``--runtime bf16``, in bfloat16, under ``--runtime onnx-int8`` its int8 graph."""
     from termnorm.encoders.runtime import Runtime
 
     assert spec.ner is not None  # AnnotateSpec refuses the tagger without it
-    return load_span_tagger(spec.ner, spec.search.threads, spec.search.runtime is Runtime.BF16)
+    runtime = spec.search.runtime
+    return load_span_tagger(
+        spec.ner, spec.search.threads, runtime is Runtime.BF16, runtime is Runtime.ONNX_INT8
+    )
 
 
 DETECTORS.register(
@@ -152,18 +155,18 @@ DETECTORS.register("tagger", tagger_of_spec, help="a trained span tagger (--ner 
 
 
 def load_span_tagger(
-    path: str | Path, threads: int | None = None, bf16: bool = False
+    path: str | Path, threads: int | None = None, bf16: bool = False, int8: bool = False
 ) -> SpanTagger:
     """The :class:`SpanTagger` of a tagger folder, loaded once per folder content (the
-    card's modification time), thread setting and ``bf16``."""
+    card's modification time), thread setting and runtime (``bf16``, ``int8``)."""
     from termnorm.annotate.tagger import SpanTagger
     from termnorm.encoders.token_tagger import CARD_NAME
 
     folder = Path(path).resolve()
     card = folder / CARD_NAME
     stamp = card.stat().st_mtime_ns if card.is_file() else -1
-    key = (str(folder), stamp, threads, bf16)
+    key = (str(folder), stamp, threads, bf16, int8)
     with _lock:
         if key not in _taggers:
-            _taggers[key] = SpanTagger.load(folder, threads=threads, bf16=bf16)
+            _taggers[key] = SpanTagger.load(folder, threads=threads, bf16=bf16, int8=int8)
         return _taggers[key]

@@ -5,10 +5,13 @@
 1. **detect** — each detector over the text's windows (:func:`detect_in_windows`, sentence
    boundaries, a mention across a window edge kept once), then :func:`merge_spans` over the
    detectors' spans;
-2. **normalize** — the distinct span texts in ONE batched call of
-   :meth:`ContextMatcher.normalize_in_context` over :func:`termnorm.search.build.build`'s
-   matcher of the spec, with the document as every span's context (short forms the document
-   defines are expanded, :mod:`termnorm.search.context`);
+2. **normalize** — the distinct span texts of a batch of documents
+   (:meth:`Annotator.annotate_many`: ``batch_docs`` at a time) in ONE call of
+   :meth:`ContextMatcher.answer_in_context` over :func:`termnorm.search.build.build`'s
+   matcher of the spec, each span with its own document as context (short forms the
+   document defines are expanded, :mod:`termnorm.search.context`); a query text the
+   annotator has searched before is answered from its memo (:class:`RowMemo`: the index and
+   the spec do not change under an annotator, so neither does the answer);
 3. **drop** — spans left with no candidate (none reached the spec's ``min_score``: not a
    concept) or refused by the normalizer (e.g. longer than its ``max_chars``; logged);
 4. **assert** — the ConText flags of each kept span over :func:`sentence_spans`, with the
@@ -40,6 +43,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -57,6 +61,7 @@ from termnorm.annotate.short_forms import short_form_spans
 from termnorm.annotate.spans import Detector, Span
 from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS, detect_in_windows
 from termnorm.errors import DocumentError
+from termnorm.search.candidate import RowAnswers
 from termnorm.search.query import lone_surrogate_problem
 
 if TYPE_CHECKING:
@@ -67,12 +72,15 @@ if TYPE_CHECKING:
     from termnorm.search.spec import PipelineSpec
 
 __all__ = [
+    "DEFAULT_BATCH_DOCS",
     "DEFAULT_MAX_DOCUMENT_CHARS",
+    "DEFAULT_MEMO_TEXTS",
     "Annotation",
     "Annotator",
     "DocumentAnnotations",
     "DocumentError",
     "RankedConcept",
+    "RowMemo",
     "default_detector",
     "dictionary_detector",
     "named_first",
@@ -83,6 +91,12 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_DOCUMENT_CHARS = 1_000_000
 """The longest document accepted (code points): a long article is ~100,000."""
+
+DEFAULT_BATCH_DOCS = 64
+"""Documents whose span texts :meth:`Annotator.annotate_many` normalizes in one call."""
+
+DEFAULT_MEMO_TEXTS = 8192
+"""Query texts whose answers an annotator keeps (:class:`RowMemo`)."""
 
 DICTIONARY_CACHE = "dictionaries"
 """Folder under the termnorm cache where compiled dictionaries are kept."""
@@ -234,6 +248,7 @@ class Annotator:
         self._make = detectors if callable(detectors) else None
         self._detectors = None if detectors is None or callable(detectors) else list(detectors)
         self._matcher = matcher
+        self._memo: RowMemo | None = None
 
     @property
     def detectors(self) -> list[Detector]:
@@ -252,6 +267,13 @@ class Annotator:
             self._matcher = build(self.spec)
         return self._matcher
 
+    @property
+    def memo(self) -> RowMemo:
+        """:attr:`matcher` behind the annotator's memo of answered texts (:class:`RowMemo`)."""
+        if self._memo is None or self._memo.matcher is not self.matcher:
+            self._memo = RowMemo(self.matcher)
+        return self._memo
+
     def annotate(self, text: str, doc_id: str = "", lang: str | None = None) -> list[Annotation]:
         """The annotations of ``text``, sorted by ``(start, end)`` (the ``annotations`` of
         :meth:`annotate_document`); raises as it does."""
@@ -267,28 +289,8 @@ class Annotator:
         :class:`DocumentError` (naming ``doc_id``) for a text that is not a ``str``, not
         valid Unicode, or longer than ``max_document_chars``."""
         self._check(text, doc_id)
-        spans = self.find_spans(text) if text.strip() else []
-        if not spans:
-            return DocumentAnnotations(doc_id, [])
-        results, warning = self._normalize(spans, text)
-        kept = [
-            (span, result)
-            for span, result in zip(spans, results, strict=True)
-            if result is not None
-        ]
-        choice = self.language_of(text, lang)
-        sentences = sentence_spans(text)
-        assertions = assert_spans(
-            text, [span for span, _ in kept], self.rules_of(choice), sentences=sentences
-        )
-        annotations = [
-            _annotation(doc_id, span, result, flags, choice)
-            for (span, result), flags in zip(kept, assertions, strict=True)
-        ]
-        if self.findings is Findings.PHENOTYPES:
-            types = [result.candidates[0].semantic_types for _, result in kept]
-            annotations = qualify(text, annotations, types, sentences)
-        return DocumentAnnotations(doc_id, annotations, warning=_join(warning, _unruled(choice)))
+        (done,) = self._annotate_batch([(doc_id, text, lang)])
+        return done
 
     def language_of(self, text: str, lang: str | None = None) -> LanguageChoice:
         """The rule language of a document: its ``lang`` when given (and not ``auto``), else
@@ -307,17 +309,81 @@ class Annotator:
         return shipped if self.extra_rules is None else shipped.extend(self.extra_rules)
 
     def annotate_many(
-        self, docs: Iterable[tuple[str, object] | tuple[str, object, str | None]]
+        self,
+        docs: Iterable[tuple[str, object] | tuple[str, object, str | None]],
+        batch_docs: int = DEFAULT_BATCH_DOCS,
     ) -> Iterator[DocumentAnnotations]:
         """One :class:`DocumentAnnotations` per ``(doc_id, text)`` or ``(doc_id, text,
-        lang)``, in order; a document refused with :class:`DocumentError` gets its ``error``
-        and the others go on."""
+        lang)``, in order, the same as :meth:`annotate_document` gives each; a document
+        refused with :class:`DocumentError` gets its ``error`` and the others go on. The
+        span texts of ``batch_docs`` documents at a time are normalized in one call (a
+        result is yielded once its batch is done)."""
+        if batch_docs < 1:
+            raise ValueError(f"batch_docs must be at least 1, got {batch_docs}")
+        batch: list[tuple[str, object, str | None]] = []
         for doc_id, text, *rest in docs:
-            lang = rest[0] if rest else None
+            batch.append((doc_id, text, rest[0] if rest else None))
+            if len(batch) == batch_docs:
+                yield from self._annotate_batch(batch)
+                batch = []
+        yield from self._annotate_batch(batch)
+
+    def _annotate_batch(
+        self, docs: Sequence[tuple[str, object, str | None]]
+    ) -> list[DocumentAnnotations]:
+        """``docs`` annotated in order, their span texts normalized in one call; a refused
+        document gets its ``error``."""
+        refused: dict[int, str] = {}
+        found: list[tuple[str, list[Span]]] = []
+        for i, (doc_id, text, _) in enumerate(docs):
             try:
-                yield self.annotate_document(text, doc_id, lang)  # type: ignore[arg-type]  # checked in annotate_document
+                self._check(text, doc_id)
             except DocumentError as exc:
-                yield DocumentAnnotations(doc_id, [], str(exc))
+                refused[i] = str(exc)
+                continue
+            assert isinstance(text, str)  # _check refuses anything else
+            found.append((text, self.find_spans(text) if text.strip() else []))
+        normalized = iter(self._normalize(found))
+        out = []
+        for i, (doc_id, text, lang) in enumerate(docs):
+            if i in refused:
+                out.append(DocumentAnnotations(doc_id, [], refused[i]))
+                continue
+            spans, results, warning = next(normalized)
+            out.append(self._finish(doc_id, str(text), lang, spans, results, warning))
+        return out
+
+    def _finish(
+        self,
+        doc_id: str,
+        text: str,
+        lang: str | None,
+        spans: Sequence[Span],
+        results: Sequence[RowResult | None],
+        warning: str | None,
+    ) -> DocumentAnnotations:
+        """A document's annotations from its spans and their normalizer results (steps 3
+        to 6 of the module)."""
+        if not spans:
+            return DocumentAnnotations(doc_id, [])
+        kept = [
+            (span, result)
+            for span, result in zip(spans, results, strict=True)
+            if result is not None
+        ]
+        choice = self.language_of(text, lang)
+        sentences = sentence_spans(text)
+        assertions = assert_spans(
+            text, [span for span, _ in kept], self.rules_of(choice), sentences=sentences
+        )
+        annotations = [
+            _annotation(doc_id, span, result, flags, choice)
+            for (span, result), flags in zip(kept, assertions, strict=True)
+        ]
+        if self.findings is Findings.PHENOTYPES:
+            types = [result.candidates[0].semantic_types for _, result in kept]
+            annotations = qualify(text, annotations, types, sentences)
+        return DocumentAnnotations(doc_id, annotations, warning=_join(warning, _unruled(choice)))
 
     def find_spans(self, text: str) -> list[Span]:
         """Every detector's spans over ``text``'s windows, merged (steps 1 of the module);
@@ -356,25 +422,88 @@ class Annotator:
             raise DocumentError(doc_id, problem)
 
     def _normalize(
-        self, spans: Sequence[Span], text: str
-    ) -> tuple[list[RowResult | None], str | None]:
-        """The normalizer's result per span (``None``: no candidate), one batched call for
-        the distinct span texts, the document as their context; and why the document's
-        abbreviations could not be read (``None``: read)."""
+        self, documents: Sequence[tuple[str, list[Span]]]
+    ) -> list[tuple[list[Span], list[RowResult | None], str | None]]:
+        """Per ``(text, spans)`` document: its spans, the normalizer's result per span
+        (``None``: no candidate) and why its abbreviations could not be read (``None``:
+        read). One call for the distinct span texts of every document, each with its own
+        document as context."""
         from termnorm.search.context import ContextMatcher
 
-        distinct = list(dict.fromkeys(span.query or span.text for span in spans))
-        results, unread = ContextMatcher(self.matcher).answer_in_context(
-            distinct, [text] * len(distinct), self.k
+        queries = [
+            (span_text, text)
+            for text, spans in documents
+            for span_text in dict.fromkeys(span.query or span.text for span in spans)
+        ]
+        if not queries:  # no span anywhere: the matcher is not even built
+            return [(spans, [], None) for _, spans in documents]
+        answered = ContextMatcher(self.memo).answer_in_context(
+            [q for q, _ in queries], [c for _, c in queries], self.k
         )
-        by_text = dict(zip(distinct, results, strict=True))
-        out: list[RowResult | None] = []
-        for span in spans:
-            result = spelled(by_text[span.query or span.text], span)
-            if result.error is not None:
-                logger.warning("span %r dropped: %s", span.text, result.error)
-            out.append(named_first(result, span.concept_ids) if result.candidates else None)
-        return out, next((reason for reason in unread if reason is not None), None)
+        by_query = {
+            query: (result, reason)
+            for query, result, reason in zip(
+                queries, answered.results, answered.unread, strict=True
+            )
+        }
+        out: list[tuple[list[Span], list[RowResult | None], str | None]] = []
+        for text, spans in documents:
+            results: list[RowResult | None] = []
+            for span in spans:
+                result = spelled(by_query[(span.query or span.text, text)][0], span)
+                if result.error is not None:
+                    logger.warning("span %r dropped: %s", span.text, result.error)
+                results.append(named_first(result, span.concept_ids) if result.candidates else None)
+            reasons = (by_query[(span.query or span.text, text)][1] for span in spans)
+            out.append((spans, results, next((r for r in reasons if r is not None), None)))
+        return out
+
+
+class RowMemo(RowAnswers):
+    """``matcher``'s answers, each query text searched once: a text answered before is read
+    from the memo (it keeps the ``maxsize`` texts last used), the others go to ``matcher`` in
+    one ``normalize_rows`` call. Right by construction while ``matcher``'s index and settings
+    do not change (an annotator's lifetime)."""
+
+    def __init__(self, matcher: RowMatcher, maxsize: int = DEFAULT_MEMO_TEXTS) -> None:
+        if maxsize < 1:
+            raise ValueError(f"maxsize must be at least 1, got {maxsize}")
+        self.matcher = matcher
+        self.name = matcher.name
+        self.maxsize = maxsize
+        self._rows: OrderedDict[tuple[str, int], RowResult] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def identity(self) -> dict[str, object]:
+        """The memoized matcher's identity (the memo changes no answer)."""
+        return self.matcher.identity()
+
+    def alt_ids(self, concept_id: str) -> Sequence[str]:
+        """Other IDs of a concept, from the memoized matcher."""
+        return self.matcher.alt_ids(concept_id)
+
+    def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
+        """One :class:`RowResult` per input, in order: the memoized matcher's answer."""
+        with self._lock:
+            out = [self._recall(t, k) if isinstance(t, str) else None for t in texts]
+        todo = [i for i, row in enumerate(out) if row is None]
+        if todo:
+            fresh = self.matcher.normalize_rows([texts[i] for i in todo], k)
+            with self._lock:
+                for i, row in zip(todo, fresh, strict=True):
+                    out[i] = row
+                    if isinstance(text := texts[i], str):
+                        self._rows[(text, k)] = row
+                while len(self._rows) > self.maxsize:
+                    self._rows.popitem(last=False)
+        return [row for row in out if row is not None]
+
+    def _recall(self, text: str, k: int) -> RowResult | None:
+        """The answer kept for ``(text, k)`` (marked as last used), or ``None``."""
+        row = self._rows.get((text, k))
+        if row is not None:
+            self._rows.move_to_end((text, k))
+        return row
 
 
 def named_first(result: RowResult, named: Sequence[str]) -> RowResult:

@@ -26,15 +26,20 @@ setting), as :class:`~termnorm.search.stages.ranker.ranker.Ranker` does. With ``
 spec's ``--runtime bf16``) it predicts under bfloat16 autocast, refused with
 :class:`~termnorm.encoders.runtime.RuntimeUnavailableError` where the device has no native
 bfloat16 (measured on NCBI devel abstracts, AVX512-BF16, 2 threads: 12.3 → 18.1 abstracts/s,
-the same spans on 40 of 40).
+the same spans on 40 of 40). With ``int8`` (``--runtime onnx-int8``) it predicts with the
+network's int8 ONNX graph on ``threads`` ONNX Runtime threads
+(:mod:`termnorm.encoders.tagger_onnx`), on the CPU only, where an int8 layout is exact and
+the graph passes its fidelity check (else refused, saying what to use).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from termnorm.annotate.spans import Span
 from termnorm.annotate.windows import detect_in_windows, max_chars_for_tokens, text_windows
@@ -43,6 +48,7 @@ from termnorm.encoders.bio import decode_bio
 if TYPE_CHECKING:
     import torch
 
+    from termnorm.encoders.forward import OnnxForward
     from termnorm.encoders.token_tagger import TokenTagger, TrainedTagger
 
 __all__ = ["SpanTagger", "predict_spans"]
@@ -61,6 +67,7 @@ class SpanTagger:
         threads: int | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE,
         bf16: bool = False,
+        int8: bool = False,
     ) -> None:
         from termnorm.encoders.forward import bf16_supported, check_threads
         from termnorm.encoders.runtime import RuntimeUnavailableError
@@ -73,12 +80,18 @@ class SpanTagger:
                 f"--runtime bf16: this {device.type.upper()} has no native bfloat16, so the "
                 "span tagger cannot run in it; use --runtime torch"
             )
+        if int8 and device.type != "cpu":
+            raise RuntimeUnavailableError(
+                "--runtime onnx-int8 runs the span tagger on the CPU only; use --device cpu, "
+                "or --runtime torch on the GPU"
+            )
         self.tagger = tagger
         self.threads = check_threads(threads)
         self.batch_size = batch_size
         self.bf16 = bf16
         self.device_type = device.type
         self.max_chars = max_chars_for_tokens(tagger.max_length)
+        self.int8: OnnxForward | None = _int8_forward(tagger, self.threads) if int8 else None
 
     @classmethod
     def load(
@@ -88,12 +101,13 @@ class SpanTagger:
         threads: int | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE,
         bf16: bool = False,
+        int8: bool = False,
     ) -> SpanTagger:
         """The tagger of a ``termnorm ner train`` folder; refused with
         :class:`~termnorm.errors.ArtifactMismatchError` when it is not one."""
         from termnorm.encoders.token_tagger import load_tagger
 
-        return cls(load_tagger(path, device), threads, batch_size, bf16)
+        return cls(load_tagger(path, device), threads, batch_size, bf16, int8)
 
     @property
     def path(self) -> Path:
@@ -113,9 +127,10 @@ class SpanTagger:
         from termnorm.encoders.forward import torch_threads
 
         t = self.tagger
+        model = t.model if self.int8 is None else self.int8
         with torch_threads(self.threads), _autocast(self.device_type, self.bf16):
             offsets = predict_spans(
-                t.model, t.tokenizer, texts, t.max_length, t.stride, self.batch_size
+                model, t.tokenizer, texts, t.max_length, t.stride, self.batch_size
             )
         return [
             [Span(start, end, text[start:end], self.name) for start, end in spans]
@@ -124,7 +139,7 @@ class SpanTagger:
 
 
 def predict_spans(
-    model: TokenTagger,
+    model: TokenTagger | OnnxForward,
     tokenizer: Any,
     texts: Sequence[str],
     max_length: int,
@@ -158,32 +173,62 @@ def predict_spans(
 
 
 def _chunk_tags(
-    model: TokenTagger, tokenizer: Any, ids: list[list[int]], batch_size: int
+    model: TokenTagger | OnnxForward, tokenizer: Any, ids: list[list[int]], batch_size: int
 ) -> list[list[int]]:
-    """The argmax tag of every word piece of every chunk (model in eval mode meanwhile)."""
+    """The argmax tag of every word piece of every chunk: by the network (in eval mode
+    meanwhile, without gradients) or by its ONNX graph."""
     import torch
 
-    device = next(model.parameters()).device
     pad = int(tokenizer.pad_token_id or 0)
+    if not isinstance(model, torch.nn.Module):
+        return _tags(
+            lambda i, m: model({"input_ids": i, "attention_mask": m}), pad, ids, batch_size
+        )
+    device = next(model.parameters()).device
+
+    def logits(input_ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        out = model(torch.from_numpy(input_ids).to(device), torch.from_numpy(mask).to(device))
+        return out.float().cpu().numpy()  # type: ignore[no-any-return]
+
     training = model.training
     model.eval()
-    tags: list[list[int]] = []
     try:
         with torch.inference_mode():
-            for first in range(0, len(ids), batch_size):
-                batch = ids[first : first + batch_size]
-                width = max(len(row) for row in batch)
-                input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
-                mask = torch.zeros((len(batch), width), dtype=torch.long)
-                for i, row in enumerate(batch):
-                    input_ids[i, : len(row)] = torch.tensor(row)
-                    mask[i, : len(row)] = 1
-                logits = model(input_ids.to(device), mask.to(device))
-                best = logits.argmax(-1).cpu().tolist()
-                tags.extend(best[i][: len(row)] for i, row in enumerate(batch))
+            return _tags(logits, pad, ids, batch_size)
     finally:
         model.train(training)
+
+
+def _tags(
+    logits: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    pad: int,
+    ids: list[list[int]],
+    batch_size: int,
+) -> list[list[int]]:
+    """The argmax of ``logits`` (``input_ids, attention_mask -> [B, T, labels]``) for every
+    word piece of ``ids``, in padded batches of ``batch_size`` chunks."""
+    tags: list[list[int]] = []
+    for first in range(0, len(ids), batch_size):
+        batch = ids[first : first + batch_size]
+        width = max(len(row) for row in batch)
+        input_ids = np.full((len(batch), width), pad, dtype=np.int64)
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for i, row in enumerate(batch):
+            input_ids[i, : len(row)] = row
+            mask[i, : len(row)] = 1
+        best = logits(input_ids, mask).argmax(-1).tolist()
+        tags.extend(best[i][: len(row)] for i, row in enumerate(batch))
     return tags
+
+
+def _int8_forward(tagger: TrainedTagger, threads: int | None) -> OnnxForward:
+    """The session of ``tagger``'s int8 graph, checked against the fp32 network."""
+    from termnorm.encoders.forward import OnnxForward
+    from termnorm.encoders.tagger_onnx import check_tagger_fidelity, tagger_graph
+
+    forward = OnnxForward(tagger_graph(tagger), threads)
+    check_tagger_fidelity(tagger, forward)
+    return forward
 
 
 def _autocast(device_type: str, bf16: bool) -> contextlib.AbstractContextManager[object]:

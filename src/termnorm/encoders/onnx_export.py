@@ -141,27 +141,43 @@ def _export(encoder: EncoderModel, inputs: tuple[str, ...], out: Path) -> None:
     encoder.model.eval()
     encoder.head.eval()
     dummy = encoder.tokenize(["a medical term", "another longer medical term to export"])
+    try:
+        trace_graph(graph, encoder.model, {n: dummy[n] for n in inputs}, "embedding", out)
+    finally:
+        encoder.model.train(was_training)
+
+
+def trace_graph(
+    graph: nn.Module,
+    transformer: nn.Module,
+    inputs: dict[str, torch.Tensor],
+    output: str,
+    out: Path,
+    output_axes: tuple[int, ...] = (0,),
+) -> None:
+    """Write ``graph`` traced on ``inputs`` (``[B, T]`` each; both axes dynamic) to ``out``,
+    its ``transformer`` switched to the eager attention meanwhile; ``output``'s axes in
+    ``output_axes`` are dynamic too (batch, then sequence)."""
     axes = {name: {0: "batch", 1: "sequence"} for name in inputs}
     # the eager attention's plain MatMul/Softmax graph is what ONNX Runtime fuses best
     # (the int8 graph of all-MiniLM-L6-v2 ran 1.35x faster than from the SDPA export)
-    attention = _attention_implementation(encoder.model)
-    _set_attention(encoder.model, "eager")
+    attention = _attention_implementation(transformer)
+    _set_attention(transformer, "eager")
     try:
         with warnings.catch_warnings():  # tracer notes on Python values taken as constants
             warnings.simplefilter("ignore")
             torch.onnx.export(
                 graph,
-                tuple(dummy[n] for n in inputs),
+                tuple(inputs.values()),
                 str(out),
                 input_names=list(inputs),
-                output_names=["embedding"],
-                dynamic_axes={**axes, "embedding": {0: "batch"}},
+                output_names=[output],
+                dynamic_axes={**axes, output: {a: ("batch", "sequence")[a] for a in output_axes}},
                 opset_version=OPSET,
                 dynamo=False,
             )
     finally:
-        encoder.model.train(was_training)
-        _set_attention(encoder.model, attention)
+        _set_attention(transformer, attention)
 
 
 def _attention_implementation(model: nn.Module) -> str | None:
