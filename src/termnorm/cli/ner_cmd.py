@@ -91,14 +91,7 @@ def register(app: typer.Typer) -> None:
             folder = _train_from_kg(kg, text or [], out, fmt, config, model, overwrite)
         else:
             folder, _ = train_tagger_from_files(
-                mentions or [],
-                out,
-                fmt,
-                dev or [],
-                config,
-                model,
-                overwrite=overwrite,
-                predict=predict_spans,
+                mentions or [], out, fmt, dev or [], config, model, overwrite, predict=predict_spans
             )
         card = json.loads((folder / "tagger.json").read_text(encoding="utf-8"))
         if json_out:
@@ -117,21 +110,18 @@ def _check_sources(
 ) -> None:
     """Refuse a command that gives both or neither of ``--mentions`` and ``--kg``, or the
     options of one with the other."""
-    if (mentions is None) == (kg is None):
-        raise typer.BadParameter(
-            "give either --mentions (an annotated corpus) or --kg with --text (a KG and "
-            "unlabeled texts)"
-        )
-    if kg is not None and not text:
-        raise typer.BadParameter(
-            "--kg labels the documents of --text: give a corpus with document text"
-        )
-    if kg is not None and dev:
-        raise typer.BadParameter(
-            "--dev is annotated; with --kg, --dev-fraction of --text is held out"
-        )
-    if kg is None and text:
-        raise typer.BadParameter("--text goes with --kg; annotated corpora go to --mentions")
+    refusals = [
+        ((mentions is None) == (kg is None), "give either --mentions (an annotated corpus) or "
+         "--kg with --text (a KG and unlabeled texts)"),
+        (kg is not None and not text, "--kg labels the documents of --text: give a corpus "
+         "with document text"),
+        (kg is not None and bool(dev), "--dev is annotated; with --kg, --dev-fraction of "
+         "--text is held out"),
+        (kg is None and bool(text), "--text goes with --kg; annotated corpora go to --mentions"),
+    ]  # fmt: skip
+    for refused, message in refusals:
+        if refused:
+            raise typer.BadParameter(message)
 
 
 def _train_from_kg(
@@ -157,17 +147,10 @@ def _train_from_kg(
     def label(document: str) -> list[tuple[int, int]]:
         return [(span.start, span.end) for span in detector.detect(document)]
 
+    names = [name for _, name in pairs]
+    card = {"path": str(kg_path), "fingerprint": graph.fingerprint}
     folder, _ = train_tagger_from_kg(
-        [name for _, name in pairs],
-        text,
-        out,
-        label,
-        fmt,
-        config,
-        model,
-        overwrite,
-        predict=predict_spans,
-        kg={"path": str(kg_path), "fingerprint": graph.fingerprint},
+        names, text, out, label, fmt, config, model, overwrite, predict=predict_spans, kg=card
     )
     return folder
 
