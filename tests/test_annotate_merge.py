@@ -39,14 +39,28 @@ def test_detector_names_are_joined_in_a_fixed_order_whatever_the_input_order() -
     ]
 
 
-def test_partial_overlap_keeps_the_longer() -> None:
-    shorter = _span(*CHEST_PAIN, "dictionary", "D002637")
+def test_partial_overlap_of_one_detector_keeps_the_longer() -> None:
+    shorter = _span(*CHEST_PAIN, "tagger")
     longer = _span(*PAIN_RADIATING, "tagger")
     assert merge_spans([shorter, longer]) == [longer]
 
 
+def test_a_dictionary_span_wins_over_a_longer_tagger_span_it_overlaps() -> None:
+    named = _span(*CHEST_PAIN, "dictionary", "D002637")
+    partial = _span(*PAIN_RADIATING, "tagger")
+    outer = _span(12, 32, "tagger")  # "chest pain radiating": nests "chest pain"
+    apart = _span(*LEFT_ARM, "tagger")  # overlaps no dictionary span: the tagger adds it
+    assert merge_spans([partial, outer, named, apart]) == [named, apart]
+
+
+def test_a_span_both_detectors_found_ranks_as_the_dictionarys() -> None:
+    both = _span(*PAIN_RADIATING, "dictionary+tagger", "X:1")
+    longer = _span(12, 32, "tagger")
+    assert merge_spans([longer, both]) == [both]
+
+
 def test_partial_overlap_of_equal_length_keeps_the_one_with_concept_ids() -> None:
-    tagged = _span(12, 22, "tagger")  # "chest pain"
+    tagged = _span(12, 22, "dictionary")  # "chest pain", no ids
     named = _span(18, 28, "dictionary", "X:1")  # "pain radia": same length, later start
     assert merge_spans([tagged, named]) == [named]
 
@@ -57,9 +71,9 @@ def test_partial_overlap_of_equal_length_and_ids_keeps_the_earlier_start() -> No
     assert merge_spans([late, early]) == [early]
 
 
-def test_nested_spans_keep_the_outer_even_without_ids() -> None:
+def test_nested_spans_of_one_detector_keep_the_outer_even_without_ids() -> None:
     inner = _span(18, 22, "dictionary", "HP:0012531")  # "pain"
-    outer = _span(*CHEST_PAIN, "tagger")
+    outer = _span(*CHEST_PAIN, "dictionary")
     assert merge_spans([inner, outer]) == [outer]
 
 
@@ -71,7 +85,7 @@ def test_touching_spans_both_stay_and_the_result_is_sorted_by_start() -> None:
 
 
 def test_a_chain_keeps_the_longest_and_what_it_does_not_overlap() -> None:
-    a = _span(12, 32, "tagger")  # "chest pain radiating": longest
+    a = _span(12, 32, "dictionary")  # "chest pain radiating": longest
     b = _span(23, 39, "dictionary", "X:4")  # "radiating to the": overlaps a
     c = _span(36, 48, "dictionary", "X:5")  # "the left arm": overlaps b only
     assert merge_spans([c, b, a]) == [a, c]

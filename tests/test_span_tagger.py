@@ -90,6 +90,16 @@ def test_tags_of_gold_spans_decode_back_to_them_on_hostile_text(
     assert [HOSTILE[s:e] for s, e in decoded] == mentions
 
 
+def test_decode_drops_a_span_that_starts_or_ends_inside_a_word() -> None:
+    text = "vesicula (x-ray) 12ab"
+    offsets = [(0, 3), (3, 8), (9, 10), (10, 11), (11, 12), (12, 16), (17, 19), (19, 21)]
+    assert decode_bio([B, O, O, O, O, O, O, O], offsets, text) == []  # "ves|icula"
+    assert decode_bio([O, B, O, O, O, O, O, O], offsets, text) == []  # "ves|icula"
+    assert decode_bio([B, I, O, O, O, O, O, B], offsets, text) == [(0, 8)]  # "12|ab" dropped
+    # punctuation is an edge: "x" of "x-ray" and "(" around it are whole words
+    assert decode_bio([O, O, O, B, O, O, B, I], offsets, text) == [(10, 11), (17, 21)]
+
+
 def test_decode_keeps_the_combining_mark_after_a_piece() -> None:
     text = "Cafe\u0301 x"
     assert decode_bio([B], [(0, 4)], text) == [(0, 5)]

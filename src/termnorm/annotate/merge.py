@@ -29,11 +29,14 @@ def merge_spans(spans: Iterable[Span]) -> list[Span]:
     - **Identical offsets** become one span: ``detector`` names every detector that found it,
       joined by ``+`` in :data:`DETECTOR_ORDER` (``"dictionary+tagger"``), and
       ``concept_ids`` is the union (in that order, first occurrence kept).
-    - **Overlapping spans** (partial or nested) keep one: the longer wins, so the outer
-      span of a nested pair does; between equal lengths, the one with ``concept_ids``, then
-      the one that starts first. The choice is greedy in that order: a span is kept when it
-      overlaps no span kept before it, so in a chain ``A``-``B``-``C`` where ``B`` loses to
-      ``A``, ``C`` may stay.
+    - **Overlapping spans** (partial or nested) keep one: the span of the detector first in
+      :data:`DETECTOR_ORDER` wins (a dictionary span, a name written in the text, over a
+      tagger's guess at the same words: the tagger adds only what the dictionary misses);
+      between spans of one detector the longer, so the outer span of a nested pair; between
+      equal lengths, the one with ``concept_ids``, then the one that starts first. The
+      choice is greedy in that order: a span is kept when it overlaps no span kept before
+      it, so in a chain ``A``-``B``-``C`` where ``B`` loses to ``A``, ``C`` may stay. A span
+      found by several detectors ranks as the first of them.
     - Spans that only touch (``a.end == b.start``) do not overlap; both stay.
 
     Raises ``ValueError`` when two spans share offsets but not text: they come from
@@ -114,8 +117,9 @@ def _detector_rank(name: str) -> tuple[int, str]:
 
 
 def _merge_priority(item: Span) -> tuple[int, ...]:
-    """Longer first, then with concept ids, then the earlier start."""
-    return (item.start - item.end, 0 if item.concept_ids else 1, item.start)
+    """The first detector in the order first, then longer, with concept ids, earlier start."""
+    rank = _detector_rank(item.detector)[0]
+    return (rank, item.start - item.end, 0 if item.concept_ids else 1, item.start)
 
 
 def _overlap(a: Span, b: Span) -> bool:

@@ -15,6 +15,8 @@ training early, after the step that passes it (the last epoch then counts the ch
 :func:`train_tagger_from_files` is what ``termnorm ner train`` runs: read the corpora, hold
 out ``dev_fraction`` of the training documents unless dev corpora are given, train, and
 write the folder (:func:`~termnorm.encoders.token_tagger.save_tagger`) with its card.
+:func:`train_tagger_from_kg` is ``termnorm ner train --kg``: the same from unlabeled texts
+and a KG's names, no annotated corpus needed.
 """
 
 from __future__ import annotations
@@ -38,14 +40,16 @@ from termnorm.encoders.fingerprint import model_fingerprint
 from termnorm.encoders.forward import torch_threads
 from termnorm.encoders.token_tagger import TokenTagger, save_tagger
 from termnorm.encoders.transformer import default_model_path
-from termnorm.mentions import MentionFormat
+from termnorm.mentions import MentionFormat, read_documents
 from termnorm.training.optim import build_scheduler
 from termnorm.training.tagger_config import TaggerTrainConfig
 from termnorm.training.tagger_data import (
     TaggedChunk,
     TaggedDocument,
+    distant_documents,
     holdout_split,
     read_tagged_documents,
+    replaced_copies,
     tagged_chunks,
 )
 from termnorm.training.tagger_model import TaggerBase, load_base
@@ -56,6 +60,7 @@ __all__ = [
     "span_scores",
     "train_span_tagger",
     "train_tagger_from_files",
+    "train_tagger_from_kg",
 ]
 
 SpanPredictor = Callable[[TokenTagger, Any, Sequence[str], int, int], list[list[tuple[int, int]]]]
@@ -270,19 +275,71 @@ def train_tagger_from_files(
         train, held = documents, read_tagged_documents(dev, format)
     else:
         train, held = holdout_split(documents, config.dev_fraction, config.seed)
+    corpora = [_corpus(p, format, "train") for p in mentions]
+    corpora += [_corpus(p, format, "dev") for p in dev]
+    source = "files" if dev else f"held out {config.dev_fraction:g} of train"
+    return _train_and_save(
+        train, held, target, config, model_path, progress, predict, corpora, source
+    )
+
+
+def train_tagger_from_kg(
+    names: Sequence[str],
+    texts: Sequence[str | Path],
+    out: str | Path,
+    label: Callable[[str], Sequence[tuple[int, int]]],
+    format: MentionFormat | str | None = None,
+    config: TaggerTrainConfig | None = None,
+    model_path: str | Path | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+    *,
+    predict: SpanPredictor,
+    kg: dict[str, Any] | None = None,
+) -> tuple[Path, TaggerTrainResult]:
+    """Train a tagger with no annotated corpus (``termnorm ner train --kg``): the document
+    texts of ``texts`` (any annotations in them unread) labelled by ``label`` (the faces pass
+    the dictionary detector over the KG's names), ``dev_fraction`` of them held out as they
+    are, and the rest trained on with ``config.kg_copies`` copies whose spans are replaced by
+    the KG's ``names`` (:mod:`~termnorm.training.tagger_data`); the folder and the result.
+    ``kg`` describes the KG on the card."""
+    config = config or TaggerTrainConfig()
+    target = prepare_output(out, overwrite, {"--text": texts}, kind="ner")
+    documents: dict[str, str] = {}
+    for number, path in enumerate(texts):
+        for doc_id, text in read_documents(path, format).items():
+            documents[doc_id if doc_id not in documents else f"{number}:{doc_id}"] = text
+    labelled = distant_documents(documents, label)
+    train, held = holdout_split(labelled, config.dev_fraction, config.seed)
+    train += replaced_copies(train, names, config.kg_copies, config.seed)
+    corpora = [_corpus(p, format, "text") for p in texts]
+    corpora.append({"role": "names", **(kg or {}), "names": len(set(names))})
+    source = f"held out {config.dev_fraction:g} of the texts, labelled by the KG's names"
+    return _train_and_save(
+        train, held, target, config, model_path, progress, predict, corpora, source
+    )
+
+
+def _train_and_save(
+    train: list[TaggedDocument],
+    held: list[TaggedDocument],
+    target: Path,
+    config: TaggerTrainConfig,
+    model_path: str | Path | None,
+    progress: bool,
+    predict: SpanPredictor,
+    corpora: list[dict[str, Any]],
+    dev_source: str,
+) -> tuple[Path, TaggerTrainResult]:
+    """Train on ``train`` (early stopping on ``held``) and write the folder and its card."""
     base_path = Path(model_path) if model_path is not None else default_model_path()
     result = train_span_tagger(train, held, config, base_path, progress, predict=predict)
     card = {
         "max_length": result.max_length,
         "stride": config.stride,
         "base_model": {"path": str(base_path), "fingerprint": model_fingerprint(base_path)},
-        "corpora": [_corpus(p, format, "train") for p in mentions]
-        + [_corpus(p, format, "dev") for p in dev],
-        "documents": {
-            "train": len(train),
-            "dev": len(held),
-            "dev_source": "files" if dev else f"held out {config.dev_fraction:g} of train",
-        },
+        "corpora": corpora,
+        "documents": {"train": len(train), "dev": len(held), "dev_source": dev_source},
         "mentions": {
             "train": sum(len(d.spans) for d in train),
             "dev": sum(len(d.spans) for d in held),

@@ -41,6 +41,16 @@ class TaggerTrainConfig:
         "and keep the best weights so far (default: no budget).",
         min=1e-9,
     )
+    kg_copies: int = opt(
+        3,
+        "With --kg: copies of each labelled text whose spans are replaced by other KG names.",
+        min=0,
+    )
+    excluded_types: tuple[str, ...] = opt(
+        (),
+        'With --kg: leave out the names of concepts of this semantic type ("Disease"); repeatable.',
+        flag="--not-type",
+    )
     seed: int = opt(0, "Seed of the split, the head and the order.")
     threads: int | None = opt(
         None, "Torch intra-op threads while training (default: torch's).", min=1

@@ -12,13 +12,22 @@ not index into its document's text is an error naming its file and line.
 :func:`~termnorm.encoders.token_tagger.encode_chunks`) and labels each chunk's pieces
 (:func:`~termnorm.encoders.bio.bio_tags`); a mention cut by a chunk edge starts
 again with ``B`` in the next chunk.
+
+**Without an annotated corpus** (``termnorm ner train --kg``; distant supervision, after
+PhenoTagger, which trains its classifier on an ontology's names and synonyms as positives and
+text n-grams as negatives): :func:`distant_documents` labels unlabeled texts with a labeller
+the caller gives (the faces pass the dictionary detector over the KG's names: its own
+matches are the gold spans; a text with none teaches only ``O``), and
+:func:`replaced_copies` puts the KG's names into those texts' contexts: each copy of a
+labelled text has every span replaced by the next name of a seeded shuffle of all names, so
+that names the texts never mention are seen in running text, each about equally often.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,8 +40,10 @@ from termnorm.mentions import MentionFormat, read_documents, read_mentions
 __all__ = [
     "TaggedChunk",
     "TaggedDocument",
+    "distant_documents",
     "holdout_split",
     "read_tagged_documents",
+    "replaced_copies",
     "tagged_chunks",
 ]
 
@@ -85,6 +96,65 @@ def read_tagged_documents(
     if not out:
         raise EmptyResultError("no annotated document to train the span tagger on")
     return out
+
+
+def distant_documents(
+    texts: Mapping[str, str], label: Callable[[str], Sequence[tuple[int, int]]]
+) -> list[TaggedDocument]:
+    """``texts`` (``doc_id -> text``) as tagged documents whose spans are what ``label``
+    finds in each (overlaps resolved to the longer, as for gold spans); raises
+    :class:`EmptyResultError` when the labeller finds nothing in any text."""
+    out = [
+        TaggedDocument(doc_id, text, tuple(disjoint_spans(list(label(text)))))
+        for doc_id, text in texts.items()
+    ]
+    if not any(d.spans for d in out):
+        raise EmptyResultError(
+            f"the KG's names occur in none of the {len(out)} texts: give texts of the KG's "
+            "domain (--text)"
+        )
+    return out
+
+
+def replaced_copies(
+    documents: Sequence[TaggedDocument], names: Sequence[str], copies: int, seed: int
+) -> list[TaggedDocument]:
+    """``copies`` copies of each document that has spans, every span replaced by the next
+    name of a seeded shuffle of ``names`` (cycled; a capitalised name starts lower case
+    unless its second letter is a capital too, as a name reads inside a sentence); the
+    copies' spans are the inserted names. Copy ``i`` of document ``d`` has id ``d#i``."""
+    if copies and not names:
+        raise ValueError("no name to put into the texts")
+    pool = list(dict.fromkeys(n.strip() for n in names if n.strip()))
+    random.Random(seed).shuffle(pool)
+    drawn = 0
+    out = []
+    for copy in range(1, copies + 1):
+        for doc in documents:
+            if not doc.spans:
+                continue
+            parts, spans, at = [], [], 0
+            for start, end in doc.spans:
+                name = _in_sentence(pool[drawn % len(pool)])
+                drawn += 1
+                parts.append(doc.text[at:start])
+                begin = sum(map(len, parts))
+                parts.append(name)
+                spans.append((begin, begin + len(name)))
+                at = end
+            parts.append(doc.text[at:])
+            out.append(TaggedDocument(f"{doc.doc_id}#{copy}", "".join(parts), tuple(spans)))
+    return out
+
+
+def _in_sentence(name: str) -> str:
+    """``name`` as it reads inside a sentence: a first word of letters, capitalised only at
+    its start, starts lower case ("Short stature" → "short stature"; "ALS" and "T-cell
+    lymphoma" stay; an eponym is lowered too: "Down syndrome" → "down syndrome")."""
+    first = name.split(maxsplit=1)[0]
+    if first.isalpha() and first[0].isupper() and first[1:].islower():
+        return name[0].lower() + name[1:]
+    return name
 
 
 def _gold_span(mention: Any, texts: dict[str, str]) -> tuple[int, int]:
