@@ -47,13 +47,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from termnorm.annotate.annotation import Annotation, RankedConcept
 from termnorm.annotate.assertion import Assertion, assert_spans
 from termnorm.annotate.dictionary import DictionaryDetector
-from termnorm.annotate.languages import (
-    AUTO,
-    LanguageChoice,
-    RuleLanguage,
-    choose_language,
-    parse_language,
-)
+from termnorm.annotate.languages import AUTO, LanguageChoice, choose_language, parse_language
 from termnorm.annotate.merge import merge_spans
 from termnorm.annotate.modifiers import Findings, qualify
 from termnorm.annotate.sentences import sentence_spans
@@ -269,6 +263,8 @@ class Annotator:
         valid Unicode, or longer than ``max_document_chars``. The first non-English document
         (its rule language) given an English-only model logs one warning per process
         (:mod:`termnorm.encoders.language_coverage`)."""
+        from termnorm.annotate.assertion_rules import RuleLanguage
+
         self._check(text, doc_id)
         spans = self.find_spans(text) if text.strip() else []
         if not spans:
