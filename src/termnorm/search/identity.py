@@ -1,7 +1,8 @@
 """What a matcher's answers depend on, as plain JSON data (a resumable job's record).
 
 :func:`canonical` turns dataclasses, enums, sets and mappings into JSON data independent of
-hash order; :func:`index_identity` is an index's identity from its card. Each matcher's own
+hash order; :func:`index_identity` is an index's identity from its card; :func:`matcher_model`
+the encoder folder a matcher queries with. Each matcher's own
 ``identity()`` (the :class:`~termnorm.search.candidate.RowMatcher` protocol) builds on them.
 """
 
@@ -11,9 +12,10 @@ import dataclasses
 import enum
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-__all__ = ["canonical", "index_identity"]
+__all__ = ["canonical", "index_identity", "matcher_model"]
 
 
 def canonical(value: Any) -> Any:
@@ -49,3 +51,19 @@ def index_identity(index: object) -> dict[str, Any]:
             "tables": card.get("tables"),
         }
     )
+
+
+def matcher_model(matcher: object) -> Path | None:
+    """The encoder folder of ``matcher``: its encoder's ``path``, else its index card's model
+    path, else those of the matcher it wraps (a stage's ``recall``, a context's ``matcher``);
+    ``None`` when none has one (a test double)."""
+    seen: object | None = matcher
+    while seen is not None:
+        path = getattr(getattr(seen, "encoder", None), "path", None)
+        card = getattr(getattr(seen, "index", None), "card", None)
+        if path is None and isinstance(card, Mapping):
+            path = card.get("model", {}).get("path")
+        if path is not None:
+            return Path(path)
+        seen = getattr(seen, "recall", None) or getattr(seen, "matcher", None)
+    return None

@@ -26,12 +26,13 @@ from typing import Any
 
 import numpy as np
 
+from termnorm.encoders.language_coverage import warn_language_once
 from termnorm.index.term_index import TermIndex
 from termnorm.search.candidate import Candidate, RowAnswers, RowResult
 from termnorm.search.defaults import DEFAULT_SIEVE_THRESHOLD
 from termnorm.search.domain import QueryEncoder, SearchSpace
 from termnorm.search.filters import ConceptFilter
-from termnorm.search.identity import canonical, index_identity
+from termnorm.search.identity import canonical, index_identity, matcher_model
 from termnorm.search.parts import Part, Restricted
 from termnorm.search.query import DEFAULT_MAX_CHARS, query_problem
 from termnorm.search.sieve import sieve_merge
@@ -185,7 +186,9 @@ class SpaceMatcher(RowAnswers):
         return self.space.alt_ids(concept_id)
 
     def normalize_rows(self, texts: Sequence[object], k: int = 5) -> list[RowResult]:
-        """One :class:`RowResult` per input, in order; bad inputs carry their message."""
+        """One :class:`RowResult` per input, in order; bad inputs carry their message. The
+        first queries that look non-English to an English-only model log one warning per
+        process (:mod:`termnorm.encoders.language_coverage`)."""
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
         problems = [query_problem(t, self.config.max_chars) for t in texts]
@@ -193,6 +196,7 @@ class SpaceMatcher(RowAnswers):
         out = [RowResult([], p) for p in problems]
         if rows:
             queries = [str(texts[i]).strip() for i in rows]
+            warn_language_once(matcher_model(self), queries)
             vectors = self.encode_queries(queries)
             for row, candidates in zip(rows, self.search_vectors(vectors, k), strict=True):
                 out[row] = abstained(candidates, self.config.min_score)

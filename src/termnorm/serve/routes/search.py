@@ -19,16 +19,18 @@ import shutil
 import threading
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Request, Response, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
+from termnorm.encoders.language_coverage import language_warning
 from termnorm.io.decoding import DEFAULT_ENCODING, DecodeErrors
 from termnorm.io.lines import text_encodings
 from termnorm.search.candidate import RowResult
 from termnorm.search.file_spec import RowOptions
+from termnorm.search.identity import matcher_model
 from termnorm.serve.batching import MicroBatcher, queued_encoder, sending
 from termnorm.serve.errors import ApiError
 from termnorm.serve.routes.deps import app_batcher, app_settings, ready_state, with_limits
@@ -55,12 +57,18 @@ from termnorm.serve.uploads import (
 __all__ = ["normalize", "normalize_upload", "router"]
 
 
+LANGUAGE_HEADER = "X-Termnorm-Language-Warning"
+"""Set when texts look non-English to an English-only model (what to do instead)."""
+
+
 async def normalize(
     body: NormalizeIn,
+    response: Response,
     state: ServiceState = Depends(ready_state),
     batcher: MicroBatcher = Depends(app_batcher),
 ) -> NormalizeOut:
-    """The top-``k`` concepts of each text, with the provenance of each candidate."""
+    """The top-``k`` concepts of each text, with the provenance of each candidate; the
+    :data:`LANGUAGE_HEADER` says when the texts look non-English to an English-only model."""
     given = body.model_dump(include=set(OVERRIDABLE), exclude_unset=True)
     matcher = await run_in_threadpool(state.matcher, state.request_spec(given))
     encode = queued_encoder(batcher, asyncio.get_running_loop(), wait_when_full=False)
@@ -74,6 +82,8 @@ async def normalize(
     ]
     if problems:  # what the schema lets through and the matcher refuses
         raise RequestValidationError(problems)
+    if warning := language_warning(matcher_model(matcher), body.texts):
+        response.headers[LANGUAGE_HEADER] = warning.encode("latin-1", "replace").decode("latin-1")
     return NormalizeOut.model_validate(
         {
             "strategy": matcher.name,
