@@ -9,11 +9,13 @@
 Sections (``--skip`` leaves any out):
 
 ``throughput``  ``--n-terms`` distinct dictionary terms (seeded sample of ``--terms-file``)
-    encoded by sentence-transformers' ``SentenceTransformer(model).encode`` (fp32, its default
-    batch size: the reference) and by each runtime, in one run on the same texts, for each
-    ``--threads``; rounds interleave the engines and each keeps its best of :data:`ROUNDS`
-    (a shared machine slows whichever engine it happens to hit). Figure: texts/s and the
-    ratio to sentence-transformers.
+    encoded by sentence-transformers' ``SentenceTransformer(MiniLM).encode`` (fp32, its default
+    batch size: the reference), by MiniLM on torch and each runtime, and with ``--model``
+    (e.g. an imported multilingual-e5-small) by that model on each runtime, in one run on the
+    same texts, for each ``--threads``; rounds interleave the engines and each keeps its best
+    of :data:`ROUNDS` (a shared machine slows whichever engine it happens to hit). Figure:
+    texts/s and the ratios to sentence-transformers and to MiniLM on torch, also printed
+    (standard error) as one Markdown table.
 ``accuracy``    NCBI devel and BC5CDR dev mentions normalized (O-T, acc@1) on ``--index``
     (built in fp32) with query vectors of each runtime, with the cosine of those vectors to
     fp32's and the share of mentions whose top-1 term is fp32's.
@@ -66,7 +68,7 @@ DATASETS = {
     "ncbi_devel": BENCH / "ncbi_disease" / "NCBIdevelopset_corpus.txt",
     "bc5cdr_dev": BENCH / "bc5cdr_disease" / "dev",
 }
-ROUNDS = 2
+ROUNDS = 3
 SECTIONS = ["throughput", "accuracy", "latency", "build", "first_run"]
 
 
@@ -100,39 +102,57 @@ def _engine(model: Path | None, runtime: Runtime, threads: int, texts: list[str]
 def throughput(
     texts: list[str], runtimes: list[Runtime], threads: int, model: Path | None = None
 ) -> dict[str, Any]:
-    """texts/s of sentence-transformers and each runtime at ``threads`` threads (best of
-    :data:`ROUNDS` interleaved rounds), for ``model`` (default: MiniLM; another model is
-    also set beside MiniLM's torch runtime)."""
+    """texts/s of sentence-transformers (MiniLM) and of each runtime of MiniLM and, when
+    given, of ``model``, at ``threads`` threads, each the best of :data:`ROUNDS` interleaved
+    rounds. Rows: ``{"minilm": {runtime: ...}, "model": {runtime: ...}}``, each with its
+    ratio to sentence-transformers and to MiniLM on torch (always timed: the reference of
+    the multilingual speed target)."""
     from sentence_transformers import SentenceTransformer
 
     torch.set_num_threads(threads)
-    st = SentenceTransformer(str(model or default_model_path()), device="cpu")
-    engines: dict[str, Any] = {
-        "sentence_transformers": lambda: st.encode(texts, normalize_embeddings=True)
-    }
+    st = SentenceTransformer(str(default_model_path()), device="cpu")
     st.encode(texts[:256])  # warm-up
-    if model is not None:
-        engines["minilm_torch"] = _engine(None, Runtime.TORCH, threads, texts)
-    for runtime in runtimes:
-        engines[runtime.value] = _engine(model, runtime, threads, texts)
-    best = {name: float("inf") for name in engines}
+    engines: dict[tuple[str, str], Any] = {
+        ("minilm", "sentence_transformers"): lambda: st.encode(texts, normalize_embeddings=True)
+    }
+    minilm = [Runtime.TORCH, *[r for r in runtimes if r is not Runtime.TORCH]]
+    for runtime in minilm:
+        engines["minilm", runtime.value] = _engine(None, runtime, threads, texts)
+    for runtime in runtimes if model is not None else []:
+        engines["model", runtime.value] = _engine(model, runtime, threads, texts)
+    best = dict.fromkeys(engines, float("inf"))
     for _ in range(ROUNDS):
-        for name, run in engines.items():
-            best[name] = min(best[name], timed(run))
-    reference = best["sentence_transformers"]
-    out: dict[str, Any] = {"sentence_transformers_texts_per_s": len(texts) / reference}
-    if model is not None:
-        out["minilm_torch_texts_per_s"] = len(texts) / best["minilm_torch"]
-    for runtime in runtimes:
-        seconds = best[runtime.value]
-        out[runtime.value] = {
+        for key, run in engines.items():
+            best[key] = min(best[key], timed(run))
+    reference, torch_s = best["minilm", "sentence_transformers"], best["minilm", "torch"]
+    out: dict[str, Any] = {"threads": threads, "minilm": {}, "model": {}}
+    for (row, name), seconds in best.items():
+        out[row][name] = {
             "texts_per_s": len(texts) / seconds,
             "ratio_vs_sentence_transformers": reference / seconds,
+            "ratio_vs_minilm_torch": torch_s / seconds,
         }
-        if model is not None:
-            out[runtime.value]["ratio_vs_minilm_torch"] = best["minilm_torch"] / seconds
-        log(f"threads={threads} {runtime.value}: {reference / seconds:.2f}x")
     return out
+
+
+def throughput_table(runs: dict[str, dict[str, Any]], model: Path | None) -> str:
+    """The throughput runs as one Markdown table: a row per model and engine, a column per
+    thread count (texts/s, ÷ MiniLM torch, ÷ sentence-transformers)."""
+    names = {"minilm": "MiniLM", "model": model.name if model is not None else ""}
+    header = ["engine", *(f"{t} thread(s): texts/s (÷ MiniLM torch, ÷ ST)" for t in runs)]
+    lines = ["| " + " | ".join(header) + " |", "|---" + "|---:" * len(runs) + "|"]
+    first = next(iter(runs.values()))
+    for row in ("minilm", "model"):
+        for engine in first[row]:
+            cells = [f"{names[row]} {engine}"]
+            for run in runs.values():
+                m = run[row][engine]
+                cells.append(
+                    f"{m['texts_per_s']:,.0f} ({m['ratio_vs_minilm_torch']:.2f}×, "
+                    f"{m['ratio_vs_sentence_transformers']:.2f}×)"
+                )
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def accuracy(index: TermIndex, runtimes: list[Runtime]) -> dict[str, Any]:
@@ -306,7 +326,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--terms-file", type=Path, default=ROOT / "kg" / "medic" / "terms.parquet")
     parser.add_argument("--n-terms", type=int, default=5000)
     parser.add_argument(
-        "--model", type=Path, default=None, help="Model folder timed (default: built-in MiniLM)."
+        "--model",
+        type=Path,
+        default=None,
+        help="Another model folder (e.g. an imported e5) timed on --runtimes beside MiniLM.",
     )
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--index", type=Path, default=ROOT / "idx" / "medic")
@@ -333,6 +356,7 @@ def main() -> None:
         report["throughput"] = {
             str(t): throughput(texts, runtimes, t, args.model) for t in args.threads
         }
+        log(throughput_table(report["throughput"], args.model))
     # the index only for the sections that search it (a throughput run needs none)
     index = None if {"accuracy", "latency"} <= set(args.skip) else TermIndex.load(args.index)
     if index is not None and "accuracy" not in args.skip:

@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,13 +46,19 @@ def test_benchmark_defaults_are_relative_to_the_checkout(script: Path) -> None:
         assert machine not in text, f"{script.name} names {machine}"
 
 
-def test_speed_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+def _speed_module() -> Any:
+    """``benchmarks/speed.py`` loaded as a module (benchmarks are not a package)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("speed", ROOT / "benchmarks" / "speed.py")
     assert spec is not None and spec.loader is not None
     speed = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(speed)
+    return speed
+
+
+def test_speed_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    speed = _speed_module()
     assert ROOT.parent / "shared" / "benchmarks" == speed.BENCH
     assert (
         speed.DATASETS["ncbi_devel"] == speed.BENCH / "ncbi_disease" / "NCBIdevelopset_corpus.txt"
@@ -61,6 +68,27 @@ def test_speed_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parsed.index == ROOT / "idx" / "medic"
     assert parsed.build_kg == ROOT / "kg" / "medic"
     assert parsed.terms_file == ROOT / "kg" / "medic" / "terms.parquet"
+
+
+def test_speed_table_sets_each_engine_beside_minilm_torch() -> None:
+    """One row per model and engine, one column per thread count, with both ratios."""
+    speed = _speed_module()
+
+    def row(texts_per_s: float) -> dict[str, float]:
+        return {
+            "texts_per_s": texts_per_s,
+            "ratio_vs_minilm_torch": texts_per_s / 400,
+            "ratio_vs_sentence_transformers": texts_per_s / 200,
+        }
+
+    runs = {
+        "1": {"minilm": {"torch": row(400)}, "model": {"onnx-int8": row(500)}},
+        "2": {"minilm": {"torch": row(600)}, "model": {"onnx-int8": row(1000)}},
+    }
+    lines = speed.throughput_table(runs, Path("models/e5")).splitlines()
+    assert lines[0].count("thread(s)") == 2
+    assert lines[2] == "| MiniLM torch | 400 (1.00×, 2.00×) | 600 (1.50×, 3.00×) |"
+    assert lines[3] == "| e5 onnx-int8 | 500 (1.25×, 2.50×) | 1,000 (2.50×, 5.00×) |"
 
 
 def _recipe_settings(command: str) -> dict[str, str]:
