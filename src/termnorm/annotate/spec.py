@@ -102,7 +102,7 @@ class AnnotateSpec:
     spelling: bool = opt(
         False,
         "The dictionary also reads a misspelled word (5+ letters, not an English word) as the "
-        "one name word within one edit of it (headake: headache); needs termnorm[spelling].",
+        "one name word within one edit of it (headake: headache); needs the spelling extra.",
     )
     shorthand_spans: bool = opt(
         False,
