@@ -113,9 +113,8 @@ def dictionary_of_spec(spec: AnnotateSpec, source: DetectorSource) -> Detector:
     files and the source's pairs, of the concepts the spec's filter lets through as its
     findings need it (:func:`~termnorm.annotate.modifiers.findings_search`: no disease name
     of HPO under ``phenotypes``; :func:`~termnorm.annotate.pipeline.dictionary_detector`),
-    with the spec's matching
-    rules (``variants``); with ``spec.spelling``, it
-    also reads misspellings of their words (:mod:`termnorm.annotate.fuzzy`), with
+    with the spec's matching rules (``variants``); with ``spec.spelling``, it also reads
+    misspellings of their words (:mod:`termnorm.annotate.fuzzy`), with
     ``spec.shorthand_spans`` the shorthand whose sense is one of its names
     (:mod:`termnorm.annotate.shorthand_spans`; the search's list, none under
     ``shorthand="none"``)."""

@@ -15,8 +15,7 @@ HPO's root, and of *Phenotypic abnormality* HP:0000118 below it). With
   it (GSC+ dev: "mild ataxia", but "scoliosis" of "severe scoliosis");
 - a concept whose types are all of :data:`NOT_FINDING_TYPES` or modifiers (*Mode of
   inheritance*, *Blood group*, *Past medical history*, *Biospecimen phenotypic feature*)
-  is dropped.
-
+  is dropped;
 - over an index whose KG comes from the ``hpo`` source alone (its card's ``kg.sources``),
   the diseases its loader adds (OMIM, ORPHA; semantic type
   :data:`~termnorm.kg.hpo.DISEASE_TYPE`) are left out of the search itself
