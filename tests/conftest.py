@@ -134,14 +134,19 @@ def make_tiny_kg() -> KnowledgeGraph:
 
 
 def exact_index_of(
-    folder: Path, bert: Path, concepts: list[dict[str, Any]], terms: list[dict[str, Any]]
+    folder: Path,
+    bert: Path,
+    concepts: list[dict[str, Any]],
+    terms: list[dict[str, Any]],
+    source: str = "fixture",
 ) -> Path:
     """An exact index (mean pooling) under ``folder`` of the KG of these concept and term
-    records (no relations), encoded by ``bert``."""
+    records (no relations), encoded by ``bert``; its card names ``source`` as the KG's one
+    source format."""
     from termnorm import api
 
     kg_dir = KnowledgeGraph.from_records(concepts, terms, []).save(
-        folder / "kg", card={"sources": [{"format": "fixture"}]}
+        folder / "kg", card={"sources": [{"format": source}]}
     )
     built = api.build_index(
         kg_dir, bert, pooling="mean", backend="exact", out=folder / "idx", show_progress=False

@@ -10,9 +10,10 @@ import pytest
 
 from conftest import exact_index_of
 from termnorm.annotate.annotation import Annotation
-from termnorm.annotate.modifiers import Findings, qualify
+from termnorm.annotate.modifiers import Findings, findings_search, qualify
 from termnorm.annotate.pipeline import Annotator
 from termnorm.annotate.sentences import sentence_spans
+from termnorm.kg.hpo import DISEASE_TYPE
 from termnorm.search.spec import PipelineSpec
 
 Found = tuple[str, str, tuple[str, ...]]
@@ -27,12 +28,13 @@ CONCEPTS = {
     "HP:0003676": ("Progressive", "Clinical modifier"),
     "HP:0040282": ("Frequent", "Frequency"),
     "HP:0000006": ("Autosomal dominant inheritance", "Mode of inheritance"),
+    "OMIM:154700": ("Marfan syndrome", DISEASE_TYPE),
 }
 
 
-@pytest.fixture(scope="module")
-def hpo_index(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An exact index of eight HPO concepts typed by branch, as the HPO loader types them."""
+def _index_of(folder: Path, bert: Path, source: str) -> Path:
+    """An exact index of :data:`CONCEPTS` typed by branch, as the HPO loader types them, its
+    card naming ``source`` as the KG's source format."""
     concepts = [
         {"concept_id": cid, "name": name, "semantic_types": [kind], "alt_ids": []}
         for cid, (name, kind) in CONCEPTS.items()
@@ -41,7 +43,19 @@ def hpo_index(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) ->
         {"concept_id": cid, "term": name, "lang": "en", "source": "hpo", "is_preferred": True}
         for cid, (name, _) in CONCEPTS.items()
     ]
-    return exact_index_of(tmp_path_factory.mktemp("hpo"), tiny_bert_path, concepts, terms)
+    return exact_index_of(folder, bert, concepts, terms, source)
+
+
+@pytest.fixture(scope="module")
+def hpo_index(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The HPO concepts (phenotypes, modifiers, inheritance, a disease) of the hpo source."""
+    return _index_of(tmp_path_factory.mktemp("hpo"), tiny_bert_path, "hpo")
+
+
+@pytest.fixture(scope="module")
+def tsv_index(tiny_bert_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same concepts from a user's code list (tsv source) that has a Disease type."""
+    return _index_of(tmp_path_factory.mktemp("tsv"), tiny_bert_path, "tsv")
 
 
 @pytest.fixture()
@@ -49,8 +63,10 @@ def annotate(hpo_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     """Annotate a text over the HPO index: ``(text, concept_id, modifiers)`` per finding."""
     monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
 
-    def run(text: str, findings: Findings = Findings.PHENOTYPES) -> list[Found]:
-        annotator = Annotator(PipelineSpec(index=hpo_index, min_score=0.99), findings=findings)
+    def run(
+        text: str, findings: Findings = Findings.PHENOTYPES, index: Path = hpo_index
+    ) -> list[Found]:
+        annotator = Annotator(PipelineSpec(index=index, min_score=0.99), findings=findings)
         found = annotator.annotate(text)
         for a in found:
             assert text[a.start : a.end] == a.text
@@ -96,6 +112,66 @@ def test_inheritance_is_no_finding_by_default_and_all_reports_every_concept(anno
     ]
 
 
+MARFAN = "Marfan syndrome with mild ataxia."
+
+
+def test_hpo_diseases_are_no_findings_and_all_reports_them(annotate: Run) -> None:
+    assert annotate(MARFAN) == [("ataxia", "HP:0001251", ("HP:0012825 Mild",))]
+    assert annotate(MARFAN, Findings.ALL) == [
+        ("Marfan syndrome", "OMIM:154700", ()),
+        ("mild", "HP:0012825", ()),
+        ("ataxia", "HP:0001251", ()),
+    ]
+
+
+def test_a_disease_type_of_another_source_is_a_finding(annotate: Run, tsv_index: Path) -> None:
+    assert annotate(MARFAN, index=tsv_index) == [
+        ("Marfan syndrome", "OMIM:154700", ()),
+        ("ataxia", "HP:0001251", ("HP:0012825 Mild",)),
+    ]
+
+
+def test_the_normalizer_never_picks_an_hpo_disease_under_phenotypes(
+    hpo_index: Path, tsv_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+
+    def searched(index: Path, findings: Findings) -> tuple[tuple[str, ...], list[str]]:
+        annotator = Annotator(PipelineSpec(index=index), findings=findings)
+        found = annotator.matcher.normalize("Marfan syndrome", k=len(CONCEPTS))
+        return annotator.search.excluded_types, [c.concept_id for c in found]
+
+    excluded, ids = searched(hpo_index, Findings.PHENOTYPES)
+    assert excluded == (DISEASE_TYPE,) and len(ids) == len(CONCEPTS) - 1
+    assert "OMIM:154700" not in ids
+    for index, findings in ((hpo_index, Findings.ALL), (tsv_index, Findings.PHENOTYPES)):
+        excluded, ids = searched(index, findings)
+        assert excluded == () and ids[0] == "OMIM:154700"
+
+
+def test_findings_search_leaves_a_spec_that_names_the_disease_type_and_merged_kgs(
+    hpo_index: Path,
+) -> None:
+    import copy
+
+    from termnorm.search.build import load_index
+
+    index = load_index(hpo_index)
+    asked = PipelineSpec(semantic_types=("disease",))
+    assert findings_search(asked, Findings.PHENOTYPES, index) is asked
+    excluded = PipelineSpec(excluded_types=("Mode of inheritance",))
+    assert findings_search(excluded, Findings.PHENOTYPES, index).excluded_types == (
+        "Mode of inheritance",
+        DISEASE_TYPE,
+    )
+    merged = copy.copy(index)
+    merged.card = {**index.card, "kg": {"sources": [{"format": "hpo"}, {"format": "tsv"}]}}
+    assert findings_search(excluded, Findings.PHENOTYPES, merged) is excluded
+    legacy = copy.copy(index)
+    legacy.card = {k: v for k, v in index.card.items() if k != "kg"}
+    assert findings_search(excluded, Findings.PHENOTYPES, legacy) is excluded
+
+
 def _annotation(text: str, start: int, end: int, cid: str, name: str) -> Annotation:
     return Annotation("d", start, end, text[start:end], cid, name, 1.0, "dictionary")
 
@@ -133,12 +209,14 @@ def test_the_service_reports_modifiers_and_a_request_may_ask_for_all(hpo_index: 
     from _serve_fixtures import serving
 
     documents = [{"id": "d", "text": "Autosomal dominant inheritance of mild ataxia."}]
+    marfan = [{"id": "m", "text": MARFAN}]
     with serving(hpo_index, token="t0ken") as client:
         default = client.post("/v1/annotate", json={"documents": documents, "min_score": 0.99})
         every = client.post(
             "/v1/annotate", json={"documents": documents, "min_score": 0.99, "findings": "all"}
         )
         wrong = client.post("/v1/annotate", json={"documents": documents, "findings": "some"})
+        disease = client.post("/v1/annotate", json={"documents": marfan, "min_score": 0.99})
     (row,) = default.json()["results"][0]["annotations"]
     assert (row["text"], row["modifiers"]) == ("ataxia", ["HP:0012825 Mild"])
     assert every.status_code == 200, every.text
@@ -149,6 +227,8 @@ def test_the_service_reports_modifiers_and_a_request_may_ask_for_all(hpo_index: 
         ("HP:0001251", []),
     ]
     assert wrong.status_code == 422 and "phenotypes" in wrong.text
+    rows = disease.json()["results"][0]["annotations"]
+    assert [r["concept_id"] for r in rows] == ["HP:0001251"]
 
 
 @pytest.fixture()
@@ -194,6 +274,8 @@ def test_the_python_api_takes_findings(
     assert (found.concept_id, found.modifiers) == ("HP:0001251", ("HP:0012825 Mild",))
     every = termnorm.annotate(text, index=hpo_index, min_score=0.99, findings="all")
     assert [a.concept_id for a in every] == ["HP:0012825", "HP:0001251"]
+    found = termnorm.annotate(MARFAN, index=hpo_index, min_score=0.99)
+    assert [a.concept_id for a in found] == ["HP:0001251"]  # through build_annotator
 
 
 def test_the_spacy_component_takes_findings(

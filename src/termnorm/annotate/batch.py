@@ -37,6 +37,7 @@ import hashlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -160,10 +161,9 @@ def annotate_file(
         from termnorm.annotate.detectors import build_annotator
         from termnorm.search.build import build
 
-        matcher = build(spec.search, notice=notice)
-        job["settings"] = spec.search.resolved().to_dict()
-        job["matcher"] = matcher.identity()
-        annotator = build_annotator(spec, matcher=matcher)
+        annotator = build_annotator(spec, build_search=partial(build, notice=notice))
+        job["settings"] = annotator.search.resolved().to_dict()
+        job["matcher"] = annotator.matcher.identity()
     ext = "" if fmt is OutputFormat.BRAT else out.suffix
     parts = ResumableParts(out, job, ext, restart, option="--out")
     report = AnnotateReport(source, out, fmt.value, engine.value, resumed_from=parts.rows_done)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from termnorm.annotate.tagger import SpanTagger
     from termnorm.index import TermIndex
     from termnorm.search.candidate import RowMatcher
+    from termnorm.search.spec import PipelineSpec
 
 __all__ = [
     "DETECTORS",
@@ -63,16 +64,18 @@ def build_annotator(
     spec: AnnotateSpec,
     source: DetectorSource | None = None,
     *,
-    matcher: RowMatcher | None = None,
+    build_search: Callable[[PipelineSpec], RowMatcher] | None = None,
     rules: AssertionRules | None = None,
     detectors: Sequence[Detector] | None = None,
 ) -> Annotator:
     """The :class:`~termnorm.annotate.pipeline.Annotator` of ``spec``: its detectors (built
     from :data:`DETECTORS` on the first document, in the order named), the ``rules`` file
     added to each language's shipped rules (``rules``: these rules for every document
-    instead), windows, ``k`` and document limit. ``matcher``: the search already built (else
-    ``build(spec.search)`` on the first document); ``detectors``: detector objects to use
-    instead of the spec's names.
+    instead), windows, ``k`` and document limit. Its search is ``spec.search`` as
+    ``spec.findings`` needs it over the source's index (``Annotator.search``: HPO's diseases
+    left out under ``phenotypes``), built on the first document by ``build_search`` (a face's
+    own space or synonym notices; default ``build``); ``detectors``: detector objects to
+    use instead of the spec's names.
 
     Raises:
         UnknownNameError: a detector registered no more (an entry point uninstalled).
@@ -95,7 +98,8 @@ def build_annotator(
         spec.k,
         spec.window_chars,
         max_document_chars=spec.max_document_chars,
-        matcher=matcher,
+        build_search=build_search,
+        index=given.index,
         language=spec.language,
         extra_rules=extra,
         findings=spec.findings,
@@ -106,22 +110,23 @@ def build_annotator(
 
 def dictionary_of_spec(spec: AnnotateSpec, source: DetectorSource) -> Detector:
     """The dictionary detector (``"dictionary"``): the index's terms, the spec's synonym
-    files and the source's pairs, of the concepts the spec's filter lets through
-    (:func:`~termnorm.annotate.pipeline.dictionary_detector`), with the spec's matching
-    rules (``variants``); with ``spec.spelling``, it
-    also reads misspellings of their words (:mod:`termnorm.annotate.fuzzy`), with
+    files and the source's pairs, of the concepts the spec's filter lets through as its
+    findings need it (:func:`~termnorm.annotate.modifiers.findings_search`: no disease name
+    of HPO under ``phenotypes``; :func:`~termnorm.annotate.pipeline.dictionary_detector`),
+    with the spec's matching rules (``variants``); with ``spec.spelling``, it also reads
+    misspellings of their words (:mod:`termnorm.annotate.fuzzy`), with
     ``spec.shorthand_spans`` the shorthand whose sense is one of its names
     (:mod:`termnorm.annotate.shorthand_spans`; the search's list, none under
     ``shorthand="none"``)."""
+    from termnorm.annotate.modifiers import findings_search
     from termnorm.annotate.pipeline import dictionary_detector, spec_filter
     from termnorm.search.build import resolve_index
     from termnorm.search.stages.shorthand import SHORTHAND_OFF
 
     search = spec.search
     index = source.index if source.index is not None else resolve_index(search.index)
-    detector = dictionary_detector(
-        index, search.synonyms, source.pairs, concept_filter=spec_filter(search)
-    )
+    wanted = spec_filter(findings_search(search, spec.findings, index))
+    detector = dictionary_detector(index, search.synonyms, source.pairs, concept_filter=wanted)
     detector = detector.with_rules(variants=spec.variants)
     if spec.spelling:
         from termnorm.annotate.fuzzy import reading_misspellings

@@ -1,5 +1,5 @@
-"""HPO's modifiers qualify the finding next to them; its other non-phenotype branches are no
-findings.
+"""HPO's modifiers qualify the finding next to them; its other non-phenotype branches and its
+diseases are no findings.
 
 A concept's branch is its semantic types (the KG's type-level ancestors: the children of
 HPO's root, and of *Phenotypic abnormality* HP:0000118 below it). With
@@ -15,7 +15,13 @@ HPO's root, and of *Phenotypic abnormality* HP:0000118 below it). With
   it (GSC+ dev: "mild ataxia", but "scoliosis" of "severe scoliosis");
 - a concept whose types are all of :data:`NOT_FINDING_TYPES` or modifiers (*Mode of
   inheritance*, *Blood group*, *Past medical history*, *Biospecimen phenotypic feature*)
-  is dropped.
+  is dropped;
+- over an index whose KG comes from the ``hpo`` source alone (its card's ``kg.sources``),
+  the diseases its loader adds (OMIM, ORPHA; semantic type
+  :data:`~termnorm.kg.hpo.DISEASE_TYPE`) are left out of the search itself
+  (:func:`findings_search`): the dictionary finds no disease name and the normalizer never
+  picks a disease, as ``--not-type Disease`` does. A ``Disease`` type of any other source
+  (a KG merged from HPO and another source included) is a finding.
 
 A concept of any other type (every concept of a KG without these branches) is a finding.
 :attr:`Findings.ALL` keeps every concept as a finding, with no modifiers.
@@ -27,14 +33,21 @@ import dataclasses
 import re
 from collections.abc import Sequence
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from termnorm.annotate.annotation import Annotation
+from termnorm.kg.hpo import DISEASE_TYPE
+
+if TYPE_CHECKING:
+    from termnorm.index import TermIndex
+    from termnorm.search.spec import PipelineSpec
 
 __all__ = [
     "MAX_GAP_WORDS",
     "MODIFIER_TYPES",
     "NOT_FINDING_TYPES",
     "Findings",
+    "findings_search",
     "qualify",
 ]
 
@@ -58,6 +71,28 @@ MAX_GAP_WORDS = 3
 """Most words between a modifier and the finding it qualifies."""
 
 _WORD = re.compile(r"\w+")
+
+
+def findings_search(search: PipelineSpec, findings: Findings, index: TermIndex) -> PipelineSpec:
+    """The search an annotation with ``findings`` runs over ``index``: ``search`` with HPO's
+    diseases excluded (:data:`~termnorm.kg.hpo.DISEASE_TYPE` added to ``excluded_types``)
+    under :attr:`Findings.PHENOTYPES` when every source of ``index``'s KG is ``hpo`` and it
+    has diseases; ``search`` itself otherwise, and when ``search`` names that type already
+    (asked for with ``semantic_types``, or excluded)."""
+    if findings is not Findings.PHENOTYPES or not _has_hpo_diseases(index):
+        return search
+    named = {t.casefold() for t in (*search.semantic_types, *search.excluded_types)}
+    if DISEASE_TYPE.casefold() in named:
+        return search
+    return search.replace(excluded_types=(*search.excluded_types, DISEASE_TYPE))
+
+
+def _has_hpo_diseases(index: TermIndex) -> bool:
+    """Whether ``index``'s KG comes from the ``hpo`` source alone and holds its diseases."""
+    sources = index.card.get("kg", {}).get("sources") or []
+    if not sources or any(s.get("format") != "hpo" for s in sources):
+        return False
+    return any(DISEASE_TYPE in types for types in index.concepts["semantic_types"])
 
 
 def qualify(

@@ -19,7 +19,8 @@
    the document's ``lang``, else the annotator's ``language``, else detected, else English);
 5. **qualify** — with ``findings="phenotypes"`` (the default), HPO's modifiers become
    attributes of the finding next to them and its other non-phenotype branches are dropped
-   (:func:`~termnorm.annotate.modifiers.qualify`);
+   (:func:`~termnorm.annotate.modifiers.qualify`; HPO's diseases are not even searched:
+   :attr:`Annotator.search`);
 6. :class:`Annotation`\\ s sorted by ``(start, end)``.
 
 **The normalizer decides the concept, a name it is written as goes first.** The candidates
@@ -54,7 +55,7 @@ from termnorm.annotate.dictionary import DictionaryDetector
 from termnorm.annotate.fuzzy import spelled
 from termnorm.annotate.languages import AUTO, LanguageChoice, choose_language, parse_language
 from termnorm.annotate.merge import merge_spans
-from termnorm.annotate.modifiers import Findings, qualify
+from termnorm.annotate.modifiers import Findings, findings_search, qualify
 from termnorm.annotate.sentences import sentence_spans
 from termnorm.annotate.short_forms import short_form_spans
 from termnorm.annotate.spans import Detector, Span
@@ -203,11 +204,13 @@ class Annotator:
     language, :meth:`AssertionRules.for_language`); ``extra_rules``: rules added to the
     shipped ones of each language (a literal they share is replaced); ``language``: the
     documents' language (``"auto"``: detected per document; a document's own ``lang``
-    wins); ``findings``: which concepts are findings (:class:`Findings`); ``k``: candidates kept per annotation;
-    ``max_chars``: window size of the detectors; ``max_document_chars``: the longest
-    document accepted. ``matcher``: the row matcher to use instead of ``build(spec)``
-    (tests, or a caller that built it already). Building is lazy: the matcher and the
-    default detector load on the first document.
+    wins); ``findings``: which concepts are findings (:class:`Findings`); ``k``: candidates
+    kept per annotation; ``max_chars``: window size of the detectors; ``max_document_chars``:
+    the longest document accepted. ``index``: the loaded index ``spec`` searches (``None``:
+    ``spec.index``'s); ``build_search``: what builds the row matcher of :attr:`search`
+    (default ``build``: a face's own space, synonym pairs or notices); ``matcher``: the row
+    matcher to use as it is (tests, or a caller that built it from :attr:`search`). Building
+    is lazy: the matcher and the default detector load on the first document.
     """
 
     def __init__(
@@ -220,6 +223,8 @@ class Annotator:
         *,
         max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
         matcher: RowMatcher | None = None,
+        build_search: Callable[[PipelineSpec], RowMatcher] | None = None,
+        index: TermIndex | None = None,
         language: str = AUTO,
         extra_rules: AssertionRules | None = None,
         findings: Findings = Findings.PHENOTYPES,
@@ -247,23 +252,39 @@ class Annotator:
         self._make = detectors if callable(detectors) else None
         self._detectors = None if detectors is None or callable(detectors) else list(detectors)
         self._matcher = matcher
+        self._build_search = build_search
+        self._index = index
+        self._search: PipelineSpec | None = None
         self._memo: RowMemo | None = None
+
+    @property
+    def search(self) -> PipelineSpec:
+        """The search the annotator runs: ``spec`` as its ``findings`` need it over its index
+        (:func:`~termnorm.annotate.modifiers.findings_search`: HPO's diseases left out under
+        ``phenotypes``), derived on first use."""
+        if self._search is None:
+            from termnorm.search.build import resolve_index
+
+            index = self._index if self._index is not None else resolve_index(self.spec.index)
+            self._search = findings_search(self.spec, self.findings, index)
+        return self._search
 
     @property
     def detectors(self) -> list[Detector]:
         """The detectors (the default dictionary detector is built on first use)."""
         if self._detectors is None:
-            made = self._make() if self._make is not None else [default_detector(self.spec)]
+            made = self._make() if self._make is not None else [default_detector(self.search)]
             self._detectors = list(made)
         return self._detectors
 
     @property
     def matcher(self) -> RowMatcher:
-        """The spec's row matcher (built on first use, cached by ``build``)."""
+        """The row matcher of :attr:`search` (built on first use by ``build_search``, else by
+        ``build``, which caches it)."""
         if self._matcher is None:
             from termnorm.search.build import build
 
-            self._matcher = build(self.spec)
+            self._matcher = (self._build_search or build)(self.search)
         return self._matcher
 
     @property

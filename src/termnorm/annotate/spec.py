@@ -7,7 +7,8 @@ the dictionary's recall rules (``variants``: a word read as the name word it inf
 ``coordination``: the conjuncts of "palmar and plantar pits"; ``short_forms``: the short
 forms a document defines), the assertion rules (``rules`` added
 to the shipped ones of the documents' ``language``),
-which concepts are findings (``findings``: HPO's modifiers qualify the phenotype next to them),
+which concepts are findings (``findings``: HPO's modifiers qualify the phenotype next to them,
+its diseases are not searched),
 the detectors' ``window_chars``, the longest document (``max_document_chars``) and ``k``
 candidates kept per annotation. Every face builds its annotator from one
 (:func:`~termnorm.annotate.detectors.build_annotator`); the CLI generates its options from
@@ -132,7 +133,8 @@ class AnnotateSpec:
         "Which concepts are findings. phenotypes: HPO's clinical modifiers (mild, severe, "
         "progressive, onset...) and frequency become the modifiers of the finding next to "
         "them, its other non-phenotype branches (mode of inheritance, blood group, past "
-        "medical history, biospecimen) are not reported; all: every concept found is a finding.",
+        "medical history, biospecimen) are not reported, and the diseases of an HPO index "
+        "(OMIM, ORPHA) are not searched; all: every concept found is a finding.",
     )
 
     def __post_init__(self) -> None:

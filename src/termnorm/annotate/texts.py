@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
@@ -98,7 +99,7 @@ def annotate_texts(
     annotator = build_annotator(
         AnnotateSpec(pipeline, k=k, **options),
         source,
-        matcher=build(pipeline, loaded, synonyms=pairs or None),
+        build_search=partial(build, index=loaded, synonyms=pairs or None),
         rules=rules,
         detectors=objects,  # type: ignore[arg-type]  # Detector objects, checked above
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -127,7 +128,7 @@ def register(app: typer.Typer) -> None:
         from termnorm.annotate.formats import read_inputs, source_is_text
         from termnorm.search.build import build
 
-        annotator = build_annotator(spec, matcher=build(spec.search, notice=synonym_notice))
+        annotator = build_annotator(spec, build_search=partial(build, notice=synonym_notice))
         docs = read_inputs(source, id_field=id_field, text_field=text_field)
         if format is OutputFormat.JSONL and source_is_text(source) and not json_out:
             (doc,) = docs

@@ -1,6 +1,7 @@
 """``termnorm eval annotate GOLD [--index …] [spec options] [--json]``: concepts found in the
 gold's documents, scored against its mentions, with ``termnorm annotate``'s defaults (the
-built-in HPO index without ``--index``; HPO's phenotypes as findings, ``--findings``).
+built-in HPO index without ``--index``; HPO's phenotypes as findings, ``--findings``: its
+modifiers qualify them, its diseases are not searched).
 
 Reads the documents (:func:`termnorm.mentions.read_documents`) and the gold mentions with
 their offsets (:func:`termnorm.mentions.read_mentions`; PubTator, GSC+, PhenoBERT), annotates

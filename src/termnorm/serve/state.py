@@ -243,14 +243,14 @@ class ServiceState:
         from termnorm.annotate.detectors import DetectorSource, build_annotator
 
         def make(space: SearchSpace) -> Annotator:
-            matcher = self.matcher(spec.search)  # first: a filter naming what the index lacks
             domain = space.domain
             pairs = (
                 () if domain is None else tuple(zip(domain.concept_ids, domain.texts, strict=True))
             )
             source = DetectorSource(space.index, pairs)
             search = spec.search.replace(synonyms=())  # in the space's domain already
-            made = build_annotator(spec.replace(search=search), source, matcher=matcher)
+            made = build_annotator(spec.replace(search=search), source, build_search=self.matcher)
+            made.matcher  # noqa: B018  # first: a filter naming what the index lacks is a 422
             made.detectors  # noqa: B018  # built on this thread, not on the first document's
             return made
 
