@@ -210,38 +210,32 @@ _Trie = dict[str, "_Trie"]  # character -> the literals that go on with it; "" e
 
 
 def _compile(by_key: dict[str, AssertionRule]) -> re.Pattern[str]:
-    """Every literal as one trie-shaped pattern (:func:`_trie`): at each place the longest
+    """Every literal in one trie-shaped pattern (:func:`_trie`): at each place the longest
     literal that matches, word boundaries at word-character edges only (so ``;`` and ``r/o``
-    match next to a word). The same matches as the plain alternation of the literals, longest
-    first, which tried every literal at every character (40x slower on abstracts)."""
+    match next to a word). The matches of a plain alternation of the literals, longest first,
+    found ~40x faster (only the literals that go on with the next character are tried)."""
     trie: _Trie = {}
     for key in by_key:
         node = trie
         for char in key:
             node = node.setdefault(char, {})
-        node[""] = {}  # a literal ends here
-    word = {c: child for c, child in trie.items() if _is_word(c)}
-    other = {c: child for c, child in trie.items() if not _is_word(c)}
-    groups = [rf"(?<!\w){_trie(word)}" if word else "", _trie(other) if other else ""]
-    return re.compile("|".join(g for g in groups if g) or r"(?!)", re.IGNORECASE)
-
-
-def _is_word(char: str) -> bool:
-    return re.match(r"\w", char) is not None
+        node[""] = {}
+    word = {c: child for c, child in trie.items() if re.match(r"\w", c)}
+    other = {c: child for c, child in trie.items() if c not in word}
+    groups = ([rf"(?<!\w){_trie(word)}"] if word else []) + ([_trie(other)] if other else [])
+    return re.compile("|".join(groups) or r"(?!)", re.IGNORECASE)
 
 
 def _trie(node: _Trie, last: str = "") -> str:
-    """The pattern of the literals below ``node`` (``last``: the character that led here):
-    longer literals first, so that backtracking gives the longest match. A space matches any
-    run of white space, an apostrophe a straight or a typographic one."""
+    """The pattern of the literals below ``node`` (``last``: the character that led there),
+    longer ones first; a space matches any run of white space, an apostrophe a straight or a
+    typographic one."""
     unit = {" ": r"\s+", "'": "['\u2019]"}
     alternatives = [
-        unit.get(char, re.escape(char)) + _trie(child, char)
-        for char, child in sorted(node.items())
-        if char
+        unit.get(c, re.escape(c)) + _trie(child, c) for c, child in sorted(node.items()) if c
     ]
-    if "" in node:  # the literal ending at ``last`` comes after every longer one
-        alternatives.append(r"(?!\w)" if _is_word(last) else "")
+    if "" in node:  # a literal ends at ``last``: after every longer one
+        alternatives.append(r"(?!\w)" if re.match(r"\w", last) else "")
     return alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
 
 
