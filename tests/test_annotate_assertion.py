@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -13,7 +14,9 @@ from termnorm.annotate.assertion_rules import (
     AssertionRule,
     Category,
     Direction,
+    RuleLanguage,
     default_rules_path,
+    literal_key,
 )
 
 HEADER = "literal\tcategory\tdirection\tmax_scope\n"
@@ -183,6 +186,51 @@ def test_matching_ignores_case_and_respects_word_boundaries() -> None:
     assert flags("NO  FEVER.", "FEVER") == [NEGATED]
     # "no" inside "nodule" and "Snow" is no trigger
     assert flags("Nodule near Snow sign.", "sign") == [PLAIN]
+
+
+def _plain_alternation(rules: AssertionRules) -> re.Pattern[str]:
+    """The reference: every literal tried at every place, the longest first."""
+    keys = sorted({literal_key(r.literal) for r in rules.rules}, key=lambda k: (-len(k), k))
+    return re.compile(
+        "|".join(
+            (r"(?<!\w)" if re.match(r"\w", key) else "")
+            + r"\s+".join(re.escape(word) for word in key.split(" ")).replace("'", "['\u2019]")
+            + (r"(?!\w)" if re.search(r"\w$", key) else "")
+            for key in keys
+        ),
+        re.IGNORECASE,
+    )
+
+
+TRIGGER_TEXTS = (
+    "No fever; no  evidence of\ncough. Denies pain, r/o sepsis, not ruled out; nodule, Snow.",
+    "History of asthma. Mother's sister: diabetes. Pas d\u2019allergie; pas d'asthme, sans fi\u00e8vre.",
+    "Kein Fieber, keine Hinweise auf Asthma. Sin fiebre, no hay dolor. Geen koorts, geen pijn.",
+    "NO  EVIDENCE OF rash? Possible hypertension, suspected nephropathy; resolved hypokalemia.",
+)
+
+
+@pytest.mark.parametrize("language", list(RuleLanguage))
+def test_triggers_are_the_plain_alternations_longest_matches(language: RuleLanguage) -> None:
+    rules = AssertionRules.for_language(language)
+    reference = _plain_alternation(rules)
+    text = " ".join(TRIGGER_TEXTS)
+    want = [(m.start(), m.end()) for m in reference.finditer(text)]
+    assert len(want) >= 3  # the texts hold triggers of every language's rules
+    assert [(a, b) for a, b, _ in rules.finditer(text, 0, len(text))] == want
+
+
+def test_a_trigger_prefix_of_another_yields_to_the_longer_one() -> None:
+    rules = AssertionRules(
+        tuple(
+            AssertionRule(literal, Category.NEGATED_EXISTENCE, Direction.FORWARD)
+            for literal in ("no", "no evidence", "no evidence of", "pas d'", ";x", "r/o")
+        )
+    )
+    text = "No evidence  of x; No evidence ofx; nope;x r/o pas d\u2019y no."
+    got = [text[a:b] for a, b, _ in rules.finditer(text, 0, len(text))]
+    assert got == ["No evidence  of", "No evidence", ";x", "r/o", "pas d\u2019", "no"]
+    assert got == [m.group() for m in _plain_alternation(rules).finditer(text)]
 
 
 def test_a_span_inside_a_trigger_is_not_flagged_by_it() -> None:
