@@ -14,16 +14,35 @@ whose own key is in no name, and takes the first that is a name's key. So a rule
 changes how a name word is read, and it cannot invent a word: "nevi" becomes "nevus" because
 HPO writes "nevus", and a word whose variant no name holds stays a word in no name (it
 blocks a match, as before).
+
+**Paraphrases** are words a name may be written with in place of each other: the generic
+words of "Abnormality of X" (abnormal, anomaly, malformation, defect), an organ and its
+adjective (skin / cutaneous, eye / ocular) and the words of quantity (numerous / multiple,
+decreased / reduced), each group under its rule (``generic``, ``organ``, ``quantity``).
+They are data, ``data/paraphrases.tsv`` (:func:`paraphrase_groups`), after FastHPOCR's base
+synonyms; the dictionary reads the words of a group of the rules asked for as one name word
+where one of them is a name word, so "cutaneous abnormalities" is found where HPO writes
+"Abnormality of the skin" (the normalizer still picks the concept).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from functools import lru_cache
+from importlib.resources import files
 
 from termnorm.annotate.tokens import content_key
 
-__all__ = ["IRREGULAR", "RULES_DIGEST", "VARIANTS", "variant_keys"]
+__all__ = [
+    "IRREGULAR",
+    "PARAPHRASES_OFF",
+    "RULES_DIGEST",
+    "VARIANTS",
+    "paraphrase_groups",
+    "paraphrase_rules",
+    "variant_keys",
+]
 
 VARIANTS: tuple[tuple[str, str], ...] = (
     # Latin and Greek plurals
@@ -72,3 +91,34 @@ def variant_keys(word: str) -> tuple[str, ...]:
     own = content_key(word)
     keys = (content_key(form) for form in forms)
     return tuple(dict.fromkeys(k for k in keys if k and k != own))
+
+
+PARAPHRASES_OFF = "none"
+
+
+@lru_cache(maxsize=1)
+def _paraphrase_table() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``(rule, words)`` of each group of ``data/paraphrases.tsv`` (``rule<TAB>word, word,
+    ...`` a line, ``#`` comments), in file order."""
+    text = files("termnorm.annotate").joinpath("data/paraphrases.tsv").read_text("utf-8")
+    rows = [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
+    return tuple((rule, tuple(w.strip() for w in words.split(","))) for rule, words in rows)
+
+
+def paraphrase_rules(value: str) -> tuple[str, ...]:
+    """The rule names of a comma-separated ``value`` (``"none"``: none), in table order; a
+    name that is no rule of the shipped table is a ``ValueError`` listing the known ones."""
+    known = list(dict.fromkeys(rule for rule, _ in _paraphrase_table()))
+    asked = {n.strip() for n in value.split(",") if n.strip() and n.strip() != PARAPHRASES_OFF}
+    if unknown := sorted(asked.difference(known)):
+        raise ValueError(
+            f"unknown paraphrase rule(s) {', '.join(unknown)}; known: {', '.join(known)} "
+            f"or {PARAPHRASES_OFF}"
+        )
+    return tuple(rule for rule in known if rule in asked)
+
+
+def paraphrase_groups(rules: Collection[str]) -> tuple[tuple[str, ...], ...]:
+    """The shipped groups of words a name may be written with in place of each other, of
+    the given ``rules`` (:func:`paraphrase_rules`), in file order."""
+    return tuple(words for rule, words in _paraphrase_table() if rule in rules)
