@@ -8,7 +8,7 @@ import pytest
 from termnorm.annotate import DictionaryDetector
 from termnorm.annotate.dictionary import merge_variants
 from termnorm.annotate.spec import AnnotateSpec
-from termnorm.annotate.variants import paraphrase_groups, paraphrase_rules
+from termnorm.annotate.variants import optional_words, paraphrase_groups, paraphrase_rules
 
 NAMES = [
     ("HP:1", "Abnormality of the skin"),
@@ -105,5 +105,30 @@ def test_paraphrase_rules_read_a_comma_separated_value(value: str, rules: tuple[
 def test_an_unknown_rule_is_refused_naming_the_option_and_the_known_ones() -> None:
     with pytest.raises(ValueError, match=r"--paraphrases: unknown paraphrase rule\(s\) organs; "):
         AnnotateSpec(paraphrases="organs")
-    with pytest.raises(ValueError, match="known: generic, organ, quantity or none"):
+    with pytest.raises(ValueError, match="known: generic, organ, quantity, optional or none"):
         paraphrase_rules("quantity,sizes")
+
+
+QUALIFIED = [
+    ("HP:11", "Localized skin lesion"),
+    ("HP:12", "Generalized muscle weakness"),
+    ("HP:13", "Muscle weakness"),
+    ("HP:14", "Recurrent bacterial infections"),
+    ("D:1", "Multiple sclerosis"),
+]
+
+
+def test_an_optional_qualifier_may_be_left_out_of_a_longer_name() -> None:
+    ruled = DictionaryDetector.from_names(QUALIFIED).with_rules(paraphrases=("optional",))
+    assert found(ruled, "frequency of skin lesions") == [("skin lesions", ("HP:11",))]
+    assert found(ruled, "localized skin lesions") == [("localized skin lesions", ("HP:11",))]
+    # a name written without the qualifier keeps its own concept
+    assert found(ruled, "muscle weakness") == [("muscle weakness", ("HP:13",))]
+    # "recurrent" names the course: it is not optional
+    assert found(ruled, "bacterial infections") == []
+    # a two-word name is not cut to one word: "sclerosis" is no name
+    assert found(ruled, "sclerosis") == []
+    plain = DictionaryDetector.from_names(QUALIFIED)
+    assert found(plain, "frequency of skin lesions") == []
+    assert optional_words(("quantity",)) == ()
+    assert "localized" in optional_words(("optional",))

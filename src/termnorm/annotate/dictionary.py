@@ -58,7 +58,12 @@ from typing import TYPE_CHECKING, Any
 from termnorm._artifacts import atomic_dir, write_card
 from termnorm.annotate.spans import Span
 from termnorm.annotate.tokens import BARRIERS, Token, acronym_key, content_key, tokenize
-from termnorm.annotate.variants import RULES_DIGEST, paraphrase_groups, variant_keys
+from termnorm.annotate.variants import (
+    RULES_DIGEST,
+    optional_words,
+    paraphrase_groups,
+    variant_keys,
+)
 from termnorm.errors import ArtifactMismatchError
 
 if TYPE_CHECKING:
@@ -143,13 +148,17 @@ def compile_names(pairs: Iterable[tuple[str, str]]) -> CompiledDictionary:
 
 
 def merge_variants(
-    compiled: CompiledDictionary, variants: bool = True, groups: Iterable[Sequence[str]] = ()
+    compiled: CompiledDictionary,
+    variants: bool = True,
+    groups: Iterable[Sequence[str]] = (),
+    optional: Iterable[str] = (),
 ) -> CompiledDictionary:
     """``compiled`` with each name word and the name words that are its variants
     (``variant_pairs``, with ``variants``) under one key id, and so the words of each of
     ``groups`` (:func:`~termnorm.annotate.variants.paraphrase_groups`) where one of them is a
     name word (a group word no name holds gets its id); the names that then share their keys
-    merged."""
+    merged. A name of 3 or more words holding an ``optional`` word is also a name without it,
+    unless a name is written so."""
     vocab = dict(compiled.vocab)
     parent = list(range(len(vocab)))
 
@@ -169,8 +178,17 @@ def merge_variants(
     found: dict[tuple[int, ...], set[str]] = {}
     for ids, cids in compiled.entries.items():
         found.setdefault(tuple(sorted(map(root, ids))), set()).update(cids)
-    entries = {ids: tuple(sorted(cids)) for ids, cids in found.items()}
     vocab = {key: root(i) for key, i in vocab.items()}
+    dropped = {vocab[k] for k in map(content_key, optional) if k in vocab}
+    shorter = {
+        ids[:n] + ids[n + 1 :]: cids
+        for ids, cids in found.items()
+        if len(ids) > 2
+        for n, i in enumerate(ids)
+        if i in dropped
+    }
+    found = {**shorter, **found}
+    entries = {ids: tuple(sorted(cids)) for ids, cids in found.items()}
     max_len = _max_len(entries, len(parent))
     return CompiledDictionary(vocab, entries, max_len, compiled.skipped, compiled.card)
 
@@ -196,7 +214,8 @@ def _merged(compiled: CompiledDictionary, rules: _Rules) -> CompiledDictionary:
     made = _MERGED.setdefault(compiled, {})
     if rules not in made:
         variants, paraphrases = rules
-        made[rules] = merge_variants(compiled, variants, paraphrase_groups(paraphrases))
+        groups, optional = paraphrase_groups(paraphrases), optional_words(paraphrases)
+        made[rules] = merge_variants(compiled, variants, groups, optional)
     return made[rules]
 
 

@@ -119,11 +119,12 @@ class AnnotateSpec:
         "a name.",
     )
     paraphrases: str = opt(
-        "quantity",
+        "quantity,optional",
         "Dictionary: read the words of each shipped group of these rules as one name word "
         "(comma-separated, or none): generic (abnormal, anomaly, malformation, defect as "
         "abnormality), organ (cutaneous as skin, ocular as eye), quantity (multiple as "
-        "numerous, reduced as decreased).",
+        "numerous, reduced as decreased); optional: a longer name may leave out a qualifier "
+        "(skin lesions finds Localized skin lesion).",
     )
     coordination: bool = opt(
         False,

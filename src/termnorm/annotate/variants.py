@@ -15,14 +15,14 @@ changes how a name word is read, and it cannot invent a word: "nevi" becomes "ne
 HPO writes "nevus", and a word whose variant no name holds stays a word in no name (it
 blocks a match, as before).
 
-**Paraphrases** are words a name may be written with in place of each other: the generic
-words of "Abnormality of X" (abnormal, anomaly, malformation, defect), an organ and its
-adjective (skin / cutaneous, eye / ocular) and the words of quantity (numerous / multiple,
-decreased / reduced), each group under its rule (``generic``, ``organ``, ``quantity``).
-They are data, ``data/paraphrases.tsv`` (:func:`paraphrase_groups`), after FastHPOCR's base
-synonyms; the dictionary reads the words of a group of the rules asked for as one name word
-where one of them is a name word, so "cutaneous abnormalities" is found where HPO writes
-"Abnormality of the skin" (the normalizer still picks the concept).
+**Paraphrases** (data: ``data/paraphrases.tsv``, after FastHPOCR's base synonyms) are groups
+of words a name may be written with in place of each other, each under its rule: ``generic``
+(abnormality, abnormal, anomaly, defect...), ``organ`` (skin / cutaneous, eye / ocular...),
+``quantity`` (numerous / multiple, decreased / reduced...). The dictionary reads the words of
+a group of the rules asked for as one name word where one of them is a name word:
+"cutaneous abnormalities" is found where HPO writes "Abnormality of the skin" (the
+normalizer still picks the concept). The ``optional`` rule's words are qualifiers a name of
+3 or more words may be written without ("Localized skin lesion" is found as "skin lesions").
 """
 
 from __future__ import annotations
@@ -36,9 +36,11 @@ from termnorm.annotate.tokens import content_key
 
 __all__ = [
     "IRREGULAR",
+    "OPTIONAL",
     "PARAPHRASES_OFF",
     "RULES_DIGEST",
     "VARIANTS",
+    "optional_words",
     "paraphrase_groups",
     "paraphrase_rules",
     "variant_keys",
@@ -94,6 +96,8 @@ def variant_keys(word: str) -> tuple[str, ...]:
 
 
 PARAPHRASES_OFF = "none"
+OPTIONAL = "optional"
+"""The rule whose words are qualifiers a name may be written without, not a group."""
 
 
 @lru_cache(maxsize=1)
@@ -120,5 +124,13 @@ def paraphrase_rules(value: str) -> tuple[str, ...]:
 
 def paraphrase_groups(rules: Collection[str]) -> tuple[tuple[str, ...], ...]:
     """The shipped groups of words a name may be written with in place of each other, of
-    the given ``rules`` (:func:`paraphrase_rules`), in file order."""
-    return tuple(words for rule, words in _paraphrase_table() if rule in rules)
+    the given ``rules`` (:func:`paraphrase_rules`; not :data:`OPTIONAL`), in file order."""
+    return tuple(w for rule, w in _paraphrase_table() if rule in rules and rule != OPTIONAL)
+
+
+def optional_words(rules: Collection[str]) -> tuple[str, ...]:
+    """The words a name may be written without (the :data:`OPTIONAL` rule's), when
+    ``rules`` holds it."""
+    if OPTIONAL not in rules:
+        return ()
+    return tuple(w for rule, ws in _paraphrase_table() if rule == OPTIONAL for w in ws)
