@@ -58,12 +58,7 @@ from typing import TYPE_CHECKING, Any
 from termnorm._artifacts import atomic_dir, write_card
 from termnorm.annotate.spans import Span
 from termnorm.annotate.tokens import BARRIERS, Token, acronym_key, content_key, tokenize
-from termnorm.annotate.variants import (
-    RULES_DIGEST,
-    optional_words,
-    paraphrase_groups,
-    variant_keys,
-)
+from termnorm.annotate.variants import RULES_DIGEST, optional_words, paraphrase_groups, variant_keys
 from termnorm.errors import ArtifactMismatchError
 
 if TYPE_CHECKING:

@@ -36,8 +36,6 @@ from termnorm.annotate.tokens import content_key
 
 __all__ = [
     "IRREGULAR",
-    "OPTIONAL",
-    "PARAPHRASES_OFF",
     "RULES_DIGEST",
     "VARIANTS",
     "optional_words",
@@ -95,9 +93,8 @@ def variant_keys(word: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(k for k in keys if k and k != own))
 
 
-PARAPHRASES_OFF = "none"
-OPTIONAL = "optional"
-"""The rule whose words are qualifiers a name may be written without, not a group."""
+_OFF = "none"
+_OPTIONAL = "optional"  # the rule whose words a name may be written without, not a group
 
 
 @lru_cache(maxsize=1)
@@ -113,24 +110,23 @@ def paraphrase_rules(value: str) -> tuple[str, ...]:
     """The rule names of a comma-separated ``value`` (``"none"``: none), in table order; a
     name that is no rule of the shipped table is a ``ValueError`` listing the known ones."""
     known = list(dict.fromkeys(rule for rule, _ in _paraphrase_table()))
-    asked = {n.strip() for n in value.split(",") if n.strip() and n.strip() != PARAPHRASES_OFF}
+    asked = {n.strip() for n in value.split(",") if n.strip() and n.strip() != _OFF}
     if unknown := sorted(asked.difference(known)):
         raise ValueError(
-            f"unknown paraphrase rule(s) {', '.join(unknown)}; known: {', '.join(known)} "
-            f"or {PARAPHRASES_OFF}"
+            f"unknown paraphrase rule(s) {', '.join(unknown)}; known: {', '.join(known)} or {_OFF}"
         )
     return tuple(rule for rule in known if rule in asked)
 
 
 def paraphrase_groups(rules: Collection[str]) -> tuple[tuple[str, ...], ...]:
     """The shipped groups of words a name may be written with in place of each other, of
-    the given ``rules`` (:func:`paraphrase_rules`; not :data:`OPTIONAL`), in file order."""
-    return tuple(w for rule, w in _paraphrase_table() if rule in rules and rule != OPTIONAL)
+    the given ``rules`` (:func:`paraphrase_rules`; not ``optional``), in file order."""
+    return tuple(w for rule, w in _paraphrase_table() if rule in rules and rule != _OPTIONAL)
 
 
 def optional_words(rules: Collection[str]) -> tuple[str, ...]:
-    """The words a name may be written without (the :data:`OPTIONAL` rule's), when
+    """The words a name may be written without (the ``optional`` rule's), when
     ``rules`` holds it."""
-    if OPTIONAL not in rules:
+    if _OPTIONAL not in rules:
         return ()
-    return tuple(w for rule, ws in _paraphrase_table() if rule == OPTIONAL for w in ws)
+    return tuple(w for rule, ws in _paraphrase_table() if rule == _OPTIONAL for w in ws)
