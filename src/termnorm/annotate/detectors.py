@@ -113,13 +113,14 @@ def dictionary_of_spec(spec: AnnotateSpec, source: DetectorSource) -> Detector:
     files and the source's pairs, of the concepts the spec's filter lets through as its
     findings need it (:func:`~termnorm.annotate.modifiers.findings_search`: no disease name
     of HPO under ``phenotypes``; :func:`~termnorm.annotate.pipeline.dictionary_detector`),
-    with the spec's matching rules (``variants``); with ``spec.spelling``, it also reads
-    misspellings of their words (:mod:`termnorm.annotate.fuzzy`), with
+    with the spec's matching rules (``variants``, ``paraphrases``); with ``spec.spelling``, it
+    also reads misspellings of their words (:mod:`termnorm.annotate.fuzzy`), with
     ``spec.shorthand_spans`` the shorthand whose sense is one of its names
     (:mod:`termnorm.annotate.shorthand_spans`; the search's list, none under
     ``shorthand="none"``)."""
     from termnorm.annotate.modifiers import findings_search
     from termnorm.annotate.pipeline import dictionary_detector, spec_filter
+    from termnorm.annotate.variants import paraphrase_rules
     from termnorm.search.build import resolve_index
     from termnorm.search.stages.shorthand import SHORTHAND_OFF
 
@@ -127,7 +128,8 @@ def dictionary_of_spec(spec: AnnotateSpec, source: DetectorSource) -> Detector:
     index = source.index if source.index is not None else resolve_index(search.index)
     wanted = spec_filter(findings_search(search, spec.findings, index))
     detector = dictionary_detector(index, search.synonyms, source.pairs, concept_filter=wanted)
-    detector = detector.with_rules(variants=spec.variants)
+    rules = paraphrase_rules(spec.paraphrases)
+    detector = detector.with_rules(variants=spec.variants, paraphrases=rules)
     if spec.spelling:
         from termnorm.annotate.fuzzy import reading_misspellings
 

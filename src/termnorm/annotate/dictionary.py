@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any
 from termnorm._artifacts import atomic_dir, write_card
 from termnorm.annotate.spans import Span
 from termnorm.annotate.tokens import BARRIERS, Token, acronym_key, content_key, tokenize
-from termnorm.annotate.variants import RULES_DIGEST, variant_keys
+from termnorm.annotate.variants import RULES_DIGEST, optional_words, paraphrase_groups, variant_keys
 from termnorm.errors import ArtifactMismatchError
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ FORMAT_VERSION = 1
 KEY_RULES = 4  # raise when tokenize/content_key change what a key is: old caches are rebuilt
 MIN_NAME_CHARS = 3
 _BLOCK = -1  # a text token no window may hold
+_Rules = tuple[bool, tuple[str, ...]]  # (variants, paraphrase rules)
 _REBUILD = "delete the folder and build the detector again (it is a cache of the names)"
 
 
@@ -141,23 +142,48 @@ def compile_names(pairs: Iterable[tuple[str, str]]) -> CompiledDictionary:
     return CompiledDictionary(vocab, entries, max_len, dict(skipped), variant_pairs=variant_pairs)
 
 
-def merge_variants(compiled: CompiledDictionary) -> CompiledDictionary:
+def merge_variants(
+    compiled: CompiledDictionary,
+    variants: bool = True,
+    groups: Iterable[Sequence[str]] = (),
+    optional: Iterable[str] = (),
+) -> CompiledDictionary:
     """``compiled`` with each name word and the name words that are its variants
-    (``variant_pairs``) under one key id, the names that then share their keys merged."""
-    parent = list(range(len(compiled.vocab)))
+    (``variant_pairs``, with ``variants``) under one key id, and so the words of each of
+    ``groups`` (:func:`~termnorm.annotate.variants.paraphrase_groups`) where one of them is a
+    name word (a group word no name holds gets its id); the names that then share their keys
+    merged. A name of 3 or more words holding an ``optional`` word is also a name without it,
+    unless a name is written so."""
+    vocab = dict(compiled.vocab)
+    parent = list(range(len(vocab)))
 
     def root(i: int) -> int:
         while parent[i] != i:
             parent[i] = i = parent[parent[i]]
         return i
 
-    for a, b in compiled.variant_pairs:
+    pairs = list(compiled.variant_pairs) if variants else []
+    for group in groups:
+        keys = [k for k in dict.fromkeys(map(content_key, group)) if k]
+        held = [vocab[k] for k in keys if k in vocab]
+        vocab.update({k: held[0] for k in keys if held and k not in vocab})
+        pairs += [(held[0], i) for i in held[1:]]
+    for a, b in pairs:
         parent[root(a)] = root(b)
     found: dict[tuple[int, ...], set[str]] = {}
     for ids, cids in compiled.entries.items():
         found.setdefault(tuple(sorted(map(root, ids))), set()).update(cids)
+    vocab = {key: root(i) for key, i in vocab.items()}
+    dropped = {vocab[k] for k in map(content_key, optional) if k in vocab}
+    shorter = {
+        ids[:n] + ids[n + 1 :]: cids
+        for ids, cids in found.items()
+        if len(ids) > 2
+        for n, i in enumerate(ids)
+        if i in dropped
+    }
+    found = {**shorter, **found}
     entries = {ids: tuple(sorted(cids)) for ids, cids in found.items()}
-    vocab = {key: root(i) for key, i in compiled.vocab.items()}
     max_len = _max_len(entries, len(parent))
     return CompiledDictionary(vocab, entries, max_len, compiled.skipped, compiled.card)
 
@@ -171,15 +197,21 @@ def _max_len(entries: Iterable[tuple[int, ...]], n_keys: int) -> list[int]:
     return out
 
 
-_MERGED: weakref.WeakKeyDictionary[CompiledDictionary, CompiledDictionary]
+_MERGED: weakref.WeakKeyDictionary[CompiledDictionary, dict[_Rules, CompiledDictionary]]
 _MERGED = weakref.WeakKeyDictionary()
 
 
-def _merged(compiled: CompiledDictionary) -> CompiledDictionary:
-    """:func:`merge_variants` of ``compiled``, made once per compiled dictionary."""
-    if compiled not in _MERGED:
-        _MERGED[compiled] = merge_variants(compiled)
-    return _MERGED[compiled]
+def _merged(compiled: CompiledDictionary, rules: _Rules) -> CompiledDictionary:
+    """``compiled`` as matched under ``rules`` (``(variants, paraphrase rules)``, merged by
+    :func:`merge_variants`), made once per compiled dictionary and rules."""
+    if not any(rules):
+        return compiled
+    made = _MERGED.setdefault(compiled, {})
+    if rules not in made:
+        variants, paraphrases = rules
+        groups, optional = paraphrase_groups(paraphrases), optional_words(paraphrases)
+        made[rules] = merge_variants(compiled, variants, groups, optional)
+    return made[rules]
 
 
 def _list_comma(text: str, token: Token) -> bool:
@@ -219,25 +251,35 @@ class DictionaryDetector:
 
     name = "dictionary"
 
-    def __init__(self, compiled: CompiledDictionary, variants: bool = False) -> None:
+    def __init__(
+        self,
+        compiled: CompiledDictionary,
+        variants: bool = False,
+        paraphrases: tuple[str, ...] = (),
+    ) -> None:
         """``variants``: a text word no name holds is read as the name word it inflects or
-        derives (:mod:`termnorm.annotate.variants`)."""
+        derives; ``paraphrases``: the words of each shipped group of these rules are read as
+        one name word (both :mod:`termnorm.annotate.variants`)."""
         self.compiled = compiled
         self.variants = variants
-        self._ruled: dict[bool, DictionaryDetector] = {}
-        matched = _merged(compiled) if variants else compiled
+        self.paraphrases = paraphrases
+        self._ruled: dict[_Rules, DictionaryDetector] = {}
+        matched = _merged(compiled, (variants, paraphrases))
         self._vocab = matched.vocab
         self._entries = matched.entries
         self._max_len = matched.max_len
 
-    def with_rules(self, variants: bool = False) -> DictionaryDetector:
+    def with_rules(
+        self, variants: bool = False, paraphrases: tuple[str, ...] = ()
+    ) -> DictionaryDetector:
         """This dictionary with the given matching rules (its names shared, not copied), one
         detector per compiled dictionary and rules, so what is kept per detector stays."""
-        if variants == self.variants:
+        rules = (variants, paraphrases)
+        if rules == (self.variants, self.paraphrases):
             return self
-        if variants not in self._ruled:
-            self._ruled[variants] = DictionaryDetector(self.compiled, variants)
-        return self._ruled[variants]
+        if rules not in self._ruled:
+            self._ruled[rules] = DictionaryDetector(self.compiled, *rules)
+        return self._ruled[rules]
 
     # ------------------------------------------------------------------ building
     @classmethod

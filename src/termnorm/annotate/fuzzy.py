@@ -139,7 +139,7 @@ class FuzzyDictionaryDetector(DictionaryDetector):
     ``query``."""
 
     def __init__(self, detector: DictionaryDetector, corrector: SpellingCorrector) -> None:
-        super().__init__(detector.compiled, detector.variants)
+        super().__init__(detector.compiled, detector.variants, detector.paraphrases)
         self.corrector = corrector
 
     @classmethod

@@ -4,7 +4,7 @@ It embeds the search's :class:`~termnorm.search.spec.PipelineSpec` (``search``) 
 detectors (names in :data:`~termnorm.annotate.detectors.DETECTORS`; ``both`` and a
 comma-separated list are read too) and their settings (``ner``: the span tagger's folder),
 the dictionary's recall rules (``variants``: a word read as the name word it inflects;
-``coordination``: the conjuncts of "palmar and plantar pits"; ``short_forms``: the short
+``paraphrases``: the words of the shipped groups of these rules read as one; ``coordination``: the conjuncts of "palmar and plantar pits"; ``short_forms``: the short
 forms a document defines), the assertion rules (``rules`` added
 to the shipped ones of the documents' ``language``),
 which concepts are findings (``findings``: HPO's modifiers qualify the phenotype next to them,
@@ -29,6 +29,7 @@ from typing import Any
 from termnorm.annotate.languages import AUTO, parse_language
 from termnorm.annotate.modifiers import Findings
 from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS
+from termnorm.annotate.variants import paraphrase_rules
 from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS
 from termnorm.options import check_bounds, flag_of, opt, options_from_dict, options_to_dict
 from termnorm.search.spec import PipelineSpec
@@ -117,6 +118,14 @@ class AnnotateSpec:
         "derives (nevi as nevus, phalanges as phalanx, ataxic as ataxia), when that word is in "
         "a name.",
     )
+    paraphrases: str = opt(
+        "quantity,optional",
+        "Dictionary: read the words of each shipped group of these rules as one name word "
+        "(comma-separated, or none): generic (abnormal, anomaly, malformation, defect as "
+        "abnormality), organ (cutaneous as skin, ocular as eye), quantity (multiple as "
+        "numerous, reduced as decreased); optional: a longer name may leave out a qualifier "
+        "(skin lesions finds Localized skin lesion).",
+    )
     coordination: bool = opt(
         False,
         "Dictionary: find each conjunct of a coordination that shares a part with a found "
@@ -153,6 +162,10 @@ class AnnotateSpec:
                 f"{flag_of('findings')}: {self.findings!r} is not one of {known}"
             ) from None
         check_bounds(self)
+        try:
+            paraphrase_rules(self.paraphrases)
+        except ValueError as exc:
+            raise ValueError(f"{flag_of('paraphrases')}: {exc}") from None
         if self.language.strip().lower() != AUTO:
             try:
                 parse_language(self.language)

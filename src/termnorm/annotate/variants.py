@@ -14,16 +14,35 @@ whose own key is in no name, and takes the first that is a name's key. So a rule
 changes how a name word is read, and it cannot invent a word: "nevi" becomes "nevus" because
 HPO writes "nevus", and a word whose variant no name holds stays a word in no name (it
 blocks a match, as before).
+
+**Paraphrases** (data: ``data/paraphrases.tsv``, after FastHPOCR's base synonyms) are groups
+of words a name may be written with in place of each other, each under its rule: ``generic``
+(abnormality, abnormal, anomaly, defect...), ``organ`` (skin / cutaneous, eye / ocular...),
+``quantity`` (numerous / multiple, decreased / reduced...). The dictionary reads the words of
+a group of the rules asked for as one name word where one of them is a name word:
+"cutaneous abnormalities" is found where HPO writes "Abnormality of the skin" (the
+normalizer still picks the concept). The ``optional`` rule's words are qualifiers a name of
+3 or more words may be written without ("Localized skin lesion" is found as "skin lesions").
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from functools import lru_cache
+from importlib.resources import files
 
 from termnorm.annotate.tokens import content_key
 
-__all__ = ["IRREGULAR", "RULES_DIGEST", "VARIANTS", "variant_keys"]
+__all__ = [
+    "IRREGULAR",
+    "RULES_DIGEST",
+    "VARIANTS",
+    "optional_words",
+    "paraphrase_groups",
+    "paraphrase_rules",
+    "variant_keys",
+]
 
 VARIANTS: tuple[tuple[str, str], ...] = (
     # Latin and Greek plurals
@@ -72,3 +91,42 @@ def variant_keys(word: str) -> tuple[str, ...]:
     own = content_key(word)
     keys = (content_key(form) for form in forms)
     return tuple(dict.fromkeys(k for k in keys if k and k != own))
+
+
+_OFF = "none"
+_OPTIONAL = "optional"  # the rule whose words a name may be written without, not a group
+
+
+@lru_cache(maxsize=1)
+def _paraphrase_table() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``(rule, words)`` of each group of ``data/paraphrases.tsv`` (``rule<TAB>word, word,
+    ...`` a line, ``#`` comments), in file order."""
+    text = files("termnorm.annotate").joinpath("data/paraphrases.tsv").read_text("utf-8")
+    rows = [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
+    return tuple((rule, tuple(w.strip() for w in words.split(","))) for rule, words in rows)
+
+
+def paraphrase_rules(value: str) -> tuple[str, ...]:
+    """The rule names of a comma-separated ``value`` (``"none"``: none), in table order; a
+    name that is no rule of the shipped table is a ``ValueError`` listing the known ones."""
+    known = list(dict.fromkeys(rule for rule, _ in _paraphrase_table()))
+    asked = {n.strip() for n in value.split(",") if n.strip() and n.strip() != _OFF}
+    if unknown := sorted(asked.difference(known)):
+        raise ValueError(
+            f"unknown paraphrase rule(s) {', '.join(unknown)}; known: {', '.join(known)} or {_OFF}"
+        )
+    return tuple(rule for rule in known if rule in asked)
+
+
+def paraphrase_groups(rules: Collection[str]) -> tuple[tuple[str, ...], ...]:
+    """The shipped groups of words a name may be written with in place of each other, of
+    the given ``rules`` (:func:`paraphrase_rules`; not ``optional``), in file order."""
+    return tuple(w for rule, w in _paraphrase_table() if rule in rules and rule != _OPTIONAL)
+
+
+def optional_words(rules: Collection[str]) -> tuple[str, ...]:
+    """The words a name may be written without (the ``optional`` rule's), when
+    ``rules`` holds it."""
+    if _OPTIONAL not in rules:
+        return ()
+    return tuple(w for rule, ws in _paraphrase_table() if rule == _OPTIONAL for w in ws)
