@@ -24,8 +24,9 @@ with torch's intra-op threads set to each of ``--threads`` (default 1 and 2; the
 loaded on as many torch or ONNX Runtime threads). The dictionary and FastHPOCR are pure
 Python, so their "2 threads" figure is 2 processes, each over half the documents. A pipeline
 pass is one :meth:`~termnorm.annotate.pipeline.Annotator.annotate_many` over the corpus by a
-fresh annotator (its memo of answered span texts starts empty: no pass reads another's
-answers). ``--runtime`` is the spec's (the normalizer's encoder, and the tagger's unless
+fresh annotator, the encoders' query caches emptied (:func:`cold_query_caches`; the
+annotator's memo of answered span texts starts empty: no pass reads another's answers).
+``--runtime`` is the spec's (the normalizer's encoder, and the tagger's unless
 ``--ner-runtime`` gives it its own, as ``termnorm annotate --ner-runtime`` does). The machine
 may be shared: the best pass is the least disturbed one, and documents per CPU-second are
 the figure other jobs barely move.
@@ -57,9 +58,11 @@ from termnorm.annotate.pipeline import Annotator, default_detector
 from termnorm.annotate.spans import Detector
 from termnorm.annotate.spec import AnnotateSpec
 from termnorm.annotate.tagger import TaggerRuntime
+from termnorm.encoders.query_cache import QueryCache
 from termnorm.encoders.runtime import Runtime
 from termnorm.evaluation.annotation import LEVELS, AnnotationEvaluator
 from termnorm.mentions import read_documents, read_mentions
+from termnorm.search import build as search_build
 from termnorm.search.spec import PipelineSpec
 
 HPO_ROOT = "HP:0000118"  # Phenotypic abnormality
@@ -119,11 +122,21 @@ def pipeline_annotate(spec: PipelineSpec, detectors: list[Detector]) -> Annotate
     :class:`Annotator` of the spec."""
 
     def annotate(texts: Sequence[str]) -> list[list[tuple[int, int, str]]]:
+        cold_query_caches()
         annotator = Annotator(spec, detectors=detectors)
         done = annotator.annotate_many((str(i), text) for i, text in enumerate(texts))
         return [[(a.start, a.end, a.concept_id) for a in doc.annotations] for doc in done]
 
     return annotate
+
+
+def cold_query_caches() -> None:
+    """Empty the query-vector cache of every loaded encoder, so that a pass encodes every
+    span text itself (the cache keeps the vectors of calls of up to 32 texts across
+    annotators, so a second pass would read the first's)."""
+    for encoder in search_build._encoders.values():
+        if encoder.query_cache is not None:
+            encoder.query_cache = QueryCache(encoder.query_cache.maxsize)
 
 
 def each(annotate: Annotate) -> AnnotateAll:

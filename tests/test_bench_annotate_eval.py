@@ -8,8 +8,9 @@ import importlib
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
+import numpy as np
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "annotate_eval.py"
@@ -61,3 +62,16 @@ def test_pure_python_speeds_are_one_process_then_one_per_thread_asked(
     table = bench.speed_table({"ncbi_devel": {"tagger + normalizer_2t": bench.Speed(31.25, 16.0)}})
     assert table.splitlines()[0] == "| corpus | what | docs/s | docs/CPU-s |"
     assert table.splitlines()[-1] == "| ncbi_devel | tagger + normalizer_2t | 31.2 | 16.0 |"
+
+
+def test_each_pipeline_pass_starts_with_empty_query_caches(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from termnorm.encoders.query_cache import QueryCache
+    from termnorm.search import build
+
+    encoder = SimpleNamespace(query_cache=QueryCache(8))
+    encoder.query_cache.put(("fever", "model", "torch"), np.ones(3))
+    monkeypatch.setitem(build._encoders, ("model", "mean", 8, "torch"), encoder)
+    bench.cold_query_caches()
+    assert len(encoder.query_cache) == 0 and encoder.query_cache.maxsize == 8
