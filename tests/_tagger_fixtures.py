@@ -3,6 +3,8 @@ span tagger's tests."""
 
 from __future__ import annotations
 
+import pytest
+
 from termnorm.training.tagger_data import TaggedDocument
 
 SENTENCES = [
@@ -28,3 +30,13 @@ def gscplus_text(documents: list[TaggedDocument]) -> str:
         lines = [d.doc_id, d.text] + [f"{s}\t{e}\t{d.text[s:e]}\tHP:{s}" for s, e in d.spans]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
+
+
+def int8_or_skip() -> None:
+    """Skip the test where no int8 layout is exact on this CPU (the int8 runtime is refused)."""
+    from termnorm.encoders.int8_kernel import Int8KernelError, int8_kernel
+
+    try:
+        int8_kernel()
+    except Int8KernelError as exc:
+        pytest.skip(f"no exact int8 layout on this CPU: {exc}")

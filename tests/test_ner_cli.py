@@ -10,9 +10,13 @@ import pytest
 
 import termnorm
 from _cli import run_main
-from _tagger_fixtures import DOCUMENTS, gscplus_text
+from _tagger_fixtures import DOCUMENTS, gscplus_text, int8_or_skip
+from termnorm.annotate.detectors import DetectorSource, build_annotator, tagger_of_spec
 from termnorm.annotate.spec import AnnotateSpec
+from termnorm.annotate.tagger import TaggerRuntime
+from termnorm.encoders.runtime import Runtime
 from termnorm.errors import UnknownNameError
+from termnorm.search.spec import PipelineSpec
 
 TINY_FLAGS = [
     "--epochs", "40", "--batch-size", "3", "--learning-rate", "0.02",
@@ -112,6 +116,53 @@ def test_eval_annotate_scores_the_tagger_spans(
     metrics = json.loads(out)
     assert metrics["span_tp"] == 4 and metrics["span_f1"] == 1.0
     assert metrics["detectors"] == "tagger" and metrics["ner"] == str(tagger_dir)
+
+
+def test_the_tagger_runs_in_its_own_runtime_while_the_normalizer_keeps_the_search_s(
+    tagger_dir: Path,
+    index_dir: Path,
+    base: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    int8_or_skip()
+    search = PipelineSpec(index=index_dir, min_score=0.99)
+    annotator = build_annotator(AnnotateSpec(search, ner=tagger_dir, ner_runtime="onnx-int8"))
+    found = annotator.annotate(TEXT)
+    (tagger,) = annotator.detectors
+    assert tagger.int8 is not None  # the tagger's int8 graph
+    assert annotator.matcher.identity()["recall"]["runtime"] == "torch"  # the search's: fp32
+    assert [(a.text, a.concept_id) for a in found] == [
+        ("migraine", "T:0005"),
+        ("heart attack", "T:0001"),
+    ]
+    cli = _annotate(
+        [*base, "--ner", str(tagger_dir), "--ner-runtime", "onnx-int8"], tmp_path, capsys
+    )
+    assert cli == [("migraine", "T:0005", "tagger"), ("heart attack", "T:0001", "tagger")]
+
+
+def test_the_tagger_follows_the_search_runtime_unless_given_its_own(tagger_dir: Path) -> None:
+    int8_or_skip()
+    int8_search = PipelineSpec(runtime=Runtime.ONNX_INT8)
+    follows = tagger_of_spec(AnnotateSpec(int8_search, ner=tagger_dir), DetectorSource())
+    own = AnnotateSpec(int8_search, ner=tagger_dir, ner_runtime=TaggerRuntime.TORCH)
+    assert follows.int8 is not None
+    assert tagger_of_spec(own, DetectorSource()).int8 is None
+    assert tagger_of_spec(AnnotateSpec(ner=tagger_dir), DetectorSource()).int8 is None
+
+
+def test_a_tagger_runtime_that_is_none_of_its_choices_is_refused_naming_the_flag(
+    base: list[str], tagger_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(
+        ValueError, match=r"--ner-runtime: 'onnx' is not one of torch, bf16, onnx-int8"
+    ):
+        AnnotateSpec(ner=tagger_dir, ner_runtime="onnx")
+    assert AnnotateSpec.from_dict({"ner_runtime": "bf16"}).ner_runtime is TaggerRuntime.BF16
+    args = ["annotate", TEXT, *base, "--ner", str(tagger_dir), "--ner-runtime", "onnx"]
+    code, _, err = run_main(args, capsys)
+    assert code == 2 and "--ner-runtime" in err and "onnx-int8" in err
 
 
 def test_python_annotate_takes_ner_and_a_choice(tagger_dir: Path, index_dir: Path) -> None:

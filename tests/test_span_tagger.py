@@ -11,7 +11,7 @@ import pytest
 import torch
 from transformers import AutoTokenizer
 
-from _tagger_fixtures import DOCUMENTS, gscplus_text
+from _tagger_fixtures import DOCUMENTS, gscplus_text, int8_or_skip
 from conftest import require_benchmarks
 from termnorm.annotate.tagger import SpanTagger, predict_spans
 from termnorm.encoders.bio import (
@@ -190,7 +190,7 @@ def test_bf16_runtime_is_refused_without_native_bfloat16(
     from termnorm.encoders.runtime import RuntimeUnavailableError
 
     monkeypatch.setattr(forward, "bf16_supported", lambda device: False)
-    with pytest.raises(RuntimeUnavailableError, match=r"no native bfloat16.*--runtime torch"):
+    with pytest.raises(RuntimeUnavailableError, match=r"no native bfloat16.*--ner-runtime torch"):
         SpanTagger.load(trained, bf16=True)
 
 
@@ -205,17 +205,8 @@ def test_bf16_runtime_finds_the_spans_fp32_finds(trained: Path) -> None:
         assert bf16.detect(doc.text) == fp32.detect(doc.text)
 
 
-def _int8_or_skip() -> None:
-    from termnorm.encoders.int8_kernel import Int8KernelError, int8_kernel
-
-    try:
-        int8_kernel()
-    except Int8KernelError as exc:
-        pytest.skip(f"no exact int8 layout on this CPU: {exc}")
-
-
 def test_int8_runtime_finds_the_spans_fp32_finds(trained: Path) -> None:
-    _int8_or_skip()
+    int8_or_skip()
     fp32, int8 = SpanTagger.load(trained, threads=1), SpanTagger.load(trained, int8=True)
     assert int8.int8 is not None and fp32.int8 is None
     assert int8.int8.graph.parent.parent == trained / "termnorm_onnx"  # kept in the folder
@@ -247,9 +238,9 @@ def test_int8_runtime_is_refused_when_its_tags_leave_the_fp32_ones(
     from termnorm.encoders import tagger_onnx
     from termnorm.errors import RuntimeFidelityError
 
-    _int8_or_skip()
+    int8_or_skip()
     monkeypatch.setattr(tagger_onnx, "MIN_TAG_AGREEMENT", 1.01)  # no graph reaches it
-    with pytest.raises(RuntimeFidelityError, match=r"fp32 tag on .*use --runtime torch"):
+    with pytest.raises(RuntimeFidelityError, match=r"fp32 tag on .*use --ner-runtime torch"):
         SpanTagger.load(trained, int8=True)
 
 

@@ -144,14 +144,13 @@ def dictionary_of_spec(spec: AnnotateSpec, source: DetectorSource) -> Detector:
 
 
 def tagger_of_spec(spec: AnnotateSpec, source: DetectorSource) -> SpanTagger:
-    """The span tagger of ``spec.ner`` (``"tagger"``), with the search's ``threads`` and,
-    under ``--runtime bf16``, in bfloat16, under ``--runtime onnx-int8`` its int8 graph."""
-    from termnorm.encoders.runtime import Runtime
-
+    """The span tagger of ``spec.ner`` (``"tagger"``), with the search's ``threads``, in its
+    runtime: ``spec.ner_runtime``, else the search's (``bf16`` in bfloat16, ``onnx-int8`` its
+    int8 graph, any other in torch fp32); the normalizer's encoder keeps the search's."""
     assert spec.ner is not None  # AnnotateSpec refuses the tagger without it
-    runtime = spec.search.runtime
+    runtime = (spec.ner_runtime or spec.search.runtime).value
     return load_span_tagger(
-        spec.ner, spec.search.threads, runtime is Runtime.BF16, runtime is Runtime.ONNX_INT8
+        spec.ner, spec.search.threads, runtime == "bf16", runtime == "onnx-int8"
     )
 
 

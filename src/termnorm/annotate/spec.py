@@ -2,7 +2,8 @@
 
 It embeds the search's :class:`~termnorm.search.spec.PipelineSpec` (``search``) and adds the
 detectors (names in :data:`~termnorm.annotate.detectors.DETECTORS`; ``both`` and a
-comma-separated list are read too) and their settings (``ner``: the span tagger's folder),
+comma-separated list are read too) and their settings (``ner``: the span tagger's folder;
+``ner_runtime``: its runtime, the search's unless given),
 the dictionary's recall rules (``variants``: a word read as the name word it inflects;
 ``paraphrases``: the words of the shipped groups of these rules read as one; ``coordination``: the conjuncts of "palmar and plantar pits"; ``short_forms``: the short
 forms a document defines), the assertion rules (``rules`` added
@@ -29,6 +30,7 @@ from typing import Any
 from termnorm.annotate.languages import AUTO, parse_language
 from termnorm.annotate.modifiers import Findings
 from termnorm.annotate.pipeline import DEFAULT_MAX_DOCUMENT_CHARS
+from termnorm.annotate.tagger import TaggerRuntime
 from termnorm.annotate.variants import paraphrase_rules
 from termnorm.annotate.windows import DEFAULT_WINDOW_CHARS
 from termnorm.options import check_bounds, flag_of, opt, options_from_dict, options_to_dict
@@ -78,6 +80,12 @@ class AnnotateSpec:
         metavar="NAME",
     )
     ner: Path | None = opt(None, "Span tagger folder (termnorm ner train) that finds mentions.")
+    ner_runtime: TaggerRuntime | None = opt(
+        None,
+        "Runtime of the span tagger alone: torch (fp32), bf16, or onnx-int8 (its int8 graph, "
+        "CPU only, needs the onnx extra); default: the search's --runtime (bf16 and onnx-int8 "
+        "carry over, the others run torch).",
+    )
     k: int = opt(5, "Candidates kept per annotation.", "--k", aliases=("-k",), min=1)
     window_chars: int = opt(
         DEFAULT_WINDOW_CHARS,
@@ -147,20 +155,21 @@ class AnnotateSpec:
     )
 
     def __post_init__(self) -> None:
-        """Coerce plain values (a path as a string, ``"dictionary,tagger"``) and refuse what
+        """Coerce plain values (a path or a choice as a string, ``"dictionary,tagger"``) and refuse what
         cannot run, naming the option (``ValueError``; an unknown detector is an
         :class:`~termnorm.errors.UnknownNameError`)."""
         for name in ("ner", "rules"):
             if isinstance(value := getattr(self, name), str):
                 object.__setattr__(self, name, Path(value))
         object.__setattr__(self, "detectors", detector_names(self.detectors, self.ner))
-        try:
-            object.__setattr__(self, "findings", Findings(self.findings))
-        except ValueError:
-            known = ", ".join(f.value for f in Findings)
-            raise ValueError(
-                f"{flag_of('findings')}: {self.findings!r} is not one of {known}"
-            ) from None
+        for name, kind in (("findings", Findings), ("ner_runtime", TaggerRuntime)):
+            if (value := getattr(self, name)) is None:
+                continue
+            try:
+                object.__setattr__(self, name, kind(value))
+            except ValueError:
+                known = ", ".join(k.value for k in kind)
+                raise ValueError(f"{flag_of(name)}: {value!r} is not one of {known}") from None
         check_bounds(self)
         try:
             paraphrase_rules(self.paraphrases)

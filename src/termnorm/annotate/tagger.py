@@ -22,11 +22,12 @@ combining marks), an ``I`` without ``B`` starts a span, and spans are trimmed of
 (:func:`~termnorm.encoders.bio.decode_bio`). Tagger spans name no concept.
 
 Torch's intra-op threads are ``threads`` only while the tagger predicts (``None``: torch's
-setting), as :class:`~termnorm.search.stages.ranker.ranker.Ranker` does. With ``bf16`` (the
-spec's ``--runtime bf16``) it predicts under bfloat16 autocast, refused with
+setting), as :class:`~termnorm.search.stages.ranker.ranker.Ranker` does. Its runtime is the
+annotate spec's ``ner_runtime`` (:class:`TaggerRuntime`, ``--ner-runtime``; unset: the search's
+``--runtime``, so the normalizer's encoder may run in another). With ``bf16`` it predicts under bfloat16 autocast, refused with
 :class:`~termnorm.encoders.runtime.RuntimeUnavailableError` where the device has no native
 bfloat16 (measured on NCBI devel abstracts, AVX512-BF16, 2 threads: 12.3 → 18.1 abstracts/s,
-the same spans on 40 of 40). With ``int8`` (``--runtime onnx-int8``) it predicts with the
+the same spans on 40 of 40). With ``int8`` (``onnx-int8``) it predicts with the
 network's int8 ONNX graph on ``threads`` ONNX Runtime threads
 (:mod:`termnorm.encoders.tagger_onnx`), on the CPU only, where an int8 layout is exact and
 the graph passes its fidelity check (else refused, saying what to use).
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,9 +53,18 @@ if TYPE_CHECKING:
     from termnorm.encoders.forward import OnnxForward
     from termnorm.encoders.token_tagger import TokenTagger, TrainedTagger
 
-__all__ = ["SpanTagger", "predict_spans"]
+__all__ = ["SpanTagger", "TaggerRuntime", "predict_spans"]
 
 DEFAULT_BATCH_SIZE = 16
+
+
+class TaggerRuntime(str, Enum):
+    """The engines the span tagger runs in: its network in PyTorch (fp32), under bfloat16
+    autocast, or as its int8 ONNX graph (module doc)."""
+
+    TORCH = "torch"
+    BF16 = "bf16"
+    ONNX_INT8 = "onnx-int8"
 
 
 class SpanTagger:
@@ -77,13 +88,13 @@ class SpanTagger:
         device = next(tagger.model.parameters()).device
         if bf16 and not bf16_supported(device):
             raise RuntimeUnavailableError(
-                f"--runtime bf16: this {device.type.upper()} has no native bfloat16, so the "
-                "span tagger cannot run in it; use --runtime torch"
+                f"bf16: this {device.type.upper()} has no native bfloat16, so the span tagger "
+                "cannot run in it; use --ner-runtime torch"
             )
         if int8 and device.type != "cpu":
             raise RuntimeUnavailableError(
-                "--runtime onnx-int8 runs the span tagger on the CPU only; use --device cpu, "
-                "or --runtime torch on the GPU"
+                "onnx-int8 runs the span tagger on the CPU only; use --device cpu, "
+                "or --ner-runtime torch on the GPU"
             )
         self.tagger = tagger
         self.threads = check_threads(threads)

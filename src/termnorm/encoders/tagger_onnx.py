@@ -115,8 +115,8 @@ def check_tagger_fidelity(tagger: TrainedTagger, forward: OnnxForward) -> float:
     agreement = float((tags[real] == reference[real]).mean())
     if agreement < MIN_TAG_AGREEMENT:
         raise RuntimeFidelityError(
-            f"--runtime onnx-int8: the int8 span tagger gives the fp32 tag on {agreement:.1%} "
+            f"onnx-int8: the int8 span tagger gives the fp32 tag on {agreement:.1%} "
             f"of the probe word pieces on this machine (at least {MIN_TAG_AGREEMENT:.0%} is "
-            "required): use --runtime torch (or bf16)"
+            "required): use --ner-runtime torch (or bf16)"
         )
     return agreement
