@@ -116,3 +116,24 @@ def test_an_item_inside_another_name_restates_it() -> None:
     names = [("D:1", "Myotonic dystrophy"), ("D:2", "Dystrophia myotonica")]
     detector = DictionaryDetector.from_names(names)
     assert conjuncts(detector, "myotonic dystrophy, or dystrophia myotonica") == []
+
+
+def test_annotate_finds_each_conjunct_by_default(
+    tiny_bert_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conftest import exact_index_of
+
+    from termnorm.annotate.detectors import build_annotator
+    from termnorm.annotate.spec import AnnotateSpec
+
+    monkeypatch.setenv("TERMNORM_CACHE", str(tmp_path / "cache"))
+    concepts = [{"concept_id": cid, "name": name} for cid, name in NAMES[:4]]
+    terms = [{"concept_id": cid, "term": name} for cid, name in NAMES[:4]]
+    index = exact_index_of(tmp_path, tiny_bert_path, concepts, terms)
+    text = "She had palmar and plantar pits."
+    spec = AnnotateSpec(PipelineSpec(index=index))
+    assert spec.coordination
+    found = {(a.text, a.concept_id) for a in build_annotator(spec).annotate(text)}
+    assert found == {("palmar and plantar pits", "HP:1"), ("plantar pits", "HP:2")}
+    alone = build_annotator(spec.replace(coordination=False)).annotate(text)
+    assert {(a.text, a.concept_id) for a in alone} == {("plantar pits", "HP:2")}

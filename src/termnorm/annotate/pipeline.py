@@ -229,7 +229,7 @@ class Annotator:
         extra_rules: AssertionRules | None = None,
         findings: Findings = Findings.PHENOTYPES,
         short_forms: bool = False,
-        coordination: bool = False,
+        coordination: bool = True,
     ) -> None:
         if language.strip().lower() != AUTO:
             parse_language(language)  # an empty tag is refused here, not per document

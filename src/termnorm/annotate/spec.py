@@ -135,7 +135,7 @@ class AnnotateSpec:
         "(skin lesions finds Localized skin lesion).",
     )
     coordination: bool = opt(
-        False,
+        True,
         "Dictionary: find each conjunct of a coordination that shares a part with a found "
         "name (palmar and plantar pits: palmar pits; hypoplastic nails and teeth: hypoplastic "
         "teeth), its span running across the conjunction.",
