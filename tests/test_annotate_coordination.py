@@ -122,7 +122,6 @@ def test_annotate_finds_each_conjunct_by_default(
     tiny_bert_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from conftest import exact_index_of
-
     from termnorm.annotate.detectors import build_annotator
     from termnorm.annotate.spec import AnnotateSpec
 
