@@ -29,6 +29,7 @@ CONCEPTS = {
     "HP:0040282": ("Frequent", "Frequency"),
     "HP:0000006": ("Autosomal dominant inheritance", "Mode of inheritance"),
     "OMIM:154700": ("Marfan syndrome", DISEASE_TYPE),
+    "HP:0000001": ("All", ""),
 }
 
 
@@ -36,7 +37,7 @@ def _index_of(folder: Path, bert: Path, source: str) -> Path:
     """An exact index of :data:`CONCEPTS` typed by branch, as the HPO loader types them, its
     card naming ``source`` as the KG's source format."""
     concepts = [
-        {"concept_id": cid, "name": name, "semantic_types": [kind], "alt_ids": []}
+        {"concept_id": cid, "name": name, "semantic_types": [kind] if kind else [], "alt_ids": []}
         for cid, (name, kind) in CONCEPTS.items()
     ]
     terms = [
@@ -102,11 +103,14 @@ def test_a_modifier_with_no_phenotype_nearby_is_dropped(annotate: Run) -> None:
     ]
 
 
-def test_inheritance_is_no_finding_by_default_and_all_reports_every_concept(annotate: Run) -> None:
-    text = "Autosomal dominant inheritance of mild ataxia."
+def test_inheritance_and_the_root_are_no_findings_by_default_and_all_reports_them(
+    annotate: Run,
+) -> None:
+    text = "All had autosomal dominant inheritance of mild ataxia."
     assert annotate(text) == [("ataxia", "HP:0001251", ("HP:0012825 Mild",))]
     assert annotate(text, Findings.ALL) == [
-        ("Autosomal dominant inheritance", "HP:0000006", ()),
+        ("All", "HP:0000001", ()),
+        ("autosomal dominant inheritance", "HP:0000006", ()),
         ("mild", "HP:0012825", ()),
         ("ataxia", "HP:0001251", ()),
     ]

@@ -42,11 +42,23 @@ class Result(NamedTuple):
     error: str | None = None
 
 
-class FakeAnnotator:
-    """Finds "Seizures" right, "ataxia" with a wrong concept, and refuses document 2."""
+class FakeMemo:
+    """The alternative IDs of the fake annotator's index."""
 
-    def __init__(self) -> None:
+    def __init__(self, alt: dict[str, list[str]]) -> None:
+        self.alt = alt
+
+    def alt_ids(self, concept_id: str) -> list[str]:
+        return self.alt.get(concept_id, [])
+
+
+class FakeAnnotator:
+    """Finds "Seizures" right, "ataxia" with a wrong concept, and refuses document 2; its
+    index gives ``alt`` as the concepts' alternative IDs."""
+
+    def __init__(self, alt: dict[str, list[str]] | None = None) -> None:
         self.seen: list[str] = []
+        self.memo = FakeMemo(alt or {})
 
     def annotate_many(self, docs: Iterable[tuple[str, object]]) -> Iterator[Result]:
         for doc_id, text in docs:
@@ -93,6 +105,18 @@ def test_json_reports_every_level(gold: Path, fake: FakeAnnotator, tmp_path: Pat
     assert (out["n_missed_span"], out["n_wrong_concept"]) == (1, 1)
     assert (out["n_documents"], out["n_failed_documents"]) == (2, 1)
     assert "document 2 not annotated: document 2 is too long" in result.stderr
+
+
+def test_a_gold_id_that_is_an_alternative_id_of_the_found_concept_is_a_hit(
+    gold: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """ "ataxia" found as HP:9, whose alternative ID in the index is the gold's HP:0001251."""
+    annotator = FakeAnnotator({"HP:9": ["HP:0001251"]})
+    monkeypatch.setattr(detectors, "build_annotator", lambda spec: annotator)
+    out = json.loads(invoke(gold, "--index", tmp_path, "--format", "gscplus", "--json").stdout)
+    assert (out["mention_strict_tp"], out["mention_strict_fp"]) == (2.0, 0.0)
+    assert (out["document_tp"], out["document_fp"], out["document_fn"]) == (2.0, 0.0, 1.0)
+    assert out["n_wrong_concept"] == 0
 
 
 def test_table_names_the_levels_and_the_error_split(

@@ -16,6 +16,8 @@ HPO's root, and of *Phenotypic abnormality* HP:0000118 below it). With
 - a concept whose types are all of :data:`NOT_FINDING_TYPES` or modifiers (*Mode of
   inheritance*, *Blood group*, *Past medical history*, *Biospecimen phenotypic feature*)
   is dropped;
+- HPO's root *All* (:data:`NOT_FINDING_IDS`), whose name is the word "all" of any text, is
+  dropped;
 - over an index whose KG comes from the ``hpo`` source alone (its card's ``kg.sources``),
   the diseases its loader adds (OMIM, ORPHA; semantic type
   :data:`~termnorm.kg.hpo.DISEASE_TYPE`) are left out of the search itself
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_GAP_WORDS",
     "MODIFIER_TYPES",
+    "NOT_FINDING_IDS",
     "NOT_FINDING_TYPES",
     "Findings",
     "findings_search",
@@ -66,6 +69,10 @@ NOT_FINDING_TYPES = frozenset(
     {"Mode of inheritance", "Blood group", "Past medical history", "Biospecimen phenotypic feature"}
 )
 """HPO branches (type names) whose concepts are neither findings nor modifiers."""
+
+NOT_FINDING_IDS = frozenset({"HP:0000001"})
+"""Concepts that are neither findings nor modifiers: HPO's root *All* (untyped, as every
+root; its one name matches the quantifier "all")."""
 
 MAX_GAP_WORDS = 3
 """Most words between a modifier and the finding it qualifies."""
@@ -104,7 +111,11 @@ def qualify(
     """The findings among ``annotations`` (sorted by offsets; ``types[i]``: the semantic
     types of ``annotations[i]``'s concept) of ``text`` whose ``sentences`` are given, each
     with the modifiers that qualify it, in text order (module doc for the rules)."""
-    findings = [i for i, t in enumerate(types) if _is_finding(t)]
+    findings = [
+        i
+        for i, t in enumerate(types)
+        if _is_finding(t) and annotations[i].concept_id not in NOT_FINDING_IDS
+    ]
     attached: dict[int, list[int]] = {i: [] for i in findings}
     for m, kinds in enumerate(types):
         if kinds and set(kinds) <= MODIFIER_TYPES:

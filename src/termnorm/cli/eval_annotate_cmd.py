@@ -12,6 +12,8 @@ every document with the :class:`~termnorm.annotate.pipeline.Annotator` of the sp
 the gold mentions not found and found with a wrong concept. A document the annotator refuses
 (binary, over its size cap) is named on stderr, counted (``n_failed_documents``) and its gold
 mentions count as missed. ``--json`` prints the same as one flat object.
+A predicted concept hits a gold ID that is one of its alternative IDs in the index (HPO's
+``alt_id`` lines, MEDIC's alternative MeSH/OMIM IDs), as ``termnorm eval`` scores normalization.
 """
 
 from __future__ import annotations
@@ -56,12 +58,15 @@ def score_annotations(
     gold: Path, fmt: MentionFormat | None, annotator: Annotator
 ) -> dict[str, float]:
     """Annotate the documents of ``gold`` and score them (metrics prefixed ``annotate_``,
-    plus ``annotate_n_documents`` and ``annotate_n_failed_documents``)."""
+    plus ``annotate_n_documents`` and ``annotate_n_failed_documents``), a concept's
+    alternative IDs read from the annotator's index."""
     from termnorm.evaluation.annotation import AnnotationEvaluator
     from termnorm.mentions import read_documents, read_mentions
 
     documents = read_documents(gold, fmt)
-    evaluator = AnnotationEvaluator(read_mentions(gold, fmt), doc_ids=documents)
+    evaluator = AnnotationEvaluator(
+        read_mentions(gold, fmt), doc_ids=documents, alt_ids=annotator.memo.alt_ids
+    )
     found: list[AnnotationLike] = []
     failed = 0
     for result in annotator.annotate_many(documents.items()):
